@@ -1,0 +1,340 @@
+//! Observation documents the extension sends: `web.observation.summary.v1`
+//! and `web.observation.chunk.v1` (laika.llmcp seed).
+//!
+//! Everything in here is web content and therefore untrusted data. This module
+//! only checks shape and bounds; it never interprets the text.
+
+use crate::error::{Error, ErrorCode, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+pub const SUMMARY_DOC_TYPE: &str = "web.observation.summary.v1";
+pub const CHUNK_DOC_TYPE: &str = "web.observation.chunk.v1";
+
+/// Hard caps on what one observation may carry. They are far above what the
+/// extension's `browser.observe_dom` defaults produce, and exist so a hostile
+/// page cannot make the host do unbounded work.
+pub const MAX_ELEMENTS: usize = 5_000;
+pub const MAX_ITEMS: usize = 2_000;
+pub const MAX_COMMENTS: usize = 5_000;
+pub const MAX_OUTLINE: usize = 2_000;
+pub const MAX_CHUNKS: usize = 1_000;
+pub const MAX_SIGNALS: usize = 64;
+pub const MAX_HANDLE_LEN: usize = 128;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Primary {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Item {
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comment {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutlineEntry {
+    #[serde(default)]
+    pub level: u8,
+    #[serde(default)]
+    pub tag: String,
+    #[serde(default)]
+    pub role: String,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// An interactive element the page exposes, addressed by an opaque handle
+/// that only the extension's content script can resolve.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Element {
+    pub handle_id: String,
+    #[serde(default)]
+    pub role: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+    /// The tag name, lower case (`input`, `button`, `a`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// For inputs: the `type` attribute (`password`, `email`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_type: Option<String>,
+    /// For inputs: the `autocomplete` attribute (`cc-number`, `one-time-code`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autocomplete: Option<String>,
+    /// For inputs: the `name` attribute, used by the gate to spot sensitive fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For inputs: the placeholder or accessible label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Discussion {
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_count: Option<u64>,
+}
+
+/// `web.observation.summary.v1`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub doc_type: String,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<Primary>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<Item>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<Comment>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outline: Vec<OutlineEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<Element>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_discussions: Vec<Discussion>,
+}
+
+/// `web.observation.chunk.v1`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chunk {
+    pub doc_type: String,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    pub chunk_index: u32,
+    pub chunk_count: u32,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// A summary document plus its optional, ordered chunk documents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observation {
+    pub summary: Summary,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<Chunk>,
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::InvalidObservation, message)
+}
+
+impl Observation {
+    /// Parses and validates an observation from the wire.
+    pub fn from_value(value: serde_json::Value) -> Result<Self> {
+        let obs: Observation = serde_json::from_value(value)
+            .map_err(|e| invalid(format!("observation does not match its schema: {e}")))?;
+        obs.validate()?;
+        Ok(obs)
+    }
+
+    /// Checks the seed's rules that serde cannot express.
+    pub fn validate(&self) -> Result<()> {
+        let s = &self.summary;
+        if s.doc_type != SUMMARY_DOC_TYPE {
+            return Err(invalid(format!(
+                "summary.doc_type must be \"{SUMMARY_DOC_TYPE}\", got \"{}\"",
+                s.doc_type
+            )));
+        }
+        if s.url.trim().is_empty() {
+            return Err(invalid("summary.url must not be empty"));
+        }
+        let caps = [
+            ("summary.elements", s.elements.len(), MAX_ELEMENTS),
+            ("summary.items", s.items.len(), MAX_ITEMS),
+            ("summary.comments", s.comments.len(), MAX_COMMENTS),
+            ("summary.outline", s.outline.len(), MAX_OUTLINE),
+            ("summary.signals", s.signals.len(), MAX_SIGNALS),
+            ("chunks", self.chunks.len(), MAX_CHUNKS),
+        ];
+        for (field, len, cap) in caps {
+            if len > cap {
+                return Err(invalid(format!("{field} has {len} entries; at most {cap} are accepted")));
+            }
+        }
+        let mut seen = HashSet::new();
+        for (i, el) in s.elements.iter().enumerate() {
+            if el.handle_id.is_empty() || el.handle_id.len() > MAX_HANDLE_LEN {
+                return Err(invalid(format!(
+                    "summary.elements[{i}].handle_id must be 1..={MAX_HANDLE_LEN} bytes"
+                )));
+            }
+            if !seen.insert(el.handle_id.as_str()) {
+                return Err(invalid(format!(
+                    "summary.elements[{i}].handle_id \"{}\" is not unique",
+                    el.handle_id
+                )));
+            }
+        }
+        for (i, o) in s.outline.iter().enumerate() {
+            if o.level > 6 {
+                return Err(invalid(format!("summary.outline[{i}].level must be 0..=6")));
+            }
+        }
+        let count = self.chunks.len();
+        for (i, c) in self.chunks.iter().enumerate() {
+            if c.doc_type != CHUNK_DOC_TYPE {
+                return Err(invalid(format!(
+                    "chunks[{i}].doc_type must be \"{CHUNK_DOC_TYPE}\""
+                )));
+            }
+            if c.chunk_index as usize != i + 1 {
+                return Err(invalid(format!(
+                    "chunks[{i}].chunk_index must be {} (chunks are 1-based and ordered)",
+                    i + 1
+                )));
+            }
+            if c.chunk_count as usize != count {
+                return Err(invalid(format!(
+                    "chunks[{i}].chunk_count must be {count}, the number of chunk documents"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Looks up an element by its handle.
+    pub fn element(&self, handle_id: &str) -> Option<&Element> {
+        self.summary
+            .elements
+            .iter()
+            .find(|e| e.handle_id == handle_id)
+    }
+
+    /// Every handle the page exposed (elements, primary, items, comments).
+    pub fn handles(&self) -> HashSet<&str> {
+        let s = &self.summary;
+        let mut out: HashSet<&str> = s.elements.iter().map(|e| e.handle_id.as_str()).collect();
+        out.extend(s.primary.iter().filter_map(|p| p.handle_id.as_deref()));
+        out.extend(s.items.iter().filter_map(|i| i.handle_id.as_deref()));
+        out.extend(s.comments.iter().filter_map(|c| c.handle_id.as_deref()));
+        out
+    }
+
+    /// Every URL the page offered as a link target (elements, items,
+    /// discussions, plus the page itself).
+    pub fn link_urls(&self) -> Vec<&str> {
+        let s = &self.summary;
+        let mut out = vec![s.url.as_str()];
+        out.extend(s.elements.iter().filter_map(|e| e.href.as_deref()));
+        out.extend(s.items.iter().filter_map(|i| i.url.as_deref()));
+        out.extend(s.top_discussions.iter().filter_map(|d| d.url.as_deref()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn summary() -> serde_json::Value {
+        json!({
+            "doc_type": SUMMARY_DOC_TYPE,
+            "url": "https://example.com/a",
+            "title": "A",
+            "text": "H1: A\nBody.",
+            "elements": [{"handle_id": "laika-1", "role": "link", "text": "More", "href": "https://example.com/b"}]
+        })
+    }
+
+    #[test]
+    fn accepts_seed_shape_with_chunks() {
+        let obs = Observation::from_value(json!({
+            "summary": summary(),
+            "chunks": [
+                {"doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "chunk_index": 1, "chunk_count": 2, "text": "one"},
+                {"doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "chunk_index": 2, "chunk_count": 2, "text": "two"}
+            ]
+        }));
+        let obs = obs.map_err(|e| e.to_string());
+        assert_eq!(obs.as_ref().map(|o| o.chunks.len()), Ok(2));
+        let obs = obs.unwrap_or_default();
+        assert!(obs.handles().contains("laika-1"));
+        assert_eq!(obs.link_urls(), vec!["https://example.com/a", "https://example.com/b"]);
+    }
+
+    #[test]
+    fn rejects_wrong_doc_type_unknown_fields_and_bad_chunk_order() {
+        let mut bad = summary();
+        bad["doc_type"] = json!("web.observation.summary.v2");
+        let e = Observation::from_value(json!({"summary": bad})).err();
+        assert_eq!(e.map(|e| e.code), Some(ErrorCode::InvalidObservation));
+
+        let mut extra = summary();
+        extra["html"] = json!("<script>");
+        assert!(Observation::from_value(json!({"summary": extra})).is_err());
+
+        let e = Observation::from_value(json!({
+            "summary": summary(),
+            "chunks": [{"doc_type": CHUNK_DOC_TYPE, "url": "u", "chunk_index": 2, "chunk_count": 1, "text": "x"}]
+        }))
+        .err()
+        .map(|e| e.message)
+        .unwrap_or_default();
+        assert!(e.contains("1-based"), "{e}");
+    }
+
+    #[test]
+    fn rejects_duplicate_handles() {
+        let mut s = summary();
+        s["elements"] = json!([{"handle_id": "h"}, {"handle_id": "h"}]);
+        let e = Observation::from_value(json!({"summary": s})).err().map(|e| e.message);
+        assert!(e.unwrap_or_default().contains("not unique"));
+    }
+}

@@ -1,0 +1,85 @@
+//! LLM runtimes behind one trait.
+//!
+//! A runtime turns a model request (prompts plus the `laika.llmcp` request
+//! packet) into raw model text. It never parses or trusts that text: the turn
+//! does (see `model_output` and `schema`). So the offline `builtin` runtime
+//! goes through exactly the same validation as a real model.
+
+pub mod builtin;
+pub mod scripted;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::llmcp::RequestPacket;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What the host tells the extension about the runtime in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuntimeInfo {
+    /// `builtin`, `scripted`, `openai`, `ollama`, `command`.
+    pub kind: String,
+    /// The model id, as stored with each response.
+    pub model: String,
+    /// True when no network is involved.
+    pub offline: bool,
+    /// A short label for the UI ("Offline extractive (no AI model)").
+    pub label: String,
+}
+
+/// Why the previous attempt was rejected, fed back on a retry (CLAIJ seed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryFeedback {
+    /// The invalid output, as the model wrote it.
+    pub previous_output: String,
+    /// One line per problem: `"<json path>: <message>"`.
+    pub errors: Vec<String>,
+}
+
+/// One call to the model.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    pub packet: RequestPacket,
+    /// Fixed instructions; never contains page content.
+    pub system_prompt: String,
+    /// The serialized request packet (and, on retries, the feedback).
+    pub user_prompt: String,
+    /// 0 for the first try, 1..=3 for retries.
+    pub attempt: u32,
+    pub feedback: Option<RetryFeedback>,
+}
+
+/// The model's raw answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelReply {
+    pub text: String,
+    pub model: String,
+}
+
+/// A cancellation flag shared between the session and a running turn.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// `Err(CANCELLED)` once cancelled; call between steps of long work.
+    pub fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            Err(Error::new(ErrorCode::Cancelled, "the turn was cancelled"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+pub trait Runtime: Send + Sync {
+    fn info(&self) -> RuntimeInfo;
+    fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply>;
+}
