@@ -140,6 +140,9 @@ pub struct Assistant {
     pub render: Value,
     #[serde(default)]
     pub citations: Vec<Citation>,
+    /// `web.extract` results: field name → value, `null` when not found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Map<String, Value>>,
 }
 
 /// A tool call as proposed by the model: never executed without the gate.

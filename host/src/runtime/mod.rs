@@ -83,3 +83,20 @@ pub trait Runtime: Send + Sync {
     fn info(&self) -> RuntimeInfo;
     fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply>;
 }
+
+/// Builds the runtime the config names.
+pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
+    match config.runtime.kind.as_str() {
+        "builtin" => Ok(Arc::new(builtin::Builtin::default())),
+        "scripted" => {
+            let path = config.runtime.script.as_deref().ok_or_else(|| {
+                Error::new(ErrorCode::ConfigInvalid, "runtime.script is required for the scripted runtime")
+            })?;
+            Ok(Arc::new(scripted::Scripted::from_file(path)?))
+        }
+        other => Err(Error::new(
+            ErrorCode::ConfigInvalid,
+            format!("runtime.kind = {other:?} is not available in this build"),
+        )),
+    }
+}

@@ -1,1 +1,192 @@
-//! TODO
+//! `scripted`: replays given raw model outputs, in order, one per call.
+//!
+//! For deterministic tests of everything after the model: broken JSON, schema
+//! violations, retries, runtime errors, slow answers and cancellation. The
+//! script is a JSON array (or `{"outputs": [...]}`) whose entries are
+//! - a string: the raw model text;
+//! - `{"output": "...", "delay_ms": N}`: the same, after a cancellable delay;
+//! - `{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "..."}}`: a runtime failure.
+//!
+//! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
+//! and `{{now}}` are replaced, so a script can hold valid response packets.
+
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo};
+use crate::error::{Error, ErrorCode, Result};
+use crate::llmcp;
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ScriptedError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Step {
+    Text(String),
+    Delayed { output: String, delay_ms: u64 },
+    Fail { error: ScriptedError },
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScriptFile {
+    Steps(Vec<Step>),
+    Wrapped { outputs: Vec<Step> },
+}
+
+pub struct Scripted {
+    steps: Vec<Step>,
+    next: AtomicUsize,
+}
+
+impl Scripted {
+    pub fn new(steps: Vec<Step>) -> Self {
+        Scripted {
+            steps,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        let file: ScriptFile = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorCode::ConfigInvalid,
+                format!("runtime.script: not a valid script (array of outputs): {e}"),
+            )
+        })?;
+        Ok(Scripted::new(match file {
+            ScriptFile::Steps(s) | ScriptFile::Wrapped { outputs: s } => s,
+        }))
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(
+                ErrorCode::ConfigInvalid,
+                format!("runtime.script: cannot read {}: {e}", path.display()),
+            )
+        })?;
+        Scripted::from_json(&text)
+    }
+}
+
+fn fill(template: &str, request: &ModelRequest) -> String {
+    let p = &request.packet;
+    template
+        .replace("{{request_id}}", &p.id)
+        .replace("{{conversation_id}}", &p.conversation.id)
+        .replace("{{turn}}", &p.conversation.turn.to_string())
+        .replace("{{new_id}}", &llmcp::new_id())
+        .replace("{{now}}", &llmcp::now_iso8601())
+}
+
+/// Sleeps in small steps so a cancel lands within ~10 ms.
+fn cancellable_sleep(ms: u64, cancel: &CancelToken) -> Result<()> {
+    let end = Instant::now() + Duration::from_millis(ms);
+    while Instant::now() < end {
+        cancel.check()?;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    cancel.check()
+}
+
+impl Runtime for Scripted {
+    fn info(&self) -> RuntimeInfo {
+        RuntimeInfo {
+            kind: "scripted".into(),
+            model: "scripted".into(),
+            offline: true,
+            label: "Scripted replies (testing)".into(),
+        }
+    }
+
+    fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply> {
+        cancel.check()?;
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        let step = self.steps.get(i).ok_or_else(|| {
+            Error::new(
+                ErrorCode::RuntimeError,
+                format!("scripted runtime has no output left ({} given)", self.steps.len()),
+            )
+        })?;
+        let text = match step {
+            Step::Text(t) => fill(t, request),
+            Step::Delayed { output, delay_ms } => {
+                cancellable_sleep(*delay_ms, cancel)?;
+                fill(output, request)
+            }
+            Step::Fail { error } => return Err(Error::new(error.code, error.message.clone())),
+        };
+        Ok(ModelReply {
+            text,
+            model: "scripted".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llmcp::*;
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            packet: RequestPacket {
+                protocol: Protocol::default(),
+                id: "req-9".into(),
+                packet_type: "request".into(),
+                created_at: now_iso8601(),
+                conversation: ConversationRef { id: "c-9".into(), turn: 4 },
+                sender: Sender { role: "agent".into() },
+                input: Input {
+                    user_message: UserMessage { id: "u".into(), text: "q".into() },
+                    task: Task { name: TaskName::Answer, args: Default::default() },
+                },
+                context: Context { documents: vec![] },
+                output: Output { format: "json".into() },
+            },
+            system_prompt: String::new(),
+            user_prompt: String::new(),
+            attempt: 0,
+            feedback: None,
+        }
+    }
+
+    #[test]
+    fn replays_in_order_with_placeholders_then_runs_out() {
+        let s = Scripted::from_json(
+            r#"["{{request_id}}/{{conversation_id}}/{{turn}}", {"error": {"code": "RUNTIME_UNAVAILABLE", "message": "down"}}]"#,
+        )
+        .unwrap();
+        let c = CancelToken::default();
+        assert_eq!(s.complete(&request(), &c).unwrap().text, "req-9/c-9/4");
+        assert_eq!(s.complete(&request(), &c).err().map(|e| e.code), Some(ErrorCode::RuntimeUnavailable));
+        assert_eq!(s.complete(&request(), &c).err().map(|e| e.code), Some(ErrorCode::RuntimeError));
+    }
+
+    #[test]
+    fn delay_is_cancellable() {
+        let s = Scripted::from_json(r#"{"outputs": [{"output": "x", "delay_ms": 5000}]}"#).unwrap();
+        let c = CancelToken::default();
+        let c2 = c.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            c2.cancel();
+        });
+        let started = Instant::now();
+        let r = s.complete(&request(), &c);
+        t.join().unwrap();
+        assert_eq!(r.err().map(|e| e.code), Some(ErrorCode::Cancelled));
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn bad_script_is_a_config_error() {
+        assert_eq!(Scripted::from_json("{").err().map(|e| e.code), Some(ErrorCode::ConfigInvalid));
+    }
+}
