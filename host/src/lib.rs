@@ -9,6 +9,7 @@ pub mod gate;
 pub mod llmcp;
 pub mod model_output;
 pub mod observation;
+pub mod origin;
 pub mod rank;
 pub mod redact;
 pub mod render;
