@@ -131,6 +131,10 @@ pub struct Citation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle_id: Option<String>,
     pub quote: String,
+    /// Set by the host after checking the quote against the documents; a
+    /// model never sends it (the response schema forbids it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

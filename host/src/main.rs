@@ -299,10 +299,9 @@ fn run_history(command: HistoryCommand) -> Result<ExitCode, Error> {
             format,
             output,
         } => {
-            let doc = store.export(&conversation_id)?;
             let text = match format {
-                Format::Json => serde_json::to_string_pretty(&doc).unwrap_or_default(),
-                Format::Html => laika_host::export::to_html(&doc),
+                Format::Json => serde_json::to_string_pretty(&store.export(&conversation_id)?).unwrap_or_default(),
+                Format::Html => laika_host::export::to_html(&store.conversation(&conversation_id)?),
             };
             match output {
                 Some(path) => {

@@ -232,9 +232,11 @@ impl Session {
 }
 
 fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Value> {
-    let doc = store.export(conversation_id)?;
     match format {
-        ExportFormat::Json => Ok(json!({"format": "json", "export": doc})),
-        ExportFormat::Html => Ok(json!({"format": "html", "export": crate::export::to_html(&doc)})),
+        ExportFormat::Json => Ok(json!({"format": "json", "export": store.export(conversation_id)?})),
+        ExportFormat::Html => Ok(json!({
+            "format": "html",
+            "export": crate::export::to_html(&store.conversation(conversation_id)?),
+        })),
     }
 }

@@ -373,6 +373,7 @@ fn finish(
             node_id: c.node_id.clone(),
             handle_id: c.handle_id.clone(),
             quote: c.quote.clone(),
+            verified: Some(c.verified),
         })
         .collect();
     let verdicts = gate::review(
