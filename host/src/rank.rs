@@ -1,1 +1,1340 @@
-//! TODO
+//! Extractive ranking over observation text, for the offline `builtin`
+//! runtime: segmentation into units (headings, list items, quotes, sentences,
+//! code), tokenization, BM25 for questions and salience for summaries.
+//!
+//! Invariants:
+//! - Every unit's text is an exact slice of the field it came from (after the
+//!   line's structure prefix is stripped), so a unit can be quoted as a
+//!   citation and will match the document verbatim.
+//! - Everything is deterministic: term ids are assigned in order of first
+//!   appearance, no hash-map iteration order reaches a result, and ties are
+//!   broken by unit position.
+//! - Work is linear in the input: one pass to segment, one to index, one to
+//!   score. Near-duplicate checks only run among the few units already chosen.
+//!   Input beyond [`MAX_TEXT_BYTES`] is ignored so hostile pages stay cheap.
+
+use crate::llmcp::Document;
+use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+/// Total text (over all fields) a [`Page`] takes in; the rest is ignored.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+/// A sentence longer than this is cut into pieces of at most [`PIECE_BYTES`],
+/// so one run-on line cannot become a giant quote.
+const MAX_UNIT_BYTES: usize = 600;
+const PIECE_BYTES: usize = 400;
+/// `primary.text` shorter than this is not trusted to be the main content.
+const MIN_PRIMARY_BYTES: usize = 200;
+
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
+
+/// What a line or unit is, from the observation's structure prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `H1:`..`H6:`, with its level.
+    Heading(u8),
+    /// `- ` (or `• `), with its nesting depth (two spaces of indent per level).
+    ListItem(u8),
+    /// `> `.
+    Quote,
+    /// Plain paragraph text.
+    Sentence,
+    /// `Code:`.
+    Code,
+    /// `Summary:`.
+    Summary,
+    /// `Caption:`.
+    Caption,
+    /// `Term:`.
+    Term,
+    /// `Definition:`.
+    Definition,
+}
+
+impl Kind {
+    /// Running text that can stand as a summary point.
+    pub fn is_prose(self) -> bool {
+        matches!(
+            self,
+            Kind::Sentence
+                | Kind::ListItem(_)
+                | Kind::Quote
+                | Kind::Summary
+                | Kind::Caption
+                | Kind::Definition
+        )
+    }
+
+    /// Kinds whose line is kept whole instead of split into sentences.
+    fn is_atomic(self) -> bool {
+        matches!(self, Kind::Heading(_) | Kind::Code | Kind::Term)
+    }
+}
+
+/// Decodes one line's structure prefix. Returns the kind and the rest of the
+/// line, trimmed; the rest is a slice of `line`.
+pub fn parse_line(line: &str) -> (Kind, &str) {
+    let t = line.trim_start();
+    let indent = line.len() - t.len();
+    let b = t.as_bytes();
+    if let (Some(b'H'), Some(d @ b'1'..=b'6'), Some(b':')) = (b.first(), b.get(1), b.get(2)) {
+        return (Kind::Heading(d - b'0'), t.get(3..).unwrap_or("").trim());
+    }
+    let depth = u8::try_from((indent / 2).min(8)).unwrap_or(8);
+    if let Some(rest) = t.strip_prefix("- ").or_else(|| t.strip_prefix("• ")) {
+        return (Kind::ListItem(depth), rest.trim());
+    }
+    if let Some(rest) = t.strip_prefix('>') {
+        return (Kind::Quote, rest.trim());
+    }
+    const PREFIXES: [(&str, Kind); 5] = [
+        ("Code:", Kind::Code),
+        ("Summary:", Kind::Summary),
+        ("Caption:", Kind::Caption),
+        ("Term:", Kind::Term),
+        ("Definition:", Kind::Definition),
+    ];
+    for (prefix, kind) in PREFIXES {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            return (kind, rest.trim());
+        }
+    }
+    (Kind::Sentence, t.trim())
+}
+
+/// Words after which a period does not end a sentence (lower case, without
+/// the final period).
+const ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "inc", "ltd", "co", "corp", "jan",
+    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "fig",
+    "approx", "dept", "est", "gen", "gov", "sen", "rep", "mt", "ft", "vol", "al", "cf", "e.g",
+    "i.e", "a.m", "p.m", "u.s", "u.k", "ph.d",
+];
+
+const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»'];
+
+/// Whether a period at the end of `word` is part of the word rather than the
+/// end of a sentence.
+fn period_is_abbreviation(word: &str, sentence_so_far: &str) -> bool {
+    let w = word.trim_start_matches(['(', '[', '"', '\'', '“', '‘', '«']);
+    let lower = w.to_lowercase();
+    if ABBREVIATIONS.contains(&lower.as_str()) {
+        return true;
+    }
+    let mut chars = w.chars();
+    // An initial: "J. R. R. Tolkien".
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        if c.is_uppercase() {
+            return true;
+        }
+    }
+    // Dotted short segments: "U.S", "e.g", "Ph.D".
+    if w.contains('.')
+        && w.split('.').all(|s| {
+            let n = s.chars().count();
+            (1..=2).contains(&n) && s.chars().all(char::is_alphabetic)
+        })
+    {
+        return true;
+    }
+    // "1." opening a numbered line is a list marker, not a sentence.
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()) && sentence_so_far.trim() == w
+}
+
+/// Splits a line of prose into sentences. Returns byte ranges into `text`,
+/// trimmed, non-empty, in order. Does not break on abbreviations ("e.g.",
+/// "Dr.", "U.S."), initials, decimals, URLs, or an ellipsis followed by lower
+/// case; CJK full stops always end a sentence.
+pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut start = 0usize;
+    let mut iter = text.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        let cjk_stop = matches!(c, '。' | '！' | '？');
+        if !cjk_stop && !matches!(c, '.' | '!' | '?' | '…') {
+            continue;
+        }
+        // Take the whole run of terminators and closing quotes.
+        let mut end = i + c.len_utf8();
+        let mut run_is_single_period = c == '.';
+        while let Some(&(j, n)) = iter.peek() {
+            if matches!(n, '.' | '!' | '?' | '…') || CLOSERS.contains(&n) {
+                if matches!(n, '.' | '!' | '?' | '…') {
+                    run_is_single_period = false;
+                }
+                end = j + n.len_utf8();
+                iter.next();
+            } else {
+                break;
+            }
+        }
+        if !cjk_stop {
+            let rest = text.get(end..).unwrap_or("");
+            if !rest.starts_with(char::is_whitespace) {
+                continue;
+            }
+            match rest.trim_start().chars().next() {
+                None => continue,
+                Some(n) if n.is_lowercase() || matches!(n, ',' | ';' | ':') => continue,
+                Some(_) => {}
+            }
+            if run_is_single_period {
+                let before = text.get(start..i).unwrap_or("");
+                let word = before.rsplit(char::is_whitespace).next().unwrap_or("");
+                if period_is_abbreviation(word, before) {
+                    continue;
+                }
+            }
+        }
+        cuts.push(end);
+        start = end;
+    }
+    cuts.push(text.len());
+
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut from = 0usize;
+    for cut in cuts {
+        let piece = text.get(from..cut).unwrap_or("");
+        let lead = piece.len() - piece.trim_start().len();
+        let range = (from + lead)..(from + piece.trim_end().len());
+        from = cut;
+        if range.is_empty() {
+            continue;
+        }
+        let has_word = text
+            .get(range.clone())
+            .is_some_and(|s| s.chars().any(char::is_alphanumeric));
+        match out.last_mut() {
+            // A stray "..." or "!!" belongs to the sentence before it.
+            Some(prev) if !has_word => prev.end = range.end,
+            _ => out.push(range),
+        }
+    }
+    out
+}
+
+/// Cuts ranges longer than [`MAX_UNIT_BYTES`] into pieces of at most
+/// [`PIECE_BYTES`], at whitespace when there is any, else at a char boundary.
+fn cap_ranges(text: &str, ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        if r.len() <= MAX_UNIT_BYTES {
+            out.push(r);
+            continue;
+        }
+        let mut s = r.start;
+        while s < r.end {
+            let mut e = (s + PIECE_BYTES).min(r.end);
+            while e < r.end && !text.is_char_boundary(e) {
+                e -= 1;
+            }
+            if e < r.end {
+                if let Some(ws) = text.get(s..e).and_then(|p| p.rfind(char::is_whitespace)) {
+                    if ws > 0 {
+                        e = s + ws;
+                    }
+                }
+            }
+            if e <= s {
+                // Only reachable if a single char is wider than a piece.
+                break;
+            }
+            let piece = text.get(s..e).unwrap_or("");
+            let lead = piece.len() - piece.trim_start().len();
+            let trimmed = (s + lead)..(s + piece.trim_end().len());
+            if !trimmed.is_empty() {
+                out.push(trimmed);
+            }
+            s = e;
+        }
+    }
+    out
+}
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "again", "all", "also", "am", "an", "and", "any", "are", "arent", "as", "at",
+    "be", "been", "being", "both", "but", "by", "can", "cant", "could", "did", "didnt", "do",
+    "does", "doesnt", "doing", "done", "dont", "each", "else", "few", "for", "from", "further",
+    "had", "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "im",
+    "in", "into", "is", "isnt", "it", "its", "ive", "just", "may", "me", "might", "more", "most",
+    "must", "my", "no", "nor", "not", "of", "off", "on", "once", "only", "onto", "or", "other",
+    "our", "out", "over", "own", "per", "same", "shall", "she", "should", "so", "some", "such",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "theyre", "this",
+    "those", "to", "too", "under", "up", "us", "very", "via", "was", "wasnt", "we", "were", "what",
+    "when", "where", "which", "who", "whom", "whose", "why", "will", "with", "wont", "would",
+    "yes", "you", "your", "youre",
+];
+
+/// Words that only frame a question ("what does the page say about …").
+const QUESTION_FILLER: &[&str] = &[
+    "page",
+    "article",
+    "site",
+    "website",
+    "say",
+    "says",
+    "said",
+    "tell",
+    "mention",
+    "mentions",
+    "mentioned",
+    "explain",
+    "describe",
+    "please",
+    "know",
+    "anything",
+    "something",
+    "thing",
+];
+
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// Light English stemming: plural endings only (`-ies`, `-sses`, `-xes`,
+/// `-ches`, `-shes`, `-s`). Applied identically to queries and units, so an
+/// imperfect stem still matches itself.
+pub fn stem(word: &str) -> String {
+    let mut w = word.to_string();
+    stem_in_place(&mut w);
+    w
+}
+
+fn stem_in_place(word: &mut String) {
+    if !word.chars().all(char::is_alphabetic) {
+        return;
+    }
+    let n = word.len();
+    // The suffixes are ASCII, so cutting them off keeps a char boundary.
+    if n > 4 && word.ends_with("ies") {
+        word.truncate(n - 3);
+        word.push('y');
+    } else if word.ends_with("sses")
+        || (n > 4 && ["xes", "ches", "shes"].iter().any(|s| word.ends_with(s)))
+    {
+        word.truncate(n - 2);
+    } else if n > 3 && word.ends_with('s') && !["ss", "us", "is"].iter().any(|s| word.ends_with(s))
+    {
+        word.truncate(n - 1);
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0x20000..=0x2FFFF)
+}
+
+/// Ends the current word: drops stopwords and one-letter words, stems the
+/// rest in place and hands it to `f`.
+fn finish_token(word: &mut String, f: &mut impl FnMut(&str)) {
+    if word.is_empty() {
+        return;
+    }
+    let numeric = word.bytes().any(|b| b.is_ascii_digit());
+    if (numeric || word.chars().nth(1).is_some()) && !is_stopword(word) {
+        stem_in_place(word);
+        f(word);
+    }
+    word.clear();
+}
+
+/// Calls `f` with each lower-cased, stemmed content word of `text`, in
+/// order, reusing one buffer (no allocation per token). Splits on anything
+/// that is not alphanumeric, except a `.` or `,` between digits ("3.5") and
+/// an apostrophe inside a word ("page's" → "pages" → "page"). Each CJK
+/// character is its own token, since those scripts do not separate words with
+/// spaces.
+pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
+    let mut word = String::new();
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c.to_ascii_lowercase());
+        } else if is_cjk(c) {
+            finish_token(&mut word, &mut f);
+            word.push(c);
+            f(&word);
+            word.clear();
+        } else if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else {
+            let next = chars.peek().copied();
+            let joins_number = matches!(c, '.' | ',')
+                && prev.is_some_and(|p| p.is_ascii_digit())
+                && next.is_some_and(|n| n.is_ascii_digit())
+                && !word.is_empty();
+            let joins_word = matches!(c, '\'' | '’')
+                && prev.is_some_and(char::is_alphabetic)
+                && next.is_some_and(char::is_alphabetic);
+            if joins_number {
+                word.push(c);
+            } else if !joins_word {
+                // A joining apostrophe is dropped: "don't" → "dont", a stopword.
+                finish_token(&mut word, &mut f);
+            }
+        }
+        prev = Some(c);
+    }
+    finish_token(&mut word, &mut f);
+}
+
+/// [`for_each_token`], collected.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_token(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// Where a unit came from: the document, the field inside its content, and
+/// the element handle for primary, item and comment text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub doc_id: String,
+    /// `text`, `primary.text`, `items[3].snippet`, `comments[0].text`, …
+    pub field: String,
+    pub handle_id: Option<String>,
+}
+
+/// One line of a field, with its structure prefix stripped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// Index into [`Page::sources`].
+    pub source: usize,
+    pub kind: Kind,
+    /// The exact line text after the prefix, trimmed.
+    pub text: String,
+}
+
+/// A rankable piece of a block: a heading, a list item's sentence, a code
+/// line, a paragraph sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    /// Index into [`Page::blocks`].
+    pub block: usize,
+    /// Byte range of the unit inside its block's text.
+    pub range: Range<usize>,
+    pub kind: Kind,
+}
+
+/// Which fields of the observation to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The main content, for summaries: `primary.text` when it is substantial,
+    /// else `text`; then the chunks.
+    Main,
+    /// Everything readable, for answers and extraction: primary, text, items,
+    /// comments, chunks.
+    All,
+}
+
+/// The segmented text of a page. Units repeated verbatim (after whitespace and
+/// case folding) are kept once, at their first position.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    /// The page title from the first summary document (not itself a unit).
+    pub title: String,
+    pub sources: Vec<Source>,
+    pub blocks: Vec<Block>,
+    pub units: Vec<Unit>,
+    seen: HashSet<u64>,
+    bytes: usize,
+}
+
+/// A 64-bit FNV-1a hash of `text` with whitespace runs collapsed and case
+/// folded: the key for dropping repeated units without keeping copies.
+fn dedupe_key(text: &str) -> u64 {
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |c: char| {
+        let mut buf = [0u8; 4];
+        for b in c.encode_utf8(&mut buf).bytes() {
+            hash = (hash ^ u64::from(b)).wrapping_mul(PRIME);
+        }
+    };
+    let mut gap = false;
+    for c in text.trim().chars() {
+        if c.is_whitespace() {
+            gap = true;
+            continue;
+        }
+        if gap {
+            eat(' ');
+            gap = false;
+        }
+        if c.is_ascii() {
+            eat(c.to_ascii_lowercase());
+        } else {
+            c.to_lowercase().for_each(&mut eat);
+        }
+    }
+    hash
+}
+
+fn truncate_at_char(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or("")
+}
+
+fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn handle_at(value: &Value) -> Option<String> {
+    value
+        .get("handle_id")
+        .and_then(Value::as_str)
+        .filter(|h| !h.is_empty() && h.len() <= MAX_HANDLE_LEN)
+        .map(str::to_string)
+}
+
+impl Page {
+    /// Segments `text` and appends its blocks and (new) units.
+    pub fn add_text(&mut self, source: Source, text: &str) {
+        let room = MAX_TEXT_BYTES.saturating_sub(self.bytes);
+        let text = truncate_at_char(text, room);
+        if text.trim().is_empty() {
+            return;
+        }
+        self.bytes += text.len();
+        let src = self.sources.len();
+        self.sources.push(source);
+        for line in text.split(['\n', '\r']) {
+            let (kind, body) = parse_line(line);
+            if body.is_empty() {
+                continue;
+            }
+            let ranges = if kind.is_atomic() {
+                std::iter::once(0..body.len()).collect()
+            } else {
+                split_sentences(body)
+            };
+            let block = self.blocks.len();
+            for range in cap_ranges(body, ranges) {
+                let Some(unit_text) = body.get(range.clone()) else {
+                    continue;
+                };
+                if self.seen.insert(dedupe_key(unit_text)) {
+                    self.units.push(Unit { block, range, kind });
+                }
+            }
+            self.blocks.push(Block {
+                source: src,
+                kind,
+                text: body.to_string(),
+            });
+        }
+    }
+
+    /// Builds a page from the request's context documents. Summary documents
+    /// are read per `scope`; chunk documents (and any other document with a
+    /// `text` string) always contribute their text.
+    pub fn from_documents(documents: &[Document], scope: Scope) -> Page {
+        let mut page = Page::default();
+        for doc in documents {
+            let c = &doc.content;
+            let doc_type = c
+                .get("doc_type")
+                .and_then(Value::as_str)
+                .unwrap_or(doc.kind.as_str());
+            let src = |field: &str, handle_id: Option<String>| Source {
+                doc_id: doc.doc_id.clone(),
+                field: field.to_string(),
+                handle_id,
+            };
+            if doc_type == SUMMARY_DOC_TYPE {
+                if page.title.is_empty() {
+                    page.title = str_at(c, "title").trim().to_string();
+                }
+                let primary = c.get("primary").unwrap_or(&Value::Null);
+                let primary_text = str_at(primary, "text");
+                let text = str_at(c, "text");
+                let primary_src = || src("primary.text", handle_at(primary));
+                match scope {
+                    Scope::Main => {
+                        let substantial = primary_text.trim().len() >= MIN_PRIMARY_BYTES;
+                        if substantial || text.trim().is_empty() {
+                            page.add_text(primary_src(), primary_text);
+                        } else {
+                            page.add_text(src("text", None), text);
+                        }
+                    }
+                    Scope::All => {
+                        page.add_text(primary_src(), primary_text);
+                        page.add_text(src("text", None), text);
+                        page.add_list(doc, c, "items", &["title", "snippet"]);
+                        page.add_list(doc, c, "comments", &["text"]);
+                    }
+                }
+            } else if doc_type == CHUNK_DOC_TYPE || c.get("text").is_some_and(Value::is_string) {
+                page.add_text(src("text", None), str_at(c, "text"));
+            }
+        }
+        page
+    }
+
+    fn add_list(&mut self, doc: &Document, content: &Value, list: &str, fields: &[&str]) {
+        let Some(entries) = content.get(list).and_then(Value::as_array) else {
+            return;
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            for field in fields {
+                let source = Source {
+                    doc_id: doc.doc_id.clone(),
+                    field: format!("{list}[{i}].{field}"),
+                    handle_id: handle_at(entry),
+                };
+                self.add_text(source, str_at(entry, field));
+            }
+        }
+    }
+
+    /// The exact text of unit `i` ("" if out of range).
+    pub fn unit_text(&self, i: usize) -> &str {
+        self.units
+            .get(i)
+            .and_then(|u| self.blocks.get(u.block)?.text.get(u.range.clone()))
+            .unwrap_or("")
+    }
+
+    pub fn unit_source(&self, i: usize) -> Option<&Source> {
+        let unit = self.units.get(i)?;
+        self.block_source(unit.block)
+    }
+
+    pub fn block_source(&self, block: usize) -> Option<&Source> {
+        self.sources.get(self.blocks.get(block)?.source)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+}
+
+/// A unit and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub unit: usize,
+    pub score: f64,
+}
+
+fn best_first(scored: &mut [Scored]) {
+    scored.sort_by(|a, b| match b.score.total_cmp(&a.score) {
+        Ordering::Equal => a.unit.cmp(&b.unit),
+        other => other,
+    });
+}
+
+/// An inverted index over a page's units.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    vocab: HashMap<String, u32>,
+    /// Per unit: (term id, term frequency), sorted by term id.
+    unit_terms: Vec<Vec<(u32, u32)>>,
+    unit_len: Vec<u32>,
+    /// Per term: (unit, term frequency), by unit.
+    postings: Vec<Vec<(u32, u32)>>,
+    avg_len: f64,
+    chrome: Chrome,
+}
+
+/// A query prepared against an [`Index`]: each distinct term with its id (if
+/// the page has it) and its BM25 idf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    terms: Vec<(Option<u32>, f64)>,
+}
+
+impl Query {
+    /// True when the question has no content words at all.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+impl Index {
+    pub fn build(page: &Page) -> Index {
+        Index::from_texts((0..page.units.len()).map(|i| page.unit_text(i)))
+    }
+
+    pub fn from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> Index {
+        let mut index = Index::default();
+        let mut total: u64 = 0;
+        for (unit, text) in texts.into_iter().enumerate() {
+            let unit = u32::try_from(unit).unwrap_or(u32::MAX);
+            let mut ids: Vec<u32> = Vec::new();
+            for_each_token(text, |token| {
+                let id = match index.vocab.get(token) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u32::try_from(index.vocab.len()).unwrap_or(u32::MAX);
+                        index.vocab.insert(token.to_string(), id);
+                        index.postings.push(Vec::new());
+                        id
+                    }
+                };
+                ids.push(id);
+            });
+            let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+            total += u64::from(len);
+            ids.sort_unstable();
+            let mut terms: Vec<(u32, u32)> = Vec::new();
+            for id in ids {
+                match terms.last_mut() {
+                    Some((last, tf)) if *last == id => *tf += 1,
+                    _ => terms.push((id, 1)),
+                }
+            }
+            for &(id, tf) in &terms {
+                if let Some(p) = index.postings.get_mut(id as usize) {
+                    p.push((unit, tf));
+                }
+            }
+            index.unit_terms.push(terms);
+            index.unit_len.push(len);
+        }
+        let n = index.unit_terms.len().max(1);
+        index.avg_len = (total as f64 / n as f64).max(1.0);
+        let id = |t: &str| index.vocab.get(&stem(t)).copied();
+        index.chrome = Chrome {
+            terms: CHROME_TERMS.iter().filter_map(|t| id(t)).collect(),
+            pairs: CHROME_PAIRS
+                .iter()
+                .filter_map(|(a, b)| Some((id(a)?, id(b)?)))
+                .collect(),
+            short: CHROME_SHORT.iter().filter_map(|t| id(t)).collect(),
+        };
+        index
+    }
+
+    fn is_chrome(&self, unit: usize, words: usize) -> bool {
+        let c = &self.chrome;
+        let has = |id: &u32| self.has_term(unit, *id);
+        c.terms.iter().any(has)
+            || c.pairs.iter().any(|(a, b)| has(a) && has(b))
+            || (words <= CHROME_SHORT_WORDS && c.short.iter().any(has))
+    }
+
+    pub fn len(&self) -> usize {
+        self.unit_terms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.unit_terms.is_empty()
+    }
+
+    /// Content-word count of a unit.
+    pub fn unit_len(&self, unit: usize) -> usize {
+        self.unit_len.get(unit).map_or(0, |&n| n as usize)
+    }
+
+    fn df(&self, id: u32) -> usize {
+        self.postings.get(id as usize).map_or(0, Vec::len)
+    }
+
+    /// BM25's idf (always positive); a term absent from the page gets the
+    /// highest value, so it weighs heavily against coverage.
+    fn idf(&self, df: usize) -> f64 {
+        let n = self.len() as f64;
+        (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+    }
+
+    /// Prepares a question: content words minus question filler, deduplicated
+    /// in order of appearance.
+    pub fn query(&self, question: &str) -> Query {
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        for token in tokenize(question) {
+            if QUESTION_FILLER.contains(&token.as_str()) || !seen.insert(token.clone()) {
+                continue;
+            }
+            let id = self.vocab.get(&token).copied();
+            let idf = self.idf(id.map_or(0, |id| self.df(id)));
+            terms.push((id, idf));
+        }
+        Query { terms }
+    }
+
+    fn has_term(&self, unit: usize, id: u32) -> bool {
+        self.unit_terms
+            .get(unit)
+            .is_some_and(|t| t.binary_search_by_key(&id, |&(i, _)| i).is_ok())
+    }
+
+    /// Share of the query's idf mass that occurs in `unit` (0..=1).
+    pub fn coverage(&self, query: &Query, unit: usize) -> f64 {
+        let total: f64 = query.terms.iter().map(|&(_, idf)| idf).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let hit: f64 = query
+            .terms
+            .iter()
+            .filter(|&&(id, _)| id.is_some_and(|id| self.has_term(unit, id)))
+            .map(|&(_, idf)| idf)
+            .sum();
+        hit / total
+    }
+
+    /// Jaccard similarity of two units' term sets.
+    pub fn jaccard(&self, a: usize, b: usize) -> f64 {
+        let (Some(x), Some(y)) = (self.unit_terms.get(a), self.unit_terms.get(b)) else {
+            return 0.0;
+        };
+        let (mut i, mut j, mut both) = (0, 0, 0usize);
+        while let (Some(&(p, _)), Some(&(q, _))) = (x.get(i), y.get(j)) {
+            match p.cmp(&q) {
+                Ordering::Less => i += 1,
+                Ordering::Greater => j += 1,
+                Ordering::Equal => {
+                    both += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let union = x.len() + y.len() - both;
+        if union == 0 {
+            0.0
+        } else {
+            both as f64 / union as f64
+        }
+    }
+}
+
+/// Okapi BM25 (k1 = 1.2, b = 0.75) of every unit that shares a term with the
+/// query, best first; equal scores keep document order.
+pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
+    let mut scores = vec![0.0f64; index.len()];
+    for &(id, idf) in &query.terms {
+        let Some(postings) = id.and_then(|id| index.postings.get(id as usize)) else {
+            continue;
+        };
+        for &(unit, tf) in postings {
+            let len = index.unit_len.get(unit as usize).copied().unwrap_or(0);
+            let tf = f64::from(tf);
+            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * f64::from(len) / index.avg_len);
+            if let Some(s) = scores.get_mut(unit as usize) {
+                *s += idf * tf * (BM25_K1 + 1.0) / (tf + norm);
+            }
+        }
+    }
+    let mut out: Vec<Scored> = scores
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, s)| s > 0.0)
+        .map(|(unit, score)| Scored { unit, score })
+        .collect();
+    best_first(&mut out);
+    out
+}
+
+/// Site chrome, as words (stemmed like the page when looked up): a unit is
+/// chrome if it has any of `CHROME_TERMS`, both terms of a `CHROME_PAIRS`
+/// entry, or, when it is at most `CHROME_SHORT_WORDS` words long, any of
+/// `CHROME_SHORT`. Matching terms (not substrings) keeps this a few lookups
+/// per unit.
+const CHROME_TERMS: &[&str] = &[
+    "advertisement",
+    "cookie",
+    "cookies",
+    "copyright",
+    "javascript",
+    "login",
+    "newsletter",
+    "signin",
+    "signup",
+    "subscribe",
+    "subscribed",
+    "subscriber",
+    "subscription",
+    "unsubscribe",
+];
+const CHROME_PAIRS: &[(&str, &str)] = &[
+    ("right", "reserved"),
+    ("privacy", "policy"),
+    ("terms", "service"),
+    ("terms", "use"),
+];
+const CHROME_SHORT: &[&str] = &[
+    "accept", "click", "follow", "log", "menu", "share", "sign", "skip",
+];
+const CHROME_SHORT_WORDS: usize = 6;
+
+/// The chrome terms that occur on a page, as term ids.
+#[derive(Debug, Clone, Default)]
+struct Chrome {
+    terms: Vec<u32>,
+    pairs: Vec<(u32, u32)>,
+    short: Vec<u32>,
+}
+
+/// How much a unit looks like a content sentence, from its form alone
+/// (0..=1): length, boilerplate phrases, terminal punctuation.
+pub fn quality(page: &Page, index: &Index, unit: usize) -> f64 {
+    let text = page.unit_text(unit);
+    let words = text.split_whitespace().count();
+    let length = match words {
+        0..=3 => 0.1,
+        4..=5 => 0.4,
+        6..=7 => 0.75,
+        8..=40 => 1.0,
+        41..=60 => 0.8,
+        _ => 0.5,
+    };
+    let boiler = if index.is_chrome(unit, words) || text.contains('©') {
+        0.1
+    } else {
+        1.0
+    };
+    let ends = text.trim_end_matches(CLOSERS);
+    let punct = if ends.ends_with(['.', '!', '…', '。', '！']) {
+        1.0
+    } else if ends.ends_with(['?', '？']) {
+        0.7
+    } else {
+        0.6
+    };
+    let content = if index.unit_len(unit) == 0 { 0.0 } else { 1.0 };
+    length * boiler * punct * content
+}
+
+/// Salience of every prose unit for a summary without a question, best first:
+/// cosine of the unit's TF-IDF vector with the page's (title terms boosted),
+/// times a lead-position prior and [`quality`].
+pub fn salience(page: &Page, index: &Index) -> Vec<Scored> {
+    let n = index.len() as f64;
+    let idf: Vec<f64> = index
+        .postings
+        .iter()
+        .map(|p| (1.0 + n / (p.len().max(1) as f64)).ln())
+        .collect();
+    let weight = |id: u32| idf.get(id as usize).copied().unwrap_or(0.0);
+
+    let mut tf_page = vec![0.0f64; idf.len()];
+    for terms in &index.unit_terms {
+        for &(id, tf) in terms {
+            if let Some(t) = tf_page.get_mut(id as usize) {
+                *t += f64::from(tf);
+            }
+        }
+    }
+    let mut centroid: Vec<f64> = tf_page
+        .iter()
+        .enumerate()
+        .map(|(id, &tf)| (1.0 + tf).ln() * idf.get(id).copied().unwrap_or(0.0))
+        .collect();
+    for token in tokenize(&page.title) {
+        if let Some(&id) = index.vocab.get(&token) {
+            if let Some(c) = centroid.get_mut(id as usize) {
+                *c += 2.0 * weight(id);
+            }
+        }
+    }
+    let centroid_norm = centroid.iter().map(|c| c * c).sum::<f64>().sqrt();
+    if centroid_norm <= 0.0 {
+        return Vec::new();
+    }
+
+    let mut out = Vec::new();
+    let mut position = 0usize;
+    for (unit, terms) in index.unit_terms.iter().enumerate() {
+        let Some(u) = page.units.get(unit) else {
+            continue;
+        };
+        if !u.kind.is_prose() {
+            continue;
+        }
+        let (mut dot, mut norm) = (0.0f64, 0.0f64);
+        for &(id, tf) in terms {
+            let w = (1.0 + f64::from(tf).ln()) * weight(id);
+            dot += w * centroid.get(id as usize).copied().unwrap_or(0.0);
+            norm += w * w;
+        }
+        let lead = 1.0 + 0.3 / (1.0 + position as f64 / 4.0);
+        position += 1;
+        if norm <= 0.0 {
+            continue;
+        }
+        let score = dot / (norm.sqrt() * centroid_norm) * lead * quality(page, index, unit);
+        if score > 0.0 {
+            out.push(Scored { unit, score });
+        }
+    }
+    best_first(&mut out);
+    out
+}
+
+/// Takes up to `k` units from `ranked` (best first), skipping any whose term
+/// set overlaps an already chosen one by more than `max_jaccard`. Reads
+/// `ranked` lazily, so a costly filter upstream only runs until `k` are found.
+pub fn pick_diverse(
+    index: &Index,
+    ranked: impl IntoIterator<Item = usize>,
+    k: usize,
+    max_jaccard: f64,
+) -> Vec<usize> {
+    let mut chosen: Vec<usize> = Vec::with_capacity(k);
+    for unit in ranked {
+        if chosen.len() >= k {
+            break;
+        }
+        if chosen
+            .iter()
+            .all(|&c| index.jaccard(c, unit) <= max_jaccard)
+        {
+            chosen.push(unit);
+        }
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sentences(text: &str) -> Vec<&str> {
+        split_sentences(text)
+            .into_iter()
+            .map(|r| text.get(r).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn prefixes_are_decoded_and_stripped() {
+        assert_eq!(parse_line("H1: Title"), (Kind::Heading(1), "Title"));
+        assert_eq!(parse_line("H6:Deep"), (Kind::Heading(6), "Deep"));
+        assert_eq!(parse_line("H7: not a heading").0, Kind::Sentence);
+        assert_eq!(parse_line("- item"), (Kind::ListItem(0), "item"));
+        assert_eq!(parse_line("    - nested"), (Kind::ListItem(2), "nested"));
+        assert_eq!(parse_line("> quoted"), (Kind::Quote, "quoted"));
+        assert_eq!(parse_line("Code: let x = 1;"), (Kind::Code, "let x = 1;"));
+        assert_eq!(parse_line("Summary: short"), (Kind::Summary, "short"));
+        assert_eq!(parse_line("Caption: a photo"), (Kind::Caption, "a photo"));
+        assert_eq!(parse_line("Term: SKU"), (Kind::Term, "SKU"));
+        assert_eq!(parse_line("Definition: an id"), (Kind::Definition, "an id"));
+        assert_eq!(parse_line("  plain text  "), (Kind::Sentence, "plain text"));
+        assert_eq!(parse_line("-not a list").0, Kind::Sentence);
+    }
+
+    #[test]
+    fn sentence_split_respects_abbreviations_decimals_urls_and_ellipses() {
+        let text = "Dr. Smith met Mr. J. R. Jones in the U.S. capital, e.g. at 3.5 p.m. today. \
+                    See https://example.com/a.b?c=d. It costs $3.50 now! Really? Wait... what \
+                    happened next… Nobody knows.";
+        assert_eq!(
+            sentences(text),
+            vec![
+                "Dr. Smith met Mr. J. R. Jones in the U.S. capital, e.g. at 3.5 p.m. today.",
+                "See https://example.com/a.b?c=d.",
+                "It costs $3.50 now!",
+                "Really?",
+                "Wait... what happened next…",
+                "Nobody knows.",
+            ]
+        );
+        assert_eq!(
+            sentences("1. First step. Then more."),
+            vec!["1. First step.", "Then more."]
+        );
+        assert_eq!(
+            sentences("He said \"Stop.\" Then left."),
+            vec!["He said \"Stop.\"", "Then left."]
+        );
+        assert_eq!(
+            sentences("这是第一句。这是第二句。"),
+            vec!["这是第一句。", "这是第二句。"]
+        );
+        assert_eq!(sentences("Done. ..."), vec!["Done. ..."]);
+        assert!(sentences("   ").is_empty());
+    }
+
+    #[test]
+    fn page_units_keep_kind_source_and_exact_text() {
+        let mut page = Page::default();
+        let text = "H1: Guide\n\nIntro one. Intro two.\n- Point A.\n  - Nested B.\n> Quote C.\n\
+                    Code: fn main() {}\nSummary: Sum.\nCaption: Cap.\nTerm: SKU\nDefinition: An id. Short.";
+        page.add_text(
+            Source {
+                doc_id: "d".into(),
+                field: "text".into(),
+                handle_id: None,
+            },
+            text,
+        );
+        let got: Vec<(Kind, &str)> = (0..page.units.len())
+            .map(|i| (page.units[i].kind, page.unit_text(i)))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Kind::Heading(1), "Guide"),
+                (Kind::Sentence, "Intro one."),
+                (Kind::Sentence, "Intro two."),
+                (Kind::ListItem(0), "Point A."),
+                (Kind::ListItem(1), "Nested B."),
+                (Kind::Quote, "Quote C."),
+                (Kind::Code, "fn main() {}"),
+                (Kind::Summary, "Sum."),
+                (Kind::Caption, "Cap."),
+                (Kind::Term, "SKU"),
+                (Kind::Definition, "An id."),
+                (Kind::Definition, "Short."),
+            ]
+        );
+        for i in 0..page.units.len() {
+            assert!(text.contains(page.unit_text(i)));
+            assert_eq!(page.unit_source(i).map(|s| s.field.as_str()), Some("text"));
+        }
+    }
+
+    #[test]
+    fn repeated_units_are_kept_once_and_long_lines_are_capped() {
+        let mut page = Page::default();
+        let src = || Source {
+            doc_id: "d".into(),
+            field: "text".into(),
+            handle_id: None,
+        };
+        page.add_text(src(), "Same sentence here.\nsame   SENTENCE here.");
+        assert_eq!(page.units.len(), 1);
+        let long: String = (0..1000).map(|i| format!("w{i} ")).collect();
+        page.add_text(src(), &long);
+        assert!(page.units.len() > 5);
+        for i in 1..page.units.len() {
+            let t = page.unit_text(i);
+            assert!(t.len() <= PIECE_BYTES && !t.is_empty());
+            assert!(long.contains(t));
+        }
+        // No whitespace at all and multi-byte chars: still cut at char boundaries.
+        let mut page = Page::default();
+        let wide: String = (0..1000u32)
+            .filter_map(|i| char::from_u32(0x4E00 + i))
+            .collect();
+        page.add_text(src(), &wide);
+        assert!(page.units.len() >= 7);
+        assert!((0..page.units.len()).all(|i| {
+            let t = page.unit_text(i);
+            !t.is_empty() && t.len() <= PIECE_BYTES && wide.contains(t)
+        }));
+    }
+
+    #[test]
+    fn tokenizer_lowercases_stems_and_keeps_numbers() {
+        assert_eq!(
+            tokenize("The Stories of boxes, watches and classes: 3.5 GHz, 1,299 items; page's"),
+            vec!["story", "box", "watch", "class", "3.5", "ghz", "1,299", "item", "page"]
+        );
+        assert_eq!(
+            tokenize("Don't stop — Ünïcode Straße"),
+            vec!["stop", "ünïcode", "straße"]
+        );
+        assert_eq!(tokenize("東京タワー"), vec!["東", "京", "タ", "ワ", "ー"]);
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("analysis"), "analysis");
+        assert_eq!(stem("pages"), stem("page"));
+    }
+
+    #[test]
+    fn word_lists_are_sorted_for_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn bm25_orders_by_relevance_then_position() {
+        let docs = [
+            "The cat sat on the mat.",
+            "Dogs and cats are pets; a cat purrs.",
+            "Stock markets fell sharply today.",
+            "The cat sat on the mat.",
+            "Rainfall in Paris was low.",
+        ];
+        let index = Index::from_texts(docs);
+        let q = index.query("What does the page say about cats?");
+        let ranked = bm25(&index, &q);
+        let order: Vec<usize> = ranked.iter().map(|s| s.unit).collect();
+        assert_eq!(order, vec![1, 0, 3]);
+        assert_eq!(ranked[1].score, ranked[2].score);
+        assert!(bm25(&index, &index.query("quantum chromodynamics")).is_empty());
+        assert!(index.query("what is this?").is_empty());
+        let paris = index.query("rainfall in Paris");
+        assert_eq!(bm25(&index, &paris).first().map(|s| s.unit), Some(4));
+        assert!((index.coverage(&paris, 4) - 1.0).abs() < 1e-9);
+        assert_eq!(index.coverage(&paris, 0), 0.0);
+        assert!(index.coverage(&index.query("cat flights"), 0) < 0.5);
+    }
+
+    #[test]
+    fn salience_prefers_content_over_chrome_and_dedupes() {
+        let mut page = Page {
+            title: "Solar panels on city roofs".into(),
+            ..Page::default()
+        };
+        let text = "We use cookies to improve your experience. Accept all cookies.\n\
+                    Sign in\nSubscribe to our newsletter for more solar news.\n\
+                    H1: Solar panels on city roofs\n\
+                    Cities are installing solar panels on public roofs to cut energy costs.\n\
+                    The new solar panels on roofs produce enough power for many schools.\n\
+                    Installing solar panels on public roofs helps cities cut their energy costs.\n\
+                    Engineers say roof panels last about twenty five years with little upkeep.\n\
+                    All rights reserved. Copyright 2024 Solar News.";
+        page.add_text(
+            Source {
+                doc_id: "d".into(),
+                field: "text".into(),
+                handle_id: None,
+            },
+            text,
+        );
+        let index = Index::build(&page);
+        let ranked = salience(&page, &index);
+        let top = pick_diverse(&index, ranked.iter().map(|s| s.unit), 3, 0.5);
+        let texts: Vec<&str> = top.iter().map(|&u| page.unit_text(u)).collect();
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        for t in &texts {
+            let lower = t.to_lowercase();
+            assert!(
+                !lower.contains("cookie")
+                    && !lower.contains("subscribe")
+                    && !lower.contains("rights"),
+                "{t}"
+            );
+        }
+        // The two near-identical "cut energy costs" sentences are not both picked.
+        let both = texts.iter().filter(|t| t.contains("energy costs")).count();
+        assert_eq!(both, 1, "{texts:?}");
+    }
+
+    #[test]
+    fn documents_are_read_per_scope_with_handles() {
+        let doc = |id: &str, content: Value| Document {
+            doc_id: id.into(),
+            kind: content["doc_type"].as_str().unwrap_or("").into(),
+            trust: "untrusted".into(),
+            source: crate::llmcp::DocumentSource {
+                browser: "chrome".into(),
+                tab_id: None,
+            },
+            content,
+        };
+        let body =
+            "The article body is long enough to count as the main content of the page. ".repeat(4);
+        let docs = vec![
+            doc(
+                "doc:web:summary",
+                serde_json::json!({
+                    "doc_type": SUMMARY_DOC_TYPE, "url": "https://e.x", "title": "T",
+                    "text": "H1: T\nMenu item one. Nav bar text.",
+                    "primary": {"text": body, "handle_id": "laika-7"},
+                    "items": [{"title": "Item title", "snippet": "Item snippet.", "handle_id": "laika-22"}],
+                    "comments": [{"text": "A comment.", "handle_id": "laika-44"}]
+                }),
+            ),
+            doc(
+                "doc:web:chunk:1",
+                serde_json::json!({"doc_type": CHUNK_DOC_TYPE, "url": "https://e.x", "chunk_index": 1, "chunk_count": 1, "text": "Chunk text."}),
+            ),
+        ];
+        let main = Page::from_documents(&docs, Scope::Main);
+        assert_eq!(main.title, "T");
+        let fields: Vec<&str> = main.sources.iter().map(|s| s.field.as_str()).collect();
+        assert_eq!(fields, vec!["primary.text", "text"]);
+        assert_eq!(
+            main.unit_source(0).and_then(|s| s.handle_id.as_deref()),
+            Some("laika-7")
+        );
+        assert_eq!(
+            main.units.len(),
+            2,
+            "repeated body sentence kept once, plus the chunk"
+        );
+
+        let all = Page::from_documents(&docs, Scope::All);
+        let find = |t: &str| (0..all.units.len()).find(|&i| all.unit_text(i) == t);
+        let comment = find("A comment.").and_then(|i| all.unit_source(i));
+        assert_eq!(comment.map(|s| s.field.as_str()), Some("comments[0].text"));
+        assert_eq!(
+            comment.and_then(|s| s.handle_id.as_deref()),
+            Some("laika-44")
+        );
+        let snippet = find("Item snippet.").and_then(|i| all.unit_source(i));
+        assert_eq!(
+            snippet.and_then(|s| s.handle_id.as_deref()),
+            Some("laika-22")
+        );
+        assert!(find("Chunk text.").is_some() && find("Nav bar text.").is_some());
+        assert_eq!(
+            find("Chunk text.")
+                .and_then(|i| all.unit_source(i))
+                .map(|s| s.doc_id.as_str()),
+            Some("doc:web:chunk:1")
+        );
+    }
+
+    #[test]
+    fn hostile_input_is_bounded_and_never_panics() {
+        let mut page = Page::default();
+        let src = || Source {
+            doc_id: "d".into(),
+            field: "text".into(),
+            handle_id: None,
+        };
+        for s in [
+            "H",
+            "H1",
+            "H1:",
+            "-",
+            ">",
+            "Code:",
+            "....",
+            "?!?!",
+            "\u{0}\u{202e}.",
+            "a.\u{301}B",
+            "1.",
+            "Ⅷ. İİ. ß.",
+        ] {
+            page.add_text(src(), s);
+            let _ = split_sentences(s);
+            let _ = tokenize(s);
+        }
+        let index = Index::build(&page);
+        let _ = salience(&page, &index);
+        let _ = bm25(&index, &index.query("İ ß"));
+        let mut big = Page {
+            bytes: MAX_TEXT_BYTES - 3,
+            ..Page::default()
+        };
+        big.add_text(src(), "ééé");
+        assert_eq!(big.unit_text(0), "é");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sentences_are_ordered_trimmed_slices(s in "\\PC{0,200}") {
+            let ranges = split_sentences(&s);
+            let mut last = 0;
+            for r in ranges {
+                proptest::prop_assert!(r.start >= last && r.start < r.end);
+                let t = s.get(r.clone());
+                proptest::prop_assert!(t.is_some());
+                let t = t.unwrap_or("");
+                proptest::prop_assert_eq!(t, t.trim());
+                last = r.end;
+            }
+        }
+    }
+}
