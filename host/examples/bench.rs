@@ -10,7 +10,7 @@ use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::llmcp::{Task, TaskName};
 use laika_host::observation::Observation;
 use laika_host::pack::{self, Budget, PackInput};
-use laika_host::runtime::{builtin::Builtin, CancelToken, ModelRequest, Runtime};
+use laika_host::runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest, Runtime};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -182,7 +182,7 @@ fn turn_over_pipes(bin: &str, obs: &Value, runs: usize) -> Vec<f64> {
 }
 
 fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
-    let runtime = Builtin::default();
+    let runtime = BuiltinRuntime;
     let task = Task {
         name: TaskName::Answer,
         args: Default::default(),

@@ -130,20 +130,24 @@ fn parse_bool(var: &str, value: &str) -> Result<bool> {
 }
 
 impl Config {
+    /// The file alone (defaults when it does not exist), without environment
+    /// overrides.
+    pub fn from_file(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::from_toml(&text)
+                .map_err(|e| config_error(format!("{}: {}", path.display(), e.message))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(config_error(format!(
+                "cannot read config file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
     /// Loads the file (if present) and applies environment overrides.
     pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<(Config, PathBuf)> {
         let path = config_path(env);
-        let mut config = match std::fs::read_to_string(&path) {
-            Ok(text) => Config::from_toml(&text)
-                .map_err(|e| config_error(format!("{}: {}", path.display(), e.message)))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
-            Err(e) => {
-                return Err(config_error(format!(
-                    "cannot read config file {}: {e}",
-                    path.display()
-                )))
-            }
-        };
+        let mut config = Config::from_file(&path)?;
         config.apply_env(env)?;
         config.validate()?;
         Ok((config, path))

@@ -20,6 +20,8 @@ pub type Emit = Arc<dyn Fn(Value) + Send + Sync>;
 
 const DEFAULT_HISTORY_LIMIT: usize = 50;
 const MAX_HISTORY_LIMIT: usize = 500;
+/// One thread per running turn; a tab rarely needs more than one at a time.
+const MAX_RUNNING_TURNS: usize = 4;
 
 struct Shared {
     config: RwLock<Config>,
@@ -60,7 +62,14 @@ impl Session {
         match incoming {
             Incoming::Message(msg) => self.handle_message(msg, emit),
             Incoming::Malformed(e) => emit(wire::error_message(None, &e)),
-            Incoming::Closed => self.finish(),
+            Incoming::Closed => {
+                // Nobody is listening any more: stop running turns (they are
+                // stored as cancelled) instead of finishing them for no one.
+                if let Ok(m) = self.shared.in_flight.lock() {
+                    m.values().for_each(CancelToken::cancel);
+                }
+                self.finish();
+            }
         }
     }
 
@@ -170,7 +179,10 @@ impl Session {
     fn set_config(&self, values: &serde_json::Map<String, Value>) -> Result<Value> {
         let next = self.read_config(|c| c.with_values(values))?;
         let runtime = runtime::from_config(&next)?;
-        next.save(&self.shared.config_path)?;
+        // Save onto what the file holds, so environment overrides (an API key
+        // from LAIKA_API_KEY, say) never end up written to disk.
+        let path = &self.shared.config_path;
+        Config::from_file(path)?.with_values(values)?.save(path)?;
         let view = next.public_view();
         if let Ok(mut c) = self.shared.config.write() {
             *c = next;
@@ -185,8 +197,17 @@ impl Session {
         let cancel = CancelToken::default();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
-            Ok(mut m) if m.contains_key(&id) => {
+            Ok(m) if m.contains_key(&id) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
+                drop(m);
+                emit(wire::error_message(Some(&id), &e));
+                return;
+            }
+            Ok(m) if m.len() >= MAX_RUNNING_TURNS => {
+                let e = Error::invalid_request(format!(
+                    "{MAX_RUNNING_TURNS} turns are already running: wait for one to finish or cancel it"
+                ));
+                drop(m);
                 emit(wire::error_message(Some(&id), &e));
                 return;
             }

@@ -80,11 +80,11 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         }
         None => llmcp::new_id(),
     };
+    // Before `turn.started` a turn is merely rejected: an `error`, no `done`.
     let turn_no = match lock(ctx.store).and_then(|s| s.next_turn(&conversation_id)) {
         Ok(n) => n,
         Err(e) => {
             (ctx.emit)(wire::error_message(Some(&reply_to), &e));
-            emit("done", json!({"conversation_id": conversation_id, "status": "failed", "error_code": e.code, "stored": false}));
             return;
         }
     };
@@ -190,6 +190,8 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                 emit(
                     "tool_call",
                     json!({
+                        "conversation_id": conversation_id,
+                        "turn": turn_no,
                         "call_id": format!("{}:{index}", answer.response.id),
                         "index": index,
                         "name": call.name,
@@ -255,7 +257,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         "request_id": packed.packet.id,
         "status": if stored.is_err() { "failed" } else { record.status.as_str() },
         "error_code": record.error.as_ref().map(|e| e.code).or(stored.as_ref().err().map(|e| e.code)),
-        "runtime": runtime_info.kind,
+        "runtime": runtime_info,
         "stored": stored.is_ok(),
         "timings": {
             "pack_ms": timings.pack_ms,

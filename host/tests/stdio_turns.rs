@@ -33,9 +33,9 @@ fn hello_names_protocol_runtime_and_limits() {
     assert_eq!(r["runtime"]["offline"], true);
     assert_eq!(r["limits"]["max_outbound_frame"], 1 << 20);
     assert_eq!(r["llmcp_versions"], json!([1]));
-    let r = host.request(
-        json!({"type": "hello", "id": "h2", "protocol": {"name": "laika.wire", "version": 2}}),
-    );
+    let hello2 = json!({"type": "hello", "id": "h2", "protocol": {"name": "laika.wire", "version": 2}});
+    host.send_invalid(&hello2);
+    let r = host.reply_to(&hello2);
     assert_eq!(r["type"], "error");
     assert_eq!(r["code"], "UNSUPPORTED_VERSION");
     assert_eq!(host.wait(), Some(0));
@@ -401,7 +401,8 @@ fn invalid_observation_fails_the_turn_with_a_code() {
     let mut host = Host::start();
     let mut obs = observation("article-night-trains.observation.json");
     obs["summary"]["doc_type"] = json!("web.observation.summary.v9");
-    let events = host.turn("o1", summarize(), "Summarize", obs);
+    host.send_invalid(&turn_msg("o1", summarize(), "Summarize", obs, None));
+    let events = host.until("done", "o1");
     assert_eq!(one(&events, "error")["code"], "INVALID_OBSERVATION");
     assert_eq!(one(&events, "done")["status"], "failed");
 }

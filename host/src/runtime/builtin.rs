@@ -173,6 +173,7 @@ fn cite(page: &Page, unit: usize) -> Option<Citation> {
         node_id: None,
         handle_id: source.handle_id.clone(),
         quote: page.unit_text(unit).to_string(),
+        verified: None,
     })
 }
 
@@ -1286,6 +1287,7 @@ fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
                         node_id: None,
                         handle_id: source.handle_id.clone(),
                         quote: quote.to_string(),
+                        verified: None,
                     });
                 }
             }

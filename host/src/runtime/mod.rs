@@ -87,7 +87,7 @@ pub trait Runtime: Send + Sync {
 /// Builds the runtime the config names.
 pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
     match config.runtime.kind.as_str() {
-        "builtin" => Ok(Arc::new(builtin::Builtin::default())),
+        "builtin" => Ok(Arc::new(builtin::BuiltinRuntime)),
         "scripted" => {
             let path = config.runtime.script.as_deref().ok_or_else(|| {
                 Error::new(ErrorCode::ConfigInvalid, "runtime.script is required for the scripted runtime")

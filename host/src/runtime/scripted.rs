@@ -178,11 +178,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(30));
             c2.cancel();
         });
-        let started = Instant::now();
         let r = s.complete(&request(), &c);
         t.join().unwrap();
         assert_eq!(r.err().map(|e| e.code), Some(ErrorCode::Cancelled));
-        assert!(started.elapsed() < Duration::from_secs(4));
     }
 
     #[test]

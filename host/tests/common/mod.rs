@@ -11,6 +11,33 @@ use std::time::Duration;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_laika-host");
 
+/// The wire schema the extension also uses: every message a test sends or
+/// receives is checked against it.
+fn wire_schema() -> &'static jsonschema::Validator {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/wire-protocol.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    })
+}
+
+/// Panics with every schema error when `msg` is not a valid wire message.
+pub fn assert_wire_valid(msg: &Value) {
+    let errors: Vec<String> = wire_schema()
+        .iter_errors(msg)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "not a valid wire message: {errors:#?}\n{}", truncate(&msg.to_string()));
+}
+
+fn truncate(s: &str) -> &str {
+    match s.char_indices().nth(2000) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures")
@@ -146,6 +173,12 @@ impl Host {
     }
 
     pub fn send(&mut self, msg: &Value) {
+        assert_wire_valid(msg);
+        self.send_invalid(msg);
+    }
+
+    /// Sends a message the schema rejects, to test the host's own checks.
+    pub fn send_invalid(&mut self, msg: &Value) {
         let body = serde_json::to_vec(msg).unwrap();
         self.send_raw(&encode_frame(&body));
     }
@@ -159,7 +192,9 @@ impl Host {
         loop {
             match self.frames.recv_timeout(Duration::from_secs(30)) {
                 Ok(Frame::Message(v)) => {
+                    assert_wire_valid(&v);
                     if let Some(whole) = self.assembler.push(v).unwrap() {
+                        assert_wire_valid(&whole);
                         return Some(whole);
                     }
                 }
@@ -185,9 +220,14 @@ impl Host {
     }
 
     pub fn request(&mut self, msg: Value) -> Value {
+        self.send(&msg);
+        self.reply_to(&msg)
+    }
+
+    /// The reply to `msg`, already sent.
+    pub fn reply_to(&mut self, msg: &Value) -> Value {
         let id = msg["id"].as_str().unwrap().to_string();
         let kind = format!("{}.result", msg["type"].as_str().unwrap());
-        self.send(&msg);
         let msgs = self.until_any(&[&kind, "error", "pong"], &id);
         msgs.into_iter().last().unwrap()
     }
