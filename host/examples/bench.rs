@@ -205,13 +205,16 @@ fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
                 Budget::for_runtime("builtin", &Default::default()),
             );
             let req = ModelRequest {
+                response_schema: serde_json::Value::Null,
                 system_prompt: String::new(),
                 user_prompt: String::new(),
                 packet: packed.packet,
                 attempt: 0,
                 feedback: None,
             };
-            let reply = runtime.complete(&req, &CancelToken::default()).unwrap();
+            let reply = runtime
+                .complete(&req, &CancelToken::default(), &mut |_| {})
+                .unwrap();
             std::hint::black_box(reply);
             t.elapsed().as_secs_f64() * 1e3
         })

@@ -98,7 +98,10 @@ impl Default for Config {
             runtime: RuntimeConfig::default(),
             data_dir: None,
             log_full_llm: false,
-            allowed_origins: DEFAULT_ALLOWED_ORIGINS.iter().map(|s| s.to_string()).collect(),
+            allowed_origins: DEFAULT_ALLOWED_ORIGINS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             limits: Limits::default(),
         }
     }
@@ -212,8 +215,9 @@ impl Config {
             ));
         }
         if let Some(url) = &self.runtime.base_url {
-            let parsed = url::Url::parse(url)
-                .map_err(|e| config_error(format!("runtime.base_url = {url:?} is not a URL: {e}")))?;
+            let parsed = url::Url::parse(url).map_err(|e| {
+                config_error(format!("runtime.base_url = {url:?} is not a URL: {e}"))
+            })?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(config_error(format!(
                     "runtime.base_url = {url:?} must be an http or https URL"
@@ -221,7 +225,8 @@ impl Config {
             }
         }
         let l = &self.limits;
-        if l.max_inbound_frame == 0 || l.max_inbound_frame > crate::frame::DEFAULT_MAX_INBOUND_FRAME {
+        if l.max_inbound_frame == 0 || l.max_inbound_frame > crate::frame::DEFAULT_MAX_INBOUND_FRAME
+        {
             return Err(config_error(format!(
                 "limits.max_inbound_frame must be 1..={} bytes",
                 crate::frame::DEFAULT_MAX_INBOUND_FRAME
@@ -234,7 +239,9 @@ impl Config {
             return Err(config_error("limits.max_retries must be 0..=3"));
         }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
-            return Err(config_error("limits.context_max_chars/context_max_tokens must be > 0"));
+            return Err(config_error(
+                "limits.context_max_chars/context_max_tokens must be > 0",
+            ));
         }
         Ok(())
     }
@@ -307,7 +314,8 @@ impl Config {
     /// leaves half a config behind.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = self.to_toml()?;
-        let fail = |e: std::io::Error| config_error(format!("cannot write {}: {e}", path.display()));
+        let fail =
+            |e: std::io::Error| config_error(format!("cannot write {}: {e}", path.display()));
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
@@ -322,7 +330,12 @@ mod tests {
     use super::*;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -339,16 +352,26 @@ mod tests {
         let msg = e.map(|e| e.message).unwrap_or_default();
         assert!(msg.contains("modle"), "{msg}");
         let e = Config::from_toml("[limits]\nmax_retries = 9\n").err();
-        assert!(e.map(|e| e.message).unwrap_or_default().contains("limits.max_retries"));
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("limits.max_retries"));
         let e = Config::from_toml("[runtime]\nkind = \"gpt\"\n").err();
-        assert!(e.map(|e| e.message).unwrap_or_default().contains("runtime.kind"));
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("runtime.kind"));
     }
 
     #[test]
     fn env_overrides_file_and_bad_env_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
-        std::fs::write(&path, "log_full_llm = false\n[runtime]\nmodel = \"file-model\"\n").unwrap();
+        std::fs::write(
+            &path,
+            "log_full_llm = false\n[runtime]\nmodel = \"file-model\"\n",
+        )
+        .unwrap();
         let path_s: &'static str = Box::leak(path.display().to_string().into_boxed_str());
         let pairs: &'static [(&str, &str)] = Box::leak(Box::new([
             ("LAIKA_CONFIG", path_s),
@@ -360,8 +383,15 @@ mod tests {
         assert_eq!(c.runtime.model.as_deref(), Some("env-model"));
         assert!(c.log_full_llm);
 
-        let e = Config::load(&env_of(&[("LAIKA_CONFIG", "/nonexistent/x.toml"), ("LAIKA_LOG_FULL_LLM", "maybe")]));
-        assert!(e.err().map(|e| e.message).unwrap_or_default().contains("LAIKA_LOG_FULL_LLM"));
+        let e = Config::load(&env_of(&[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_LOG_FULL_LLM", "maybe"),
+        ]));
+        assert!(e
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("LAIKA_LOG_FULL_LLM"));
     }
 
     #[test]

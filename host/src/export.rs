@@ -30,7 +30,10 @@ table{border-collapse:collapse}td,th{border:1px solid #d1d5db;padding:.25rem .5r
 
 /// A complete HTML document for one conversation.
 pub fn to_html(conversation: &ConversationDetail) -> String {
-    let title = conversation.title.as_deref().unwrap_or("Laika conversation");
+    let title = conversation
+        .title
+        .as_deref()
+        .unwrap_or("Laika conversation");
     let mut out = String::new();
     let _ = write!(
         out,

@@ -204,7 +204,9 @@ impl Observation {
         ];
         for (field, len, cap) in caps {
             if len > cap {
-                return Err(invalid(format!("{field} has {len} entries; at most {cap} are accepted")));
+                return Err(invalid(format!(
+                    "{field} has {len} entries; at most {cap} are accepted"
+                )));
             }
         }
         let mut seen = HashSet::new();
@@ -306,7 +308,10 @@ mod tests {
         assert_eq!(obs.as_ref().map(|o| o.chunks.len()), Ok(2));
         let obs = obs.unwrap_or_default();
         assert!(obs.handles().contains("laika-1"));
-        assert_eq!(obs.link_urls(), vec!["https://example.com/a", "https://example.com/b"]);
+        assert_eq!(
+            obs.link_urls(),
+            vec!["https://example.com/a", "https://example.com/b"]
+        );
     }
 
     #[test]
@@ -334,7 +339,9 @@ mod tests {
     fn rejects_duplicate_handles() {
         let mut s = summary();
         s["elements"] = json!([{"handle_id": "h"}, {"handle_id": "h"}]);
-        let e = Observation::from_value(json!({"summary": s})).err().map(|e| e.message);
+        let e = Observation::from_value(json!({"summary": s}))
+            .err()
+            .map(|e| e.message);
         assert!(e.unwrap_or_default().contains("not unique"));
     }
 }

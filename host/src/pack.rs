@@ -114,7 +114,13 @@ fn json_chars(value: &Value) -> usize {
     serde_json::to_string(value).map_or(0, |s| s.chars().count())
 }
 
-fn document(doc_id: String, kind: &str, browser: &str, tab_id: &Option<String>, content: Value) -> Document {
+fn document(
+    doc_id: String,
+    kind: &str,
+    browser: &str,
+    tab_id: &Option<String>,
+    content: Value,
+) -> Document {
     Document {
         doc_id,
         kind: kind.into(),
@@ -129,7 +135,15 @@ fn document(doc_id: String, kind: &str, browser: &str, tab_id: &Option<String>, 
 
 /// Fields of the summary that may be shortened, least valuable first:
 /// `text` often repeats `primary.text`, which is the page's main content.
-const REDUCIBLE: &[&str] = &["comments", "items", "top_discussions", "outline", "elements", "text", "primary"];
+const REDUCIBLE: &[&str] = &[
+    "comments",
+    "items",
+    "top_discussions",
+    "outline",
+    "elements",
+    "text",
+    "primary",
+];
 
 /// Shortens `field` of a summary content by about `excess` chars. Returns the
 /// chars removed.
@@ -197,7 +211,11 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
                 size = json_chars(&content);
                 cut.push(Cut {
                     doc_id: SUMMARY_DOC_ID.into(),
-                    field: Some(if *field == "primary" { "primary.text".into() } else { (*field).into() }),
+                    field: Some(if *field == "primary" {
+                        "primary.text".into()
+                    } else {
+                        (*field).into()
+                    }),
                     chars_removed: removed,
                 });
             }
@@ -211,7 +229,13 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             included: true,
             truncated: size < original,
         });
-        documents.push(document(SUMMARY_DOC_ID.into(), SUMMARY_DOC_TYPE, input.browser, &tab_id, content));
+        documents.push(document(
+            SUMMARY_DOC_ID.into(),
+            SUMMARY_DOC_TYPE,
+            input.browser,
+            &tab_id,
+            content,
+        ));
 
         let mut chunks = Vec::new();
         for (i, chunk) in obs.chunks.iter().enumerate() {
@@ -245,7 +269,13 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         for (i, mut content) in chunks.into_iter().enumerate() {
             content["chunk_count"] = Value::from(count);
             content["chunk_index"] = Value::from(i + 1);
-            documents.push(document(format!("doc:web:chunk:{}", i + 1), CHUNK_DOC_TYPE, input.browser, &tab_id, content));
+            documents.push(document(
+                format!("doc:web:chunk:{}", i + 1),
+                CHUNK_DOC_TYPE,
+                input.browser,
+                &tab_id,
+                content,
+            ));
         }
     }
 
@@ -269,7 +299,9 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             id: input.conversation_id.into(),
             turn: input.turn,
         },
-        sender: Sender { role: "agent".into() },
+        sender: Sender {
+            role: "agent".into(),
+        },
         input: Input {
             user_message: UserMessage {
                 id: input.user_message_id.into(),
@@ -278,7 +310,9 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             task,
         },
         context: Context { documents },
-        output: Output { format: "json".into() },
+        output: Output {
+            format: "json".into(),
+        },
     };
     Packed {
         packet,
@@ -333,14 +367,23 @@ mod tests {
     }
 
     fn task() -> Task {
-        Task { name: TaskName::Summarize, args: Default::default() }
+        Task {
+            name: TaskName::Summarize,
+            args: Default::default(),
+        }
     }
 
     #[test]
     fn packs_the_seed_shape_untrusted_and_redacted() {
         let obs = observation("H1: A\nHello world.", 2);
         let t = task();
-        let p = pack(&input(&obs, &t), Budget { max_chars: 1 << 20, max_tokens: 1 << 20 });
+        let p = pack(
+            &input(&obs, &t),
+            Budget {
+                max_chars: 1 << 20,
+                max_tokens: 1 << 20,
+            },
+        );
         let v = serde_json::to_value(&p.packet).unwrap();
         assert_eq!(v["protocol"], json!({"name": "laika.llmcp", "version": 1}));
         assert_eq!(v["type"], "request");
@@ -355,7 +398,13 @@ mod tests {
         assert_eq!(docs[2]["content"]["chunk_index"], 2);
         assert_eq!(docs[2]["content"]["chunk_count"], 2);
         let text = v.to_string();
-        assert!(!text.contains("s3cret") && !text.contains("pw@") && !text.contains("zzz") && !text.contains("session=abc"), "{text}");
+        assert!(
+            !text.contains("s3cret")
+                && !text.contains("pw@")
+                && !text.contains("zzz")
+                && !text.contains("session=abc"),
+            "{text}"
+        );
         assert!(text.contains("q=1"));
         assert!(p.usage.redacted_strings >= 3);
         assert!(p.usage.cut.is_empty());
@@ -365,7 +414,13 @@ mod tests {
     fn budget_cuts_chunks_and_renumbers() {
         let obs = observation("short", 5);
         let t = task();
-        let p = pack(&input(&obs, &t), Budget { max_chars: 3_000, max_tokens: 1 << 20 });
+        let p = pack(
+            &input(&obs, &t),
+            Budget {
+                max_chars: 3_000,
+                max_tokens: 1 << 20,
+            },
+        );
         let docs = &p.packet.context.documents;
         let chunks: Vec<_> = docs.iter().filter(|d| d.kind == CHUNK_DOC_TYPE).collect();
         assert!(!chunks.is_empty() && chunks.len() < 5, "{}", chunks.len());
@@ -375,7 +430,10 @@ mod tests {
         }
         assert_eq!(p.usage.cut.len(), 5 - chunks.len());
         assert!(p.usage.used.chars <= 3_000);
-        assert_eq!(p.usage.documents.iter().filter(|d| !d.included).count(), 5 - chunks.len());
+        assert_eq!(
+            p.usage.documents.iter().filter(|d| !d.included).count(),
+            5 - chunks.len()
+        );
     }
 
     #[test]
@@ -383,10 +441,20 @@ mod tests {
         let long = "word ".repeat(10_000);
         let obs = observation(&long, 0);
         let t = task();
-        let p = pack(&input(&obs, &t), Budget { max_chars: 100_000, max_tokens: 5_000 });
+        let p = pack(
+            &input(&obs, &t),
+            Budget {
+                max_chars: 100_000,
+                max_tokens: 5_000,
+            },
+        );
         assert!(p.usage.used.chars <= 20_000, "{}", p.usage.used.chars);
         assert!(p.usage.documents[0].truncated);
-        assert!(p.usage.cut.iter().any(|c| c.field.as_deref() == Some("text")));
+        assert!(p
+            .usage
+            .cut
+            .iter()
+            .any(|c| c.field.as_deref() == Some("text")));
         let content = &p.packet.context.documents[0].content;
         assert!(content["primary"]["text"].as_str().unwrap().chars().count() < 50_000);
     }

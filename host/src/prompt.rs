@@ -27,7 +27,10 @@ fn task_rules(task: TaskName) -> &'static str {
 /// The system prompt: rules, task guidance and the response schema.
 pub fn system_prompt(task: TaskName) -> String {
     let schema = serde_json::to_string(crate::schema::response_schema()).unwrap_or_default();
-    format!("{RULES}\n\n{}\n\nResponse JSON Schema:\n{schema}", task_rules(task))
+    format!(
+        "{RULES}\n\n{}\n\nResponse JSON Schema:\n{schema}",
+        task_rules(task)
+    )
 }
 
 /// The user message: the serialized request packet.

@@ -102,7 +102,9 @@ impl Normalizer {
 
 /// Normalizes events for golden comparison.
 pub fn normalize(events: &[Value]) -> Vec<Value> {
-    let mut n = Normalizer { ids: HashMap::new() };
+    let mut n = Normalizer {
+        ids: HashMap::new(),
+    };
     events
         .iter()
         .map(|e| {
@@ -120,13 +122,18 @@ pub fn compare(actual: &[Value], expected_ndjson: &str) -> Result<(), String> {
         .lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("expected file line {}: {e}", i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| format!("expected file line {}: {e}", i + 1))
+        })
         .collect::<Result<_, _>>()?;
     let actual = normalize(actual);
     let expected = normalize(&expected);
     for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
         if a != e {
-            return Err(format!("event {} differs\n  expected: {e}\n  actual:   {a}", i + 1));
+            return Err(format!(
+                "event {} differs\n  expected: {e}\n  actual:   {a}",
+                i + 1
+            ));
         }
     }
     if actual.len() != expected.len() {
@@ -153,17 +160,27 @@ mod tests {
             json!({"reply_to": a, "call_id": format!("{b}:0"), "data_dir": "/tmp/x"}),
         ];
         let n = normalize(&events);
-        assert_eq!(n[0], json!({"id": "<id:1>", "created_at": "<time>", "timings": {"total_ms": 0}}));
-        assert_eq!(n[1], json!({"reply_to": "<id:1>", "call_id": "<id:2>:0", "data_dir": "<path>"}));
+        assert_eq!(
+            n[0],
+            json!({"id": "<id:1>", "created_at": "<time>", "timings": {"total_ms": 0}})
+        );
+        assert_eq!(
+            n[1],
+            json!({"reply_to": "<id:1>", "call_id": "<id:2>:0", "data_dir": "<path>"})
+        );
     }
 
     #[test]
     fn compare_reports_first_difference_and_length() {
         let actual = vec![json!({"type": "pong"})];
         assert!(compare(&actual, "{\"type\":\"pong\"}\n").is_ok());
-        let e = compare(&actual, "{\"type\":\"ping\"}\n").err().unwrap_or_default();
+        let e = compare(&actual, "{\"type\":\"ping\"}\n")
+            .err()
+            .unwrap_or_default();
         assert!(e.contains("event 1 differs"), "{e}");
-        let e = compare(&actual, "{\"type\":\"pong\"}\n{\"type\":\"pong\"}\n").err().unwrap_or_default();
+        let e = compare(&actual, "{\"type\":\"pong\"}\n{\"type\":\"pong\"}\n")
+            .err()
+            .unwrap_or_default();
         assert!(e.contains("expected 2 events, got 1"), "{e}");
     }
 }

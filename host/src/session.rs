@@ -39,7 +39,13 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: Config, config_path: PathBuf, store: Store, runtime: Arc<dyn Runtime>, threaded: bool) -> Session {
+    pub fn new(
+        config: Config,
+        config_path: PathBuf,
+        store: Store,
+        runtime: Arc<dyn Runtime>,
+        threaded: bool,
+    ) -> Session {
         Session {
             shared: Arc::new(Shared {
                 config: RwLock::new(config),
@@ -97,31 +103,48 @@ impl Session {
                 return;
             }
             Request::Cancel { target, .. } => {
-                let token = self.shared.in_flight.lock().ok().and_then(|m| m.get(&target).cloned());
+                let token = self
+                    .shared
+                    .in_flight
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&target).cloned());
                 if let Some(t) = &token {
                     t.cancel();
                 }
                 Ok(json!({"target": target, "cancelled": token.is_some()}))
             }
             Request::HistoryList { limit, offset, .. } => self.with_store(|s| {
-                let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT).min(MAX_HISTORY_LIMIT);
+                let limit = limit
+                    .unwrap_or(DEFAULT_HISTORY_LIMIT)
+                    .min(MAX_HISTORY_LIMIT);
                 Ok(json!({"conversations": s.list_conversations(limit, offset.unwrap_or(0))?}))
             }),
-            Request::HistoryGet { conversation_id, .. } => {
+            Request::HistoryGet {
+                conversation_id, ..
+            } => {
                 self.with_store(|s| Ok(json!({"conversation": s.conversation(&conversation_id)?})))
             }
             Request::HistorySearch { query, limit, .. } => self.with_store(|s| {
-                let limit = limit.unwrap_or(DEFAULT_HISTORY_LIMIT).min(MAX_HISTORY_LIMIT);
+                let limit = limit
+                    .unwrap_or(DEFAULT_HISTORY_LIMIT)
+                    .min(MAX_HISTORY_LIMIT);
                 Ok(json!({"query": query, "hits": s.search(&query, limit)?}))
             }),
-            Request::HistoryDelete { conversation_id, .. } => self.with_store(|s| {
+            Request::HistoryDelete {
+                conversation_id, ..
+            } => self.with_store(|s| {
                 s.delete_conversation(&conversation_id)?;
                 Ok(json!({"conversation_id": conversation_id, "deleted": true}))
             }),
-            Request::HistoryExport { conversation_id, format, .. } => {
-                self.with_store(|s| export(s, &conversation_id, format))
+            Request::HistoryExport {
+                conversation_id,
+                format,
+                ..
+            } => self.with_store(|s| export(s, &conversation_id, format)),
+            Request::ConfigGet { .. } => {
+                self.read_config(|c| Ok(json!({"config": c.public_view()})))
             }
-            Request::ConfigGet { .. } => self.read_config(|c| Ok(json!({"config": c.public_view()}))),
             Request::ConfigSet { values, .. } => self.set_config(&values),
         };
         match result {
@@ -132,7 +155,9 @@ impl Session {
 
     fn hello(&self) -> Value {
         let runtime = self.runtime().info();
-        let limits = self.read_config(|c| Ok(c.limits.clone())).unwrap_or_default();
+        let limits = self
+            .read_config(|c| Ok(c.limits.clone()))
+            .unwrap_or_default();
         json!({
             "protocol": {"name": wire::WIRE_PROTOCOL_NAME, "version": wire::WIRE_PROTOCOL_VERSION},
             "host": {"name": "laika-host", "version": env!("CARGO_PKG_VERSION")},
@@ -254,7 +279,9 @@ impl Session {
 
 fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Value> {
     match format {
-        ExportFormat::Json => Ok(json!({"format": "json", "export": store.export(conversation_id)?})),
+        ExportFormat::Json => {
+            Ok(json!({"format": "json", "export": store.export(conversation_id)?}))
+        }
         ExportFormat::Html => Ok(json!({
             "format": "html",
             "export": crate::export::to_html(&store.conversation(conversation_id)?),

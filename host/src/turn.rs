@@ -122,7 +122,10 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
             "runtime": runtime_info,
         }),
     );
-    emit("context_usage", serde_json::to_value(&packed.usage).unwrap_or(Value::Null));
+    emit(
+        "context_usage",
+        serde_json::to_value(&packed.usage).unwrap_or(Value::Null),
+    );
 
     let outcome = observation.and_then(|obs| {
         let answer = ask(&packed.packet, &request, &obs, ctx, &mut timings)?;
@@ -140,7 +143,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         .url
         .as_deref()
         .or_else(|| outcome.as_ref().ok().map(|(o, _)| o.summary.url.as_str()))
-        .map(|u| crate::redact::strip_url_credentials(u));
+        .map(crate::redact::strip_url_credentials);
 
     let mut record = TurnRecord {
         conversation_id: conversation_id.clone(),
@@ -291,6 +294,7 @@ fn ask(
     let user_prompt = prompt::user_prompt(packet);
     let mut model_request = ModelRequest {
         packet: packet.clone(),
+        response_schema: schema::response_schema().clone(),
         system_prompt: prompt::system_prompt(packet.input.task.name),
         user_prompt: user_prompt.clone(),
         attempt: 0,
@@ -302,7 +306,9 @@ fn ask(
         ctx.cancel.check()?;
         model_request.attempt = attempt;
         let t = Instant::now();
-        let reply = ctx.runtime.complete(&model_request, ctx.cancel)?;
+        let reply = ctx
+            .runtime
+            .complete(&model_request, ctx.cancel, &mut |_| {})?;
         timings.runtime_ms += ms(t);
         ctx.cancel.check()?;
 
@@ -312,15 +318,28 @@ fn ask(
         match checked {
             Ok((response, repairs)) => {
                 let t = Instant::now();
-                let answer = finish(response, repairs, reply.model, attempt + 1, request, observation, packet, ctx);
+                let answer = finish(
+                    response,
+                    repairs,
+                    reply.model,
+                    attempt + 1,
+                    request,
+                    observation,
+                    packet,
+                    ctx,
+                );
                 timings.validate_ms += ms(t);
                 return Ok(answer);
             }
             Err(issues) => {
-                model_request.user_prompt = schema::retry_prompt(&user_prompt, &reply.text, &issues);
+                model_request.user_prompt =
+                    schema::retry_prompt(&user_prompt, &reply.text, &issues);
                 model_request.feedback = Some(RetryFeedback {
                     previous_output: reply.text,
-                    errors: issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect(),
+                    errors: issues
+                        .iter()
+                        .map(|i| format!("{}: {}", i.path, i.message))
+                        .collect(),
                 });
                 last_issues = issues;
             }
@@ -328,7 +347,13 @@ fn ask(
     }
     let first = last_issues
         .first()
-        .map(|i| format!("{}: {}", if i.path.is_empty() { "/" } else { &i.path }, i.message))
+        .map(|i| {
+            format!(
+                "{}: {}",
+                if i.path.is_empty() { "/" } else { &i.path },
+                i.message
+            )
+        })
         .unwrap_or_default();
     Err(Error::new(
         ErrorCode::InvalidModelOutput,
@@ -341,7 +366,12 @@ fn check_output(
     raw: &str,
     packet: &RequestPacket,
 ) -> std::result::Result<(ResponsePacket, Vec<String>), Vec<schema::Issue>> {
-    let issue = |message: String| vec![schema::Issue { path: String::new(), message }];
+    let issue = |message: String| {
+        vec![schema::Issue {
+            path: String::new(),
+            message,
+        }]
+    };
     let extracted = model_output::extract_json_object(raw).map_err(|e| issue(e.message))?;
     schema::validate_response(&extracted.value)?;
     let issues = schema::check_reply_to(&extracted.value, packet);

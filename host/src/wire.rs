@@ -108,7 +108,10 @@ pub enum Request {
     #[serde(rename = "config.get")]
     ConfigGet { id: String },
     #[serde(rename = "config.set")]
-    ConfigSet { id: String, values: Map<String, Value> },
+    ConfigSet {
+        id: String,
+        values: Map<String, Value>,
+    },
     #[serde(rename = "ping")]
     Ping { id: String },
 }
@@ -180,7 +183,11 @@ pub fn parse_request(msg: Map<String, Value>) -> Result<Request> {
     }
     let kind = match msg.get("type") {
         Some(Value::String(s)) => s.clone(),
-        _ => return Err(Error::invalid_request("every message needs a string \"type\"")),
+        _ => {
+            return Err(Error::invalid_request(
+                "every message needs a string \"type\"",
+            ))
+        }
     };
     if !REQUEST_TYPES.contains(&kind.as_str()) {
         return Err(Error::invalid_request(format!(
@@ -269,7 +276,10 @@ mod tests {
         for (i, c) in cases.into_iter().enumerate() {
             let r = parse_request(obj(c));
             assert!(r.is_ok(), "case {i}: {r:?}");
-            assert_eq!(r.map(|r| r.id().to_string()).ok(), Some((i + 1).to_string()));
+            assert_eq!(
+                r.map(|r| r.id().to_string()).ok(),
+                Some((i + 1).to_string())
+            );
         }
     }
 
@@ -278,10 +288,17 @@ mod tests {
         let e = parse_request(obj(json!({"type": "ping"}))).err();
         assert_eq!(e.map(|e| e.code), Some(ErrorCode::InvalidRequest));
         let e = parse_request(obj(json!({"type": "launch", "id": "x"}))).err();
-        assert!(e.map(|e| e.message).unwrap_or_default().contains("unknown message type"));
-        let e = parse_request(obj(json!({"type": "turn", "id": "x", "task": {"name": "web.hack"}})));
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("unknown message type"));
+        let e = parse_request(obj(
+            json!({"type": "turn", "id": "x", "task": {"name": "web.hack"}}),
+        ));
         assert_eq!(e.err().map(|e| e.code), Some(ErrorCode::InvalidRequest));
-        let e = parse_request(obj(json!({"type": "hello", "id": "x", "protocol": {"name": "laika.wire", "version": 9}})));
+        let e = parse_request(obj(
+            json!({"type": "hello", "id": "x", "protocol": {"name": "laika.wire", "version": 9}}),
+        ));
         assert_eq!(e.err().map(|e| e.code), Some(ErrorCode::UnsupportedVersion));
     }
 

@@ -121,7 +121,9 @@ fn a_bad_config_is_reported_on_the_wire_with_the_key() {
         config: "[runtime]\nkind = \"builtin\"\ntemperature = 3\n",
         ..Launch::default()
     });
-    let r = host.request(json!({"type": "hello", "id": "h", "protocol": {"name": "laika.wire", "version": 1}}));
+    let r = host.request(
+        json!({"type": "hello", "id": "h", "protocol": {"name": "laika.wire", "version": 1}}),
+    );
     assert_eq!(r["code"], "CONFIG_INVALID");
     assert!(
         r["message"].as_str().unwrap().contains("temperature"),

@@ -33,7 +33,8 @@ fn hello_names_protocol_runtime_and_limits() {
     assert_eq!(r["runtime"]["offline"], true);
     assert_eq!(r["limits"]["max_outbound_frame"], 1 << 20);
     assert_eq!(r["llmcp_versions"], json!([1]));
-    let hello2 = json!({"type": "hello", "id": "h2", "protocol": {"name": "laika.wire", "version": 2}});
+    let hello2 =
+        json!({"type": "hello", "id": "h2", "protocol": {"name": "laika.wire", "version": 2}});
     host.send_invalid(&hello2);
     let r = host.reply_to(&hello2);
     assert_eq!(r["type"], "error");

@@ -12,7 +12,7 @@
 //!   `created_at` differ). Retry feedback is ignored: a retry would give the
 //!   same output.
 
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo};
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
 use crate::error::{Error, Result};
 use crate::llmcp::{self, Citation, RequestPacket, TaskName};
 use crate::rank::{self, Index, Kind, Page, Scope};
@@ -54,16 +54,24 @@ impl Runtime for BuiltinRuntime {
         }
     }
 
-    fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply> {
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply> {
         let packet = respond(&request.packet, cancel)?;
         let text = serde_json::to_string(&packet).map_err(|e| {
             Error::internal(format!(
                 "builtin runtime: cannot serialize its response: {e}"
             ))
         })?;
+        on_text(&text);
         Ok(ModelReply {
             text,
             model: MODEL_ID.into(),
+            finish_reason: Some("stop".into()),
+            endpoint: None,
         })
     }
 }
@@ -1355,6 +1363,7 @@ mod tests {
 
     fn run(p: &RequestPacket) -> Value {
         let request = ModelRequest {
+            response_schema: serde_json::Value::Null,
             packet: p.clone(),
             system_prompt: String::new(),
             user_prompt: String::new(),
@@ -1362,7 +1371,7 @@ mod tests {
             feedback: None,
         };
         let reply = BuiltinRuntime
-            .complete(&request, &CancelToken::default())
+            .complete(&request, &CancelToken::default(), &mut |_| {})
             .unwrap();
         assert_eq!(reply.model, MODEL_ID);
         let v: Value = serde_json::from_str(&reply.text).unwrap();
@@ -1838,6 +1847,7 @@ mod tests {
         let cancel = CancelToken::default();
         cancel.cancel();
         let request = ModelRequest {
+            response_schema: serde_json::Value::Null,
             packet: p,
             system_prompt: String::new(),
             user_prompt: String::new(),
@@ -1845,7 +1855,7 @@ mod tests {
             feedback: None,
         };
         let err = BuiltinRuntime
-            .complete(&request, &cancel)
+            .complete(&request, &cancel, &mut |_| {})
             .err()
             .map(|e| e.code);
         assert_eq!(err, Some(ErrorCode::Cancelled));

@@ -40,6 +40,9 @@ pub struct RetryFeedback {
 #[derive(Debug, Clone)]
 pub struct ModelRequest {
     pub packet: RequestPacket,
+    /// The JSON Schema the answer must match: adapters with native
+    /// constrained output pass it to the runtime.
+    pub response_schema: serde_json::Value,
     /// Fixed instructions; never contains page content.
     pub system_prompt: String,
     /// The serialized request packet (and, on retries, the feedback).
@@ -50,10 +53,15 @@ pub struct ModelRequest {
 }
 
 /// The model's raw answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelReply {
     pub text: String,
     pub model: String,
+    /// The runtime's own reason (`stop`, `length`, …) when it gives one;
+    /// `length` means the output was cut and must not be retried as if invalid.
+    pub finish_reason: Option<String>,
+    /// Which endpoint answered, when the runtime has several.
+    pub endpoint: Option<String>,
 }
 
 /// A cancellation flag shared between the session and a running turn.
@@ -79,9 +87,19 @@ impl CancelToken {
     }
 }
 
+/// Receives the model's text as it streams: each call is the next piece.
+pub type TextSink<'a> = dyn FnMut(&str) + 'a;
+
 pub trait Runtime: Send + Sync {
     fn info(&self) -> RuntimeInfo;
-    fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply>;
+    /// Asks the model. Streaming runtimes call `on_text` with each piece as it
+    /// arrives; the returned reply always holds the whole text.
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply>;
 }
 
 /// Builds the runtime the config names.
@@ -90,7 +108,10 @@ pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
         "builtin" => Ok(Arc::new(builtin::BuiltinRuntime)),
         "scripted" => {
             let path = config.runtime.script.as_deref().ok_or_else(|| {
-                Error::new(ErrorCode::ConfigInvalid, "runtime.script is required for the scripted runtime")
+                Error::new(
+                    ErrorCode::ConfigInvalid,
+                    "runtime.script is required for the scripted runtime",
+                )
             })?;
             Ok(Arc::new(scripted::Scripted::from_file(path)?))
         }

@@ -10,7 +10,7 @@
 //! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
 //! and `{{now}}` are replaced, so a script can hold valid response packets.
 
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo};
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llmcp;
 use serde::Deserialize;
@@ -105,13 +105,21 @@ impl Runtime for Scripted {
         }
     }
 
-    fn complete(&self, request: &ModelRequest, cancel: &CancelToken) -> Result<ModelReply> {
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply> {
         cancel.check()?;
         let i = self.next.fetch_add(1, Ordering::SeqCst);
         let step = self.steps.get(i).ok_or_else(|| {
             Error::new(
                 ErrorCode::RuntimeError,
-                format!("scripted runtime has no output left ({} given)", self.steps.len()),
+                format!(
+                    "scripted runtime has no output left ({} given)",
+                    self.steps.len()
+                ),
             )
         })?;
         let text = match step {
@@ -122,9 +130,11 @@ impl Runtime for Scripted {
             }
             Step::Fail { error } => return Err(Error::new(error.code, error.message.clone())),
         };
+        on_text(&text);
         Ok(ModelReply {
             text,
             model: "scripted".into(),
+            ..ModelReply::default()
         })
     }
 }
@@ -136,19 +146,33 @@ mod tests {
 
     fn request() -> ModelRequest {
         ModelRequest {
+            response_schema: serde_json::Value::Null,
             packet: RequestPacket {
                 protocol: Protocol::default(),
                 id: "req-9".into(),
                 packet_type: "request".into(),
                 created_at: now_iso8601(),
-                conversation: ConversationRef { id: "c-9".into(), turn: 4 },
-                sender: Sender { role: "agent".into() },
+                conversation: ConversationRef {
+                    id: "c-9".into(),
+                    turn: 4,
+                },
+                sender: Sender {
+                    role: "agent".into(),
+                },
                 input: Input {
-                    user_message: UserMessage { id: "u".into(), text: "q".into() },
-                    task: Task { name: TaskName::Answer, args: Default::default() },
+                    user_message: UserMessage {
+                        id: "u".into(),
+                        text: "q".into(),
+                    },
+                    task: Task {
+                        name: TaskName::Answer,
+                        args: Default::default(),
+                    },
                 },
                 context: Context { documents: vec![] },
-                output: Output { format: "json".into() },
+                output: Output {
+                    format: "json".into(),
+                },
             },
             system_prompt: String::new(),
             user_prompt: String::new(),
@@ -164,9 +188,22 @@ mod tests {
         )
         .unwrap();
         let c = CancelToken::default();
-        assert_eq!(s.complete(&request(), &c).unwrap().text, "req-9/c-9/4");
-        assert_eq!(s.complete(&request(), &c).err().map(|e| e.code), Some(ErrorCode::RuntimeUnavailable));
-        assert_eq!(s.complete(&request(), &c).err().map(|e| e.code), Some(ErrorCode::RuntimeError));
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {}).unwrap().text,
+            "req-9/c-9/4"
+        );
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {})
+                .err()
+                .map(|e| e.code),
+            Some(ErrorCode::RuntimeUnavailable)
+        );
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {})
+                .err()
+                .map(|e| e.code),
+            Some(ErrorCode::RuntimeError)
+        );
     }
 
     #[test]
@@ -178,13 +215,16 @@ mod tests {
             std::thread::sleep(Duration::from_millis(30));
             c2.cancel();
         });
-        let r = s.complete(&request(), &c);
+        let r = s.complete(&request(), &c, &mut |_| {});
         t.join().unwrap();
         assert_eq!(r.err().map(|e| e.code), Some(ErrorCode::Cancelled));
     }
 
     #[test]
     fn bad_script_is_a_config_error() {
-        assert_eq!(Scripted::from_json("{").err().map(|e| e.code), Some(ErrorCode::ConfigInvalid));
+        assert_eq!(
+            Scripted::from_json("{").err().map(|e| e.code),
+            Some(ErrorCode::ConfigInvalid)
+        );
     }
 }

@@ -28,7 +28,11 @@ pub fn assert_wire_valid(msg: &Value) {
         .iter_errors(msg)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "not a valid wire message: {errors:#?}\n{}", truncate(&msg.to_string()));
+    assert!(
+        errors.is_empty(),
+        "not a valid wire message: {errors:#?}\n{}",
+        truncate(&msg.to_string())
+    );
 }
 
 fn truncate(s: &str) -> &str {
@@ -66,23 +70,13 @@ pub struct Host {
     pub frame_sizes: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
 }
 
+#[derive(Default)]
 pub struct Launch<'a> {
     pub args: Vec<String>,
     pub config: &'a str,
     pub env: Vec<(String, String)>,
     /// Reuse an existing data dir (history after restart).
     pub dir: Option<tempfile::TempDir>,
-}
-
-impl Default for Launch<'_> {
-    fn default() -> Self {
-        Launch {
-            args: vec![],
-            config: "",
-            env: vec![],
-            dir: None,
-        }
-    }
 }
 
 impl Host {
