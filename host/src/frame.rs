@@ -208,21 +208,8 @@ pub fn parse_message(body: &[u8], max_depth: usize) -> Result<Map<String, Value>
 /// contents. Runs on any bytes, valid JSON or not, in one pass.
 fn check_depth(bytes: &[u8], limit: usize) -> Result<()> {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (offset, &b) in bytes.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    for (offset, b) in crate::json_scan::structural_bytes(bytes) {
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {

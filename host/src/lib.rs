@@ -8,6 +8,7 @@ pub mod error;
 pub mod export;
 pub mod frame;
 pub mod gate;
+pub mod json_scan;
 pub mod llmcp;
 pub mod model_output;
 pub mod observation;

@@ -247,21 +247,8 @@ fn trim_ws(s: &str) -> &str {
 /// `None` if the text ends first. Braces inside strings do not count.
 fn balanced_object_len(s: &str) -> Option<usize> {
     let mut depth: usize = 0;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, b) in s.bytes().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    for (i, b) in crate::json_scan::structural_bytes(s.as_bytes()) {
         match b {
-            b'"' => in_string = true,
             b'{' => depth += 1,
             b'}' => {
                 depth = depth.saturating_sub(1);

@@ -508,10 +508,14 @@ fn config_set_never_writes_environment_secrets_to_disk() {
         env: vec![("LAIKA_API_KEY".into(), "sk-from-env-only".into())],
         ..Launch::default()
     });
-    let r = host.request(json!({"type": "config.set", "id": "s", "values": {"runtime.model": "m-2"}}));
+    let r =
+        host.request(json!({"type": "config.set", "id": "s", "values": {"runtime.model": "m-2"}}));
     assert_eq!(r["type"], "config.set.result", "{r}");
     let saved = std::fs::read_to_string(host.dir.path().join("config.toml")).unwrap();
     assert!(saved.contains("m-2"), "{saved}");
     assert!(!saved.contains("sk-from-env-only"), "{saved}");
-    assert!(!saved.contains("data_dir"), "env overrides stay out of the file: {saved}");
+    assert!(
+        !saved.contains("data_dir"),
+        "env overrides stay out of the file: {saved}"
+    );
 }
