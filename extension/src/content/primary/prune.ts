@@ -1,0 +1,147 @@
+/**
+ * Removes boilerplate that Readability leaves inside the article container:
+ * figures and captions, bylines and datelines, share/related/newsletter
+ * widgets, navigation lists and other link-dense blocks.
+ *
+ * Works only on the detached clone Readability returned. Invariant: a node is
+ * removed only if it holds well under half of the article's text (the
+ * SHARE_GUARD), so a misleading class name on the real article container can
+ * never empty the result.
+ */
+
+/** A pruned node must hold less than this share of the article's text. */
+const SHARE_GUARD = 0.3;
+
+/** Tags that are boilerplate whenever they sit inside an article body. */
+const NOISE_TAGS = new Set([
+  "ASIDE",
+  "BUTTON",
+  "FIGCAPTION",
+  "FIGURE",
+  "FOOTER",
+  "FORM",
+  "HEADER",
+  "INPUT",
+  "LABEL",
+  "NAV",
+  "SELECT",
+  "TEXTAREA",
+]);
+
+/** Roles that mark page chrome rather than content. */
+const NOISE_ROLES = new Set([
+  "banner",
+  "complementary",
+  "contentinfo",
+  "dialog",
+  "navigation",
+  "menu",
+  "menubar",
+  "toolbar",
+  "alert",
+  "search",
+]);
+
+/** Words (from class/id, split on separators and camelCase) that mark boilerplate. */
+const NOISE_WORDS = new Set([
+  "ad",
+  "ads",
+  "advert",
+  "advertisement",
+  "author",
+  "bio",
+  "breadcrumb",
+  "breadcrumbs",
+  "byline",
+  "caption",
+  "captions",
+  "carousel",
+  "comment",
+  "comments",
+  "copyright",
+  "credit",
+  "credits",
+  "date",
+  "dateline",
+  "disclaimer",
+  "gallery",
+  "newsletter",
+  "photo",
+  "promo",
+  "recirc",
+  "recommended",
+  "related",
+  "share",
+  "sharing",
+  "slideshow",
+  "social",
+  "sponsor",
+  "sponsored",
+  "subscribe",
+  "subscription",
+  "tags",
+  "timestamp",
+  "toolbar",
+  "video",
+]);
+
+/** Short lines that announce publication metadata, not article prose. */
+const META_LINE =
+  /^(by\s|updated\b|posted\b|published\b|last (updated|modified)\b|image (copyright|caption)\b|photo:|credit:|\(image:)/i;
+
+function classWords(el: Element): string[] {
+  const raw = `${el.getAttribute("class") ?? ""} ${el.getAttribute("id") ?? ""}`;
+  return raw
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+function textLength(el: Element): number {
+  return (el.textContent ?? "").replace(/\s+/g, " ").trim().length;
+}
+
+function linkTextLength(el: Element): number {
+  let n = 0;
+  for (const a of Array.from(el.getElementsByTagName("a"))) {
+    n += textLength(a);
+  }
+  return n;
+}
+
+function isNoise(el: Element): boolean {
+  if (NOISE_TAGS.has(el.tagName.toUpperCase())) return true;
+  const role = (el.getAttribute("role") ?? "").toLowerCase();
+  if (NOISE_ROLES.has(role)) return true;
+  if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("hidden")) return true;
+  return classWords(el).some((w) => NOISE_WORDS.has(w));
+}
+
+const LINK_BLOCK_TAGS = new Set(["UL", "OL", "DL", "DIV", "SECTION", "TABLE", "P", "LI"]);
+
+function isLinkBlock(el: Element, len: number): boolean {
+  if (!LINK_BLOCK_TAGS.has(el.tagName.toUpperCase()) || len === 0) return false;
+  return linkTextLength(el) / len > 0.5;
+}
+
+/** Prune `root` in place (it must be detached or a clone). */
+export function pruneArticle(root: Element): void {
+  const total = textLength(root);
+  if (total === 0) return;
+  const guard = total * SHARE_GUARD;
+  // Snapshot first: removing while iterating a live collection skips nodes.
+  const all = Array.from(root.getElementsByTagName("*"));
+  for (const el of all) {
+    if (!root.contains(el) || el.closest("[itemprop~=articleBody]") === el) continue;
+    const len = textLength(el);
+    if (len >= guard) continue;
+    if (isNoise(el) || isLinkBlock(el, len) || (len < 120 && META_LINE.test(flat(el)))) {
+      el.remove();
+    }
+  }
+}
+
+function flat(el: Element): string {
+  return (el.textContent ?? "").replace(/\s+/g, " ").trim();
+}
