@@ -38,6 +38,7 @@ const NOISE_ROLES = new Set([
   "menu",
   "menubar",
   "toolbar",
+  "tooltip",
   "alert",
   "search",
 ]);
@@ -68,9 +69,11 @@ const NOISE_WORDS = new Set([
   "newsletter",
   "photo",
   "promo",
+  "popover",
   "recirc",
   "recommended",
   "related",
+  "rollover",
   "share",
   "sharing",
   "slideshow",
@@ -82,7 +85,7 @@ const NOISE_WORDS = new Set([
   "tags",
   "timestamp",
   "toolbar",
-  "video",
+  "tooltip",
 ]);
 
 /** Short lines that announce publication metadata, not article prose. */
@@ -118,11 +121,24 @@ function isNoise(el: Element): boolean {
   return classWords(el).some((w) => NOISE_WORDS.has(w));
 }
 
-const LINK_BLOCK_TAGS = new Set(["UL", "OL", "DL", "DIV", "SECTION", "TABLE", "P", "LI"]);
+const LINK_BLOCK_TAGS = new Set(["UL", "OL", "DL", "DIV", "SECTION", "TABLE"]);
+const LINK_LINE_TAGS = new Set(["P", "LI", "H2", "H3", "H4", "H5", "H6"]);
 
+/**
+ * Containers mostly made of link text are navigation or "related" lists.
+ * Single paragraphs or items only count when short and nearly all link:
+ * prose with inline links, or a linked headline followed by a sentence of
+ * its own, is still content.
+ */
 function isLinkBlock(el: Element, len: number): boolean {
-  if (!LINK_BLOCK_TAGS.has(el.tagName.toUpperCase()) || len === 0) return false;
-  return linkTextLength(el) / len > 0.5;
+  if (len === 0) return false;
+  const tag = el.tagName.toUpperCase();
+  if (LINK_BLOCK_TAGS.has(tag)) return linkTextLength(el) / len > 0.5;
+  if (LINK_LINE_TAGS.has(tag) && len < 200) {
+    const linked = linkTextLength(el);
+    return linked / len > 0.5 && len - linked < 40;
+  }
+  return false;
 }
 
 /** Prune `root` in place (it must be detached or a clone). */
