@@ -45,9 +45,15 @@ export function extractPrimary(doc: Document): PrimaryContent {
   if (article === null) {
     return { element: null, text: "" };
   }
-  pruneArticle(article);
+  pruneArticle(article, (el) => liveOf(el, live)?.tagName.toUpperCase() ?? el.tagName.toUpperCase());
   const text = blockText(article);
   return { element: liveContainer(article, live), text };
+}
+
+/** The live element a clone element was copied from, if it was stamped. */
+function liveOf(copy: Element, live: HTMLCollectionOf<Element>): Element | null {
+  const idx = Number(copy.getAttribute(INDEX_ATTR) ?? "NaN");
+  return Number.isInteger(idx) ? (live[idx] ?? null) : null;
 }
 
 /**
@@ -59,10 +65,9 @@ function liveContainer(article: Element, live: HTMLCollectionOf<Element>): Eleme
   const walker = article.ownerDocument.createTreeWalker(article, 4 /* SHOW_TEXT */);
   for (let t = walker.nextNode(); t !== null; t = walker.nextNode()) {
     if ((t.nodeValue ?? "").trim().length < 20) continue;
-    const parent = t.parentElement?.closest(`[${INDEX_ATTR}]`);
-    const idx = Number(parent?.getAttribute(INDEX_ATTR) ?? "NaN");
-    const el = Number.isInteger(idx) ? live[idx] : undefined;
-    if (el !== undefined) holders.push(el);
+    const stamped = t.parentElement?.closest(`[${INDEX_ATTR}]`);
+    const el = stamped ? liveOf(stamped, live) : null;
+    if (el !== null) holders.push(el);
   }
   let common: Element | null = holders[0] ?? null;
   for (const h of holders) {

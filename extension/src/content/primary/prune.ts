@@ -3,7 +3,8 @@
  * figures and captions, bylines and datelines, share/related/newsletter
  * widgets, navigation lists and other link-dense blocks.
  *
- * Works only on the detached clone Readability returned. Invariant: a node is
+ * Works only on the detached clone Readability returned. Invariant: apart
+ * from `<nav>`/`<footer>` chrome that wraps no marked main content, a node is
  * removed only if it holds well under half of the article's text (the
  * SHARE_GUARD), so a misleading class name on the real article container can
  * never empty the result.
@@ -113,8 +114,15 @@ function linkTextLength(el: Element): number {
   return n;
 }
 
-function isNoise(el: Element): boolean {
-  if (NOISE_TAGS.has(el.tagName.toUpperCase())) return true;
+/**
+ * Original tag name of a clone element. Readability renames some elements
+ * (e.g. a `<footer>` sibling becomes a `<div>`), so callers pass a lookup
+ * into the live page; the default trusts the clone.
+ */
+export type TagOf = (el: Element) => string;
+
+function isNoise(el: Element, tag: string): boolean {
+  if (NOISE_TAGS.has(tag)) return true;
   const role = (el.getAttribute("role") ?? "").toLowerCase();
   if (NOISE_ROLES.has(role)) return true;
   if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("hidden")) return true;
@@ -142,7 +150,7 @@ function isLinkBlock(el: Element, len: number): boolean {
 }
 
 /** Prune `root` in place (it must be detached or a clone). */
-export function pruneArticle(root: Element): void {
+export function pruneArticle(root: Element, tagOf: TagOf = (el) => el.tagName.toUpperCase()): void {
   const total = textLength(root);
   if (total === 0) return;
   const guard = total * SHARE_GUARD;
@@ -150,12 +158,29 @@ export function pruneArticle(root: Element): void {
   const all = Array.from(root.getElementsByTagName("*"));
   for (const el of all) {
     if (!root.contains(el) || el.closest("[itemprop~=articleBody]") === el) continue;
+    const tag = tagOf(el);
+    if (isChrome(el, tag)) {
+      el.remove();
+      continue;
+    }
     const len = textLength(el);
     if (len >= guard) continue;
-    if (isNoise(el) || isLinkBlock(el, len) || (len < 120 && META_LINE.test(flat(el)))) {
+    if (isNoise(el, tag) || isLinkBlock(el, len) || (len < 120 && META_LINE.test(flat(el)))) {
       el.remove();
     }
   }
+}
+
+/**
+ * Page chrome by its own semantic tag or role is dropped whatever its size
+ * (on a thin page the footer can outweigh the text), unless it wraps
+ * something that is itself marked as the main content.
+ */
+function isChrome(el: Element, tag: string): boolean {
+  const role = (el.getAttribute("role") ?? "").toLowerCase();
+  const chrome =
+    tag === "NAV" || tag === "FOOTER" || role === "navigation" || role === "contentinfo";
+  return chrome && el.querySelector("article, main, [itemprop~=articleBody], [role=main]") === null;
 }
 
 function flat(el: Element): string {
