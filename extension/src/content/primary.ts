@@ -1,0 +1,77 @@
+/**
+ * Main-content ("primary") extraction for the content script.
+ *
+ * `extractPrimary(doc)` returns the article body as plain text (paragraphs
+ * separated by blank lines) and the single live element that best contains it.
+ *
+ * Invariants: the live page is never mutated (all cleaning happens on a deep
+ * clone, which is an inert document: no scripts run and nothing loads); no
+ * HTML strings are written by this module; no Node APIs are used.
+ */
+import { Readability } from "@mozilla/readability";
+import { pruneArticle } from "./primary/prune";
+import { blockText } from "./primary/text";
+
+export interface PrimaryContent {
+  /** Best single live element containing the article, or null if none. */
+  element: Element | null;
+  /** Article body as plain text; "" when nothing article-like was found. */
+  text: string;
+}
+
+/** Attribute stamped on the clone so kept nodes can be mapped back to the live page. */
+const INDEX_ATTR = "data-laika-primary-idx";
+
+export function extractPrimary(doc: Document): PrimaryContent {
+  const live = doc.getElementsByTagName("*");
+  const clone = doc.cloneNode(true) as Document;
+  const copies = clone.getElementsByTagName("*");
+  const n = Math.min(live.length, copies.length);
+  for (let i = 0; i < n; i++) {
+    copies[i]?.setAttribute(INDEX_ATTR, String(i));
+  }
+
+  let article: Element | null = null;
+  try {
+    const parsed = new Readability<Element>(clone, {
+      serializer: (node: Node) => node as Element,
+      // Class names feed pruneArticle below.
+      keepClasses: true,
+    }).parse();
+    article = parsed?.content ?? null;
+  } catch {
+    article = null;
+  }
+  if (article === null) {
+    return { element: null, text: "" };
+  }
+  pruneArticle(article, (el) => liveOf(el, live)?.tagName.toUpperCase() ?? el.tagName.toUpperCase());
+  const text = blockText(article);
+  return { element: liveContainer(article, live), text };
+}
+
+/** The live element a clone element was copied from, if it was stamped. */
+function liveOf(copy: Element, live: HTMLCollectionOf<Element>): Element | null {
+  const idx = Number(copy.getAttribute(INDEX_ATTR) ?? "NaN");
+  return Number.isInteger(idx) ? (live[idx] ?? null) : null;
+}
+
+/**
+ * Lowest common live ancestor of the live elements whose copies hold the
+ * extracted text, so highlighting/scrolling targets the real article node.
+ */
+function liveContainer(article: Element, live: HTMLCollectionOf<Element>): Element | null {
+  const holders: Element[] = [];
+  const walker = article.ownerDocument.createTreeWalker(article, 4 /* SHOW_TEXT */);
+  for (let t = walker.nextNode(); t !== null; t = walker.nextNode()) {
+    if ((t.nodeValue ?? "").trim().length < 20) continue;
+    const stamped = t.parentElement?.closest(`[${INDEX_ATTR}]`);
+    const el = stamped ? liveOf(stamped, live) : null;
+    if (el !== null) holders.push(el);
+  }
+  let common: Element | null = holders[0] ?? null;
+  for (const h of holders) {
+    while (common !== null && !common.contains(h)) common = common.parentElement;
+  }
+  return common;
+}
