@@ -883,6 +883,13 @@ mod tests {
             parse_step(&json!({"error": {"code": 5}}), &tools()).unwrap(),
             Step::Error(r#"{"code":5}"#.into())
         );
+        let Step::Error(long) =
+            parse_step(&json!({"error": "x".repeat(10_000)}), &tools()).unwrap()
+        else {
+            panic!("not an error step")
+        };
+        assert_eq!(long.chars().count(), MAX_ERROR_CHARS + 1);
+        assert!(long.ends_with('…'));
         assert!(matches!(
             parse_step(
                 &json!({"error": null, "final_answer": {"answer": "ok"}}),
