@@ -7,11 +7,17 @@
 use crate::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Runtime kinds this build can run. `openai`, `ollama` and `command` arrive
-/// with the real-runtime work; naming them gives a clear error until then.
-pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted"];
+/// Runtime kinds this build can run. `openai` and `ollama` arrive with the
+/// real-runtime work; naming them gives a clear error until then.
+pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted", "command"];
+
+/// Default for `runtime.timeout_ms`: local models on a laptop can be slow.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Upper bound for `runtime.timeout_ms` (one hour).
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -27,6 +33,21 @@ pub struct RuntimeConfig {
     /// For `scripted`: a JSON file with the outputs to replay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
+    /// For `command`: the plugin program, an absolute path or a bare name
+    /// looked up in PATH. Only from the file or `LAIKA_COMMAND`, never from
+    /// `config.set` (the extension must not choose what the host runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<PathBuf>,
+    /// For `command`: the program's arguments, passed as is (no shell).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// How long one model call may take; default [`DEFAULT_TIMEOUT_MS`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// For `command`: extra environment variables for the plugin, which
+    /// otherwise inherits only a fixed few (see `runtime::command`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 impl Default for RuntimeConfig {
@@ -37,7 +58,64 @@ impl Default for RuntimeConfig {
             model: None,
             api_key: None,
             script: None,
+            command: None,
+            args: Vec::new(),
+            timeout_ms: None,
+            env: BTreeMap::new(),
         }
+    }
+}
+
+impl RuntimeConfig {
+    /// The `command` runtime's keys: the program must resolve the same way
+    /// whatever the host's working directory (the browser picks it).
+    fn validate_command(&self) -> Result<()> {
+        if self.kind == "command" && self.command.is_none() {
+            return Err(config_error(
+                "runtime.kind = \"command\" needs runtime.command (or LAIKA_COMMAND): the plugin program",
+            ));
+        }
+        if let Some(program) = &self.command {
+            let text = program.to_string_lossy();
+            let mut parts = program.components();
+            let bare = matches!(parts.next(), Some(std::path::Component::Normal(_)))
+                && parts.next().is_none();
+            if text.is_empty() || text.contains('\0') || !(program.is_absolute() || bare) {
+                return Err(config_error(format!(
+                    "runtime.command = {text:?} must be an absolute path or a program name found in PATH"
+                )));
+            }
+        }
+        if let Some(i) = self.args.iter().position(|a| a.contains('\0')) {
+            return Err(config_error(format!(
+                "runtime.args[{i}] contains a NUL byte"
+            )));
+        }
+        if let Some(ms) = self.timeout_ms {
+            if !(1..=MAX_TIMEOUT_MS).contains(&ms) {
+                return Err(config_error(format!(
+                    "runtime.timeout_ms must be 1..={MAX_TIMEOUT_MS}"
+                )));
+            }
+        }
+        for (key, value) in &self.env {
+            let mut chars = key.chars();
+            let valid_name = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid_name {
+                return Err(config_error(format!(
+                    "runtime.env.{key:?} is not a valid variable name (letters, digits, _)"
+                )));
+            }
+            if value.contains('\0') {
+                return Err(config_error(format!(
+                    "runtime.env.{key} contains a NUL byte"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -192,6 +270,9 @@ impl Config {
         if let Some(v) = set("LAIKA_SCRIPT") {
             self.runtime.script = Some(PathBuf::from(v));
         }
+        if let Some(v) = set("LAIKA_COMMAND") {
+            self.runtime.command = Some(PathBuf::from(v));
+        }
         if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
             self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
         }
@@ -214,6 +295,7 @@ impl Config {
                 "runtime.kind = \"scripted\" needs runtime.script (or LAIKA_SCRIPT): a JSON file of outputs",
             ));
         }
+        self.runtime.validate_command()?;
         if let Some(url) = &self.runtime.base_url {
             let parsed = url::Url::parse(url).map_err(|e| {
                 config_error(format!("runtime.base_url = {url:?} is not a URL: {e}"))
@@ -408,6 +490,50 @@ mod tests {
         next.save(&path).unwrap();
         let back = Config::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(back, next);
+    }
+
+    #[test]
+    fn command_runtime_keys_are_validated_and_named() {
+        let ok = Config::from_toml(
+            "[runtime]\nkind = \"command\"\ncommand = \"python3\"\nargs = [\"/p/mock.py\", \"--mode\", \"ok\"]\ntimeout_ms = 5000\n[runtime.env]\nOLLAMA_HOST = \"http://127.0.0.1:11434\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.runtime.args, ["/p/mock.py", "--mode", "ok"]);
+        assert_eq!(ok.runtime.timeout_ms, Some(5000));
+        assert_eq!(
+            ok.runtime.env.get("OLLAMA_HOST").map(String::as_str),
+            Some("http://127.0.0.1:11434")
+        );
+        let back = Config::from_toml(&ok.to_toml().unwrap()).unwrap();
+        assert_eq!(back, ok);
+
+        let cases = [
+            ("[runtime]\nkind = \"command\"\n", "runtime.command"),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"scripts/p.py\"\n",
+                "runtime.command",
+            ),
+            ("[runtime]\ncommand = \"./p\"\n", "runtime.command"),
+            ("[runtime]\ncommand = \"\"\n", "runtime.command"),
+            ("[runtime]\ntimeout_ms = 0\n", "runtime.timeout_ms"),
+            ("[runtime]\nargs = [\"a\\u0000b\"]\n", "runtime.args[0]"),
+            ("[runtime.env]\n\"A=B\" = \"x\"\n", "runtime.env"),
+            ("[runtime.env]\n\"1X\" = \"x\"\n", "runtime.env"),
+        ];
+        for (toml, key) in cases {
+            let msg = Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(msg.contains(key), "{toml:?} → {msg:?}");
+        }
+        let pairs: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_RUNTIME", "command"),
+            ("LAIKA_COMMAND", "/usr/bin/plugin"),
+        ];
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime.command, Some(PathBuf::from("/usr/bin/plugin")));
     }
 
     #[test]

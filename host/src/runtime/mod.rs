@@ -6,6 +6,7 @@
 //! goes through exactly the same validation as a real model.
 
 pub mod builtin;
+pub mod command;
 pub mod scripted;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -115,6 +116,9 @@ pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
             })?;
             Ok(Arc::new(scripted::Scripted::from_file(path)?))
         }
+        "command" => Ok(Arc::new(command::CommandRuntime::from_config(
+            &config.runtime,
+        )?)),
         other => Err(Error::new(
             ErrorCode::ConfigInvalid,
             format!("runtime.kind = {other:?} is not available in this build"),
