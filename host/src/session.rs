@@ -243,6 +243,18 @@ impl Session {
         }
         let shared = self.shared.clone();
         let runtime = self.runtime();
+        // A turn stops being cancellable before its `done` goes out, so a
+        // `cancel` that arrives after `done` always answers `cancelled: false`.
+        let in_flight = shared.clone();
+        let turn_id = id.clone();
+        let emit: Emit = Arc::new(move |event: Value| {
+            if event["type"] == "done" {
+                if let Ok(mut m) = in_flight.in_flight.lock() {
+                    m.remove(&turn_id);
+                }
+            }
+            emit(event);
+        });
         let job = move || {
             let config = match shared.config.read() {
                 Ok(c) => c.clone(),
@@ -258,6 +270,7 @@ impl Session {
                     emit: &*emit,
                 },
             );
+            // Also covers a turn rejected before `turn.started` (no `done`).
             if let Ok(mut m) = shared.in_flight.lock() {
                 m.remove(&id);
             }
