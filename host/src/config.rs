@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// Runtime kinds this build can run. `openai`, `ollama` and `command` arrive
-/// with the real-runtime work; naming them gives a clear error until then.
-pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted"];
+/// Runtime kinds this build can run. `command` arrives later; naming it gives
+/// a clear error until then.
+pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted", "openai", "ollama"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -27,6 +27,34 @@ pub struct RuntimeConfig {
     /// For `scripted`: a JSON file with the outputs to replay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
+    // HTTP runtimes (`openai`, `ollama`); see docs/runtimes.md.
+    /// Endpoints tried in order (instead of `base_url`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    /// `openai` only: one of `runtime::profile::PROFILE_NAMES`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub connect_timeout_ms: u64,
+    pub first_token_timeout_ms: u64,
+    pub total_timeout_ms: u64,
+    /// Profile overrides (`openai`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_strict: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_usage: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// `ollama` only: context window and how long the model stays loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_ctx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -37,6 +65,19 @@ impl Default for RuntimeConfig {
             model: None,
             api_key: None,
             script: None,
+            base_urls: Vec::new(),
+            profile: None,
+            connect_timeout_ms: 3_000,
+            first_token_timeout_ms: 60_000,
+            total_timeout_ms: 300_000,
+            schema_mode: None,
+            schema_strict: None,
+            thinking_off: None,
+            reasoning_effort: None,
+            stream_usage: None,
+            max_tokens: None,
+            num_ctx: None,
+            keep_alive: None,
         }
     }
 }
@@ -181,7 +222,18 @@ impl Config {
             self.runtime.kind = v;
         }
         if let Some(v) = set("LAIKA_BASE_URL") {
-            self.runtime.base_url = Some(v);
+            // A comma-separated list is several endpoints, tried in order.
+            let urls: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
+            if let [one] = urls.as_slice() {
+                self.runtime.base_url = Some(one.clone());
+                self.runtime.base_urls.clear();
+            } else {
+                self.runtime.base_url = None;
+                self.runtime.base_urls = urls;
+            }
+        }
+        if let Some(v) = set("LAIKA_PROFILE") {
+            self.runtime.profile = Some(v);
         }
         if let Some(v) = set("LAIKA_MODEL") {
             self.runtime.model = Some(v);
@@ -214,16 +266,7 @@ impl Config {
                 "runtime.kind = \"scripted\" needs runtime.script (or LAIKA_SCRIPT): a JSON file of outputs",
             ));
         }
-        if let Some(url) = &self.runtime.base_url {
-            let parsed = url::Url::parse(url).map_err(|e| {
-                config_error(format!("runtime.base_url = {url:?} is not a URL: {e}"))
-            })?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(config_error(format!(
-                    "runtime.base_url = {url:?} must be an http or https URL"
-                )));
-            }
-        }
+        self.validate_http_runtime()?;
         let l = &self.limits;
         if l.max_inbound_frame == 0 || l.max_inbound_frame > crate::frame::DEFAULT_MAX_INBOUND_FRAME
         {
@@ -241,6 +284,58 @@ impl Config {
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
                 "limits.context_max_chars/context_max_tokens must be > 0",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Endpoints, timeouts and profile of the HTTP runtimes. URLs are shown
+    /// credential-free in errors.
+    fn validate_http_runtime(&self) -> Result<()> {
+        let r = &self.runtime;
+        if r.base_url.is_some() && !r.base_urls.is_empty() {
+            return Err(config_error(
+                "set runtime.base_url or runtime.base_urls, not both",
+            ));
+        }
+        let urls = r.base_url.iter().map(|u| ("runtime.base_url", u));
+        for (key, url) in urls.chain(r.base_urls.iter().map(|u| ("runtime.base_urls", u))) {
+            let shown = crate::redact::strip_url_credentials(url);
+            let parsed = url::Url::parse(url)
+                .map_err(|e| config_error(format!("{key} = {shown:?} is not a URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(config_error(format!(
+                    "{key} = {shown:?} must be an http or https URL"
+                )));
+            }
+        }
+        for (key, ms) in [
+            ("runtime.connect_timeout_ms", r.connect_timeout_ms),
+            ("runtime.first_token_timeout_ms", r.first_token_timeout_ms),
+            ("runtime.total_timeout_ms", r.total_timeout_ms),
+        ] {
+            if !(1..=3_600_000).contains(&ms) {
+                return Err(config_error(format!("{key} must be 1..=3600000 (ms)")));
+            }
+        }
+        if r.max_tokens == Some(0) || r.num_ctx == Some(0) {
+            return Err(config_error(
+                "runtime.max_tokens/runtime.num_ctx must be > 0",
+            ));
+        }
+        if r.kind == "openai" {
+            let profile = crate::runtime::profile::Profile::from_config(r)?;
+            if r.base_url.is_none() && r.base_urls.is_empty() && profile.default_base_url.is_none()
+            {
+                return Err(config_error(format!(
+                    "runtime.kind = \"openai\" with profile {:?} needs runtime.base_url (or LAIKA_BASE_URL)",
+                    profile.name
+                )));
+            }
+        }
+        if r.kind == "ollama" && r.model.as_deref().is_none_or(str::is_empty) {
+            return Err(config_error(
+                "runtime.kind = \"ollama\" needs runtime.model (or LAIKA_MODEL), e.g. \"qwen3:4b\"",
             ));
         }
         Ok(())

@@ -6,6 +6,10 @@
 //! goes through exactly the same validation as a real model.
 
 pub mod builtin;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod profile;
 pub mod scripted;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -115,6 +119,12 @@ pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
             })?;
             Ok(Arc::new(scripted::Scripted::from_file(path)?))
         }
+        "openai" => Ok(Arc::new(openai::OpenAiRuntime::from_config(
+            &config.runtime,
+        )?)),
+        "ollama" => Ok(Arc::new(ollama::OllamaRuntime::from_config(
+            &config.runtime,
+        )?)),
         other => Err(Error::new(
             ErrorCode::ConfigInvalid,
             format!("runtime.kind = {other:?} is not available in this build"),
