@@ -16,9 +16,11 @@
 //! - no proxy is used: the host talks only to the configured runtime, and a
 //!   system proxy must not see page content bound for a local model.
 //!
-//! Turns run on plain worker threads, so each client owns a small
-//! current-thread tokio runtime and blocks on it; it must not be called from
-//! inside another tokio runtime.
+//! Turns run on plain worker threads, so each call builds a small
+//! current-thread tokio runtime, blocks on it, and shuts it down: that drops
+//! the connection task with it, so an aborted request's socket is closed at
+//! once rather than at the next call. It must not be called from inside
+//! another tokio runtime.
 
 use super::{CancelToken, TextSink};
 use crate::error::{Error, ErrorCode, Result};
@@ -32,6 +34,7 @@ pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 const MAX_ERROR_BODY: usize = 64 << 10;
 const MAX_MESSAGE_CHARS: usize = 300;
 const CANCEL_POLL: Duration = Duration::from_millis(10);
+const SHUTDOWN_WAIT: Duration = Duration::from_millis(100);
 
 /// What a decoder found in the bytes so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +236,6 @@ pub struct Streamed {
 }
 
 pub struct HttpClient {
-    rt: tokio::runtime::Runtime,
     client: reqwest::Client,
     endpoints: Vec<Endpoint>,
     timeouts: Timeouts,
@@ -287,19 +289,14 @@ impl HttpClient {
         let client = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeouts.connect)
-            // Idle connections would sit unpolled between turns (the tokio
-            // runtime only runs inside a call) and fail on reuse; a turn is
-            // long enough that a fresh connection costs nothing.
+            // A pooled connection would outlive the per-call tokio runtime
+            // that drives it; a turn is long enough that a fresh connection
+            // costs nothing.
             .pool_max_idle_per_host(0)
             .user_agent(concat!("laika-host/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::internal(format!("HTTP client: {e}")))?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::internal(format!("tokio runtime: {e}")))?;
         Ok(HttpClient {
-            rt,
             client,
             endpoints,
             timeouts,
@@ -335,7 +332,14 @@ impl HttpClient {
         cancel.check()?;
         let body =
             serde_json::to_vec(body).map_err(|e| Error::internal(format!("request body: {e}")))?;
-        let result = self.rt.block_on(self.run(body, cancel, decoder, on_text));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::internal(format!("tokio runtime: {e}")))?;
+        let result = rt.block_on(self.run(body, cancel, decoder, on_text));
+        // Drops the connection task (closing its socket) without waiting on
+        // a stuck name lookup in the blocking pool.
+        rt.shutdown_timeout(SHUTDOWN_WAIT);
         result.map_err(|e| self.scrub(e))
     }
 
