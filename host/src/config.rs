@@ -506,6 +506,59 @@ mod tests {
     }
 
     #[test]
+    fn http_runtime_keys_are_validated_and_env_lists_endpoints() {
+        let c = Config::load(&env_of(&[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_RUNTIME", "openai"),
+            (
+                "LAIKA_BASE_URL",
+                "http://127.0.0.1:1/v1, http://127.0.0.1:2/v1",
+            ),
+            ("LAIKA_PROFILE", "vllm"),
+        ]))
+        .unwrap()
+        .0;
+        assert_eq!(c.runtime.base_url, None);
+        assert_eq!(
+            c.runtime.base_urls,
+            ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+        );
+        assert_eq!(c.runtime.profile.as_deref(), Some("vllm"));
+        let bad = |toml: &str, key: &str| {
+            let msg = Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(msg.contains(key), "{toml}: {msg}");
+            assert!(!msg.contains("s3cret"), "{msg}");
+        };
+        bad(
+            "[runtime]\nconnect_timeout_ms = 0\n",
+            "runtime.connect_timeout_ms",
+        );
+        bad(
+            "[runtime]\nbase_urls = [\"ftp://u:s3cret@x\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nbase_url = \"http://a\"\nbase_urls = [\"http://b\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"gpt\"\n",
+            "runtime.profile",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"openai\"\n",
+            "runtime.base_url",
+        );
+        bad("[runtime]\nkind = \"ollama\"\n", "runtime.model");
+        assert!(
+            Config::from_toml("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n").is_ok()
+        );
+    }
+
+    #[test]
     fn public_view_hides_api_key() {
         let mut c = Config::default();
         c.runtime.api_key = Some("sk-secret".into());
