@@ -10,9 +10,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Runtime kinds this build can run. `openai` and `ollama` arrive with the
-/// real-runtime work; naming them gives a clear error until then.
-pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted", "command"];
+/// Runtime kinds this build can run.
+pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted", "openai", "ollama", "command"];
 
 /// Default for `runtime.timeout_ms`: local models on a laptop can be slow.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -48,6 +47,34 @@ pub struct RuntimeConfig {
     /// otherwise inherits only a fixed few (see `runtime::command`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    // HTTP runtimes (`openai`, `ollama`); see docs/runtimes.md.
+    /// Endpoints tried in order (instead of `base_url`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    /// `openai` only: one of `runtime::profile::PROFILE_NAMES`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub connect_timeout_ms: u64,
+    pub first_token_timeout_ms: u64,
+    pub total_timeout_ms: u64,
+    /// Profile overrides (`openai`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_strict: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_usage: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// `ollama` only: context window and how long the model stays loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_ctx: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -62,6 +89,19 @@ impl Default for RuntimeConfig {
             args: Vec::new(),
             timeout_ms: None,
             env: BTreeMap::new(),
+            base_urls: Vec::new(),
+            profile: None,
+            connect_timeout_ms: 3_000,
+            first_token_timeout_ms: 60_000,
+            total_timeout_ms: 300_000,
+            schema_mode: None,
+            schema_strict: None,
+            thinking_off: None,
+            reasoning_effort: None,
+            stream_usage: None,
+            max_tokens: None,
+            num_ctx: None,
+            keep_alive: None,
         }
     }
 }
@@ -259,7 +299,18 @@ impl Config {
             self.runtime.kind = v;
         }
         if let Some(v) = set("LAIKA_BASE_URL") {
-            self.runtime.base_url = Some(v);
+            // A comma-separated list is several endpoints, tried in order.
+            let urls: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
+            if let [one] = urls.as_slice() {
+                self.runtime.base_url = Some(one.clone());
+                self.runtime.base_urls.clear();
+            } else {
+                self.runtime.base_url = None;
+                self.runtime.base_urls = urls;
+            }
+        }
+        if let Some(v) = set("LAIKA_PROFILE") {
+            self.runtime.profile = Some(v);
         }
         if let Some(v) = set("LAIKA_MODEL") {
             self.runtime.model = Some(v);
@@ -296,16 +347,7 @@ impl Config {
             ));
         }
         self.runtime.validate_command()?;
-        if let Some(url) = &self.runtime.base_url {
-            let parsed = url::Url::parse(url).map_err(|e| {
-                config_error(format!("runtime.base_url = {url:?} is not a URL: {e}"))
-            })?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(config_error(format!(
-                    "runtime.base_url = {url:?} must be an http or https URL"
-                )));
-            }
-        }
+        self.validate_http_runtime()?;
         let l = &self.limits;
         if l.max_inbound_frame == 0 || l.max_inbound_frame > crate::frame::DEFAULT_MAX_INBOUND_FRAME
         {
@@ -323,6 +365,58 @@ impl Config {
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
                 "limits.context_max_chars/context_max_tokens must be > 0",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Endpoints, timeouts and profile of the HTTP runtimes. URLs are shown
+    /// credential-free in errors.
+    fn validate_http_runtime(&self) -> Result<()> {
+        let r = &self.runtime;
+        if r.base_url.is_some() && !r.base_urls.is_empty() {
+            return Err(config_error(
+                "set runtime.base_url or runtime.base_urls, not both",
+            ));
+        }
+        let urls = r.base_url.iter().map(|u| ("runtime.base_url", u));
+        for (key, url) in urls.chain(r.base_urls.iter().map(|u| ("runtime.base_urls", u))) {
+            let shown = crate::redact::strip_url_credentials(url);
+            let parsed = url::Url::parse(url)
+                .map_err(|e| config_error(format!("{key} = {shown:?} is not a URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(config_error(format!(
+                    "{key} = {shown:?} must be an http or https URL"
+                )));
+            }
+        }
+        for (key, ms) in [
+            ("runtime.connect_timeout_ms", r.connect_timeout_ms),
+            ("runtime.first_token_timeout_ms", r.first_token_timeout_ms),
+            ("runtime.total_timeout_ms", r.total_timeout_ms),
+        ] {
+            if !(1..=3_600_000).contains(&ms) {
+                return Err(config_error(format!("{key} must be 1..=3600000 (ms)")));
+            }
+        }
+        if r.max_tokens == Some(0) || r.num_ctx == Some(0) {
+            return Err(config_error(
+                "runtime.max_tokens/runtime.num_ctx must be > 0",
+            ));
+        }
+        if r.kind == "openai" {
+            let profile = crate::runtime::profile::Profile::from_config(r)?;
+            if r.base_url.is_none() && r.base_urls.is_empty() && profile.default_base_url.is_none()
+            {
+                return Err(config_error(format!(
+                    "runtime.kind = \"openai\" with profile {:?} needs runtime.base_url (or LAIKA_BASE_URL)",
+                    profile.name
+                )));
+            }
+        }
+        if r.kind == "ollama" && r.model.as_deref().is_none_or(str::is_empty) {
+            return Err(config_error(
+                "runtime.kind = \"ollama\" needs runtime.model (or LAIKA_MODEL), e.g. \"qwen3:4b\"",
             ));
         }
         Ok(())
@@ -490,6 +584,59 @@ mod tests {
         next.save(&path).unwrap();
         let back = Config::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(back, next);
+    }
+
+    #[test]
+    fn http_runtime_keys_are_validated_and_env_lists_endpoints() {
+        let c = Config::load(&env_of(&[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_RUNTIME", "openai"),
+            (
+                "LAIKA_BASE_URL",
+                "http://127.0.0.1:1/v1, http://127.0.0.1:2/v1",
+            ),
+            ("LAIKA_PROFILE", "vllm"),
+        ]))
+        .unwrap()
+        .0;
+        assert_eq!(c.runtime.base_url, None);
+        assert_eq!(
+            c.runtime.base_urls,
+            ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+        );
+        assert_eq!(c.runtime.profile.as_deref(), Some("vllm"));
+        let bad = |toml: &str, key: &str| {
+            let msg = Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(msg.contains(key), "{toml}: {msg}");
+            assert!(!msg.contains("s3cret"), "{msg}");
+        };
+        bad(
+            "[runtime]\nconnect_timeout_ms = 0\n",
+            "runtime.connect_timeout_ms",
+        );
+        bad(
+            "[runtime]\nbase_urls = [\"ftp://u:s3cret@x\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nbase_url = \"http://a\"\nbase_urls = [\"http://b\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"gpt\"\n",
+            "runtime.profile",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"openai\"\n",
+            "runtime.base_url",
+        );
+        bad("[runtime]\nkind = \"ollama\"\n", "runtime.model");
+        assert!(
+            Config::from_toml("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n").is_ok()
+        );
     }
 
     #[test]

@@ -43,6 +43,8 @@ struct Answer {
     citations: CitationReport,
     verdicts: Vec<Verdict>,
     model: String,
+    /// Which endpoint answered, for runtimes with several.
+    endpoint: Option<String>,
     attempts: u32,
     repairs: Vec<String>,
     dropped: Vec<String>,
@@ -229,6 +231,9 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                     "deny": count(Decision::Deny),
                 },
             });
+            if let Some(endpoint) = &answer.endpoint {
+                summary["endpoint"] = json!(endpoint);
+            }
         }
         Err(e) => {
             (ctx.emit)(wire::error_message(Some(&reply_to), e));
@@ -318,7 +323,7 @@ fn ask(
         match checked {
             Ok((response, repairs)) => {
                 let t = Instant::now();
-                let answer = finish(
+                let mut answer = finish(
                     response,
                     repairs,
                     reply.model,
@@ -329,6 +334,7 @@ fn ask(
                     ctx,
                 );
                 timings.validate_ms += ms(t);
+                answer.endpoint = reply.endpoint;
                 return Ok(answer);
             }
             Err(issues) => {
@@ -421,6 +427,7 @@ fn finish(
         citations,
         verdicts,
         model,
+        endpoint: None,
         attempts,
         repairs,
         dropped: sanitized.dropped,

@@ -7,6 +7,10 @@
 
 pub mod builtin;
 pub mod command;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod profile;
 pub mod scripted;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -117,6 +121,12 @@ pub fn from_config(config: &crate::config::Config) -> Result<Arc<dyn Runtime>> {
             Ok(Arc::new(scripted::Scripted::from_file(path)?))
         }
         "command" => Ok(Arc::new(command::CommandRuntime::from_config(
+            &config.runtime,
+        )?)),
+        "openai" => Ok(Arc::new(openai::OpenAiRuntime::from_config(
+            &config.runtime,
+        )?)),
+        "ollama" => Ok(Arc::new(ollama::OllamaRuntime::from_config(
             &config.runtime,
         )?)),
         other => Err(Error::new(
