@@ -79,22 +79,40 @@ const BLOCK_TAGS = new Set([
   "figcaption", "form", "fieldset", "legend", "details", "summary", "address", "hr", "caption", "body", "center",
 ]);
 
-/** True if the element itself is not rendered (hidden attribute, aria-hidden, CSS). */
-export function isHidden(el: Element): boolean {
-  if (el.hasAttribute("hidden") || el.getAttribute("aria-hidden") === "true") return true;
-  if (el.tagName.toLowerCase() === "input" && (el as HTMLInputElement).type === "hidden") return true;
-  const view = el.ownerDocument.defaultView;
-  if (!view) return false;
-  const style = view.getComputedStyle(el);
-  return style.display === "none" || style.visibility === "hidden";
+// Visibility answers are cached for one observation: computed style is the
+// expensive part, and ancestors are shared by many elements.
+let hiddenCache = new WeakMap<Element, boolean>();
+let renderedCache = new WeakMap<Element, boolean>();
+
+/** Forgets cached visibility (the page may have changed since the last observation). */
+export function resetVisibilityCache(): void {
+  hiddenCache = new WeakMap();
+  renderedCache = new WeakMap();
 }
 
-/** True if the element or an ancestor is not rendered. */
+/** True if the element itself is not rendered (hidden attribute, aria-hidden, CSS). */
+export function isHidden(el: Element): boolean {
+  const known = hiddenCache.get(el);
+  if (known !== undefined) return known;
+  let hidden = el.hasAttribute("hidden") || el.getAttribute("aria-hidden") === "true";
+  if (!hidden && el.tagName.toLowerCase() === "input" && (el as HTMLInputElement).type === "hidden") hidden = true;
+  const view = el.ownerDocument.defaultView;
+  if (!hidden && view) {
+    const style = view.getComputedStyle(el);
+    hidden = style.display === "none" || style.visibility === "hidden";
+  }
+  hiddenCache.set(el, hidden);
+  return hidden;
+}
+
+/** True if neither the element nor an ancestor is hidden. */
 export function isRendered(el: Element): boolean {
-  const check = (el as Element & { checkVisibility?: (o: object) => boolean }).checkVisibility;
-  if (typeof check === "function" && !check.call(el, { visibilityProperty: true })) return false;
-  for (let e: Element | null = el; e; e = e.parentElement) if (isHidden(e)) return false;
-  return true;
+  const known = renderedCache.get(el);
+  if (known !== undefined) return known;
+  const parent = el.parentElement;
+  const rendered = !isHidden(el) && (parent ? isRendered(parent) : true);
+  renderedCache.set(el, rendered);
+  return rendered;
 }
 
 // ---- structured text ----
@@ -560,6 +578,7 @@ export function chunkText(text: string, size: number, max: number): string[] {
 
 export function buildObservation(doc: Document, registry: HandleRegistry, options?: ObserveOptions): Observation {
   const limits = resolveLimits(options);
+  resetVisibilityCache();
   const url = doc.location?.href || doc.URL || "about:blank";
   const base = doc.baseURI || url;
   const title = clip(normalize(doc.title), 300);

@@ -27,9 +27,30 @@ function locate(doc: Document, text: string): Element | null {
   return best;
 }
 
+/** Hidden in the live page (Readability only sees inline styles on a clone). */
+function hiddenInPage(el: Element): boolean {
+  if (el.hasAttribute("hidden") || el.getAttribute("aria-hidden") === "true") return true;
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  return style?.display === "none" || style?.visibility === "hidden";
+}
+
+/** A clone of the document without the elements that are hidden in the page. */
+function visibleClone(doc: Document): Document {
+  const clone = doc.cloneNode(true) as Document;
+  const originals = Array.from(doc.querySelectorAll("body *"));
+  const copies = Array.from(clone.querySelectorAll("body *"));
+  const drop: Element[] = [];
+  originals.forEach((o, i) => {
+    const c = copies[i];
+    if (c && !o.parentElement?.closest("[hidden]") && hiddenInPage(o)) drop.push(c);
+  });
+  for (const c of drop) c.remove();
+  return clone;
+}
+
 export function extractPrimary(doc: Document): { element: Element | null; text: string } {
   try {
-    const clone = doc.cloneNode(true) as Document;
+    const clone = visibleClone(doc);
     const article = new Readability(clone, { charThreshold: 200 }).parse();
     const text = norm(article?.textContent ?? "");
     if (text) return { element: locate(doc, text) ?? doc.querySelector("main, article"), text };

@@ -160,6 +160,8 @@ export interface AssistantEvent extends HostBase {
 export type Decision = "allow" | "ask" | "deny";
 export interface ToolCallEvent extends HostBase {
   type: "tool_call";
+  conversation_id: string;
+  turn: number;
   call_id: string;
   index: number;
   name: string;
