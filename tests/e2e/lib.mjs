@@ -47,7 +47,7 @@ export async function serve() {
  * dirs and a `history(args)` helper running `laika-host history …` on the
  * same data dir.
  */
-export async function launch(hostEnv = {}) {
+export async function launch(hostEnv = {}, { installHost = true } = {}) {
   assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
   assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
@@ -69,7 +69,7 @@ export async function launch(hostEnv = {}) {
     ].join("\n"),
     { mode: 0o755 },
   );
-  fs.writeFileSync(
+  if (installHost) fs.writeFileSync(
     path.join(userDataDir, "NativeMessagingHosts", "dev.laika.host.json"),
     JSON.stringify({
       name: "dev.laika.host",
