@@ -1,0 +1,118 @@
+/**
+ * Browser-level tools (navigate, open_tab, back, forward, refresh, search)
+ * and the argument checks shared by all tools. Page tools run in the content
+ * script of the observed tab.
+ */
+import { ext } from "../shared/api.js";
+
+export const PAGE_TOOLS = new Set([
+  "browser.observe_dom",
+  "browser.click",
+  "browser.type",
+  "browser.select",
+  "browser.scroll",
+  "browser.get_selection_links",
+]);
+
+export const TAB_TOOLS = new Set([
+  "browser.navigate",
+  "browser.open_tab",
+  "browser.back",
+  "browser.forward",
+  "browser.refresh",
+  "search",
+]);
+
+const ENGINES: Record<string, string> = {
+  duckduckgo: "https://duckduckgo.com/?q=",
+  google: "https://www.google.com/search?q=",
+  bing: "https://www.bing.com/search?q=",
+};
+
+/** Only http(s) URLs may be opened; credentials are refused. */
+export function webUrl(raw: unknown): string | null {
+  if (typeof raw !== "string") return null;
+  try {
+    const u = new URL(raw);
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.username || u.password) return null;
+    return u.href;
+  } catch {
+    return null;
+  }
+}
+
+export function searchUrl(args: Record<string, unknown>): string | null {
+  const q = args["query"];
+  if (typeof q !== "string" || !q.trim() || q.length > 2000) return null;
+  const engine = typeof args["engine"] === "string" ? args["engine"].toLowerCase() : "duckduckgo";
+  const base = ENGINES[engine] ?? ENGINES["duckduckgo"] ?? "https://duckduckgo.com/?q=";
+  return base + encodeURIComponent(q);
+}
+
+/** Runs a tab-level tool; returns the tab to re-observe and a message. */
+export async function runTabTool(
+  tabId: number,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ tabId: number; message: string }> {
+  switch (name) {
+    case "browser.navigate": {
+      const url = webUrl(args["url"]);
+      if (!url) throw new Error("only http(s) URLs can be opened");
+      await ext.tabs.update(tabId, { url });
+      return { tabId, message: `Opened ${url}` };
+    }
+    case "browser.open_tab": {
+      const url = webUrl(args["url"]);
+      if (!url) throw new Error("only http(s) URLs can be opened");
+      const tab = await ext.tabs.create({ url });
+      return { tabId: tab.id ?? tabId, message: `Opened ${url} in a new tab` };
+    }
+    case "browser.back":
+      await ext.tabs.goBack(tabId);
+      return { tabId, message: "Went back" };
+    case "browser.forward":
+      await ext.tabs.goForward(tabId);
+      return { tabId, message: "Went forward" };
+    case "browser.refresh":
+      await ext.tabs.reload(tabId);
+      return { tabId, message: "Reloaded the page" };
+    case "search": {
+      const url = searchUrl(args);
+      if (!url) throw new Error("the search query is empty or too long");
+      if (args["newTab"] === true) {
+        const tab = await ext.tabs.create({ url });
+        return { tabId: tab.id ?? tabId, message: "Searched in a new tab" };
+      }
+      await ext.tabs.update(tabId, { url });
+      return { tabId, message: "Searched" };
+    }
+    default:
+      throw new Error(`${name} is not a browser tool Laika can run`);
+  }
+}
+
+/** Resolves when the tab has finished loading (or after a timeout). */
+export function waitForLoad(tabId: number, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      ext.tabs.onUpdated.removeListener(listener);
+      clearTimeout(timer);
+      resolve();
+    };
+    const listener = (id: number, info: chrome.tabs.OnUpdatedInfo) => {
+      if (id === tabId && info.status === "complete") finish();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    ext.tabs.onUpdated.addListener(listener);
+    ext.tabs
+      .get(tabId)
+      .then((t) => {
+        if (t.status === "complete") setTimeout(finish, 300);
+      })
+      .catch(finish);
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * Content script entry: answers the background's requests (observe, page
+ * tools, highlight) for this document. Only messages from this extension's
+ * own background (no `sender.tab`) are accepted.
+ */
+import type { ContentRequest, ContentResponse } from "../shared/messages.js";
+import { isObject } from "../shared/messages.js";
+import { ext } from "../shared/api.js";
+import { HandleRegistry } from "./handles.js";
+import { buildObservation } from "./observe.js";
+import { highlight, runPageTool } from "./tools.js";
+
+const registry = new HandleRegistry();
+let observedUrl = location.href;
+
+/** Handles belong to one document state: forget them when the page navigates. */
+function checkNavigation(): void {
+  if (location.href !== observedUrl) {
+    registry.clear();
+    observedUrl = location.href;
+  }
+}
+addEventListener("pagehide", () => registry.clear());
+const nav = (globalThis as { navigation?: EventTarget }).navigation;
+nav?.addEventListener("navigate", () => queueMicrotask(checkNavigation));
+
+function handle(req: ContentRequest): ContentResponse {
+  checkNavigation();
+  switch (req.kind) {
+    case "observe":
+      return { ok: true, observation: buildObservation(document, registry, req.options) };
+    case "tool": {
+      if (req.name === "browser.observe_dom") {
+        const opts = isObject(req.args) ? req.args : {};
+        return { ok: true, message: "observed", observation: buildObservation(document, registry, opts) };
+      }
+      const r = runPageTool(document, registry, req.name, isObject(req.args) ? req.args : {});
+      return r.ok ? { ok: true, message: r.message, data: r.data } : { ok: false, error: r.error };
+    }
+    case "highlight": {
+      const r = highlight(document, registry, req.handle_id, req.quote);
+      return r.ok ? { ok: true, message: r.message } : { ok: false, error: r.error };
+    }
+    default:
+      return { ok: false, error: "unknown request" };
+  }
+}
+
+ext.runtime.onMessage.addListener((msg: unknown, sender: chrome.runtime.MessageSender, reply: (r: ContentResponse) => void) => {
+  // Only this extension's background may drive the page (never another tab's script).
+  if (sender.id !== ext.runtime.id || sender.tab !== undefined) return false;
+  if (!isObject(msg) || typeof msg["kind"] !== "string") return false;
+  try {
+    reply(handle(msg as ContentRequest));
+  } catch (e) {
+    reply({ ok: false, error: `the page could not be read: ${String(e)}` });
+  }
+  return false;
+});

@@ -1,0 +1,165 @@
+/**
+ * Page-side tool execution: click, type, select, scroll, selection links and
+ * citation highlighting. Handles resolve only through the registry of the
+ * observed document; anything else is refused.
+ */
+import type { HandleRegistry } from "./handles.js";
+import { clip, isRendered, normalize, safeUrl } from "./observe.js";
+
+export type ToolOutcome = { ok: true; message: string; data?: unknown } | { ok: false; error: string };
+
+const MAX_TYPE_CHARS = 10_000;
+const MAX_SCROLL = 100_000;
+
+function str(args: Record<string, unknown>, key: string): string | null {
+  const v = args[key];
+  return typeof v === "string" ? v : null;
+}
+
+function describe(el: Element): string {
+  const name = normalize(el.getAttribute("aria-label") ?? el.textContent ?? "") || el.tagName.toLowerCase();
+  return `"${clip(name, 60)}"`;
+}
+
+function target(registry: HandleRegistry, args: Record<string, unknown>): Element | string {
+  const handle = str(args, "handleId");
+  if (!handle) return "handleId is missing";
+  const el = registry.resolve(handle);
+  if (!el) return `element ${handle} is no longer on this page (observe again)`;
+  return el;
+}
+
+/** Sets a form control's value the way a user edit would, so page frameworks notice. */
+function setNativeValue(el: HTMLInputElement | HTMLTextAreaElement, value: string): void {
+  const proto = Object.getPrototypeOf(el) as object;
+  const setter = Object.getOwnPropertyDescriptor(proto, "value")?.set;
+  if (setter) setter.call(el, value);
+  else el.value = value;
+}
+
+export function runPageTool(
+  doc: Document,
+  registry: HandleRegistry,
+  name: string,
+  args: Record<string, unknown>,
+): ToolOutcome {
+  const win = doc.defaultView;
+  switch (name) {
+    case "browser.click": {
+      const el = target(registry, args);
+      if (typeof el === "string") return { ok: false, error: el };
+      if (!isRendered(el)) return { ok: false, error: `${describe(el)} is not visible` };
+      if ((el as HTMLButtonElement).disabled) return { ok: false, error: `${describe(el)} is disabled` };
+      (el as HTMLElement).scrollIntoView?.({ block: "center" });
+      (el as HTMLElement).click();
+      return { ok: true, message: `Clicked ${describe(el)}` };
+    }
+    case "browser.type": {
+      const el = target(registry, args);
+      if (typeof el === "string") return { ok: false, error: el };
+      const text = str(args, "text");
+      if (text === null) return { ok: false, error: "text is missing" };
+      if (text.length > MAX_TYPE_CHARS) return { ok: false, error: "text is too long" };
+      const tag = el.tagName.toLowerCase();
+      (el as HTMLElement).focus?.();
+      if (tag === "input" || tag === "textarea") {
+        const input = el as HTMLInputElement;
+        if (input.disabled || input.readOnly) return { ok: false, error: "the field is read-only" };
+        setNativeValue(input, text);
+      } else if ((el as HTMLElement).isContentEditable || el.getAttribute("contenteditable") === "true") {
+        el.textContent = text;
+      } else {
+        return { ok: false, error: `${describe(el)} is not a text field` };
+      }
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+      return { ok: true, message: `Typed ${Array.from(text).length} characters` };
+    }
+    case "browser.select": {
+      const el = target(registry, args);
+      if (typeof el === "string") return { ok: false, error: el };
+      const value = str(args, "value");
+      if (value === null) return { ok: false, error: "value is missing" };
+      if (el.tagName.toLowerCase() !== "select") return { ok: false, error: `${describe(el)} is not a list box` };
+      const select = el as HTMLSelectElement;
+      const option = Array.from(select.options).find((o) => o.value === value || normalize(o.text) === normalize(value));
+      if (!option) return { ok: false, error: "no such option" };
+      select.value = option.value;
+      select.dispatchEvent(new Event("input", { bubbles: true }));
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+      return { ok: true, message: `Selected "${clip(normalize(option.text), 60)}"` };
+    }
+    case "browser.scroll": {
+      const dy = args["deltaY"];
+      if (typeof dy !== "number" || !Number.isFinite(dy)) return { ok: false, error: "deltaY must be a number" };
+      const by = Math.max(-MAX_SCROLL, Math.min(MAX_SCROLL, dy));
+      win?.scrollBy(0, by);
+      return { ok: true, message: `Scrolled ${by > 0 ? "down" : "up"} ${Math.abs(Math.round(by))} px` };
+    }
+    case "browser.get_selection_links": {
+      const max = typeof args["maxLinks"] === "number" ? Math.max(0, Math.min(200, args["maxLinks"])) : 50;
+      const sel = win?.getSelection();
+      const links: { text: string; url: string }[] = [];
+      if (sel) {
+        for (let i = 0; i < sel.rangeCount; i++) {
+          const range = sel.getRangeAt(i);
+          for (const a of Array.from(doc.querySelectorAll("a[href]"))) {
+            if (links.length >= max) break;
+            const url = safeUrl(a.getAttribute("href"), doc.baseURI);
+            if (url && range.intersectsNode(a)) links.push({ text: clip(normalize(a.textContent ?? ""), 120), url });
+          }
+        }
+      }
+      return { ok: true, message: `${links.length} link(s) in the selection`, data: links };
+    }
+    default:
+      return { ok: false, error: `${name} is not a page tool` };
+  }
+}
+
+const HIGHLIGHT_ATTR = "data-laika-highlighted";
+const HIGHLIGHT_MS = 4000;
+
+/** Finds the deepest element under `root` whose text contains the quote. */
+export function findQuote(root: Element, quote: string): Element | null {
+  const q = normalize(quote).toLowerCase();
+  if (!q) return null;
+  const probe = q.length > 80 ? q.slice(0, 80) : q;
+  if (!normalize(root.textContent ?? "").toLowerCase().includes(probe)) return null;
+  let best: Element = root;
+  const walker = root.ownerDocument.createTreeWalker(root, 1);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n as Element;
+    if (["script", "style", "noscript", "template"].includes(el.tagName.toLowerCase())) continue;
+    // Deeper matches come later in document order and are smaller.
+    if (normalize(el.textContent ?? "").toLowerCase().includes(probe)) best = el;
+  }
+  return best;
+}
+
+/**
+ * Scrolls to and outlines a cited element (by handle, else by quote). The
+ * marker attribute is an output for people and tests, never read back.
+ */
+export function highlight(doc: Document, registry: HandleRegistry, handle?: string, quote?: string): ToolOutcome {
+  let el: Element | null = handle ? registry.resolve(handle) : null;
+  if (quote) {
+    // Prefer the quoted passage inside the cited element, else anywhere on the page.
+    const inside = el ? findQuote(el, quote) : null;
+    el = inside ?? (doc.body ? findQuote(doc.body, quote) : null) ?? el;
+  }
+  if (!el) return { ok: false, error: "the cited text is no longer on this page" };
+  for (const old of Array.from(doc.querySelectorAll(`[${HIGHLIGHT_ATTR}]`))) {
+    old.removeAttribute(HIGHLIGHT_ATTR);
+    (old as HTMLElement).style?.removeProperty("outline");
+  }
+  const h = el as HTMLElement;
+  h.scrollIntoView?.({ block: "center", behavior: "smooth" });
+  h.setAttribute(HIGHLIGHT_ATTR, "1");
+  h.style?.setProperty("outline", "3px solid #f5a524");
+  doc.defaultView?.setTimeout(() => {
+    h.removeAttribute(HIGHLIGHT_ATTR);
+    h.style?.removeProperty("outline");
+  }, HIGHLIGHT_MS);
+  return { ok: true, message: "highlighted" };
+}

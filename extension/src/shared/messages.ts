@@ -1,0 +1,60 @@
+/**
+ * Messages between the extension's own parts (sidebar ⇄ background ⇄
+ * content script). They never cross to the host. Every receiver checks that
+ * the sender is this extension (`sender.id === runtime.id`) before acting.
+ */
+import type { HostMessage, Observation, TaskName } from "./protocol.js";
+
+export const SIDEBAR_PORT = "laika-sidebar";
+
+/** Options of `browser.observe_dom` (laika.llmcp seed), all optional. */
+export interface ObserveOptions {
+  maxChars?: number;
+  maxElements?: number;
+  maxBlocks?: number;
+  maxPrimaryChars?: number;
+  maxOutline?: number;
+  maxOutlineChars?: number;
+  maxItems?: number;
+  maxItemChars?: number;
+  maxComments?: number;
+  maxCommentChars?: number;
+  rootHandleId?: string;
+}
+
+// ---- sidebar → background ----
+export type SidebarRequest =
+  | { kind: "ask"; turn_id: string; task: TaskName; text: string; fields?: string[]; conversation_id?: string | null }
+  | { kind: "host"; request_id: string; request: { type: string; [key: string]: unknown } }
+  | { kind: "cancel"; turn_id: string }
+  | { kind: "tool.approve"; call_id: string }
+  | { kind: "tool.deny"; call_id: string }
+  | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string }
+  | { kind: "status" };
+
+export type ConnectionState = "connecting" | "ready" | "not_installed" | "disconnected" | "failed";
+
+// ---- background → sidebar ----
+export type SidebarEvent =
+  | { kind: "event"; msg: HostMessage }
+  | { kind: "status"; state: ConnectionState; detail: string; runtime_label?: string }
+  | { kind: "turn.failed"; turn_id: string; code: string; message: string }
+  | { kind: "turn.tab"; turn_id: string; title: string; url: string }
+  | { kind: "tool.result"; call_id: string; ok: boolean; message: string }
+  | { kind: "request.failed"; request_id: string; message: string }
+  | { kind: "highlight.result"; ok: boolean; message: string }
+  | { kind: "command"; action: "summarize" };
+
+// ---- background → content script ----
+export type ContentRequest =
+  | { kind: "observe"; options?: ObserveOptions }
+  | { kind: "tool"; name: string; args: Record<string, unknown> }
+  | { kind: "highlight"; handle_id?: string; quote?: string };
+
+export type ContentResponse =
+  | { ok: true; observation?: Observation; message?: string; data?: unknown }
+  | { ok: false; error: string };
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

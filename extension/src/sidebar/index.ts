@@ -1,0 +1,478 @@
+/**
+ * The sidebar: chat, history and settings. Everything that reaches the DOM
+ * goes through createElement/textContent (render AST via `renderDoc`); host
+ * events arrive from the background already validated, routed by turn id.
+ */
+import { ext } from "../shared/api.js";
+import { SIDEBAR_PORT, isObject, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
+import type { AssistantEvent, Citation, HostMessage, TaskName, ToolCallEvent } from "../shared/protocol.js";
+import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
+import { renderDoc } from "./render.js";
+
+function $(id: string): HTMLElement {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`sidepanel.html lacks #${id}`);
+  return el;
+}
+
+function h(tag: string, cls?: string, text?: string): HTMLElement {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+const messages = $("messages");
+const statusBox = $("status");
+const runtimeLabel = $("runtime");
+const question = $("question") as HTMLTextAreaElement;
+const fields = $("fields") as HTMLInputElement;
+const mode = $("mode") as HTMLSelectElement;
+const stopBtn = $("stop") as HTMLButtonElement;
+
+let port: chrome.runtime.Port | null = null;
+let conversationId: string | null = null;
+let activeTurn: string | null = null;
+
+interface TurnView {
+  root: HTMLElement;
+  progress: HTMLElement;
+  body: HTMLElement;
+  tools: Map<string, HTMLElement>;
+}
+const turns = new Map<string, TurnView>();
+const requests = new Map<string, (msg: HostMessage | null, error?: string) => void>();
+
+function send(req: SidebarRequest): void {
+  if (!port) connect();
+  port?.postMessage(req);
+}
+
+function connect(): void {
+  port = ext.runtime.connect({ name: SIDEBAR_PORT });
+  port.onMessage.addListener((m: unknown) => {
+    if (isObject(m) && typeof m["kind"] === "string") onEvent(m as SidebarEvent);
+  });
+  port.onDisconnect.addListener(() => {
+    // The service worker restarted: reconnect and ask for the status again.
+    port = null;
+    setTimeout(() => send({ kind: "status" }), 500);
+  });
+}
+
+// ---- status ----
+
+function showStatus(kind: "info" | "error" | "none", text = "", command?: string): void {
+  statusBox.replaceChildren();
+  statusBox.hidden = kind === "none";
+  statusBox.classList.toggle("error", kind === "error");
+  statusBox.append(text);
+  if (command) statusBox.append(h("code", undefined, command));
+}
+
+function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
+  switch (ev.state) {
+    case "ready":
+      showStatus("none");
+      runtimeLabel.textContent = ev.runtime_label ?? "";
+      return;
+    case "connecting":
+      showStatus("info", "Connecting to the Laika app…");
+      return;
+    case "not_installed":
+      showStatus("error", "The Laika app (laika-host) is not installed for this browser. Install it, then reopen this sidebar:", INSTALL_COMMAND);
+      return;
+    case "disconnected":
+      showStatus("info", `The Laika app stopped (${ev.detail}). Reconnecting…`);
+      return;
+    case "failed":
+      showStatus("error", `The Laika app cannot be used: ${ev.detail}`);
+      return;
+  }
+}
+
+// ---- turns ----
+
+function newTurnView(id: string, label: string): TurnView {
+  const root = h("article", "turn");
+  root.append(h("div", "user", label));
+  const progress = h("div", "progress", "Reading the page…");
+  const body = h("div", "answer");
+  root.append(progress, body);
+  messages.append(root);
+  root.scrollIntoView({ block: "end" });
+  const view: TurnView = { root, progress, body, tools: new Map() };
+  turns.set(id, view);
+  return view;
+}
+
+function startTurn(task: TaskName, text: string, label: string, fieldList?: string[]): void {
+  const id = `turn-${crypto.randomUUID()}`;
+  newTurnView(id, label);
+  activeTurn = id;
+  stopBtn.hidden = false;
+  send({ kind: "ask", turn_id: id, task, text, fields: fieldList, conversation_id: conversationId });
+}
+
+function endTurn(id: string): void {
+  const view = turns.get(id);
+  if (view) view.progress.hidden = true;
+  if (activeTurn === id) {
+    activeTurn = null;
+    stopBtn.hidden = true;
+  }
+}
+
+function renderCitations(turnId: string, citations: Citation[]): HTMLElement | null {
+  if (!citations.length) return null;
+  const list = h("ol", "citations");
+  citations.forEach((c, i) => {
+    const li = h("li");
+    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
+    const btn = h("button", c.verified ? "citation" : "citation unverified", `[${i + 1}] “${quote}”`) as HTMLButtonElement;
+    btn.type = "button";
+    if (c.verified) {
+      btn.title = "Show this on the page";
+      btn.addEventListener("click", () => send({ kind: "highlight", turn_id: turnId, handle_id: c.handle_id, quote: c.quote }));
+    } else {
+      btn.disabled = true;
+      btn.title = "Laika could not find this quote on the page";
+    }
+    li.append(btn);
+    list.append(li);
+  });
+  return list;
+}
+
+function renderData(data: Record<string, unknown>): HTMLElement {
+  const table = h("table", "data-table");
+  const tbody = h("tbody");
+  for (const [key, value] of Object.entries(data)) {
+    const tr = h("tr");
+    const shown = value === null ? "not on the page" : typeof value === "string" ? value : JSON.stringify(value);
+    tr.append(h("th", undefined, key), h("td", value === null ? "notice" : undefined, shown));
+    tbody.append(tr);
+  }
+  table.append(tbody);
+  return table;
+}
+
+function onAssistant(view: TurnView, msg: AssistantEvent): void {
+  const turnId = msg.reply_to ?? "";
+  conversationId = msg.conversation_id;
+  view.body.replaceChildren(renderDoc(document, msg.render));
+  if (isObject(msg.data)) view.body.append(renderData(msg.data));
+  const cites = renderCitations(turnId, msg.citations);
+  if (cites) view.body.append(cites);
+}
+
+function onToolCall(view: TurnView, msg: ToolCallEvent): void {
+  const card = h("div", "tool-card");
+  const head = h("div");
+  head.append(h("strong", undefined, msg.name), " ", h("span", `decision ${msg.decision}`, msg.decision));
+  const args = h("div", "args", JSON.stringify(msg.arguments ?? {}).slice(0, 400));
+  card.append(head, args);
+  if (msg.detail) card.append(h("div", "detail", msg.detail));
+  const result = h("div", "result");
+  if (msg.decision === "allow") {
+    result.textContent = "Running…";
+  } else if (msg.decision === "ask") {
+    const row = h("div", "row");
+    const approve = h("button", "primary", "Approve") as HTMLButtonElement;
+    const deny = h("button", undefined, "Deny") as HTMLButtonElement;
+    approve.type = deny.type = "button";
+    approve.addEventListener("click", () => {
+      approve.disabled = deny.disabled = true;
+      result.textContent = "Running…";
+      send({ kind: "tool.approve", call_id: msg.call_id });
+    });
+    deny.addEventListener("click", () => {
+      approve.disabled = deny.disabled = true;
+      result.textContent = "Denied: not run.";
+      send({ kind: "tool.deny", call_id: msg.call_id });
+    });
+    row.append(approve, deny);
+    card.append(row);
+    result.textContent = "Waiting for your approval.";
+  } else {
+    result.className = "result fail";
+    result.textContent = `Blocked (${msg.reason}): not run.`;
+  }
+  card.append(result);
+  view.tools.set(msg.call_id, result);
+  view.body.append(card);
+}
+
+function onHostEvent(msg: HostMessage): void {
+  const turnId = msg.reply_to;
+  if (turnId && requests.has(turnId)) {
+    const cb = requests.get(turnId);
+    requests.delete(turnId);
+    cb?.(msg);
+    return;
+  }
+  const view = turnId ? turns.get(turnId) : undefined;
+  if (!view || !turnId) return;
+  switch (msg.type) {
+    case "turn.started":
+      conversationId = msg.conversation_id;
+      view.progress.textContent = `Working… (${msg.runtime.label ?? msg.runtime.kind})`;
+      return;
+    case "context_usage": {
+      const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
+      view.progress.textContent = `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
+      return;
+    }
+    case "assistant":
+      onAssistant(view, msg);
+      return;
+    case "tool_call":
+      onToolCall(view, msg);
+      return;
+    case "error": {
+      const advice = errorAdvice(msg.code, msg.message);
+      view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", advice));
+      // An error ends the turn for the UI; a `done` may still follow and is accepted quietly.
+      endTurn(turnId);
+      return;
+    }
+    case "done":
+      if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+      endTurn(turnId);
+      return;
+    default:
+      return;
+  }
+}
+
+function onEvent(ev: SidebarEvent): void {
+  switch (ev.kind) {
+    case "status":
+      onStatus(ev);
+      return;
+    case "event":
+      onHostEvent(ev.msg);
+      return;
+    case "turn.tab": {
+      const view = turns.get(ev.turn_id);
+      if (view) {
+        view.root.insertBefore(h("div", "page", ev.title || ev.url), view.progress);
+        view.progress.textContent = "Asking…";
+      }
+      return;
+    }
+    case "turn.failed": {
+      const view = turns.get(ev.turn_id);
+      view?.body.append(h("p", "error", ev.message));
+      endTurn(ev.turn_id);
+      return;
+    }
+    case "tool.result": {
+      for (const view of turns.values()) {
+        const result = view.tools.get(ev.call_id);
+        if (!result) continue;
+        result.className = ev.ok ? "result ok" : "result fail";
+        result.textContent = ev.ok ? `Done: ${ev.message}` : `Failed: ${ev.message}`;
+      }
+      return;
+    }
+    case "request.failed": {
+      const cb = requests.get(ev.request_id);
+      requests.delete(ev.request_id);
+      cb?.(null, ev.message);
+      return;
+    }
+    case "highlight.result":
+      if (!ev.ok) showStatus("info", ev.message);
+      return;
+    case "command":
+      summarize();
+      return;
+  }
+}
+
+// ---- requests that are not turns (history, settings) ----
+
+function request(req: { type: string; [key: string]: unknown }): Promise<HostMessage> {
+  const id = `${req.type}-${crypto.randomUUID()}`;
+  return new Promise((resolve, reject) => {
+    requests.set(id, (msg, error) => {
+      if (!msg) reject(new Error(error ?? "request failed"));
+      else if (msg.type === "error") reject(new Error(errorAdvice(msg.code, msg.message)));
+      else resolve(msg);
+    });
+    send({ kind: "host", request_id: id, request: req });
+  });
+}
+
+function str(v: unknown): string {
+  return typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
+}
+
+async function loadHistory(query: string): Promise<void> {
+  const list = $("history-list");
+  const detail = $("history-detail");
+  list.replaceChildren(h("li", "notice", "Loading…"));
+  detail.replaceChildren();
+  try {
+    const res = query
+      ? await request({ type: "history.search", query, limit: 50 })
+      : await request({ type: "history.list", limit: 50, offset: 0 });
+    const rows = (res as unknown as Record<string, unknown>)[query ? "hits" : "conversations"];
+    list.replaceChildren();
+    if (!Array.isArray(rows) || rows.length === 0) {
+      list.append(h("li", "notice", query ? "Nothing found." : "No conversations yet."));
+      return;
+    }
+    for (const row of rows) {
+      if (!isObject(row)) continue;
+      const id = str(row["conversation_id"] ?? row["id"]);
+      const label = query
+        ? `${str(row["title"]) || id} — ${str(row["snippet"])}`
+        : `${str(row["title"]) || str(row["page_url"]) || id} (${str(row["updated_at"] ?? row["created_at"])})`;
+      const btn = h("button", undefined, label) as HTMLButtonElement;
+      btn.type = "button";
+      btn.addEventListener("click", () => void showConversation(id));
+      const li = h("li");
+      li.append(btn);
+      list.append(li);
+    }
+  } catch (e) {
+    list.replaceChildren(h("li", "error", e instanceof Error ? e.message : String(e)));
+  }
+}
+
+async function showConversation(id: string): Promise<void> {
+  const detail = $("history-detail");
+  detail.replaceChildren(h("p", "notice", "Loading…"));
+  try {
+    const res = (await request({ type: "history.get", conversation_id: id })) as unknown as Record<string, unknown>;
+    const conv = isObject(res["conversation"]) ? res["conversation"] : {};
+    detail.replaceChildren(h("h2", undefined, str(conv["title"]) || id));
+    const turnsList = Array.isArray(conv["turns"]) ? conv["turns"] : [];
+    for (const t of turnsList) {
+      if (!isObject(t)) continue;
+      const box = h("div", "turn");
+      box.append(h("div", "user", str(t["user_text"])));
+      box.append(h("p", undefined, str(t["answer_text"]) || str(t["status"])));
+      detail.append(box);
+    }
+    const del = h("button", undefined, "Delete this conversation") as HTMLButtonElement;
+    del.type = "button";
+    del.addEventListener("click", () => {
+      void request({ type: "history.delete", conversation_id: id }).then(() => loadHistory(""));
+    });
+    detail.append(del);
+  } catch (e) {
+    detail.replaceChildren(h("p", "error", e instanceof Error ? e.message : String(e)));
+  }
+}
+
+async function loadSettings(): Promise<void> {
+  const msg = $("settings-message");
+  try {
+    const res = (await request({ type: "config.get" })) as unknown as Record<string, unknown>;
+    fillSettings(res);
+    msg.textContent = "";
+  } catch (e) {
+    msg.textContent = e instanceof Error ? e.message : String(e);
+  }
+}
+
+function fillSettings(res: Record<string, unknown>): void {
+  const config = isObject(res["config"]) ? res["config"] : {};
+  const runtime = isObject(config["runtime"]) ? config["runtime"] : {};
+  const kinds = Array.isArray(config["runtime_kinds"]) ? config["runtime_kinds"].map(str) : [];
+  const kind = $("set-kind") as HTMLSelectElement;
+  kind.replaceChildren();
+  for (const k of kinds) {
+    const o = document.createElement("option");
+    o.value = k;
+    o.textContent = k;
+    kind.append(o);
+  }
+  kind.value = str(runtime["kind"]) || "builtin";
+  ($("set-base-url") as HTMLInputElement).value = str(runtime["base_url"]);
+  ($("set-model") as HTMLInputElement).value = str(runtime["model"]);
+}
+
+async function saveSettings(): Promise<void> {
+  const msg = $("settings-message");
+  const nullable = (v: string) => (v.trim() ? v.trim() : null);
+  msg.textContent = "Saving…";
+  try {
+    const res = (await request({
+      type: "config.set",
+      values: {
+        "runtime.kind": ($("set-kind") as HTMLSelectElement).value || null,
+        "runtime.base_url": nullable(($("set-base-url") as HTMLInputElement).value),
+        "runtime.model": nullable(($("set-model") as HTMLInputElement).value),
+      },
+    })) as unknown as Record<string, unknown>;
+    fillSettings(res);
+    msg.textContent = `Saved to ${str(res["saved_to"])}. New turns use this runtime.`;
+  } catch (e) {
+    msg.textContent = e instanceof Error ? e.message : String(e);
+  }
+}
+
+// ---- wiring ----
+
+function summarize(): void {
+  startTurn("web.summarize", "Summarize this page", "Summarize this page");
+}
+
+function showView(name: "chat" | "history" | "settings"): void {
+  for (const v of ["chat", "history", "settings"] as const) {
+    $(`view-${v}`).hidden = v !== name;
+    $(`nav-${v}`).setAttribute("aria-pressed", String(v === name));
+  }
+  if (name === "history") void loadHistory("");
+  if (name === "settings") void loadSettings();
+}
+
+$("summarize").addEventListener("click", summarize);
+$("new-chat").addEventListener("click", () => {
+  conversationId = null;
+  messages.replaceChildren();
+});
+stopBtn.addEventListener("click", () => {
+  if (activeTurn) send({ kind: "cancel", turn_id: activeTurn });
+});
+mode.addEventListener("change", () => {
+  const extract = mode.value === "web.extract";
+  fields.hidden = $("fields-label").hidden = !extract;
+  question.hidden = $("question-label").hidden = extract;
+  ($("send") as HTMLButtonElement).textContent = extract ? "Extract" : "Ask";
+});
+$("composer").addEventListener("submit", (e) => {
+  e.preventDefault();
+  if (mode.value === "web.extract") {
+    const list = fields.value
+      .split(",")
+      .map((f) => f.trim())
+      .filter(Boolean)
+      .slice(0, 32);
+    if (!list.length) return;
+    startTurn("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
+  } else {
+    const text = question.value.trim();
+    if (!text) return;
+    question.value = "";
+    startTurn("web.answer", text, text);
+  }
+});
+$("nav-chat").addEventListener("click", () => showView("chat"));
+$("nav-history").addEventListener("click", () => showView("history"));
+$("nav-settings").addEventListener("click", () => showView("settings"));
+$("history-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void loadHistory(($("history-search") as HTMLInputElement).value.trim());
+});
+$("settings-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void saveSettings();
+});
+
+connect();
+send({ kind: "status" });

@@ -1,0 +1,58 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkExtensionMessage, checkHostMessage } from "../src/shared/validate";
+
+const uuid = "4c85cf9b-d2c8-4b09-9766-9f8cf939db44";
+
+describe("schema validation of host messages", () => {
+  it("accepts every event of the host's replay golden", () => {
+    const file = path.join(__dirname, "..", "..", "tests", "replay", "demo.expected.ndjson");
+    const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(5);
+    for (const line of lines) {
+      const r = checkHostMessage(JSON.parse(line));
+      expect(r.ok ? "" : `${r.error} in ${line.slice(0, 120)}`).toBe("");
+    }
+  });
+
+  it("accepts a tool call and a part", () => {
+    const tool = { type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0, name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm." };
+    expect(checkHostMessage(tool).ok).toBe(true);
+    const part = { type: "part", id: uuid, part_of: uuid, index: 0, count: 2, data: "{" };
+    expect(checkHostMessage(part).ok).toBe(true);
+  });
+
+  it("rejects unknown types, wrong decisions, extra fields and requests", () => {
+    const pong = { type: "pong", id: uuid, reply_to: "ping-1" };
+    expect(checkHostMessage(pong).ok).toBe(true);
+    expect(checkHostMessage({ ...pong, type: "pwned" }).ok).toBe(false);
+    expect(checkHostMessage({ ...pong, extra: 1 }).ok).toBe(false);
+    expect(checkHostMessage({ ...pong, id: "not-a-uuid" }).ok).toBe(false);
+    expect(checkHostMessage({ type: "ping", id: "ping-1" }).ok).toBe(false);
+    const tool = { type: "tool_call", id: uuid, reply_to: "t", call_id: "c", index: 0, name: "browser.click", arguments: null, decision: "maybe", reason: "X", detail: "" };
+    expect(checkHostMessage(tool).ok).toBe(false);
+    expect(checkHostMessage("text").ok).toBe(false);
+    expect(checkHostMessage(null).ok).toBe(false);
+  });
+
+  it("rejects an assistant render with raw HTML nodes", () => {
+    const assistant = {
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text: "ok" }] }] },
+      citations: [], data: null,
+    };
+    const ok = checkHostMessage(assistant);
+    expect(ok.ok ? "" : ok.error).toBe("");
+    const bad = { ...assistant, render: { type: "doc", children: [{ type: "html", html: "<script>" }] } };
+    expect(checkHostMessage(bad).ok).toBe(false);
+    const js = { ...assistant, render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "link", href: "javascript:alert(1)", children: [] }] }] } };
+    expect(checkHostMessage(js).ok).toBe(false);
+  });
+
+  it("checks the extension's own requests", () => {
+    expect(checkExtensionMessage({ type: "hello", id: "h1", protocol: { name: "laika.wire", version: 1 } }).ok).toBe(true);
+    expect(checkExtensionMessage({ type: "hello", id: "h1" }).ok).toBe(false);
+    expect(checkExtensionMessage({ type: "history.list", id: "x", limt: 3 }).ok).toBe(false);
+  });
+});

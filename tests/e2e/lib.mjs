@@ -1,0 +1,133 @@
+// Shared helpers for the browser end-to-end tests: a local page server, a
+// headless Chromium with the built extension and a test native-host manifest
+// pointing at a wrapper that runs laika-host with its own data dir.
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const require = createRequire(path.join(repo, "extension", "package.json"));
+const { chromium } = require("playwright-core");
+
+export const EXTENSION_ID = "dkfmchejjpecjdaphalpgmmhifdjhomi";
+export const extensionDir = path.join(repo, "extension", "dist", "chromium");
+export const artifacts = path.join(repo, "tests", "e2e", "artifacts");
+export const hostBinary =
+  process.env.LAIKA_HOST_BIN ??
+  path.join(process.env.CARGO_TARGET_DIR ?? path.join(repo, "target"), "debug", "laika-host");
+
+export function assert(cond, message) {
+  if (!cond) throw new Error(`assertion failed: ${message}`);
+}
+
+/** Serves files from tests/e2e/pages on 127.0.0.1 (random port). */
+export async function serve() {
+  const root = path.join(repo, "tests", "e2e", "pages");
+  const server = http.createServer((req, res) => {
+    const name = path.basename(new URL(req.url ?? "/", "http://x").pathname) || "index.html";
+    const file = path.join(root, name);
+    if (!fs.existsSync(file)) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(fs.readFileSync(file));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return { base: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * Launches Chromium with the extension. `hostEnv` is added to the host's
+ * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
+ * dirs and a `history(args)` helper running `laika-host history …` on the
+ * same data dir.
+ */
+export async function launch(hostEnv = {}, { installHost = true } = {}) {
+  assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
+  assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
+  const userDataDir = path.join(tmp, "profile");
+  const dataDir = path.join(tmp, "data");
+  const configPath = path.join(tmp, "config.toml");
+  fs.mkdirSync(path.join(userDataDir, "NativeMessagingHosts"), { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  const env = { LAIKA_DATA_DIR: dataDir, LAIKA_CONFIG: configPath, ...hostEnv };
+  const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+  const wrapper = path.join(tmp, "laika-host-wrapper.sh");
+  fs.writeFileSync(
+    wrapper,
+    [
+      "#!/bin/sh",
+      ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`),
+      `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  if (installHost) fs.writeFileSync(
+    path.join(userDataDir, "NativeMessagingHosts", "dev.laika.host.json"),
+    JSON.stringify({
+      name: "dev.laika.host",
+      description: "Laika native host (e2e test)",
+      path: wrapper,
+      type: "stdio",
+      allowed_origins: [`chrome-extension://${EXTENSION_ID}/`],
+    }),
+  );
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: false, // --headless=new is passed below, as the design asks
+    ignoreDefaultArgs: ["--disable-extensions", "--headless"],
+    args: [
+      "--headless=new",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-quic",
+      `--disable-extensions-except=${extensionDir}`,
+      `--load-extension=${extensionDir}`,
+    ],
+    viewport: { width: 1000, height: 800 },
+  });
+  let worker = context.serviceWorkers().find((w) => w.url().includes(EXTENSION_ID));
+  if (!worker) worker = await context.waitForEvent("serviceworker", { timeout: 20_000 });
+  assert(worker.url().startsWith(`chrome-extension://${EXTENSION_ID}/`), `extension id is pinned (got ${worker.url()})`);
+  const history = (...args) =>
+    JSON.parse(
+      execFileSync(hostBinary, ["history", ...args], { env: { ...process.env, ...env }, encoding: "utf8" }),
+    );
+  return {
+    context,
+    worker,
+    tmp,
+    dataDir,
+    history,
+    hostLog: () => (fs.existsSync(path.join(tmp, "host-stderr.log")) ? fs.readFileSync(path.join(tmp, "host-stderr.log"), "utf8") : ""),
+    async close() {
+      await context.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Opens the sidebar page in a tab and waits until the host said hello. */
+export async function openSidebar(context) {
+  const sidebar = await context.newPage();
+  await sidebar.goto(`chrome-extension://${EXTENSION_ID}/sidepanel.html`);
+  await sidebar.waitForFunction(() => (document.getElementById("runtime")?.textContent ?? "").length > 0, null, {
+    timeout: 20_000,
+  });
+  return sidebar;
+}
+
+export function norm(s) {
+  return String(s).replace(/\s+/g, " ").trim();
+}
