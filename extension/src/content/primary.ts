@@ -25,29 +25,59 @@ const INDEX_ATTR = "data-laika-primary-idx";
 export function extractPrimary(doc: Document): PrimaryContent {
   const live = doc.getElementsByTagName("*");
   const clone = doc.cloneNode(true) as Document;
-  const copies = clone.getElementsByTagName("*");
+  const copies = Array.from(clone.getElementsByTagName("*"));
   const n = Math.min(live.length, copies.length);
   for (let i = 0; i < n; i++) {
     copies[i]?.setAttribute(INDEX_ATTR, String(i));
   }
+  dropHidden(copies, live, n);
 
-  let article: Element | null = null;
-  try {
-    const parsed = new Readability<Element>(clone, {
-      serializer: (node: Node) => node as Element,
-      // Class names feed pruneArticle below.
-      keepClasses: true,
-    }).parse();
-    article = parsed?.content ?? null;
-  } catch {
-    article = null;
-  }
+  const article = parseArticle(clone);
   if (article === null) {
     return { element: null, text: "" };
   }
   pruneArticle(article, (el) => liveOf(el, live)?.tagName.toUpperCase() ?? el.tagName.toUpperCase());
   const text = blockText(article);
   return { element: liveContainer(article, live), text };
+}
+
+/** Readability on the clone, handing back the article element itself. */
+function parseArticle(clone: Document): Element | null {
+  try {
+    const parsed = new Readability<Element>(clone, {
+      serializer: (node: Node) => node as Element,
+      // Class names feed pruneArticle.
+      keepClasses: true,
+    }).parse();
+    return parsed?.content ?? null;
+  } catch {
+    // Readability throws on unusual documents: then there is no article.
+    return null;
+  }
+}
+
+/** Hidden in the live page: the clone has no layout, so ask the live element. */
+function hiddenInPage(el: Element): boolean {
+  if (el.hasAttribute("hidden") || el.getAttribute("aria-hidden") === "true") return true;
+  const style = el.ownerDocument.defaultView?.getComputedStyle(el);
+  return style?.display === "none" || style?.visibility === "hidden";
+}
+
+/**
+ * Removes from the clone what a reader cannot see on the page. Hidden text is
+ * where pages put prompt injections, and it is never part of the article.
+ */
+function dropHidden(copies: Element[], live: HTMLCollectionOf<Element>, n: number): void {
+  const bodyLive = live[0]?.ownerDocument.body ?? null;
+  for (let i = 0; i < n; i++) {
+    const original = live[i];
+    const copy = copies[i];
+    if (original === undefined || copy === undefined || bodyLive === null) continue;
+    if (!bodyLive.contains(original) || original === bodyLive) continue;
+    // A removed ancestor already took this copy with it.
+    if (!copy.isConnected) continue;
+    if (hiddenInPage(original)) copy.remove();
+  }
 }
 
 /** The live element a clone element was copied from, if it was stamped. */
