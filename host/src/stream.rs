@@ -280,7 +280,11 @@ impl RenderStream {
 
     /// Whether the container opening now is the next level of [`PATH`].
     fn opens_next_level(&self, b: u8) -> bool {
-        let want = PATH.get(self.on_path - 1).copied();
+        let want = self
+            .on_path
+            .checked_sub(1)
+            .and_then(|i| PATH.get(i))
+            .copied();
         let is_array_level = self.on_path == 3;
         self.key.as_deref().is_some_and(|k| Some(k) == want)
             && (b == if is_array_level { b'[' } else { b'{' })
@@ -291,7 +295,7 @@ impl RenderStream {
     fn value_start(&mut self, b: u8) {
         if self.on_path == 4 && self.depth == 4 {
             if b == b'{' {
-                self.block_start = Some(self.pos - 1);
+                self.block_start = Some(self.pos.saturating_sub(1));
             } else {
                 // Not a node object: the answer is invalid, stop previewing.
                 self.give_up();
