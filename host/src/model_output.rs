@@ -17,10 +17,17 @@
 //!   then parses only the balanced slice, with its own nesting limit.
 //! - **Never panics**: all slicing goes through `str::get` at offsets of ASCII
 //!   bytes, which are always char boundaries.
+//! - **One syntax repair only**: a trailing comma before `}` or `]` (outside
+//!   strings, after a value) is removed, since models write them often and
+//!   the intent is unambiguous. Every other syntax error is reported.
+//! - **Truncation is told apart** from invalid output (`truncated`): an
+//!   object that never closes cannot be fixed by asking again with the same
+//!   token limit, so the turn fails instead of retrying.
 //! - `Ok` with no repairs means the raw text was exactly one JSON object
 //!   (plus whitespace), as `serde_json::from_str` would read it.
 
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 const THINK_OPEN: &str = "<think>";
@@ -105,7 +112,8 @@ pub fn extract_json_object(raw: &str) -> Result<Extracted, OutputError> {
         ));
     };
     let object = candidate.get(..len).unwrap_or_default();
-    let value = serde_json::from_str::<Value>(object).map_err(|e| syntax_error(&e))?;
+    let (value, commas) = parse_object(object).map_err(|e| syntax_error(&e))?;
+    notes.trailing_commas = commas;
     notes.suffix(candidate.get(len..).unwrap_or_default());
     Ok(Extracted {
         value,
@@ -124,6 +132,7 @@ struct Repairs {
     fence: bool,
     prose_chars: usize,
     trailing: bool,
+    trailing_commas: usize,
 }
 
 impl Repairs {
@@ -180,6 +189,11 @@ impl Repairs {
         }
         if self.trailing {
             out.push("ignored text after the object".to_string());
+        }
+        match self.trailing_commas {
+            0 => {}
+            1 => out.push("removed a trailing comma".to_string()),
+            n => out.push(format!("removed {n} trailing commas")),
         }
         out
     }
@@ -262,6 +276,76 @@ fn balanced_object_len(s: &str) -> Option<usize> {
     None
 }
 
+/// Parses one JSON text, first removing trailing commas (see module docs).
+/// Returns the value and how many commas were removed.
+pub fn parse_object(text: &str) -> Result<(Value, usize), serde_json::Error> {
+    let (text, removed) = remove_trailing_commas(text);
+    serde_json::from_str::<Value>(&text).map(|v| (v, removed))
+}
+
+/// `text` with the commas that directly (after JSON whitespace) precede a
+/// `}` or `]`, when they follow a value, replaced by spaces (so the line and
+/// column of any remaining syntax error stay those of the model's text).
+/// `[1,,]` and `{,}` are left alone for serde_json to report. Borrowed, with
+/// no allocation, when there are none. One linear pass; string contents are
+/// never touched.
+fn remove_trailing_commas(text: &str) -> (Cow<'_, str>, usize) {
+    let bytes = text.as_bytes();
+    let mut drop_at = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    // The last byte outside strings and whitespace, and where a comma was.
+    let mut last: u8 = 0;
+    let mut before_comma: u8 = 0;
+    let mut comma_at: Option<usize> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+                last = b'"';
+            }
+            continue;
+        }
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            b'}' | b']' => {
+                if let Some(at) = comma_at {
+                    let after_value = !matches!(before_comma, 0 | b',' | b'{' | b'[' | b':');
+                    if last == b',' && after_value {
+                        drop_at.push(at);
+                    }
+                }
+            }
+            b'"' => in_string = true,
+            b',' => {
+                before_comma = last;
+                comma_at = Some(i);
+            }
+            _ => {}
+        }
+        if b != b',' {
+            comma_at = None;
+        }
+        last = b;
+    }
+    if drop_at.is_empty() {
+        return (Cow::Borrowed(text), 0);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for &at in &drop_at {
+        out.push_str(text.get(from..at).unwrap_or_default());
+        out.push(' ');
+        from = at + 1;
+    }
+    out.push_str(text.get(from..).unwrap_or_default());
+    (Cow::Owned(out), drop_at.len())
+}
+
 /// serde_json's message without its position suffix, with the position
 /// restated in the form the retry prompt uses.
 fn syntax_error(e: &serde_json::Error) -> OutputError {
@@ -274,7 +358,7 @@ fn syntax_error(e: &serde_json::Error) -> OutputError {
             e.line(),
             e.column()
         ),
-        false,
+        e.is_eof(),
     )
 }
 
@@ -396,12 +480,38 @@ mod tests {
     #[test]
     fn first_candidate_error_is_reported_not_skipped() {
         // A later valid object must not be picked up instead.
-        let e = err("{\"a\": 1,}\n{\"tool_calls\": [{\"name\": \"browser.click\"}]}");
+        let e = err("{\"a\": 1 \"b\": 2}\n{\"tool_calls\": [{\"name\": \"browser.click\"}]}");
         assert!(!e.truncated);
         assert_eq!(
             e.message,
-            "JSON syntax error at line 1 column 9 of the object: trailing comma"
+            "JSON syntax error at line 1 column 9 of the object: expected `,` or `}`"
         );
+    }
+
+    #[test]
+    fn trailing_commas_are_removed_outside_strings_only() {
+        let x = ok("{\"a\": [1, 2, ], \"s\": \",]\", \"o\": {\"k\": {},\n},}");
+        assert_eq!(x.value, json!({"a": [1, 2], "s": ",]", "o": {"k": {}}}));
+        assert_eq!(x.repairs, vec!["removed 3 trailing commas"]);
+        let x = ok("{\"a\": \"x\\\"\",}");
+        assert_eq!(x.value, json!({"a": "x\""}));
+        assert_eq!(x.repairs, vec!["removed a trailing comma"]);
+        // Not trailing commas: left for serde_json to report.
+        for raw in ["{\"a\": [1,,]}", "{,}", "{\"a\": [,]}", "{\"a\":,}"] {
+            let e = err(raw);
+            assert!(!e.truncated, "{raw}");
+            assert!(e.message.starts_with("JSON syntax error"), "{raw}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_final_object_is_truncation() {
+        let full = r#"{"assistant": {"render": {"type": "doc", "children": [{"type": "text", "text": "a,]}"}]}}, "x": [1, 2]}"#;
+        for cut in 1..full.len() {
+            let e = err(&full[..cut]);
+            assert!(e.truncated, "cut at {cut}: {e}");
+        }
+        assert!(ok(full).repairs.is_empty());
     }
 
     #[test]
@@ -409,6 +519,13 @@ mod tests {
         let e = err("prose\n{\n  \"a\": 1,\n  \"b\": nul,\n}");
         assert!(
             e.message.starts_with("JSON syntax error at line 3 column"),
+            "{e}"
+        );
+        // Same position whether or not a trailing comma was repaired first.
+        let e = err("{\"a\": [1,], \"b\": tru}");
+        assert!(
+            e.message
+                .starts_with("JSON syntax error at line 1 column 21"),
             "{e}"
         );
     }

@@ -1,9 +1,12 @@
-//! Prompts sent with every request. The system prompt is fixed text plus the
+//! Prompts sent with every request. The system prompt is fixed text (base
+//! rules, the rules interceptors add, task guidance) plus the composed
 //! response schema: page content only ever travels inside the user message,
 //! as documents marked `trust: "untrusted"`.
 
 use crate::llmcp::{RequestPacket, TaskName};
 
+/// The base rules. Interceptors append their own `- …` lines to this list
+/// (see `interceptor`), so it ends with a rule line and no newline.
 const RULES: &str = "You are Laika, a browser assistant. Reply with exactly one JSON object: a laika.llmcp v1 response packet. No Markdown, no HTML, no code fences, no <think>.
 
 Rules:
@@ -13,8 +16,8 @@ Rules:
 - Do not claim totals or ranks unless the page text states them.
 - If signals show a paywall, login, overlay or sparse text, say that only part of the page is visible and do not guess the rest.
 - Put the answer in assistant.render using only these nodes: doc, heading, paragraph, list, list_item, blockquote, code_block, table, table_row, table_cell, text, link.
-- Cite what you state: assistant.citations holds {doc_id, quote, handle_id?} with short exact quotes from the documents.
-- Copy conversation and in_reply_to.request_id from the request. tool_calls stays [] unless a browser action is needed; any tool call is only a proposal.";
+- Write the assistant field first, so the answer can be shown while you write the rest.
+- Copy conversation and in_reply_to.request_id from the request.";
 
 fn task_rules(task: TaskName) -> &'static str {
     match task {
@@ -24,11 +27,16 @@ fn task_rules(task: TaskName) -> &'static str {
     }
 }
 
-/// The system prompt: rules, task guidance and the response schema.
-pub fn system_prompt(task: TaskName) -> String {
-    let schema = serde_json::to_string(crate::schema::response_schema()).unwrap_or_default();
+/// The base rules, before interceptors add theirs.
+pub fn base_rules() -> &'static str {
+    RULES
+}
+
+/// The whole system prompt: `rules` (base plus interceptor rules), the task
+/// guidance, then the response schema as JSON text.
+pub fn system_prompt(rules: &str, task: TaskName, schema_json: &str) -> String {
     format!(
-        "{RULES}\n\n{}\n\nResponse JSON Schema:\n{schema}",
+        "{rules}\n\n{}\n\nResponse JSON Schema:\n{schema_json}",
         task_rules(task)
     )
 }
@@ -43,11 +51,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn system_prompt_carries_rules_and_schema_but_no_page_content() {
-        let p = system_prompt(TaskName::Extract);
+    fn system_prompt_carries_rules_task_and_schema_but_no_page_content() {
+        let p = system_prompt(
+            &format!("{}\n- extra rule", base_rules()),
+            TaskName::Extract,
+            "{\"in_reply_to\":{}}",
+        );
         assert!(p.contains("untrusted"));
         assert!(p.contains("assistant.data"));
         assert!(p.contains("laika.llmcp"));
-        assert!(p.contains("\"in_reply_to\""), "schema must be embedded");
+        let extra = p.find("- extra rule").unwrap();
+        let task = p.find("Task web.extract").unwrap();
+        let schema = p
+            .find("Response JSON Schema:\n{\"in_reply_to\":{}}")
+            .unwrap();
+        assert!(extra < task && task < schema, "{p}");
     }
 }

@@ -1,23 +1,27 @@
-//! The `laika.llmcp` v1 response schema, validation of model output against
-//! it, and the retry prompt that feeds validation errors back to the model
-//! (structured-responses seed, "Retry Prompt Structure").
+//! The base `laika.llmcp` v1 response schema, validation of model output
+//! against a (composed) schema, and the retry prompt that feeds validation
+//! errors back to the model (structured-responses seed, "Retry Prompt
+//! Structure").
 //!
 //! The schema is both a validator and prompt text: every field carries a
 //! `description`, and the same value can be handed to runtimes that support
-//! schema-constrained decoding.
+//! schema-constrained decoding. This module holds only the base: the
+//! envelope and `assistant.{title, render, data}`. Citations, tool calls and
+//! memory are schema extensions added by interceptors (`interceptor`), which
+//! compose, check and cache the schema a turn actually uses.
 //!
 //! Choices and invariants:
-//! - The envelope, `assistant`, citations and tool calls are strict
-//!   (`additionalProperties: false`): they are what the host acts on, and a
-//!   tight schema also gives constrained decoders a tight grammar.
+//! - The envelope and `assistant` are strict (`additionalProperties:
+//!   false`): they are what the host acts on, and a tight schema also gives
+//!   constrained decoders a tight grammar.
 //! - The render document is loose on purpose: each node must be an object
 //!   with a string `type`, and the known fields must have the right JSON
 //!   types, but unknown node types and extra fields pass. The render
 //!   sanitizer drops what it does not allow; rejecting here would turn a
 //!   harmless `"strong"` node from a small model into a full retry.
-//! - `validate_response` returning `Ok` guarantees the value deserializes
-//!   into [`ResponsePacket`], so callers never see a second kind of failure.
-//! - The schema is compiled once, offline: it has no remote `$ref`s.
+//! - [`validate`] returning `Ok` guarantees the value deserializes into
+//!   [`ResponsePacket`], so callers never see a second kind of failure.
+//! - Schemas are compiled offline: they have no remote `$ref`s.
 
 use crate::llmcp::{RequestPacket, ResponsePacket, PROTOCOL_NAME, PROTOCOL_VERSION};
 use serde::{Deserialize, Serialize};
@@ -60,8 +64,9 @@ impl fmt::Display for Issue {
     }
 }
 
-/// The JSON Schema (draft 2020-12) of a v1 response packet.
-pub fn response_schema() -> &'static Value {
+/// The base JSON Schema (draft 2020-12) of a v1 response packet, before
+/// any interceptor extends it.
+pub fn base_schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(build_schema)
 }
@@ -77,9 +82,7 @@ fn build_schema() -> Value {
         "properties": envelope_properties(),
         "$defs": {
             "doc": doc_schema(),
-            "node": node_schema(),
-            "citation": citation_schema(),
-            "tool_call": tool_call_schema()
+            "node": node_schema()
         }
     })
 }
@@ -148,22 +151,12 @@ fn envelope_properties() -> Value {
                     "type": "string"
                 },
                 "render": { "$ref": "#/$defs/doc" },
-                "citations": {
-                    "description": "Short exact quotes from the context documents that support the answer.",
-                    "type": "array",
-                    "items": { "$ref": "#/$defs/citation" }
-                },
                 "data": {
                     "description": "For web.extract: the requested fields and their values as found on the page (null when not found).",
                     "type": "object",
                     "additionalProperties": { "type": ["string", "number", "boolean", "null"] }
                 }
             }
-        },
-        "tool_calls": {
-            "description": "Proposed browser or app actions; each is checked by the Policy Gate before anything runs. Use [] when none are needed.",
-            "type": "array",
-            "items": { "$ref": "#/$defs/tool_call" }
         }
     })
 }
@@ -220,68 +213,18 @@ fn node_schema() -> Value {
     })
 }
 
-fn citation_schema() -> Value {
-    json!({
-        "description": "A quote copied exactly from one context document.",
-        "type": "object",
-        "required": ["doc_id", "quote"],
-        "additionalProperties": false,
-        "properties": {
-            "doc_id": {
-                "description": "The doc_id of the document the quote comes from.",
-                "type": "string",
-                "minLength": 1
-            },
-            "node_id": { "description": "Optional node id within the document.", "type": "string" },
-            "handle_id": {
-                "description": "Optional handle_id of the page element containing the quote, only as given in the document.",
-                "type": "string"
-            },
-            "quote": {
-                "description": "A short verbatim quote from the document.",
-                "type": "string",
-                "minLength": 1
-            }
-        }
-    })
+/// Compiles a response schema (checking it against the draft 2020-12
+/// meta-schema first), or says why it is not a usable schema.
+pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::draft202012::new(schema).map_err(|e| e.to_string())
 }
 
-fn tool_call_schema() -> Value {
-    json!({
-        "description": "A proposed action, e.g. {\"name\": \"browser.click\", \"arguments\": {\"handleId\": \"laika-1\"}}. Handle ids must come from the context documents.",
-        "type": "object",
-        "required": ["name"],
-        "additionalProperties": false,
-        "properties": {
-            "name": { "description": "The tool name.", "type": "string", "minLength": 1 },
-            "arguments": {
-                "description": "The tool's arguments; omit or {} when it takes none.",
-                "type": "object"
-            }
-        }
-    })
-}
-
-fn validator() -> &'static Result<jsonschema::Validator, String> {
-    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
-    VALIDATOR
-        .get_or_init(|| jsonschema::draft202012::new(response_schema()).map_err(|e| e.to_string()))
-}
-
-/// Validates a parsed model output against [`response_schema`], returning
-/// every issue found (at most [`MAX_ISSUES`]), each with its instance path.
-/// A missing property is reported at its own path (`/assistant/title`), an
-/// unexpected one likewise, so the model sees exactly which field to fix.
-pub fn validate_response(value: &Value) -> Result<(), Vec<Issue>> {
-    let validator = match validator() {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(vec![Issue::new(
-                "",
-                format!("internal error: the response schema does not compile: {e}"),
-            )])
-        }
-    };
+/// Validates a parsed model output against a compiled response schema,
+/// returning every issue found (at most [`MAX_ISSUES`]), each with its
+/// instance path. A missing property is reported at its own path
+/// (`/assistant/title`), an unexpected one likewise, so the model sees
+/// exactly which field to fix.
+pub fn validate(validator: &jsonschema::Validator, value: &Value) -> Result<(), Vec<Issue>> {
     let mut issues = Vec::new();
     for error in validator.iter_errors(value) {
         if issues.len() >= MAX_ISSUES {
@@ -489,6 +432,18 @@ mod tests {
         }
     }
 
+    /// The schema turns use: the base plus the standard interceptors'
+    /// extensions (citations, tool calls, memory).
+    fn composed() -> std::sync::Arc<crate::interceptor::ComposedSchema> {
+        crate::interceptor::Pipeline::standard()
+            .schema(TaskName::Summarize)
+            .unwrap()
+    }
+
+    fn validate_response(v: &Value) -> Result<(), Vec<Issue>> {
+        validate(composed().validator(), v)
+    }
+
     fn issues(v: &Value) -> Vec<Issue> {
         validate_response(v).err().unwrap_or_default()
     }
@@ -520,13 +475,15 @@ mod tests {
 
     #[test]
     fn schema_compiles_and_is_described() {
-        assert!(validator().is_ok(), "{:?}", validator().as_ref().err());
-        let s = response_schema();
+        assert!(compile(base_schema()).is_ok());
+        let composed = composed();
+        let s = composed.schema();
         for p in [
             "/properties/assistant",
             "/properties/tool_calls",
             "/$defs/citation",
             "/$defs/node",
+            "/properties/memory",
         ] {
             let d = s
                 .pointer(&format!("{p}/description"))

@@ -1,30 +1,38 @@
-//! One turn, start to finish: validate → pack → ask the runtime (with
-//! validation-retry) → sanitize → verify citations → gate tool calls →
-//! store → `done`.
+//! One turn, start to finish: validate → pack → compose schema and prompts
+//! (interceptors) → ask the runtime, previewing the render as it streams
+//! (with validation-retry) → sanitize → verify citations → gate tool calls →
+//! interceptors' `post_response` → store → `done`.
 //!
 //! Invariants kept here:
-//! - the events of a turn are `turn.started`, `context_usage`, then either
-//!   `assistant` and one `tool_call` per proposed call, or `error`; `done` is
-//!   always last and is sent only after the turn is committed;
+//! - the events of a turn are `turn.started`, `context_usage`, any number of
+//!   `render_delta` / `render_reset`, then either `assistant` and one
+//!   `tool_call` per proposed call, or `error`; `done` is always last and is
+//!   sent only after the turn is committed;
+//! - every `render_delta` block is either confirmed by the `assistant` that
+//!   follows (the blocks sent since the last `render_reset` are exactly the
+//!   first blocks of its render) or withdrawn by a `render_reset`;
 //! - a failed or cancelled turn is stored too, with its error code;
 //! - model output reaches the extension only after strict parsing, schema
-//!   validation and render sanitizing.
+//!   validation and render sanitizing (a preview block is sanitized alone);
+//! - output cut by the token limit is not retried: asking again with the
+//!   same limit would cut it again.
 
 use crate::citation::{self, CitationReport};
 use crate::config::Config;
 use crate::error::{Error, ErrorCode, Result};
 use crate::gate::{self, Decision, GateContext, Verdict};
+use crate::interceptor::Pipeline;
 use crate::llmcp::{self, RequestPacket, ResponsePacket};
 use crate::model_output;
 use crate::observation::Observation;
 use crate::pack::{self, Budget, PackInput};
-use crate::prompt;
 use crate::render::{self, RenderLimits};
 use crate::runtime::{CancelToken, ModelRequest, RetryFeedback, Runtime};
 use crate::schema;
 use crate::store::{Store, TurnRecord, TurnStatus};
+use crate::stream::{Batch, Preview, COALESCE_INTERVAL};
 use crate::wire::{self, TurnRequest};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -48,6 +56,43 @@ struct Answer {
     attempts: u32,
     repairs: Vec<String>,
     dropped: Vec<String>,
+    /// What `post_response` hooks attach to the stored response.
+    attachments: Map<String, Value>,
+}
+
+/// The streaming events of one turn.
+struct Events<'a> {
+    conversation_id: &'a str,
+    turn: u32,
+    emit: &'a dyn Fn(&str, Value),
+}
+
+impl Events<'_> {
+    fn delta(&self, batch: Batch) {
+        (self.emit)(
+            "render_delta",
+            json!({
+                "conversation_id": self.conversation_id,
+                "turn": self.turn,
+                "start_index": batch.start_index,
+                "blocks": batch.blocks,
+            }),
+        );
+    }
+
+    /// Withdraws the preview, if one was sent.
+    fn reset(&self, preview: &Preview, reason: &str) {
+        if preview.sent_any() {
+            (self.emit)(
+                "render_reset",
+                json!({
+                    "conversation_id": self.conversation_id,
+                    "turn": self.turn,
+                    "reason": reason,
+                }),
+            );
+        }
+    }
 }
 
 #[derive(Default)]
@@ -129,8 +174,13 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         serde_json::to_value(&packed.usage).unwrap_or(Value::Null),
     );
 
+    let events = Events {
+        conversation_id: &conversation_id,
+        turn: turn_no,
+        emit: &emit,
+    };
     let outcome = observation.and_then(|obs| {
-        let answer = ask(&packed.packet, &request, &obs, ctx, &mut timings)?;
+        let answer = ask(&packed.packet, &request, &obs, ctx, &mut timings, &events)?;
         Ok((obs, answer))
     });
 
@@ -172,7 +222,10 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
     let mut summary = json!({});
     match &outcome {
         Ok((_, answer)) => {
-            let response_value = serde_json::to_value(&answer.response).unwrap_or(Value::Null);
+            let mut response_value = serde_json::to_value(&answer.response).unwrap_or(Value::Null);
+            if let Value::Object(stored) = &mut response_value {
+                stored.extend(answer.attachments.clone());
+            }
             emit(
                 "assistant",
                 json!({
@@ -218,6 +271,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                 "response_id": answer.response.id,
                 "model": answer.model,
                 "attempts": answer.attempts,
+                "first_try_valid": answer.attempts == 1,
                 "repairs": answer.repairs,
                 "render_dropped": answer.dropped.len(),
                 "citations": {
@@ -288,20 +342,25 @@ fn lock(store: &Mutex<Store>) -> Result<std::sync::MutexGuard<'_, Store>> {
 }
 
 /// Asks the runtime until its output validates, at most `1 + max_retries`
-/// times (CLAIJ seed), feeding back the errors each time.
+/// times (CLAIJ seed), feeding back the errors each time. The schema and
+/// prompts come from the standard interceptor pipeline. While the model
+/// streams, finished render blocks go out as `render_delta` events.
 fn ask(
     packet: &RequestPacket,
     request: &TurnRequest,
     observation: &Observation,
     ctx: &TurnContext<'_>,
     timings: &mut Timings,
+    events: &Events<'_>,
 ) -> Result<Answer> {
-    let user_prompt = prompt::user_prompt(packet);
+    let pipeline = Pipeline::standard();
+    let composed = pipeline.schema(packet.input.task.name)?;
+    let prompts = pipeline.prompts(packet, &composed);
     let mut model_request = ModelRequest {
         packet: packet.clone(),
-        response_schema: schema::response_schema().clone(),
-        system_prompt: prompt::system_prompt(packet.input.task.name),
-        user_prompt: user_prompt.clone(),
+        response_schema: composed.schema().clone(),
+        system_prompt: prompts.system,
+        user_prompt: prompts.user.clone(),
         attempt: 0,
         feedback: None,
     };
@@ -310,36 +369,76 @@ fn ask(
     for attempt in 0..max_attempts {
         ctx.cancel.check()?;
         model_request.attempt = attempt;
+        let mut preview = Preview::new(RenderLimits::default(), COALESCE_INTERVAL);
         let t = Instant::now();
         let reply = ctx
             .runtime
-            .complete(&model_request, ctx.cancel, &mut |_| {})?;
+            .complete(&model_request, ctx.cancel, &mut |piece| {
+                if let Some(batch) = preview.push(piece, Instant::now()) {
+                    events.delta(batch);
+                }
+            })
+            .and_then(|reply| ctx.cancel.check().map(|()| reply));
         timings.runtime_ms += ms(t);
-        ctx.cancel.check()?;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) => {
+                events.reset(&preview, "failed");
+                return Err(e);
+            }
+        };
 
         let t = Instant::now();
-        let checked = check_output(&reply.text, packet);
+        let checked = check_output(&reply.text, packet, composed.validator());
         timings.validate_ms += ms(t);
         match checked {
-            Ok((response, repairs)) => {
+            Ok(valid) => {
+                if let Some(batch) = preview.finish(Instant::now()) {
+                    events.delta(batch);
+                }
                 let t = Instant::now();
+                let attachments = pipeline.post_response(&valid.value).attachments;
                 let mut answer = finish(
-                    response,
-                    repairs,
+                    valid.response,
+                    valid.repairs,
                     reply.model,
                     attempt + 1,
                     request,
                     observation,
                     packet,
                     ctx,
+                    attachments,
                 );
                 timings.validate_ms += ms(t);
                 answer.endpoint = reply.endpoint;
+                if !preview.is_prefix_of(&answer.response.assistant.render) {
+                    events.reset(&preview, "replaced");
+                }
                 return Ok(answer);
             }
-            Err(issues) => {
+            Err(rejected) => {
+                let length = reply.finish_reason.as_deref() == Some("length");
+                if rejected.truncated || length {
+                    events.reset(&preview, "failed");
+                    let why = if length {
+                        "the runtime stopped at its token limit".to_string()
+                    } else {
+                        rejected
+                            .issues
+                            .first()
+                            .map(|i| i.message.clone())
+                            .unwrap_or_default()
+                    };
+                    return Err(Error::new(
+                        ErrorCode::InvalidModelOutput,
+                        format!("the model's output was cut off before the answer was complete ({why}); raise the runtime's maximum output tokens"),
+                    ));
+                }
+                let last = attempt + 1 == max_attempts;
+                events.reset(&preview, if last { "failed" } else { "retry" });
+                let issues = rejected.issues;
                 model_request.user_prompt =
-                    schema::retry_prompt(&user_prompt, &reply.text, &issues);
+                    schema::retry_prompt(&prompts.user, &reply.text, &issues);
                 model_request.feedback = Some(RetryFeedback {
                     previous_output: reply.text,
                     errors: issues
@@ -367,26 +466,60 @@ fn ask(
     ))
 }
 
-/// Strict parse + schema + reply-to checks. Returns the issues to feed back.
+/// A model output that passed every check.
+struct Valid {
+    response: ResponsePacket,
+    /// The validated JSON, with fields `ResponsePacket` does not keep (for
+    /// `post_response` hooks).
+    value: Value,
+    repairs: Vec<String>,
+}
+
+/// Why an output was refused: the issues to feed back, and whether it was
+/// cut short (then a retry would not help).
+struct Rejected {
+    issues: Vec<schema::Issue>,
+    truncated: bool,
+}
+
+/// Strict parse + schema + reply-to checks.
 fn check_output(
     raw: &str,
     packet: &RequestPacket,
-) -> std::result::Result<(ResponsePacket, Vec<String>), Vec<schema::Issue>> {
-    let issue = |message: String| {
-        vec![schema::Issue {
+    validator: &jsonschema::Validator,
+) -> std::result::Result<Valid, Rejected> {
+    let rejected = |message: String, truncated: bool| Rejected {
+        issues: vec![schema::Issue {
             path: String::new(),
             message,
-        }]
+        }],
+        truncated,
     };
-    let extracted = model_output::extract_json_object(raw).map_err(|e| issue(e.message))?;
-    schema::validate_response(&extracted.value)?;
+    let extracted =
+        model_output::extract_json_object(raw).map_err(|e| rejected(e.message, e.truncated))?;
+    schema::validate(validator, &extracted.value).map_err(|issues| Rejected {
+        issues,
+        truncated: false,
+    })?;
     let issues = schema::check_reply_to(&extracted.value, packet);
     if !issues.is_empty() {
-        return Err(issues);
+        return Err(Rejected {
+            issues,
+            truncated: false,
+        });
     }
-    let response: ResponsePacket = serde_json::from_value(extracted.value)
-        .map_err(|e| issue(format!("response does not match the packet shape: {e}")))?;
-    Ok((response, extracted.repairs))
+    let response: ResponsePacket =
+        serde_json::from_value(extracted.value.clone()).map_err(|e| {
+            rejected(
+                format!("response does not match the packet shape: {e}"),
+                false,
+            )
+        })?;
+    Ok(Valid {
+        response,
+        value: extracted.value,
+        repairs: extracted.repairs,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -399,6 +532,7 @@ fn finish(
     observation: &Observation,
     packet: &RequestPacket,
     ctx: &TurnContext<'_>,
+    attachments: Map<String, Value>,
 ) -> Answer {
     let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
     response.assistant.render = sanitized.render;
@@ -431,5 +565,6 @@ fn finish(
         attempts,
         repairs,
         dropped: sanitized.dropped,
+        attachments,
     }
 }

@@ -48,9 +48,23 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     let obs = observation("article-night-trains.observation.json");
     let events = host.turn("t1", summarize(), "Summarize this page", obs.clone());
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    // The builtin runtime hands over its whole answer at once, so every
+    // block arrives in one render_delta just before the assistant event.
     assert_eq!(
         kinds,
-        ["turn.started", "context_usage", "assistant", "done"]
+        [
+            "turn.started",
+            "context_usage",
+            "render_delta",
+            "assistant",
+            "done"
+        ]
+    );
+    let delta = one(&events, "render_delta");
+    assert_eq!(delta["start_index"], 0);
+    assert_eq!(
+        delta["blocks"],
+        one(&events, "assistant")["render"]["children"]
     );
     let started = one(&events, "turn.started");
     assert_eq!(started["turn"], 1);
@@ -82,6 +96,7 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     assert_eq!(done["stored"], true);
     assert_eq!(done["citations"]["ratio"], 1.0);
     assert_eq!(done["attempts"], 1);
+    assert_eq!(done["first_try_valid"], true);
     assert!(done["timings"]["total_ms"].is_number());
 }
 
@@ -142,7 +157,7 @@ fn builtin_extract_returns_fields_and_null_for_missing() {
 fn invalid_model_output_is_retried_with_feedback_then_accepted() {
     let good = response_packet(paragraph("Night trains are back."), json!([]), json!([]));
     let script = json!([
-        "<think>let me see</think> Sure! Here you go: {\"protocol\": ",
+        "<think>let me see</think> Sure! Here you go: {\"protocol\": }",
         "```json\n{\"type\": \"response\"}\n```",
         raw(&good),
     ]);
@@ -157,6 +172,7 @@ fn invalid_model_output_is_retried_with_feedback_then_accepted() {
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok");
     assert_eq!(done["attempts"], 3);
+    assert_eq!(done["first_try_valid"], false);
     assert_eq!(
         text_of(&one(&events, "assistant")["render"]),
         "Night trains are back."

@@ -387,7 +387,11 @@ mod tests {
         ModelRequest {
             packet,
             response_schema: json!({"type": "object"}),
-            system_prompt: crate::prompt::system_prompt(TaskName::Summarize),
+            system_prompt: crate::prompt::system_prompt(
+                crate::prompt::base_rules(),
+                TaskName::Summarize,
+                "{}",
+            ),
             user_prompt: "USER".into(),
             attempt: 0,
             feedback: None,

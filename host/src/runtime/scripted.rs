@@ -5,6 +5,10 @@
 //! script is a JSON array (or `{"outputs": [...]}`) whose entries are
 //! - a string: the raw model text;
 //! - `{"output": "...", "delay_ms": N}`: the same, after a cancellable delay;
+//! - `{"output": "...", "chunk_bytes": N, "chunk_delay_ms": M}`: streamed to
+//!   `on_text` in pieces of about N bytes (cut on char boundaries), M ms
+//!   apart, like a streaming model; optional `delay_ms` before the first
+//!   piece and `finish_reason` (e.g. `"length"`) reported with the reply;
 //! - `{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "..."}}`: a runtime failure.
 //!
 //! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
@@ -28,8 +32,23 @@ pub struct ScriptedError {
 #[serde(untagged)]
 pub enum Step {
     Text(String),
-    Delayed { output: String, delay_ms: u64 },
-    Fail { error: ScriptedError },
+    Streamed {
+        output: String,
+        chunk_bytes: usize,
+        #[serde(default)]
+        chunk_delay_ms: u64,
+        #[serde(default)]
+        delay_ms: u64,
+        #[serde(default)]
+        finish_reason: Option<String>,
+    },
+    Delayed {
+        output: String,
+        delay_ms: u64,
+    },
+    Fail {
+        error: ScriptedError,
+    },
 }
 
 #[derive(Deserialize)]
@@ -85,14 +104,36 @@ fn fill(template: &str, request: &ModelRequest) -> String {
         .replace("{{now}}", &llmcp::now_iso8601())
 }
 
-/// Sleeps in small steps so a cancel lands within ~10 ms.
+/// Sleeps in steps of at most 5 ms so a cancel lands within ~10 ms, and
+/// short sleeps (streamed pieces) are not rounded up to the step.
 fn cancellable_sleep(ms: u64, cancel: &CancelToken) -> Result<()> {
     let end = Instant::now() + Duration::from_millis(ms);
-    while Instant::now() < end {
+    loop {
         cancel.check()?;
-        std::thread::sleep(Duration::from_millis(5));
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(5)));
     }
-    cancel.check()
+}
+
+/// `text` in pieces of at least `bytes` bytes (never splitting a char).
+fn pieces(text: &str, bytes: usize) -> impl Iterator<Item = &str> {
+    let bytes = bytes.max(1);
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = bytes.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
 }
 
 impl Runtime for Scripted {
@@ -124,6 +165,28 @@ impl Runtime for Scripted {
         })?;
         let text = match step {
             Step::Text(t) => fill(t, request),
+            Step::Streamed {
+                output,
+                chunk_bytes,
+                chunk_delay_ms,
+                delay_ms,
+                finish_reason,
+            } => {
+                cancellable_sleep(*delay_ms, cancel)?;
+                let text = fill(output, request);
+                for (i, piece) in pieces(&text, *chunk_bytes).enumerate() {
+                    if i > 0 {
+                        cancellable_sleep(*chunk_delay_ms, cancel)?;
+                    }
+                    on_text(piece);
+                }
+                return Ok(ModelReply {
+                    text,
+                    model: "scripted".into(),
+                    finish_reason: finish_reason.clone(),
+                    ..ModelReply::default()
+                });
+            }
             Step::Delayed { output, delay_ms } => {
                 cancellable_sleep(*delay_ms, cancel)?;
                 fill(output, request)
@@ -218,6 +281,31 @@ mod tests {
         let r = s.complete(&request(), &c, &mut |_| {});
         t.join().unwrap();
         assert_eq!(r.err().map(|e| e.code), Some(ErrorCode::Cancelled));
+    }
+
+    #[test]
+    fn streamed_steps_arrive_in_pieces_on_char_boundaries() {
+        let s = Scripted::from_json(
+            r#"[{"output": "{{turn}}:ééé-abc", "chunk_bytes": 3, "chunk_delay_ms": 1, "finish_reason": "length"},
+                {"output": "x", "delay_ms": 1}]"#,
+        )
+        .unwrap();
+        let c = CancelToken::default();
+        let mut got = Vec::new();
+        let reply = s
+            .complete(&request(), &c, &mut |p| got.push(p.to_string()))
+            .unwrap();
+        assert_eq!(got, ["4:é", "éé", "-ab", "c"]);
+        assert_eq!(reply.text, "4:ééé-abc");
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        let mut calls = 0;
+        let reply = s.complete(&request(), &c, &mut |_| calls += 1).unwrap();
+        assert_eq!(
+            (reply.text.as_str(), calls),
+            ("x", 1),
+            "delayed steps still work"
+        );
+        assert_eq!(reply.finish_reason, None);
     }
 
     #[test]
