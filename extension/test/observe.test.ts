@@ -68,6 +68,8 @@ describe("observation builder: article", () => {
 
   it("has a primary block with a handle, an outline and no access signals", () => {
     expect(s.primary?.text).toContain("payback period has fallen");
+    // Blocks stay on their own lines: a heading never runs into a paragraph.
+    expect(s.primary?.text).toMatch(/(^|\n)How much power\n/);
     expect(s.primary?.handle_id).toMatch(/^laika-\d+$/);
     expect(s.outline?.map((o) => `${o.level}:${o.text}`)).toEqual(["1:Solar panels on city roofs", "2:How much power"]);
     expect(s.signals ?? []).toEqual([]);

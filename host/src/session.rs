@@ -163,7 +163,7 @@ impl Session {
             "host": {"name": "laika-host", "version": env!("CARGO_PKG_VERSION")},
             "llmcp_versions": [crate::llmcp::PROTOCOL_VERSION],
             "tasks": ["web.summarize", "web.answer", "web.extract"],
-            "capabilities": ["turn", "cancel", "history", "config", "parts"],
+            "capabilities": ["turn", "cancel", "history", "config", "parts", "render_delta"],
             "runtime": runtime,
             "limits": {
                 "max_inbound_frame": limits.max_inbound_frame,

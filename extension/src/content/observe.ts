@@ -60,6 +60,17 @@ export function normalize(s: string): string {
   return s.replace(/\s+/g, " ").trim();
 }
 
+/** Like `normalize`, but keeps one line per block: headings and paragraphs
+ * must not run into each other, or a reader (and the ranker) sees one long
+ * sentence. */
+export function normalizeLines(s: string): string {
+  return s
+    .split(/\n+/)
+    .map(normalize)
+    .filter((line) => line !== "")
+    .join("\n");
+}
+
 export function clip(s: string, max: number): string {
   if (s.length <= max) return s;
   // Cut on a code point boundary.
@@ -542,7 +553,7 @@ export function detectSignals(doc: Document, bodyText: string, base: string): st
 
 function primaryOf(doc: Document, registry: HandleRegistry, limits: Limits): Primary | undefined {
   const { element, text } = extractPrimary(doc);
-  const t = clip(normalize(text), limits.maxPrimaryChars);
+  const t = clip(normalizeLines(text), limits.maxPrimaryChars);
   if (!t) return undefined;
   const p: Primary = { text: t };
   if (element) {
