@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// Default wait for `pong` (the host opens its store before answering).
@@ -31,6 +31,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_CAPTURE: usize = 2 * MAX_OUTBOUND_FRAME;
 /// Most stderr bytes kept (shown when the host fails).
 const MAX_STDERR: usize = 64 << 10;
+/// Below this much captured stdout, every read is scanned for the answer.
+const SCAN_ALWAYS_BELOW: usize = 16 << 10;
+const SCAN_INTERVAL: Duration = Duration::from_millis(50);
 /// How long a program may take to exit once its stdin is closed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 const PING_ID: &str = "doctor-ping";
@@ -446,6 +449,8 @@ pub struct Launched {
     /// `None` while running when we gave up waiting.
     pub exit: Option<std::process::ExitStatus>,
     pub timed_out: bool,
+    /// Stdout reached the capture limit before any answer.
+    pub flooded: bool,
 }
 
 /// Splits captured stdout into frames (native-endian `u32` length, at most
@@ -499,10 +504,12 @@ fn answered(frames: &[Value]) -> bool {
         .any(|f| f.get("reply_to").and_then(Value::as_str) == Some(PING_ID))
 }
 
-/// Reads everything from `reader` into chunks on a channel (the thread ends at
-/// EOF; we never join it, so a program that keeps the pipe open cannot hang us).
+/// Reads `reader` into chunks on a bounded channel: a program flooding its
+/// pipe is slowed to our pace instead of filling memory. The thread ends at
+/// EOF or when the receiver is gone; it is never joined, so a program that
+/// keeps the pipe open cannot hang us.
 fn pump(mut reader: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
-    let (tx, rx) = channel();
+    let (tx, rx) = sync_channel(16);
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
         loop {
@@ -519,21 +526,40 @@ fn pump(mut reader: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
     rx
 }
 
-fn drain(rx: &Receiver<Vec<u8>>, into: &mut Vec<u8>, cap: usize, until: Instant) -> bool {
-    loop {
-        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
-            Ok(chunk) => {
-                let room = cap.saturating_sub(into.len());
-                into.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
-            }
-            Err(RecvTimeoutError::Disconnected) => return true,
-            Err(RecvTimeoutError::Timeout) => return false,
+/// Reads `reader` to its end, keeping the first `cap` bytes, and sends them
+/// once: stderr must keep flowing (a chatty host would otherwise block on
+/// it) but only its start is shown.
+fn collect(mut reader: impl Read + Send + 'static, cap: usize) -> Receiver<Vec<u8>> {
+    let (tx, rx) = sync_channel(1);
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            append(&mut kept, buf.get(..n).unwrap_or_default(), cap);
+        }
+        let _ = tx.send(kept);
+    });
+    rx
+}
+
+fn append(into: &mut Vec<u8>, chunk: &[u8], cap: usize) {
+    let room = cap.saturating_sub(into.len());
+    into.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+}
+
+/// Takes what arrives until `until`, EOF, or the cap.
+fn drain(rx: &Receiver<Vec<u8>>, into: &mut Vec<u8>, cap: usize, until: Instant) {
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(chunk) if into.len() < cap => append(into, &chunk, cap),
+            _ => return,
         }
     }
 }
 
 /// Launches `program` like a browser, sends a framed `ping` and collects
-/// what comes back until `pong` (or an error) arrives or `timeout` passes.
+/// what comes back until `pong` (or an error) arrives, `timeout` passes, or
+/// stdout passes [`MAX_CAPTURE`] bytes.
 pub fn launch(program: &Path, args: &[String], timeout: Duration) -> std::io::Result<Launched> {
     let mut command = Command::new(program);
     command
@@ -555,7 +581,7 @@ pub fn launch(program: &Path, args: &[String], timeout: Duration) -> std::io::Re
         ));
     };
     let out_rx = pump(stdout);
-    let err_rx = pump(stderr);
+    let err_rx = collect(stderr, MAX_STDERR);
     let ping = json!({"type": "ping", "id": PING_ID}).to_string();
     // A program that exits at once makes this fail; what it printed says why.
     let _ = stdin
@@ -564,15 +590,31 @@ pub fn launch(program: &Path, args: &[String], timeout: Duration) -> std::io::Re
     let mut captured = Vec::new();
     let deadline = start + timeout;
     let mut launched = Launched::default();
+    let mut last_scan: Option<Instant> = None;
+    let is_error = |f: &Value| f.get("type").and_then(Value::as_str) == Some("error");
     loop {
-        match out_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            launched.timed_out = true;
+            break;
+        };
+        match out_rx.recv_timeout(left) {
             Ok(chunk) => {
-                let room = MAX_CAPTURE.saturating_sub(captured.len());
-                captured.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
-                let (frames, _) = scan_stdout(&captured);
-                let error = |f: &Value| f.get("type").and_then(Value::as_str) == Some("error");
-                if answered(&frames) || frames.iter().any(error) {
+                append(&mut captured, &chunk, MAX_CAPTURE);
+                // A program flooding stdout will not answer sensibly; stop here.
+                if captured.len() >= MAX_CAPTURE {
+                    launched.flooded = true;
                     break;
+                }
+                // Each scan is linear in the capture: once it is large, scan
+                // at most every SCAN_INTERVAL so many small writes stay cheap.
+                let due = captured.len() <= SCAN_ALWAYS_BELOW
+                    || last_scan.is_none_or(|t| t.elapsed() >= SCAN_INTERVAL);
+                if due {
+                    last_scan = Some(Instant::now());
+                    let (frames, _) = scan_stdout(&captured);
+                    if answered(&frames) || frames.iter().any(is_error) {
+                        break;
+                    }
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -591,12 +633,9 @@ pub fn launch(program: &Path, args: &[String], timeout: Duration) -> std::io::Re
     if launched.exit.is_none() {
         reap(&mut child);
     }
-    drain(
-        &err_rx,
-        &mut launched.stderr,
-        MAX_STDERR,
-        Instant::now() + Duration::from_millis(500),
-    );
+    launched.stderr = err_rx
+        .recv_timeout(Duration::from_millis(500))
+        .unwrap_or_default();
     let (frames, stray) = scan_stdout(&captured);
     launched.frames = frames;
     launched.stray = stray;
@@ -686,6 +725,15 @@ fn launch_checks(section: &str, program: &Path, args: &[String], timeout: Durati
             section,
             format!("the host answered ping with error {code}: {message}"),
             fix,
+        )
+    } else if launched.flooded {
+        fail(
+            section,
+            format!(
+                "the program wrote {} MiB to stdout without answering ping",
+                MAX_CAPTURE >> 20
+            ),
+            by_hand.clone(),
         )
     } else if launched.timed_out {
         fail(

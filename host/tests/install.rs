@@ -490,3 +490,39 @@ fn doctor_relays_the_hosts_own_refusal() {
         "{fix}"
     );
 }
+
+#[test]
+fn doctor_survives_a_program_that_floods_stdout() {
+    let home = Home::new();
+    let flood = home.path().join("bin/flood");
+    // 4 MiB of text in big writes: more than doctor keeps (2 MiB).
+    let big = home.path().join("big.txt");
+    std::fs::write(&big, "not a frame\n".repeat(350_000)).unwrap();
+    std::fs::write(
+        &flood,
+        format!("#!/bin/sh\nexec /bin/cat '{}' /dev/stdin\n", big.display()),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&flood, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let f = flood.to_str().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let (code, report) = doctor_on(&home, |m| m["path"] = json!(f));
+    assert_eq!(code, Some(1), "{report}");
+    // Bounded: the capture cap ends the wait, not the 10 s timeout.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{report}"
+    );
+    let (line, _) = failure(&report, "stray output on stdout");
+    assert!(line.contains("not a frame\\nnot a frame\\n"), "{line}");
+    assert!(
+        line.len() < 2000,
+        "the quote is not bounded: {} bytes",
+        line.len()
+    );
+    failure(&report, "MiB to stdout without answering ping");
+}
