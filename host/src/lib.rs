@@ -4,10 +4,12 @@
 
 pub mod citation;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod export;
 pub mod frame;
 pub mod gate;
+pub mod install;
 pub mod interceptor;
 pub mod json_scan;
 pub mod llmcp;

@@ -8,7 +8,7 @@ use laika_host::error::{Error, ErrorCode};
 use laika_host::session::Session;
 use laika_host::store::Store;
 use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
-use laika_host::{origin, replay, runtime, wire};
+use laika_host::{doctor, install, origin, replay, runtime, wire};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +49,81 @@ enum Command {
         #[command(subcommand)]
         command: HistoryCommand,
     },
+    /// Write the native-messaging manifests that let browsers launch this binary.
+    Install(InstallArgs),
+    /// Remove the manifests `install` writes (every browser unless --browser is given).
+    Uninstall(InstallArgs),
+    /// Check every browser's manifest, launch the host like a browser does, and check the runtime.
+    Doctor {
+        /// Only these browsers (a missing manifest then fails).
+        #[arg(long = "browser", value_name = "NAME", value_enum, num_args = 1.., value_delimiter = ',')]
+        browsers: Vec<BrowserArg>,
+        /// Also (or, without --browser, only) this custom Chromium profile.
+        #[arg(long, value_name = "DIR")]
+        user_data_dir: Vec<PathBuf>,
+        /// Seconds to wait for the host's pong and for the runtime's TCP connect.
+        #[arg(long, default_value_t = 5)]
+        timeout: u64,
+        /// Machine-readable report on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct InstallArgs {
+    /// Browsers to (un)install for; `all` for every one. Default for install:
+    /// the browsers found on this machine; for uninstall: all.
+    #[arg(long = "browser", value_name = "NAME", value_enum, num_args = 1.., value_delimiter = ',')]
+    browsers: Vec<BrowserArg>,
+    /// System-wide folders (needs root) instead of your user's.
+    #[arg(long)]
+    system: bool,
+    /// Say what would be written or removed, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// A custom Chromium profile (`chromium --user-data-dir DIR`): writes DIR/NativeMessagingHosts/.
+    #[arg(long, value_name = "DIR")]
+    user_data_dir: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BrowserArg {
+    Chrome,
+    Chromium,
+    Edge,
+    Brave,
+    Vivaldi,
+    Firefox,
+    All,
+}
+
+impl BrowserArg {
+    fn browser(self) -> Option<install::Browser> {
+        use install::Browser as B;
+        match self {
+            BrowserArg::Chrome => Some(B::Chrome),
+            BrowserArg::Chromium => Some(B::Chromium),
+            BrowserArg::Edge => Some(B::Edge),
+            BrowserArg::Brave => Some(B::Brave),
+            BrowserArg::Vivaldi => Some(B::Vivaldi),
+            BrowserArg::Firefox => Some(B::Firefox),
+            BrowserArg::All => None,
+        }
+    }
+}
+
+/// `all` anywhere means every browser; otherwise the named ones.
+fn browser_choice(args: &[BrowserArg]) -> Option<install::Choice> {
+    if args.is_empty() {
+        None
+    } else if args.contains(&BrowserArg::All) {
+        Some(install::Choice::All)
+    } else {
+        Some(install::Choice::These(
+            args.iter().filter_map(|a| a.browser()).collect(),
+        ))
+    }
 }
 
 #[derive(Subcommand)]
@@ -92,6 +167,9 @@ enum Format {
 const CLI_WORDS: &[&str] = &[
     "replay",
     "history",
+    "install",
+    "uninstall",
+    "doctor",
     "help",
     "--help",
     "-h",
@@ -114,6 +192,14 @@ fn main() -> ExitCode {
             script,
         } => run_replay(file, expect, data_dir, script),
         Command::History { command } => run_history(command),
+        Command::Install(args) => run_install(args, false),
+        Command::Uninstall(args) => run_install(args, true),
+        Command::Doctor {
+            browsers,
+            user_data_dir,
+            timeout,
+            json,
+        } => run_doctor(browsers, user_data_dir, timeout, json),
     };
     match result {
         Ok(code) => code,
@@ -317,4 +403,91 @@ fn run_history(command: HistoryCommand) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints to stdout; a closed stdout (`| head`) is not worth a panic.
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+fn install_error(e: install::InstallError) -> Error {
+    Error::new(ErrorCode::Internal, e.to_string())
+}
+
+fn run_install(args: InstallArgs, uninstalling: bool) -> Result<ExitCode, Error> {
+    let env = install::Env::from_process().map_err(install_error)?;
+    let scope = if args.system {
+        install::Scope::System
+    } else {
+        install::Scope::User
+    };
+    let choice = match browser_choice(&args.browsers) {
+        Some(choice) => choice,
+        // A custom profile alone means just that profile.
+        None if !args.user_data_dir.is_empty() => install::Choice::These(Vec::new()),
+        None if uninstalling => install::Choice::All,
+        None => install::Choice::Detected,
+    };
+    let targets = install::targets(&env, &choice, scope, &args.user_data_dir);
+    let mut print = |a: &install::Action| say(&format!("{a}\n"));
+    if uninstalling {
+        install::uninstall(&targets, args.dry_run, &mut print).map_err(install_error)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if targets.is_empty() {
+        say("No supported browser found (Chrome, Chromium, Edge, Brave, Vivaldi, Firefox): nothing written.\n\
+             Install a browser and run `laika-host install` again, or name one: \
+             `laika-host install --browser chromium` (or `--browser all`).\n");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (config, config_path) = Config::from_process_env()?;
+    for entry in install::unusable_configured(&config.allowed_origins) {
+        eprintln!(
+            "laika-host: warning: allowed_origins entry {entry:?} in {} is neither chrome-extension://<id>/ nor a Firefox add-on id; it is left out of the manifests",
+            config_path.display()
+        );
+    }
+    let host = std::env::current_exe()
+        .map_err(|e| Error::internal(format!("cannot find this program's own path: {e}")))?;
+    say(&format!("Host binary: {}\n", host.display()));
+    install::install(
+        &targets,
+        &host,
+        &config.allowed_origins,
+        args.dry_run,
+        &mut print,
+    )
+    .map_err(install_error)?;
+    if !args.dry_run {
+        say("Check it with `laika-host doctor`.\n");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_doctor(
+    browsers: Vec<BrowserArg>,
+    user_data_dirs: Vec<PathBuf>,
+    timeout: u64,
+    json: bool,
+) -> Result<ExitCode, Error> {
+    let env = install::Env::from_process().map_err(install_error)?;
+    let options = doctor::Options {
+        browsers: browser_choice(&browsers)
+            .map(|c| c.browsers(&env))
+            .unwrap_or_default(),
+        user_data_dirs,
+        timeout: std::time::Duration::from_secs(timeout.max(1)),
+    };
+    let report = doctor::run(&env, &options, &Config::from_process_env());
+    if json {
+        say(&(serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n"));
+    } else {
+        say(&report.to_text());
+    }
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
