@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# Prints the performance figures recorded in docs/PERFORMANCE.md.
+# Prints the performance figures recorded in docs/PERFORMANCE.md (release
+# build). Figures only: nothing here passes or fails on time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -p laika-host --bin laika-host --example bench
-exec target/release/examples/bench target/release/laika-host "$@"
+cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench
+target="${CARGO_TARGET_DIR:-target}/release"
+echo "== host: start, 1 MiB turn, SQLite commit"
+"$target/examples/bench" "$target/laika-host" "$@"
+echo
+echo "== streaming: time to first rendered block"
+"$target/examples/stream_bench" "$target/laika-host"
