@@ -82,8 +82,10 @@ fn article(bytes: usize) -> String {
     out
 }
 
+/// About 1 MiB of observation JSON in all: the page text and the primary
+/// (main-content) text overlap, as they do on real article pages.
 fn observation_1mib() -> Value {
-    let text = article(1 << 20);
+    let text = article(1 << 19);
     json!({
         "summary": {
             "doc_type": "web.observation.summary.v1",
@@ -258,6 +260,14 @@ fn commits(runs: usize) -> Vec<f64> {
         .collect()
 }
 
+fn report_size(obs: &Value) {
+    let bytes = serde_json::to_string(obs).map_or(0, |s| s.len());
+    println!(
+        "observation size: {:.2} MiB of JSON",
+        bytes as f64 / (1 << 20) as f64
+    );
+}
+
 fn report(name: &str, target: &str, v: Vec<f64>) {
     println!(
         "{name:<44} median {:>8.3} ms   p90 {:>8.3} ms   n={:<4} target {target}",
@@ -272,6 +282,7 @@ fn main() {
         .nth(1)
         .unwrap_or_else(|| "target/release/laika-host".into());
     let obs = observation_1mib();
+    report_size(&obs);
     println!(
         "laika-host benchmarks ({} cores)",
         std::thread::available_parallelism().map_or(0, |n| n.get())

@@ -15,9 +15,10 @@
 
 use crate::llmcp::Document;
 use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ops::Range;
 
 /// Total text (over all fields) a [`Page`] takes in; the rest is ignored.
@@ -292,7 +293,10 @@ const QUESTION_FILLER: &[&str] = &[
 ];
 
 pub fn is_stopword(word: &str) -> bool {
-    STOPWORDS.binary_search(&word).is_ok()
+    // Asked once per token of the page: a hash set beats a binary search.
+    static SET: std::sync::OnceLock<FxHashSet<&'static str>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| STOPWORDS.iter().copied().collect())
+        .contains(word)
 }
 
 /// Light English stemming: plural endings only (`-ies`, `-sses`, `-xes`,
@@ -445,7 +449,8 @@ pub struct Page {
     pub sources: Vec<Source>,
     pub blocks: Vec<Block>,
     pub units: Vec<Unit>,
-    seen: HashSet<u64>,
+    /// Keys are already FNV hashes: no need to hash them again with SipHash.
+    seen: FxHashSet<u64>,
     bytes: usize,
 }
 
@@ -460,8 +465,24 @@ fn dedupe_key(text: &str) -> u64 {
             hash = (hash ^ u64::from(b)).wrapping_mul(PRIME);
         }
     };
+    let text = text.trim();
     let mut gap = false;
-    for c in text.trim().chars() {
+    if text.is_ascii() {
+        // Most web text: hash bytes directly, no char decoding.
+        for b in text.bytes() {
+            if char::from(b).is_whitespace() {
+                gap = true;
+                continue;
+            }
+            if gap {
+                hash = (hash ^ u64::from(b' ')).wrapping_mul(PRIME);
+                gap = false;
+            }
+            hash = (hash ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(PRIME);
+        }
+        return hash;
+    }
+    for c in text.chars() {
         if c.is_whitespace() {
             gap = true;
             continue;
@@ -642,7 +663,9 @@ fn best_first(scored: &mut [Scored]) {
 /// An inverted index over a page's units.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
-    vocab: HashMap<String, u32>,
+    /// Fx hashing: the vocabulary is looked up once per token of the page,
+    /// and SipHash's DoS resistance buys nothing for one page's own words.
+    vocab: FxHashMap<String, u32>,
     /// Per unit: (term id, term frequency), sorted by term id.
     unit_terms: Vec<Vec<(u32, u32)>>,
     unit_len: Vec<u32>,
@@ -1005,6 +1028,29 @@ pub fn pick_diverse(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn dedupe_key_ascii_fast_path_matches_the_general_path() {
+        // "é" forces the char path for the second text of each pair.
+        assert_eq!(
+            dedupe_key(" Night  Trains\tare BACK "),
+            dedupe_key("night trains are back")
+        );
+        assert_eq!(
+            dedupe_key("a\u{b}b"),
+            dedupe_key("A B"),
+            "vertical tab is whitespace on both paths"
+        );
+        assert_eq!(dedupe_key("Café  Crème"), dedupe_key("café crème"));
+        assert_ne!(dedupe_key("night trains"), dedupe_key("night train"));
+    }
+
+    #[test]
+    fn stopwords_are_found_by_the_set() {
+        assert!(is_stopword("the") && is_stopword("which"));
+        assert!(!is_stopword("sleeper"));
+    }
+
     use super::*;
 
     fn sentences(text: &str) -> Vec<&str> {

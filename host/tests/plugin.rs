@@ -148,7 +148,13 @@ fn a_full_turn_is_answered_by_the_plugin_with_a_verified_citation() {
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["turn.started", "context_usage", "render_delta", "assistant", "done"]
+        [
+            "turn.started",
+            "context_usage",
+            "render_delta",
+            "assistant",
+            "done"
+        ]
     );
     assert_quotes_first_sentence(&events);
     let text = laika_host::render::plain_text(&one(&events, "assistant")["render"]);
