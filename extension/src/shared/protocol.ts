@@ -157,6 +157,21 @@ export interface AssistantEvent extends HostBase {
   citations: Citation[];
   data: Record<string, unknown> | null;
 }
+/** Finished top-level blocks of the answer while it streams (already sanitized by the host). */
+export interface RenderDeltaEvent extends HostBase {
+  type: "render_delta";
+  conversation_id: string;
+  turn: number;
+  start_index: number;
+  blocks: unknown[];
+}
+/** Discard the blocks received so far (a retry, or the final answer differs). */
+export interface RenderResetEvent extends HostBase {
+  type: "render_reset";
+  conversation_id: string;
+  turn: number;
+  reason: string;
+}
 export type Decision = "allow" | "ask" | "deny";
 export interface ToolCallEvent extends HostBase {
   type: "tool_call";
@@ -211,6 +226,8 @@ export type HostMessage =
   | TurnStarted
   | ContextUsage
   | AssistantEvent
+  | RenderDeltaEvent
+  | RenderResetEvent
   | ToolCallEvent
   | ErrorEvent
   | DoneEvent

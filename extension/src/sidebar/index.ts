@@ -5,7 +5,14 @@
  */
 import { ext } from "../shared/api.js";
 import { SIDEBAR_PORT, isObject, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
-import type { AssistantEvent, Citation, HostMessage, TaskName, ToolCallEvent } from "../shared/protocol.js";
+import type {
+  AssistantEvent,
+  Citation,
+  HostMessage,
+  RenderDeltaEvent,
+  TaskName,
+  ToolCallEvent,
+} from "../shared/protocol.js";
 import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
 import { renderDoc } from "./render.js";
 
@@ -39,6 +46,8 @@ interface TurnView {
   progress: HTMLElement;
   body: HTMLElement;
   tools: Map<string, HTMLElement>;
+  /** Streamed blocks, by index, until the final answer replaces them. */
+  preview: unknown[];
 }
 const turns = new Map<string, TurnView>();
 const requests = new Map<string, (msg: HostMessage | null, error?: string) => void>();
@@ -101,7 +110,7 @@ function newTurnView(id: string, label: string): TurnView {
   root.append(progress, body);
   messages.append(root);
   root.scrollIntoView({ block: "end" });
-  const view: TurnView = { root, progress, body, tools: new Map() };
+  const view: TurnView = { root, progress, body, tools: new Map(), preview: [] };
   turns.set(id, view);
   return view;
 }
@@ -166,6 +175,20 @@ function onAssistant(view: TurnView, msg: AssistantEvent): void {
   if (cites) view.body.append(cites);
 }
 
+/**
+ * Shows the answer block by block while it streams. Blocks are kept by index
+ * and re-rendered through the same DOM-only renderer as the final answer,
+ * which replaces them when it arrives.
+ */
+function onRenderDelta(view: TurnView, msg: RenderDeltaEvent): void {
+  msg.blocks.forEach((block, i) => {
+    view.preview[msg.start_index + i] = block;
+  });
+  const children = view.preview.filter((b) => b !== undefined);
+  view.body.replaceChildren(renderDoc(document, { type: "doc", children }));
+  view.progress.textContent = "Writing the answer…";
+}
+
 function onToolCall(view: TurnView, msg: ToolCallEvent): void {
   const card = h("div", "tool-card");
   const head = h("div");
@@ -223,7 +246,15 @@ function onHostEvent(msg: HostMessage): void {
       view.progress.textContent = `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
       return;
     }
+    case "render_delta":
+      onRenderDelta(view, msg);
+      return;
+    case "render_reset":
+      view.preview = [];
+      view.body.replaceChildren();
+      return;
     case "assistant":
+      view.preview = [];
       onAssistant(view, msg);
       return;
     case "tool_call":
