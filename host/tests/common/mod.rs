@@ -68,6 +68,8 @@ pub struct Host {
     assembler: PartAssembler,
     /// Every frame size seen, to check the 1 MiB invariant.
     pub frame_sizes: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+    /// How long `recv` waits for the next message (a real model can be slower).
+    pub recv_timeout: Duration,
 }
 
 #[derive(Default)]
@@ -156,6 +158,7 @@ impl Host {
             dir,
             assembler: PartAssembler::default(),
             frame_sizes: sizes,
+            recv_timeout: Duration::from_secs(30),
         }
     }
 
@@ -181,10 +184,11 @@ impl Host {
         self.stdin = None;
     }
 
-    /// The next whole message (parts reassembled), or None after 30 s / EOF.
+    /// The next whole message (parts reassembled), or None after
+    /// `recv_timeout` (30 s by default) / EOF.
     pub fn recv(&mut self) -> Option<Value> {
         loop {
-            match self.frames.recv_timeout(Duration::from_secs(30)) {
+            match self.frames.recv_timeout(self.recv_timeout) {
                 Ok(Frame::Message(v)) => {
                     assert_wire_valid(&v);
                     if let Some(whole) = self.assembler.push(v).unwrap() {
