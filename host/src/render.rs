@@ -55,6 +55,22 @@ const DEFAULT_HEADING_LEVEL: u8 = 2;
 const ELLIPSIS: char = '…';
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
+/// Every node type of the seed's render AST (laika.llmcp "Allowed node types").
+pub const NODE_TYPES: &[&str] = &[
+    "doc",
+    "heading",
+    "paragraph",
+    "list",
+    "list_item",
+    "blockquote",
+    "code_block",
+    "table",
+    "table_row",
+    "table_cell",
+    "text",
+    "link",
+];
+
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RenderLimits {

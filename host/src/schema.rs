@@ -198,7 +198,10 @@ fn node_schema() -> Value {
         "type": "object",
         "required": ["type"],
         "properties": {
-            "type": { "description": "The node type.", "type": "string" },
+            "type": {
+                "description": "The node type: only the seed's node types exist.",
+                "enum": crate::render::NODE_TYPES
+            },
             "level": { "description": "Heading level, 1 to 6.", "type": "integer" },
             "ordered": { "description": "List: numbered or not.", "type": "boolean" },
             "header": { "description": "Table cell: is a header cell.", "type": "boolean" },
@@ -614,15 +617,22 @@ mod tests {
     }
 
     #[test]
-    fn render_is_loose_but_typed() {
+    fn render_node_types_are_the_seeds_and_fields_are_loose() {
         let mut v = seed_response();
-        // An unknown node type and an extra field are left to the sanitizer.
+        // An extra field is left to the sanitizer; a node type the seed does
+        // not have is refused, so constrained decoders never produce one.
         set(
             &mut v,
             "/assistant/render/children",
-            json!([{"type": "strong", "children": [{"type": "text", "text": "x"}], "style": "x"}]),
+            json!([{"type": "paragraph", "children": [{"type": "text", "text": "x"}], "style": "x"}]),
         );
         assert_eq!(validate_response(&v), Ok(()));
+        set(
+            &mut v,
+            "/assistant/render/children",
+            json!([{"type": "strong", "children": [{"type": "text", "text": "x"}]}]),
+        );
+        assert_eq!(paths(&v), vec!["/assistant/render/children/0/type"]);
         set(
             &mut v,
             "/assistant/render/children",

@@ -105,14 +105,27 @@ fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
             max_tokens: CONTEXT_TOKENS,
         },
     );
+    // Exactly what the turn sends: the interceptor-composed schema and prompts.
+    let pipeline = laika_host::interceptor::Pipeline::standard();
+    let composed = pipeline.schema(task.name).unwrap();
+    let prompts = pipeline.prompts(&packed.packet, &composed);
     ModelRequest {
-        response_schema: laika_host::schema::response_schema().clone(),
-        system_prompt: laika_host::prompt::system_prompt(task.name),
-        user_prompt: laika_host::prompt::user_prompt(&packed.packet),
+        response_schema: composed.schema().clone(),
+        system_prompt: prompts.system,
+        user_prompt: prompts.user,
         packet: packed.packet,
         attempt: 0,
         feedback: None,
     }
+}
+
+/// The composed response schema (the same for every task's required shape).
+fn request_schema() -> serde_json::Value {
+    laika_host::interceptor::Pipeline::standard()
+        .schema(laika_host::llmcp::TaskName::Answer)
+        .unwrap()
+        .schema()
+        .clone()
 }
 
 fn runtime(url: &str, schema_mode: Option<&str>) -> OpenAiRuntime {
@@ -182,7 +195,7 @@ fn schema_errors_of_prefix(text: &str) -> Vec<String> {
     let Some(value) = close_prefix(text) else {
         return vec![format!("not the start of a JSON value: {:.120}", text)];
     };
-    let validator = jsonschema::validator_for(laika_host::schema::response_schema()).unwrap();
+    let validator = jsonschema::validator_for(&request_schema()).unwrap();
     validator
         .iter_errors(&value)
         .filter(|e| {
@@ -226,8 +239,7 @@ fn direct_calls_stream_and_obey_the_json_schema() {
         let request = model_request(&task, text, fixture);
         let body = rt.request_body(&request);
         assert_eq!(
-            &body["json_schema"],
-            laika_host::schema::response_schema(),
+            body["json_schema"], request.response_schema,
             "the llama.cpp profile sends the schema as top-level json_schema"
         );
         let mut pieces = Vec::new();
@@ -256,10 +268,9 @@ fn direct_calls_stream_and_obey_the_json_schema() {
         );
         if reply.finish_reason.as_deref() == Some("stop") {
             assert!(whole, "{label}: finished but is not one JSON value");
-            assert!(laika_host::schema::validate_response(
-                &serde_json::from_str(reply.text.trim()).unwrap()
-            )
-            .is_ok());
+            let validator = jsonschema::validator_for(&request.response_schema).unwrap();
+            let value: serde_json::Value = serde_json::from_str(reply.text.trim()).unwrap();
+            assert!(laika_host::schema::validate(&validator, &value).is_ok());
         }
     }
     println!(

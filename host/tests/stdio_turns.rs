@@ -234,29 +234,38 @@ fn runtime_errors_are_reported_with_their_code_and_not_retried() {
 
 #[test]
 fn model_render_is_sanitized_and_citations_are_checked() {
+    // Unknown node types fail the schema (and are retried); what passes the
+    // schema but is still hostile (handlers as extra fields, script links) is
+    // removed by the sanitizer.
+    let rejected = json!({"type": "doc", "children": [
+        {"type": "html", "html": "<img src=x onerror=alert(1)>"},
+        {"type": "script", "text": "alert(1)"}
+    ]});
     let render = json!({"type": "doc", "children": [
         {"type": "paragraph", "onclick": "x()", "children": [
             {"type": "text", "text": "Read "},
             {"type": "link", "href": "java\tscript:alert(1)", "children": [{"type": "text", "text": "this"}]},
             {"type": "link", "href": "https://news.example.org/more", "children": [{"type": "text", "text": "more"}]}
-        ]},
-        {"type": "html", "html": "<img src=x onerror=alert(1)>"},
-        {"type": "script", "text": "alert(1)"}
+        ]}
     ]});
     let citations = json!([
         {"doc_id": "doc:web:summary", "quote": "left on Tuesday evening with 312 passengers"},
         {"doc_id": "doc:web:summary", "quote": "Night trains are banned everywhere", "handle_id": "laika-999"}
     ]);
-    let mut host = Host::scripted(&json!([raw(&response_packet(
-        render,
-        citations,
-        json!([])
-    ))]));
+    let mut host = Host::scripted(&json!([
+        raw(&response_packet(rejected, json!([]), json!([]))),
+        raw(&response_packet(render, citations, json!([])))
+    ]));
     let events = host.turn(
         "x1",
         summarize(),
         "Summarize",
         observation("article-night-trains.observation.json"),
+    );
+    assert_eq!(
+        one(&events, "done")["attempts"],
+        2,
+        "unknown node types are retried"
     );
     let a = one(&events, "assistant");
     let s = a["render"].to_string();

@@ -88,7 +88,7 @@ fn a_preview_is_sanitized_before_it_is_sent() {
     let render = json!({"type": "doc", "children": [
         {"type": "paragraph", "onclick": "steal()", "children": [
             {"type": "link", "href": "javascript:alert(1)", "children": [{"type": "text", "text": "click"}]}]},
-        {"type": "script", "text": "alert(1)"},
+        {"type": "heading", "level": 99, "onmouseover": "alert(1)", "children": [{"type": "text", "text": "Title"}]},
         {"type": "code_block", "text": "rm -rf / \u{202E}"}
     ]});
     let packet = response_packet(render, json!([]), json!([]));
