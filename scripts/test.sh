@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the host (format, lints, unit, integration, corpus and
 # replay tests), the extension (types, lint, unit tests, Firefox lint) and the
-# browser end-to-end tests in headless Chromium. Installs what it needs
+# browser end-to-end tests in headless Chromium, and the real-runtime tests
+# against llama-server. Installs what it needs
 # (Node.js/npm and Chromium from Debian, npm packages) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,3 +44,6 @@ echo "== extension: install, typecheck, lint, unit tests, build, Firefox lint"
 
 echo "== browser end-to-end (headless Chromium)"
 bash scripts/e2e.sh
+
+echo "== real runtime: llama-server + Gemma 3 270M (built once, cached in ~/.cache/laika-test/)"
+bash scripts/real-runtime.sh
