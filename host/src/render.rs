@@ -170,22 +170,8 @@ fn keep_char(c: char) -> bool {
 }
 
 /// Known node types: anything else is dropped as unknown.
-fn is_known_type(t: &str) -> bool {
-    matches!(
-        t,
-        "doc"
-            | "heading"
-            | "paragraph"
-            | "list"
-            | "list_item"
-            | "blockquote"
-            | "code_block"
-            | "table"
-            | "table_row"
-            | "table_cell"
-            | "text"
-            | "link"
-    )
+pub fn is_known_type(t: &str) -> bool {
+    NODE_TYPES.contains(&t)
 }
 
 fn node_type(v: &Value) -> Option<&str> {

@@ -314,7 +314,7 @@ impl RenderStream {
         };
         match block.get("type").and_then(Value::as_str) {
             Some("text" | "link") => self.held.push(block),
-            Some(t) if is_known_type(t) => {
+            Some(t) if render::is_known_type(t) => {
                 self.held.push(block);
                 self.flush_held(out);
             }
@@ -347,26 +347,6 @@ impl RenderStream {
             }
         }
     }
-}
-
-/// The sanitizer's known node types (`render` keeps its list private; a
-/// difference would only cost a `render_reset`, which the turn sends).
-fn is_known_type(t: &str) -> bool {
-    matches!(
-        t,
-        "doc"
-            | "heading"
-            | "paragraph"
-            | "list"
-            | "list_item"
-            | "blockquote"
-            | "code_block"
-            | "table"
-            | "table_row"
-            | "table_cell"
-            | "text"
-            | "link"
-    )
 }
 
 /// Nodes and text characters a sanitized block used of the render limits,
