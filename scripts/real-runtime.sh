@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs host/tests/real_runtime.rs against a real llama.cpp `llama-server`
+# Runs host/laika-host/tests/real_runtime.rs against a real llama.cpp `llama-server`
 # serving Gemma 3 270M (built/fetched once by scripts/llama-server.sh), then
 # stops the server: nothing is left running, whatever happens.
 #

@@ -22,10 +22,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
 echo "== cargo clippy"
-cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo test"
-cargo test --all-targets --locked
+cargo test --workspace --all-targets --locked
 
 echo "== replay golden (tests/replay/demo.ndjson)"
 cargo run --quiet --locked -p laika-host -- replay tests/replay/demo.ndjson \

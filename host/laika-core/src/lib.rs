@@ -1,0 +1,33 @@
+//! `laika-core`: the pure core of Laika.
+//!
+//! Protocol types (llmcp packets, observation documents, wire messages), the
+//! render AST and its sanitizer, packing, prompts, schema composition and
+//! validation, model-output extraction, citations, the Policy Gate,
+//! redaction, the builtin runtime's extractive answers and the turn engine.
+//!
+//! Architecture invariant: nothing here does I/O. No file system, network,
+//! SQLite, threads or async runtime; the clock and ids come in through
+//! [`ambient::Ambient`]. The crate's `Cargo.toml` and `clippy.toml` keep it
+//! so. See `docs/ARCHITECTURE.md`.
+
+pub mod ambient;
+pub mod builtin;
+pub mod cancel;
+pub mod citation;
+pub mod error;
+pub mod gate;
+pub mod interceptor;
+pub mod json_scan;
+pub mod limits;
+pub mod llmcp;
+pub mod model;
+pub mod model_output;
+pub mod observation;
+pub mod pack;
+pub mod prompt;
+pub mod rank;
+pub mod redact;
+pub mod render;
+pub mod schema;
+pub mod stream;
+pub mod wire;

@@ -1,0 +1,174 @@
+//! `laika.llmcp` v1 packets: the envelope, request and response (laika.llmcp
+//! seed). The host builds requests with [`RequestPacket`] and reads validated
+//! model output into [`ResponsePacket`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const PROTOCOL_NAME: &str = "laika.llmcp";
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The three tasks of v1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaskName {
+    #[serde(rename = "web.summarize")]
+    Summarize,
+    #[serde(rename = "web.answer")]
+    Answer,
+    #[serde(rename = "web.extract")]
+    Extract,
+}
+
+impl TaskName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskName::Summarize => "web.summarize",
+            TaskName::Answer => "web.answer",
+            TaskName::Extract => "web.extract",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Protocol {
+    pub name: String,
+    pub version: u32,
+}
+
+impl Default for Protocol {
+    fn default() -> Self {
+        Protocol {
+            name: PROTOCOL_NAME.into(),
+            version: PROTOCOL_VERSION,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationRef {
+    pub id: String,
+    pub turn: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sender {
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    pub id: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub name: TaskName,
+    #[serde(default)]
+    pub args: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    pub user_message: UserMessage,
+    pub task: Task,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentSource {
+    pub browser: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
+}
+
+/// One context document. `trust` is always `"untrusted"` for web content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub doc_id: String,
+    pub kind: String,
+    pub trust: String,
+    pub source: DocumentSource,
+    pub content: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub documents: Vec<Document>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    pub format: String,
+}
+
+/// A `type: "request"` packet, exactly the seed's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestPacket {
+    pub protocol: Protocol,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub packet_type: String,
+    pub created_at: String,
+    pub conversation: ConversationRef,
+    pub sender: Sender,
+    pub input: Input,
+    pub context: Context,
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InReplyTo {
+    pub request_id: String,
+}
+
+/// A citation as the model gives it: a quote from a document, optionally
+/// pointing at a node or an element handle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub doc_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle_id: Option<String>,
+    pub quote: String,
+    /// Set by the host after checking the quote against the documents; a
+    /// model never sends it (the response schema forbids it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assistant {
+    #[serde(default)]
+    pub title: String,
+    pub render: Value,
+    #[serde(default)]
+    pub citations: Vec<Citation>,
+    /// `web.extract` results: field name → value, `null` when not found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Map<String, Value>>,
+}
+
+/// A tool call as proposed by the model: never executed without the gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// A `type: "response"` packet, read from schema-validated model output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsePacket {
+    pub protocol: Protocol,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub packet_type: String,
+    pub created_at: String,
+    pub conversation: ConversationRef,
+    pub sender: Sender,
+    pub in_reply_to: InReplyTo,
+    pub assistant: Assistant,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}

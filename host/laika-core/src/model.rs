@@ -1,0 +1,55 @@
+//! One call to a model, as the core sees it: what is asked and what came
+//! back. The runtimes (`laika-runtime`) turn these into network calls.
+
+use crate::llmcp::RequestPacket;
+use serde::Serialize;
+
+/// What the host tells the extension about the runtime in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuntimeInfo {
+    /// `builtin`, `scripted`, `openai`, `ollama`, `command`.
+    pub kind: String,
+    /// The model id, as stored with each response.
+    pub model: String,
+    /// True when no network is involved.
+    pub offline: bool,
+    /// A short label for the UI ("Offline extractive (no AI model)").
+    pub label: String,
+}
+
+/// Why the previous attempt was rejected, fed back on a retry (CLAIJ seed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryFeedback {
+    /// The invalid output, as the model wrote it.
+    pub previous_output: String,
+    /// One line per problem: `"<json path>: <message>"`.
+    pub errors: Vec<String>,
+}
+
+/// One call to the model.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    pub packet: RequestPacket,
+    /// The JSON Schema the answer must match: adapters with native
+    /// constrained output pass it to the runtime.
+    pub response_schema: serde_json::Value,
+    /// Fixed instructions; never contains page content.
+    pub system_prompt: String,
+    /// The serialized request packet (and, on retries, the feedback).
+    pub user_prompt: String,
+    /// 0 for the first try, 1..=3 for retries.
+    pub attempt: u32,
+    pub feedback: Option<RetryFeedback>,
+}
+
+/// The model's raw answer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ModelReply {
+    pub text: String,
+    pub model: String,
+    /// The runtime's own reason (`stop`, `length`, …) when it gives one;
+    /// `length` means the output was cut and must not be retried as if invalid.
+    pub finish_reason: Option<String>,
+    /// Which endpoint answered, when the runtime has several.
+    pub endpoint: Option<String>,
+}

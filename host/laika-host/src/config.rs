@@ -1,0 +1,453 @@
+//! Configuration: a TOML file in the platform config dir, then environment
+//! overrides. Every error names the key (or variable) that is wrong.
+//!
+//! Precedence, lowest first: built-in defaults, the file (`LAIKA_CONFIG` or
+//! `<config dir>/laika/config.toml`), environment variables.
+
+use laika_core::error::{Error, ErrorCode, Result};
+pub use laika_core::limits::Limits;
+pub use laika_runtime::config::{RuntimeConfig, RUNTIME_KINDS};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub runtime: RuntimeConfig,
+    /// Where the database and logs live.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Store full packets (page content included). Off by default.
+    pub log_full_llm: bool,
+    /// Extension origins (`chrome-extension://<id>/`) and Firefox add-on ids
+    /// allowed to launch the host.
+    pub allowed_origins: Vec<String>,
+    pub limits: Limits,
+}
+
+/// The extension ids Laika ships with (pinned by the manifest `key` for
+/// Chromium, by `browser_specific_settings.gecko.id` for Firefox).
+pub const DEFAULT_ALLOWED_ORIGINS: &[&str] = &[
+    "chrome-extension://dkfmchejjpecjdaphalpgmmhifdjhomi/",
+    "laika@laika.dev",
+];
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            runtime: RuntimeConfig::default(),
+            data_dir: None,
+            log_full_llm: false,
+            allowed_origins: DEFAULT_ALLOWED_ORIGINS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+fn config_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::ConfigInvalid, message)
+}
+
+/// The config file path: `LAIKA_CONFIG`, else the platform config dir.
+pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    if let Some(p) = env("LAIKA_CONFIG").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    dirs::config_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("laika")
+        .join("config.toml")
+}
+
+fn parse_bool(var: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        other => Err(config_error(format!(
+            "{var}={other:?} is not a boolean: use 1 or 0"
+        ))),
+    }
+}
+
+impl Config {
+    /// The file alone (defaults when it does not exist), without environment
+    /// overrides.
+    pub fn from_file(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::from_toml(&text)
+                .map_err(|e| config_error(format!("{}: {}", path.display(), e.message))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(config_error(format!(
+                "cannot read config file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Loads the file (if present) and applies environment overrides.
+    pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<(Config, PathBuf)> {
+        let path = config_path(env);
+        let mut config = Config::from_file(&path)?;
+        config.apply_env(env)?;
+        config.validate()?;
+        Ok((config, path))
+    }
+
+    /// Loads from the process environment.
+    pub fn from_process_env() -> Result<(Config, PathBuf)> {
+        Config::load(&|k| std::env::var(k).ok())
+    }
+
+    pub fn from_toml(text: &str) -> Result<Config> {
+        // toml's messages name the offending key and line.
+        let config: Config = toml::from_str(text).map_err(|e| config_error(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self).map_err(|e| Error::internal(format!("config to TOML: {e}")))
+    }
+
+    fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<()> {
+        let set = |k: &str| env(k).filter(|v| !v.is_empty());
+        if let Some(v) = set("LAIKA_DATA_DIR") {
+            self.data_dir = Some(PathBuf::from(v));
+        }
+        if let Some(v) = set("LAIKA_RUNTIME") {
+            self.runtime.kind = v;
+        }
+        if let Some(v) = set("LAIKA_BASE_URL") {
+            // A comma-separated list is several endpoints, tried in order.
+            let urls: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
+            if let [one] = urls.as_slice() {
+                self.runtime.base_url = Some(one.clone());
+                self.runtime.base_urls.clear();
+            } else {
+                self.runtime.base_url = None;
+                self.runtime.base_urls = urls;
+            }
+        }
+        if let Some(v) = set("LAIKA_PROFILE") {
+            self.runtime.profile = Some(v);
+        }
+        if let Some(v) = set("LAIKA_MODEL") {
+            self.runtime.model = Some(v);
+        }
+        if let Some(v) = set("LAIKA_API_KEY") {
+            self.runtime.api_key = Some(v);
+        }
+        if let Some(v) = set("LAIKA_SCRIPT") {
+            self.runtime.script = Some(PathBuf::from(v));
+        }
+        if let Some(v) = set("LAIKA_COMMAND") {
+            self.runtime.command = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
+            self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
+        }
+        if let Some(v) = set("LAIKA_ALLOWED_ORIGINS") {
+            self.allowed_origins = v.split(',').map(|s| s.trim().to_string()).collect();
+        }
+        Ok(())
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.runtime.validate()?;
+        let l = &self.limits;
+        if l.max_inbound_frame == 0
+            || l.max_inbound_frame > laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
+        {
+            return Err(config_error(format!(
+                "limits.max_inbound_frame must be 1..={} bytes",
+                laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
+            )));
+        }
+        if !(2..=512).contains(&l.max_json_depth) {
+            return Err(config_error("limits.max_json_depth must be 2..=512"));
+        }
+        if l.max_retries > 3 {
+            return Err(config_error("limits.max_retries must be 0..=3"));
+        }
+        if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
+            return Err(config_error(
+                "limits.context_max_chars/context_max_tokens must be > 0",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The data dir: configured, else the platform data dir.
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("laika")
+        })
+    }
+
+    pub fn database_path(&self) -> PathBuf {
+        self.data_dir().join("history.sqlite3")
+    }
+
+    /// What `config.get` shows: everything but secrets.
+    pub fn public_view(&self) -> Value {
+        json!({
+            "runtime": {
+                "kind": self.runtime.kind,
+                "base_url": self.runtime.base_url,
+                "model": self.runtime.model,
+                "api_key_set": self.runtime.api_key.is_some(),
+            },
+            "data_dir": self.data_dir().display().to_string(),
+            "log_full_llm": self.log_full_llm,
+            "allowed_origins": self.allowed_origins,
+            "limits": self.limits,
+            "runtime_kinds": RUNTIME_KINDS,
+        })
+    }
+
+    /// Applies `config.set` values (`"runtime.kind"`, `"runtime.base_url"`,
+    /// `"runtime.model"`, `"runtime.api_key"`, `"log_full_llm"`). Returns the
+    /// new config without touching `self`, so a bad value changes nothing.
+    pub fn with_values(&self, values: &serde_json::Map<String, Value>) -> Result<Config> {
+        let mut next = self.clone();
+        for (key, value) in values {
+            let text = || match value {
+                Value::String(s) => Ok(Some(s.clone())),
+                Value::Null => Ok(None),
+                _ => Err(config_error(format!("{key} must be a string or null"))),
+            };
+            match key.as_str() {
+                "runtime.kind" => {
+                    next.runtime.kind = text()?.unwrap_or_else(|| "builtin".into());
+                }
+                "runtime.base_url" => next.runtime.base_url = text()?,
+                "runtime.model" => next.runtime.model = text()?,
+                "runtime.api_key" => next.runtime.api_key = text()?,
+                "log_full_llm" => {
+                    next.log_full_llm = value
+                        .as_bool()
+                        .ok_or_else(|| config_error("log_full_llm must be true or false"))?;
+                }
+                other => {
+                    return Err(config_error(format!(
+                        "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.api_key, log_full_llm"
+                    )))
+                }
+            }
+        }
+        next.validate()?;
+        Ok(next)
+    }
+
+    /// Writes the file atomically (temp file + rename) so a crash never
+    /// leaves half a config behind.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = self.to_toml()?;
+        let fail =
+            |e: std::io::Error| config_error(format!("cannot write {}: {e}", path.display()));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        let tmp = path.with_extension("toml.tmp");
+        std::fs::write(&tmp, text).map_err(fail)?;
+        std::fs::rename(&tmp, path).map_err(fail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn defaults_are_builtin_and_valid() {
+        let c = Config::default();
+        assert_eq!(c.runtime.kind, "builtin");
+        assert!(c.validate().is_ok());
+        assert!(!c.log_full_llm);
+    }
+
+    #[test]
+    fn bad_key_is_named() {
+        let e = Config::from_toml("[runtime]\nkind = \"builtin\"\nmodle = \"x\"\n").err();
+        let msg = e.map(|e| e.message).unwrap_or_default();
+        assert!(msg.contains("modle"), "{msg}");
+        let e = Config::from_toml("[limits]\nmax_retries = 9\n").err();
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("limits.max_retries"));
+        let e = Config::from_toml("[runtime]\nkind = \"gpt\"\n").err();
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("runtime.kind"));
+    }
+
+    #[test]
+    fn env_overrides_file_and_bad_env_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "log_full_llm = false\n[runtime]\nmodel = \"file-model\"\n",
+        )
+        .unwrap();
+        let path_s: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+        let pairs: &'static [(&str, &str)] = Box::leak(Box::new([
+            ("LAIKA_CONFIG", path_s),
+            ("LAIKA_MODEL", "env-model"),
+            ("LAIKA_LOG_FULL_LLM", "1"),
+        ]));
+        let (c, p) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(p, path);
+        assert_eq!(c.runtime.model.as_deref(), Some("env-model"));
+        assert!(c.log_full_llm);
+
+        let e = Config::load(&env_of(&[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_LOG_FULL_LLM", "maybe"),
+        ]));
+        assert!(e
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("LAIKA_LOG_FULL_LLM"));
+    }
+
+    #[test]
+    fn config_set_is_validated_and_saved() {
+        let c = Config::default();
+        let mut v = serde_json::Map::new();
+        v.insert("runtime.model".into(), json!("m"));
+        let next = c.with_values(&v).unwrap();
+        assert_eq!(next.runtime.model.as_deref(), Some("m"));
+        v.insert("runtime.base_url".into(), json!("ftp://x"));
+        assert!(c.with_values(&v).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("config.toml");
+        next.save(&path).unwrap();
+        let back = Config::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back, next);
+    }
+
+    #[test]
+    fn http_runtime_keys_are_validated_and_env_lists_endpoints() {
+        let c = Config::load(&env_of(&[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_RUNTIME", "openai"),
+            (
+                "LAIKA_BASE_URL",
+                "http://127.0.0.1:1/v1, http://127.0.0.1:2/v1",
+            ),
+            ("LAIKA_PROFILE", "vllm"),
+        ]))
+        .unwrap()
+        .0;
+        assert_eq!(c.runtime.base_url, None);
+        assert_eq!(
+            c.runtime.base_urls,
+            ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+        );
+        assert_eq!(c.runtime.profile.as_deref(), Some("vllm"));
+        let bad = |toml: &str, key: &str| {
+            let msg = Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(msg.contains(key), "{toml}: {msg}");
+            assert!(!msg.contains("s3cret"), "{msg}");
+        };
+        bad(
+            "[runtime]\nconnect_timeout_ms = 0\n",
+            "runtime.connect_timeout_ms",
+        );
+        bad(
+            "[runtime]\nbase_urls = [\"ftp://u:s3cret@x\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nbase_url = \"http://a\"\nbase_urls = [\"http://b\"]\n",
+            "runtime.base_urls",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"gpt\"\n",
+            "runtime.profile",
+        );
+        bad(
+            "[runtime]\nkind = \"openai\"\nprofile = \"openai\"\n",
+            "runtime.base_url",
+        );
+        bad("[runtime]\nkind = \"ollama\"\n", "runtime.model");
+        assert!(
+            Config::from_toml("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n").is_ok()
+        );
+    }
+
+    #[test]
+    fn command_runtime_keys_are_validated_and_named() {
+        let ok = Config::from_toml(
+            "[runtime]\nkind = \"command\"\ncommand = \"python3\"\nargs = [\"/p/mock.py\", \"--mode\", \"ok\"]\ntimeout_ms = 5000\n[runtime.env]\nOLLAMA_HOST = \"http://127.0.0.1:11434\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.runtime.args, ["/p/mock.py", "--mode", "ok"]);
+        assert_eq!(ok.runtime.timeout_ms, Some(5000));
+        assert_eq!(
+            ok.runtime.env.get("OLLAMA_HOST").map(String::as_str),
+            Some("http://127.0.0.1:11434")
+        );
+        let back = Config::from_toml(&ok.to_toml().unwrap()).unwrap();
+        assert_eq!(back, ok);
+
+        let cases = [
+            ("[runtime]\nkind = \"command\"\n", "runtime.command"),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"scripts/p.py\"\n",
+                "runtime.command",
+            ),
+            ("[runtime]\ncommand = \"./p\"\n", "runtime.command"),
+            ("[runtime]\ncommand = \"\"\n", "runtime.command"),
+            ("[runtime]\ntimeout_ms = 0\n", "runtime.timeout_ms"),
+            ("[runtime]\nargs = [\"a\\u0000b\"]\n", "runtime.args[0]"),
+            ("[runtime.env]\n\"A=B\" = \"x\"\n", "runtime.env"),
+            ("[runtime.env]\n\"1X\" = \"x\"\n", "runtime.env"),
+        ];
+        for (toml, key) in cases {
+            let msg = Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default();
+            assert!(msg.contains(key), "{toml:?} → {msg:?}");
+        }
+        let pairs: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_RUNTIME", "command"),
+            ("LAIKA_COMMAND", "/usr/bin/plugin"),
+        ];
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime.command, Some(PathBuf::from("/usr/bin/plugin")));
+    }
+
+    #[test]
+    fn public_view_hides_api_key() {
+        let mut c = Config::default();
+        c.runtime.api_key = Some("sk-secret".into());
+        let v = c.public_view().to_string();
+        assert!(!v.contains("sk-secret"));
+        assert!(v.contains("\"api_key_set\":true"));
+    }
+}

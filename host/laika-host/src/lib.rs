@@ -1,0 +1,18 @@
+//! `laika-host`: the native-messaging host of the Laika AI sidebar — the
+//! binary and every edge: the stdio transport and session, the SQLite store,
+//! config loading, install, doctor and replay.
+//!
+//! See `docs/ARCHITECTURE.md` for the map of crates and the flow of a turn.
+
+pub mod config;
+pub mod doctor;
+pub mod export;
+pub mod frame;
+pub mod install;
+pub mod origin;
+pub mod replay;
+pub mod session;
+pub mod store;
+pub mod transport;
+pub mod turn;
+pub mod wire;

@@ -1,0 +1,475 @@
+//! The host against a real llama.cpp `llama-server` (started by
+//! `scripts/real-runtime.sh`, which sets `LAIKA_REAL_BASE_URL`). Without
+//! that variable every test prints that it skipped and passes, so a plain
+//! `cargo test` stays offline and fast.
+//!
+//! The model is tiny (Gemma 3 270M, a base model): these tests assert what
+//! holds whatever it writes — every turn ends with `done`, answers validate
+//! and are sanitized, the JSON-Schema constraint is sent and obeyed, text
+//! streams in pieces, cancel is prompt — never answer quality.
+
+mod common;
+
+use common::*;
+use laika_core::llmcp::Task;
+use laika_core::observation::Observation;
+use laika_core::pack::{self, Budget, PackInput};
+use laika_core::render::{self, RenderLimits};
+use laika_host::config::RuntimeConfig;
+use laika_runtime::openai::OpenAiRuntime;
+use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// Bounded so a model that loops (tiny models do) costs seconds, not minutes.
+const MAX_TOKENS: u32 = 384;
+/// Documents budget: the fixtures fit, and the prompt stays far below the
+/// server's context even with a retry's feedback.
+const CONTEXT_TOKENS: usize = 1000;
+
+fn base_url() -> Option<String> {
+    match std::env::var("LAIKA_REAL_BASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            println!("skipped: LAIKA_REAL_BASE_URL is not set (scripts/real-runtime.sh sets it)");
+            None
+        }
+    }
+}
+
+fn host_config(max_retries: u32) -> String {
+    format!(
+        "[runtime]\nmax_tokens = {MAX_TOKENS}\nfirst_token_timeout_ms = 120000\ntotal_timeout_ms = 600000\n\
+         [limits]\nmax_retries = {max_retries}\ncontext_max_tokens = {CONTEXT_TOKENS}\n"
+    )
+}
+
+fn real_host(url: &str, config: &str) -> Host {
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_PROFILE".into(), "llama.cpp".into()),
+            ("LAIKA_BASE_URL".into(), url.into()),
+        ],
+        config,
+        ..Launch::default()
+    });
+    // A slow shared machine: a turn with a retry can take minutes.
+    host.recv_timeout = Duration::from_secs(600);
+    host
+}
+
+/// The three tasks on the fixtures: (label, task, user text, fixture).
+fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
+    vec![
+        (
+            "summarize",
+            json!({"name": "web.summarize", "args": {"style": "concise"}}),
+            "Summarize this page.",
+            "article-night-trains.observation.json",
+        ),
+        (
+            "answer",
+            json!({"name": "web.answer"}),
+            "How much does a private compartment cost?",
+            "article-night-trains.observation.json",
+        ),
+        (
+            "extract",
+            json!({"name": "web.extract", "args": {"fields": ["price", "sku", "availability"]}}),
+            "Extract the product details.",
+            "product-backpack.observation.json",
+        ),
+    ]
+}
+
+/// The model request the host builds for `task` on `fixture` (same packing,
+/// prompts and schema as a turn).
+fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
+    let task: Task = serde_json::from_value(task.clone()).unwrap();
+    let obs = Observation::from_value(observation(fixture)).unwrap();
+    let packed = pack::pack(
+        &PackInput {
+            conversation_id: "c-real",
+            turn: 1,
+            user_message_id: "u-real",
+            user_text: text,
+            task: &task,
+            observation: Some(&obs),
+            browser: "chrome",
+            tab_id: None,
+            ambient: &laika_runtime::SystemAmbient,
+        },
+        Budget {
+            max_chars: CONTEXT_TOKENS * 4,
+            max_tokens: CONTEXT_TOKENS,
+        },
+    );
+    // Exactly what the turn sends: the interceptor-composed schema and prompts.
+    let pipeline = laika_core::interceptor::Pipeline::standard();
+    let composed = pipeline
+        .schema(task.name, &laika_runtime::SystemAmbient)
+        .unwrap();
+    let prompts = pipeline.prompts(&packed.packet, &composed);
+    ModelRequest {
+        response_schema: composed.schema().clone(),
+        system_prompt: prompts.system,
+        user_prompt: prompts.user,
+        packet: packed.packet,
+        attempt: 0,
+        feedback: None,
+    }
+}
+
+/// The composed response schema (the same for every task's required shape).
+fn request_schema() -> serde_json::Value {
+    laika_core::interceptor::Pipeline::standard()
+        .schema(
+            laika_core::llmcp::TaskName::Answer,
+            &laika_runtime::SystemAmbient,
+        )
+        .unwrap()
+        .schema()
+        .clone()
+}
+
+fn runtime(url: &str, schema_mode: Option<&str>) -> OpenAiRuntime {
+    OpenAiRuntime::from_config(&RuntimeConfig {
+        kind: "openai".into(),
+        profile: Some("llama.cpp".into()),
+        base_url: Some(url.into()),
+        max_tokens: Some(MAX_TOKENS),
+        schema_mode: schema_mode.map(str::to_string),
+        first_token_timeout_ms: 120_000,
+        total_timeout_ms: 600_000,
+        ..RuntimeConfig::default()
+    })
+    .unwrap()
+}
+
+/// Closes a JSON text cut anywhere: keeps it up to the last point where a
+/// value inside the innermost open container is complete, then closes the
+/// open containers. `None` when `text` is not the start of one JSON value.
+fn close_prefix(text: &str) -> Option<Value> {
+    let text = text.trim();
+    if let Ok(v) = serde_json::from_str(text) {
+        return Some(v);
+    }
+    let mut stack: Vec<char> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    // (byte offset, open containers) where the text can be closed.
+    let mut cut: Option<(usize, Vec<char>)> = None;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => {
+                stack.push(c);
+                cut = Some((i + 1, stack.clone()));
+            }
+            '}' | ']' => {
+                let open = stack.pop()?;
+                if (open, c) != ('{', '}') && (open, c) != ('[', ']') {
+                    return None;
+                }
+                cut = Some((i + 1, stack.clone()));
+            }
+            ',' if !stack.is_empty() => cut = Some((i, stack.clone())),
+            _ => {}
+        }
+    }
+    let (end, open) = cut?;
+    let mut closed = text.get(..end)?.to_string();
+    for c in open.iter().rev() {
+        closed.push(if *c == '{' { '}' } else { ']' });
+    }
+    serde_json::from_str(&closed).ok()
+}
+
+/// Schema errors of `text` as a (possibly cut) answer, leaving out the
+/// `required` errors a cut causes. Empty: the text obeys the schema so far.
+fn schema_errors_of_prefix(text: &str) -> Vec<String> {
+    let Some(value) = close_prefix(text) else {
+        return vec![format!("not the start of a JSON value: {:.120}", text)];
+    };
+    let validator = jsonschema::validator_for(&request_schema()).unwrap();
+    validator
+        .iter_errors(&value)
+        .filter(|e| {
+            !matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::Required { .. }
+            )
+        })
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn close_prefix_finds_the_complete_part_of_a_cut_json_text() {
+    assert_eq!(
+        close_prefix(r#"{"a":{"b":[1,2,{"c":"x,}"}],"d":"cut he"#),
+        Some(json!({"a": {"b": [1, 2, {"c": "x,}"}]}}))
+    );
+    assert_eq!(close_prefix(r#"{"a":[1,"#), Some(json!({"a": [1]})));
+    assert_eq!(close_prefix(r#"{"#), Some(json!({})));
+    assert_eq!(close_prefix(r#"{"a":1}"#), Some(json!({"a": 1})));
+    assert_eq!(close_prefix("Sure! Here is"), None);
+    assert_eq!(close_prefix(r#"{"a":[1}"#), None);
+    assert!(schema_errors_of_prefix(
+        r#"{"assistant":{"render":{"type":"doc","children":[{"type":"text"}"#
+    )
+    .is_empty());
+    assert!(!schema_errors_of_prefix(r##"{"$ref":"#/x"},"type""##).is_empty());
+    assert!(!schema_errors_of_prefix(r#"{"assistant":{"title":7,"render":{"#).is_empty());
+}
+
+/// Direct calls with the host's own request body: the text streams in
+/// pieces and obeys the response schema (the whole of it when the model
+/// finishes, the part written so far when `max_tokens` cuts it).
+#[test]
+fn direct_calls_stream_and_obey_the_json_schema() {
+    let Some(url) = base_url() else { return };
+    let rt = runtime(&url, None);
+    let mut parsed_first_try = 0;
+    for (label, task, text, fixture) in cases() {
+        let request = model_request(&task, text, fixture);
+        let body = rt.request_body(&request);
+        assert_eq!(
+            body["json_schema"], request.response_schema,
+            "the llama.cpp profile sends the schema as top-level json_schema"
+        );
+        let mut pieces = Vec::new();
+        let started = Instant::now();
+        let reply = rt
+            .complete(&request, &CancelToken::default(), &mut |t| {
+                pieces.push(t.to_string())
+            })
+            .unwrap();
+        let elapsed = started.elapsed();
+        assert!(pieces.len() > 1, "{label}: not streamed: {pieces:?}");
+        assert_eq!(pieces.concat(), reply.text, "{label}");
+        let whole = serde_json::from_str::<Value>(reply.text.trim()).is_ok();
+        parsed_first_try += usize::from(whole);
+        let errors = schema_errors_of_prefix(&reply.text);
+        println!(
+            "{label}: {} pieces in {elapsed:?}, finish {:?}, parses whole: {whole}, schema errors: {errors:?}\n  text: {:.300}",
+            pieces.len(),
+            reply.finish_reason,
+            reply.text
+        );
+        assert!(
+            errors.is_empty(),
+            "{label}: the constrained output breaks the schema: {errors:?}\n{}",
+            reply.text
+        );
+        if reply.finish_reason.as_deref() == Some("stop") {
+            assert!(whole, "{label}: finished but is not one JSON value");
+            let validator = jsonschema::validator_for(&request.response_schema).unwrap();
+            let value: serde_json::Value = serde_json::from_str(reply.text.trim()).unwrap();
+            assert!(laika_core::schema::validate(&validator, &value).is_ok());
+        }
+    }
+    println!(
+        "first-try JSON parse success (whole answer within {MAX_TOKENS} tokens): {parsed_first_try}/{}",
+        cases().len()
+    );
+
+    // For contrast, the same request without the constraint: a base model
+    // left alone rarely writes the packet. Recorded, not asserted.
+    let (_, task, text, fixture) = cases().remove(0);
+    let free = runtime(&url, Some("none"))
+        .complete(
+            &model_request(&task, text, fixture),
+            &CancelToken::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    println!(
+        "without json_schema: schema errors {:?}\n  text: {:.200}",
+        schema_errors_of_prefix(&free.text),
+        free.text
+    );
+}
+
+/// All three tasks through the binary end with `done`: ok with a sanitized,
+/// schema-valid answer, or `INVALID_MODEL_OUTPUT` after the retry (the
+/// constraint itself is proven by the direct-call test above).
+#[test]
+fn every_task_ends_with_done() {
+    let Some(url) = base_url() else { return };
+    let mut host = real_host(&url, &host_config(1));
+    let (mut ok, mut first_try) = (0, 0);
+    for (i, (label, task, text, fixture)) in cases().into_iter().enumerate() {
+        let id = format!("t{i}");
+        let events = host.turn(&id, task, text, observation(fixture));
+        let started = one(&events, "turn.started");
+        assert_eq!(started["runtime"]["kind"], "openai");
+        assert_eq!(started["runtime"]["offline"], true);
+        let done = one(&events, "done");
+        assert_eq!(done["stored"], true, "{label}: {done:#}");
+        println!(
+            "{label}: status {} attempts {} error {} timings {}",
+            done["status"], done["attempts"], done["error_code"], done["timings"]
+        );
+        match done["status"].as_str() {
+            Some("ok") => {
+                ok += 1;
+                let attempts = done["attempts"].as_u64().unwrap();
+                assert!((1..=2).contains(&attempts), "{label}: {attempts}");
+                first_try += usize::from(attempts == 1);
+                assert_eq!(done["endpoint"], url.as_str());
+                let answer = one(&events, "assistant");
+                let again = render::sanitize(&answer["render"], &RenderLimits::default());
+                assert_eq!(
+                    again.render, answer["render"],
+                    "{label}: render not sanitized"
+                );
+                assert!(again.dropped.is_empty(), "{label}: {:?}", again.dropped);
+                assert_eq!(answer["render"]["type"], "doc");
+            }
+            Some("failed") => {
+                assert_eq!(
+                    done["error_code"], "INVALID_MODEL_OUTPUT",
+                    "{label}: {done:#}"
+                );
+                // Either every attempt was invalid, or the answer hit the
+                // token cap (reported at once: a cut answer is not retried).
+                let err = one(&events, "error");
+                let message = err["message"].as_str().unwrap();
+                assert!(
+                    message.contains("after 2 attempts") || message.contains("was cut off"),
+                    "{err:#}"
+                );
+                assert!(of_type(&events, "assistant").is_empty());
+            }
+            other => panic!("{label}: unexpected status {other:?}: {done:#}"),
+        }
+    }
+    println!(
+        "turns: {ok}/3 valid, {first_try}/3 valid on the first try (max_tokens {MAX_TOKENS}, 1 retry)"
+    );
+    let pong = host.request(json!({"type": "ping", "id": "p"}));
+    assert_eq!(pong["type"], "pong");
+}
+
+/// Sends `request` to the server and returns (status line, body).
+fn http(url: &str, request: &str) -> (String, String) {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// A cancel while the model is streaming ends the turn promptly, and the
+/// server answers the next request normally (the cut connection did not
+/// wedge its only slot).
+#[test]
+fn cancel_mid_stream_is_prompt_and_the_server_stays_healthy() {
+    let Some(url) = base_url() else { return };
+    let mut host = real_host(&url, &host_config(1));
+    let (_, task, text, fixture) = cases().remove(0);
+    host.send(&turn_msg("slow", task, text, observation(fixture), None));
+    let started = host.until("turn.started", "slow");
+    assert_eq!(one(&started, "turn.started")["runtime"]["kind"], "openai");
+    // Let the request reach the server and start decoding.
+    std::thread::sleep(Duration::from_millis(1500));
+    let cancelled_at = Instant::now();
+    host.send(&json!({"type": "cancel", "id": "c1", "target": "slow"}));
+    let mut events = Vec::new();
+    while !(events.iter().any(|e: &Value| e["type"] == "done")
+        && events.iter().any(|e: &Value| e["type"] == "cancel.result"))
+    {
+        events.push(host.recv().expect("the host went quiet after cancel"));
+    }
+    let took = cancelled_at.elapsed();
+    println!("cancel → done in {took:?}");
+    assert_eq!(one(&events, "cancel.result")["cancelled"], true);
+    assert_eq!(one(&events, "error")["code"], "CANCELLED");
+    assert_eq!(one(&events, "done")["status"], "cancelled");
+
+    let root = url.trim_end_matches("/v1");
+    let (status, body) = http(
+        root,
+        "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(status.contains(" 200"), "{status} {body}");
+    assert!(body.contains("ok"), "{body}");
+    let tiny =
+        json!({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "stream": false})
+            .to_string();
+    let answered_at = Instant::now();
+    let (status, body) = http(
+        root,
+        &format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{tiny}",
+            tiny.len()
+        ),
+    );
+    assert!(status.contains(" 200"), "{status} {body}");
+    assert!(body.contains("\"choices\""), "{body}");
+    println!("next request answered in {:?}", answered_at.elapsed());
+    let pong = host.request(json!({"type": "ping", "id": "p"}));
+    assert_eq!(pong["type"], "pong");
+}
+
+/// The compatibility-matrix command measures the builtin baseline and the
+/// server and writes its Markdown report.
+#[test]
+fn compat_matrix_command_runs() {
+    let Some(url) = base_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("compatibility.md");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_laika-compat-matrix"))
+        .args(["--base-url", &url, "--profile", "llama.cpp", "--runs", "1"])
+        .args(["--tasks", "summarize", "--max-retries", "0"])
+        .args(["--model-label", "test-model", "--out"])
+        .arg(&out)
+        .args(["--host-bin", BIN])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let report = std::fs::read_to_string(&out).unwrap();
+    println!("{report}");
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("summarize (article fixture)"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{report}");
+    assert!(rows[0].starts_with("| builtin"), "{}", rows[0]);
+    assert!(
+        rows[0].contains("| 1/1 (100 %) | 1/1 (100 %) |"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains(&format!("openai at {url} | llama.cpp | test-model")),
+        "{}",
+        rows[1]
+    );
+    assert!(report.contains("## Not measured here") && report.contains("vLLM"));
+    assert!(report.contains("- Date: 20"), "{report}");
+}

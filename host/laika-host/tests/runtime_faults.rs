@@ -1,0 +1,533 @@
+//! The HTTP runtimes against a stub server on 127.0.0.1: full turns through
+//! the built binary for every fault (coded error, failed turn stored, host
+//! still healthy), plus direct runtime calls where the reply itself matters.
+//!
+//! Time bounds here only separate "promptly" from "hung" (seconds against
+//! the stub's 20 s stalls), so a slow machine does not make them flaky.
+
+mod common;
+mod stub;
+
+use common::*;
+use laika_host::config::RuntimeConfig;
+use laika_runtime::openai::OpenAiRuntime;
+use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use stub::*;
+
+const KEY: &str = "sk-test-5ecret-key-0123456789";
+
+fn summarize() -> Value {
+    json!({"name": "web.summarize", "args": {"style": "concise"}})
+}
+
+fn host_for(url: &str, config: &str) -> Host {
+    Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_BASE_URL".into(), url.into()),
+            ("LAIKA_API_KEY".into(), KEY.into()),
+        ],
+        config,
+        ..Launch::default()
+    })
+}
+
+const FAST: &str =
+    "[runtime]\nprofile = \"llama.cpp\"\nconnect_timeout_ms = 1000\nfirst_token_timeout_ms = 1500\ntotal_timeout_ms = 3000\n";
+
+/// Runs one turn and checks the failure contract: one error with `code`,
+/// `done` failed with that code, the failed turn stored with its code, no
+/// key anywhere. Returns the error message.
+fn failed_turn(host: &mut Host, code: &str) -> String {
+    let started = Instant::now();
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    // A timeout that never fired would leave the harness waiting for `done`
+    // until its own receive timeout, failing the test: no time bound needed.
+    eprintln!("coded error after {:?}", started.elapsed());
+    let err = one(&events, "error");
+    assert_eq!(err["code"], code, "{err:#}");
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "failed");
+    assert_eq!(done["error_code"], code);
+    assert_eq!(done["stored"], true);
+    assert!(of_type(&events, "assistant").is_empty());
+    let conv = done["conversation_id"].as_str().unwrap();
+    let h = host.request(json!({"type": "history.get", "id": "g", "conversation_id": conv}));
+    assert!(h.to_string().contains(code), "{h:#}");
+    for e in &events {
+        assert!(!e.to_string().contains(KEY), "key leaked: {e}");
+    }
+    err["message"].as_str().unwrap().to_string()
+}
+
+/// The host answers a ping after the failure and exits cleanly on EOF.
+fn still_healthy(mut host: Host) {
+    let r = host.request(json!({"type": "ping", "id": "p"}));
+    assert_eq!(r["type"], "pong");
+    assert_eq!(host.wait(), Some(0));
+}
+
+fn closed_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", l.local_addr().unwrap());
+    drop(l);
+    url
+}
+
+#[test]
+fn streamed_answer_is_validated_and_the_request_follows_the_profile() {
+    let stub =
+        Stub::start(|body, _| sse_answer(&answer_for(body, "Night trains are back."), 7, "stop"));
+    let mut host = host_for(&stub.url, FAST);
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    let a = one(&events, "assistant");
+    assert_eq!(
+        laika_core::render::plain_text(&a["render"]).trim(),
+        "Night trains are back."
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok");
+    assert_eq!(done["endpoint"], stub.url);
+    assert_eq!(done["model"], "stub-model");
+    assert_eq!(done["runtime"]["kind"], "openai");
+    assert_eq!(done["runtime"]["offline"], true);
+
+    let seen = stub.seen();
+    assert_eq!(seen.len(), 1);
+    let head = seen[0].head.to_ascii_lowercase();
+    assert!(head.starts_with("post /v1/chat/completions "), "{head}");
+    assert!(head.contains(&format!(
+        "authorization: bearer {}",
+        KEY.to_ascii_lowercase()
+    )));
+    let body = &seen[0].body;
+    assert_eq!(body["stream"], true);
+    assert_eq!(
+        body["chat_template_kwargs"],
+        json!({"enable_thinking": false})
+    );
+    assert_eq!(body["json_schema"]["type"], "object");
+    assert!(body["json_schema"]["properties"]["in_reply_to"].is_object());
+    assert!(body.get("response_format").is_none() && body.get("stream_options").is_none());
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["messages"][1]["role"], "user");
+    assert!(body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Response JSON Schema"));
+    for e in &events {
+        assert!(!e.to_string().contains(KEY), "key leaked: {e}");
+    }
+    let dir = host.into_dir();
+    for entry in walk(dir.path()) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "key written to {}",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn connection_refused_is_runtime_unavailable() {
+    let url = closed_port();
+    let mut host = host_for(&url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_UNAVAILABLE");
+    assert!(m.contains(&url) && m.contains("cannot connect"), "{m}");
+    still_healthy(host);
+}
+
+#[test]
+fn http_500_is_runtime_error_with_the_runtimes_message() {
+    let stub = Stub::start(|_, _| {
+        status(
+            500,
+            r#"{"error":{"message":"model failed to load","code":500}}"#,
+        )
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(
+        m.contains("HTTP 500") && m.contains("model failed to load"),
+        "{m}"
+    );
+    assert_eq!(stub.seen().len(), 1, "runtime errors are not retried");
+    still_healthy(host);
+}
+
+#[test]
+fn an_echoed_api_key_is_scrubbed_from_the_error() {
+    let stub = Stub::start(|_, _| {
+        status(
+            401,
+            &format!(r#"{{"error":"Incorrect API key provided: {KEY}"}}"#),
+        )
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(
+        m.contains("HTTP 401") && m.contains("[redacted]") && m.contains("api_key"),
+        "{m}"
+    );
+    still_healthy(host);
+}
+
+#[test]
+fn stall_after_headers_hits_the_first_token_timeout() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(b": ping\n\n".to_vec()),
+            Step::Hold,
+        ]
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_TIMEOUT");
+    assert!(m.contains("first_token_timeout_ms = 1500"), "{m}");
+    assert!(
+        stub.wait_closed(0, Duration::from_secs(5)),
+        "connection left open"
+    );
+    still_healthy(host);
+}
+
+#[test]
+fn stall_mid_stream_hits_the_total_timeout() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(sse_content("{\"proto").into_bytes()),
+            Step::Hold,
+        ]
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_TIMEOUT");
+    assert!(m.contains("total_timeout_ms = 3000"), "{m}");
+    assert!(
+        stub.wait_closed(0, Duration::from_secs(5)),
+        "connection left open"
+    );
+    still_healthy(host);
+}
+
+#[test]
+fn garbage_sse_is_runtime_error() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(b"<html><body>502 Bad Gateway</body></html>\n".to_vec()),
+        ]
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(m.contains("not an event stream"), "{m}");
+    still_healthy(host);
+}
+
+#[test]
+fn error_object_mid_stream_is_runtime_error() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(sse_content("{\"protocol\":").into_bytes()),
+            Step::Write(b"data: {\"error\":{\"message\":\"CUDA out of memory\",\"type\":\"server_error\"}}\n\n".to_vec()),
+        ]
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(m.contains("CUDA out of memory"), "{m}");
+    still_healthy(host);
+}
+
+#[test]
+fn a_stream_cut_before_done_is_runtime_error() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(sse_content("{\"pro").into_bytes()),
+        ]
+    });
+    let mut host = host_for(&stub.url, FAST);
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(m.contains("ended before the answer was complete"), "{m}");
+    still_healthy(host);
+}
+
+#[test]
+fn an_answer_over_the_cap_is_runtime_error() {
+    let stub = Stub::start(|_, _| {
+        let piece = sse_content(&"x".repeat(64 * 1024)).into_bytes();
+        let mut steps = vec![ok_head("text/event-stream")];
+        // 17 MiB and a bit: just over the 16 MiB cap.
+        steps.extend((0..275).map(|_| Step::Write(piece.clone())));
+        steps
+    });
+    let mut host = host_for(&stub.url, FAST.replace("3000", "20000").as_str());
+    let m = failed_turn(&mut host, "RUNTIME_ERROR");
+    assert!(m.contains("more than 16 MiB"), "{m}");
+    still_healthy(host);
+}
+
+#[test]
+fn failover_tries_the_next_endpoint_and_done_names_it() {
+    let refused = closed_port();
+    let stub = Stub::start(|body, _| sse_answer(&answer_for(body, "From the second."), 50, "stop"));
+    let mut host = host_for(&format!("{refused},{}", stub.url), FAST);
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{events:#?}");
+    assert_eq!(done["endpoint"], stub.url);
+    assert_ne!(done["endpoint"], refused);
+    still_healthy(host);
+}
+
+#[test]
+fn failover_when_every_endpoint_is_down_names_each() {
+    let (a, b) = (closed_port(), closed_port());
+    let mut host = host_for(&format!("{a}, {b}"), FAST);
+    let m = failed_turn(&mut host, "RUNTIME_UNAVAILABLE");
+    assert!(
+        m.contains("no endpoint answered") && m.contains(&a) && m.contains(&b),
+        "{m}"
+    );
+    still_healthy(host);
+}
+
+#[test]
+fn cancel_mid_stream_ends_the_turn_and_closes_the_connection() {
+    let stub = Stub::start(|_, _| {
+        vec![
+            ok_head("text/event-stream"),
+            Step::Write(sse_content("{\"protocol\"").into_bytes()),
+            Step::Hold,
+        ]
+    });
+    let slow =
+        "[runtime]\nprofile = \"vllm\"\nfirst_token_timeout_ms = 60000\ntotal_timeout_ms = 60000\n";
+    let mut host = host_for(&stub.url, slow);
+    host.send(&turn_msg(
+        "slow",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+        None,
+    ));
+    assert_eq!(host.recv().unwrap()["type"], "turn.started");
+    assert_eq!(stub.wait_requests(1).len(), 1);
+    std::thread::sleep(Duration::from_millis(100));
+    let cancelled_at = Instant::now();
+    let r = host.request(json!({"type": "cancel", "id": "c1", "target": "slow"}));
+    assert_eq!(r["cancelled"], true);
+    let events = host.until("done", "slow");
+    eprintln!("cancel → done in {:?}", cancelled_at.elapsed());
+    assert_eq!(one(&events, "error")["code"], "CANCELLED");
+    assert_eq!(one(&events, "done")["status"], "cancelled");
+    assert!(
+        stub.wait_closed(0, Duration::from_secs(5)),
+        "the stub never saw the connection close"
+    );
+    let body = &stub.seen()[0].body;
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    still_healthy(host);
+}
+
+#[test]
+fn ollama_turn_streams_ndjson_with_schema_in_format() {
+    let stub = Stub::start(|body, _| {
+        let answer = answer_for(body, "Hello from Ollama.");
+        let mut steps = vec![ok_head("application/x-ndjson")];
+        let chars: Vec<char> = answer.chars().collect();
+        for part in chars.chunks(40) {
+            let line = json!({"model": "qwen3:4b", "message": {"role": "assistant", "content": part.iter().collect::<String>()}, "done": false});
+            steps.push(Step::Write(format!("{line}\n").into_bytes()));
+        }
+        steps.push(Step::Write(b"{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n".to_vec()));
+        steps
+    });
+    let base = stub.url.trim_end_matches("/v1").to_string();
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "ollama".into()),
+            ("LAIKA_BASE_URL".into(), base.clone()),
+            ("LAIKA_MODEL".into(), "qwen3:4b".into()),
+        ],
+        config: "[runtime]\nnum_ctx = 8192\nkeep_alive = \"5m\"\n",
+        ..Launch::default()
+    });
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{events:#?}");
+    assert_eq!(done["endpoint"], base);
+    assert_eq!(done["runtime"]["kind"], "ollama");
+    let seen = stub.seen();
+    assert!(
+        seen[0].head.starts_with("POST /api/chat "),
+        "{}",
+        seen[0].head
+    );
+    let body = &seen[0].body;
+    assert_eq!(body["model"], "qwen3:4b");
+    assert_eq!(body["think"], false);
+    assert_eq!(body["options"], json!({"num_ctx": 8192}));
+    assert_eq!(body["keep_alive"], "5m");
+    assert!(body["format"]["properties"]["assistant"].is_object());
+    still_healthy(host);
+}
+
+fn model_request() -> ModelRequest {
+    let packet: laika_core::llmcp::RequestPacket = serde_json::from_value(json!({
+        "protocol": {"name": "laika.llmcp", "version": 1},
+        "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
+        "conversation": {"id": "c1", "turn": 1},
+        "sender": {"role": "agent"},
+        "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
+        "context": {"documents": []},
+        "output": {"format": "render_ast"}
+    }))
+    .unwrap();
+    ModelRequest {
+        user_prompt: serde_json::to_string(&packet).unwrap(),
+        packet,
+        response_schema: json!({"type": "object"}),
+        system_prompt: "SYS".into(),
+        attempt: 0,
+        feedback: None,
+    }
+}
+
+#[test]
+fn a_cut_answer_reports_finish_reason_length_and_streams_its_pieces() {
+    let stub = Stub::start(|_, _| sse_answer("{\"protocol\":{\"name\":\"laika.ll", 5, "length"));
+    let rt = OpenAiRuntime::from_config(&RuntimeConfig {
+        kind: "openai".into(),
+        base_url: Some(stub.url.clone()),
+        profile: Some("generic".into()),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let mut pieces = Vec::new();
+    let reply = rt
+        .complete(&model_request(), &CancelToken::default(), &mut |p| {
+            pieces.push(p.to_string())
+        })
+        .unwrap();
+    assert_eq!(reply.text, "{\"protocol\":{\"name\":\"laika.ll");
+    assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+    assert_eq!(reply.endpoint.as_deref(), Some(stub.url.as_str()));
+    assert_eq!(reply.model, "stub-model");
+    assert_eq!(pieces.len(), 6, "{pieces:?}");
+    assert_eq!(pieces.concat(), reply.text);
+    assert_eq!(
+        stub.seen()[0].body["response_format"],
+        json!({"type": "json_object"})
+    );
+}
+
+#[test]
+fn a_cut_answer_fails_the_turn_with_a_code() {
+    let stub = Stub::start(|_, _| sse_answer("{\"protocol\":{\"name\":\"laika.ll", 5, "length"));
+    let mut host = host_for(&stub.url, FAST);
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    let code = one(&events, "error")["code"].as_str().unwrap().to_string();
+    assert!(
+        code == "INVALID_MODEL_OUTPUT" || code == "RUNTIME_ERROR",
+        "{code}"
+    );
+    assert_eq!(one(&events, "done")["status"], "failed");
+    still_healthy(host);
+}
+
+#[test]
+fn cancel_aborts_a_direct_call_on_a_stalled_stream_promptly() {
+    let stub = Stub::start(|_, _| vec![ok_head("text/event-stream"), Step::Hold]);
+    let rt = OpenAiRuntime::from_config(&RuntimeConfig {
+        kind: "openai".into(),
+        base_url: Some(stub.url.clone()),
+        profile: Some("llama.cpp".into()),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let cancel = CancelToken::default();
+    let c2 = cancel.clone();
+    let waiter = std::thread::spawn(move || {
+        let started = Instant::now();
+        let r = rt.complete(&model_request(), &c2, &mut |_| {});
+        (r, started.elapsed())
+    });
+    stub.wait_requests(1);
+    std::thread::sleep(Duration::from_millis(50));
+    let at = Instant::now();
+    cancel.cancel();
+    let (result, _) = waiter.join().unwrap();
+    let latency = at.elapsed();
+    assert_eq!(
+        result.unwrap_err().code,
+        laika_core::error::ErrorCode::Cancelled
+    );
+    eprintln!("cancel latency {latency:?}");
+    assert!(stub.wait_closed(0, Duration::from_secs(5)));
+}
+
+#[test]
+fn a_silent_endpoint_times_out_and_the_next_one_answers() {
+    let silent = Stub::start(|_, _| vec![Step::Hold]);
+    let good = Stub::start(|body, _| sse_answer(&answer_for(body, "Second answers."), 30, "stop"));
+    let config =
+        "[runtime]\nprofile = \"sglang\"\nfirst_token_timeout_ms = 500\ntotal_timeout_ms = 20000\n";
+    let mut host = host_for(&format!("{},{}", silent.url, good.url), config);
+    let events = host.turn(
+        "t1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{events:#?}");
+    assert_eq!(done["endpoint"], good.url);
+    assert_eq!(silent.seen().len(), 1);
+    assert!(silent.wait_closed(0, Duration::from_secs(5)));
+    still_healthy(host);
+}

@@ -1,0 +1,73 @@
+//! LLM runtimes behind one trait.
+//!
+//! A runtime turns a model request (prompts plus the `laika.llmcp` request
+//! packet) into raw model text. It never parses or trusts that text: the turn
+//! does (see `model_output` and `schema`). So the offline `builtin` runtime
+//! goes through exactly the same validation as a real model.
+
+pub mod builtin;
+pub mod command;
+pub mod config;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod profile;
+pub mod scripted;
+
+pub use laika_core::cancel::CancelToken;
+use laika_core::error::{Error, ErrorCode, Result};
+pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+use std::sync::Arc;
+
+/// Receives the model's text as it streams: each call is the next piece.
+pub type TextSink<'a> = dyn FnMut(&str) + 'a;
+
+pub trait Runtime: Send + Sync {
+    fn info(&self) -> RuntimeInfo;
+    /// Asks the model. Streaming runtimes call `on_text` with each piece as it
+    /// arrives; the returned reply always holds the whole text.
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply>;
+}
+
+/// Builds the runtime the config names.
+pub fn from_config(config: &config::RuntimeConfig) -> Result<Arc<dyn Runtime>> {
+    match config.kind.as_str() {
+        "builtin" => Ok(Arc::new(builtin::BuiltinRuntime)),
+        "scripted" => {
+            let path = config.script.as_deref().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::ConfigInvalid,
+                    "runtime.script is required for the scripted runtime",
+                )
+            })?;
+            Ok(Arc::new(scripted::Scripted::from_file(path)?))
+        }
+        "command" => Ok(Arc::new(command::CommandRuntime::from_config(config)?)),
+        "openai" => Ok(Arc::new(openai::OpenAiRuntime::from_config(config)?)),
+        "ollama" => Ok(Arc::new(ollama::OllamaRuntime::from_config(config)?)),
+        other => Err(Error::new(
+            ErrorCode::ConfigInvalid,
+            format!("runtime.kind = {other:?} is not available in this build"),
+        )),
+    }
+}
+
+/// The real clock and random ids, for the edges that need an
+/// [`Ambient`](laika_core::ambient::Ambient).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemAmbient;
+
+impl laika_core::ambient::Ambient for SystemAmbient {
+    fn now_iso8601(&self) -> String {
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+    }
+
+    fn new_id(&self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+}

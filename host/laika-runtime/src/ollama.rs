@@ -1,0 +1,319 @@
+//! `ollama`: Ollama's native `POST {base_url}/api/chat`, streamed as
+//! newline-delimited JSON.
+//!
+//! The response JSON Schema goes in `format` (Ollama constrains decoding to
+//! it), thinking is off (`think: false`), and `options.num_ctx` /
+//! `keep_alive` come from the config. The stream ends with `done: true`;
+//! `done_reason: "length"` is reported as the finish reason, and an
+//! `{"error": "..."}` line fails the call. `message.thinking` never reaches
+//! the answer.
+
+use super::http::{
+    error_value_message, runtime_error, Decoder, HttpClient, LineSplitter, StreamEvent, Timeouts,
+};
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
+use crate::config::RuntimeConfig;
+use laika_core::error::{Error, ErrorCode, Result};
+use serde_json::{json, Map, Value};
+
+/// Where Ollama listens unless `runtime.base_url` says otherwise.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
+
+pub struct OllamaRuntime {
+    http: HttpClient,
+    model: String,
+    num_ctx: Option<u32>,
+    keep_alive: Option<String>,
+    think_off: bool,
+}
+
+impl OllamaRuntime {
+    pub fn from_config(config: &RuntimeConfig) -> Result<OllamaRuntime> {
+        let model = config
+            .model
+            .clone()
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| {
+                Error::new(
+                ErrorCode::ConfigInvalid,
+                "runtime.kind = \"ollama\" needs runtime.model (or LAIKA_MODEL), e.g. \"qwen3:4b\"",
+            )
+            })?;
+        let mut urls: Vec<String> = config
+            .base_url
+            .iter()
+            .chain(&config.base_urls)
+            .cloned()
+            .collect();
+        if urls.is_empty() {
+            urls.push(DEFAULT_BASE_URL.into());
+        }
+        Ok(OllamaRuntime {
+            http: HttpClient::new(
+                &urls,
+                "api/chat",
+                Timeouts::from_config(config),
+                config.api_key.as_deref(),
+            )?,
+            model,
+            num_ctx: config.num_ctx,
+            keep_alive: config.keep_alive.clone(),
+            // Models without a thinking mode may refuse `think`;
+            // `runtime.thinking_off = "none"` leaves it out.
+            think_off: config.thinking_off.as_deref() != Some("none"),
+        })
+    }
+
+    pub fn request_body(&self, request: &ModelRequest) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert(
+            "messages".into(),
+            json!([
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": request.user_prompt},
+            ]),
+        );
+        body.insert("stream".into(), json!(true));
+        body.insert("format".into(), request.response_schema.clone());
+        if self.think_off {
+            body.insert("think".into(), json!(false));
+        }
+        if let Some(n) = self.num_ctx {
+            body.insert("options".into(), json!({"num_ctx": n}));
+        }
+        if let Some(k) = &self.keep_alive {
+            body.insert("keep_alive".into(), json!(k));
+        }
+        Value::Object(body)
+    }
+}
+
+impl Runtime for OllamaRuntime {
+    fn info(&self) -> RuntimeInfo {
+        let at = self
+            .http
+            .endpoints()
+            .first()
+            .map(|e| e.name.as_str())
+            .unwrap_or_default();
+        RuntimeInfo {
+            kind: "ollama".into(),
+            model: self.model.clone(),
+            offline: self.http.is_local(),
+            label: format!("{} via Ollama at {at}", self.model),
+        }
+    }
+
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply> {
+        let streamed = self.http.stream(
+            &self.request_body(request),
+            cancel,
+            &|_| -> Box<dyn Decoder> { Box::new(ChatNdjson::default()) },
+            on_text,
+        )?;
+        Ok(ModelReply {
+            text: streamed.text,
+            model: streamed.model.unwrap_or_else(|| self.model.clone()),
+            finish_reason: streamed.finish_reason,
+            endpoint: Some(streamed.endpoint),
+        })
+    }
+}
+
+/// Decodes Ollama's NDJSON chat stream. A body that is one JSON object
+/// (`stream` ignored) is the same thing with a single line.
+#[derive(Debug, Default)]
+pub struct ChatNdjson {
+    lines: LineSplitter,
+    done: bool,
+    saw_model: bool,
+}
+
+impl ChatNdjson {
+    fn line(&mut self, line: &str, events: &mut Vec<StreamEvent>) -> Result<()> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        if self.done {
+            return Err(runtime_error("the runtime sent more after done: true"));
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            runtime_error(format!(
+                "a stream line is not JSON ({e}): {:?}",
+                super::http::clip(line, 80)
+            ))
+        })?;
+        if !v.is_object() {
+            return Err(runtime_error("a stream line is not a JSON object"));
+        }
+        if v.get("error").is_some_and(|e| !e.is_null()) {
+            let message = error_value_message(&v).unwrap_or_default();
+            return Err(runtime_error(format!("the runtime failed: {message}")));
+        }
+        if !self.saw_model {
+            if let Some(m) = v.get("model").and_then(Value::as_str) {
+                self.saw_model = true;
+                events.push(StreamEvent::Model(m.to_string()));
+            }
+        }
+        let message = v.get("message");
+        if let Some(text) = message
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+        {
+            if !text.is_empty() {
+                events.push(StreamEvent::Text(text.to_string()));
+            }
+        }
+        let thinking = message
+            .and_then(|m| m.get("thinking"))
+            .and_then(Value::as_str);
+        if thinking.is_some_and(|t| !t.is_empty()) {
+            events.push(StreamEvent::Reasoning);
+        }
+        if v.get("done").and_then(Value::as_bool) == Some(true) {
+            self.done = true;
+            let reason = v
+                .get("done_reason")
+                .and_then(Value::as_str)
+                .unwrap_or("stop");
+            events.push(StreamEvent::Finish(reason.to_string()));
+            events.push(StreamEvent::End);
+        }
+        Ok(())
+    }
+}
+
+impl Decoder for ChatNdjson {
+    fn feed(&mut self, bytes: &[u8], events: &mut Vec<StreamEvent>) -> Result<()> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let result = lines.push(bytes, &mut |line| self.line(line, events));
+        self.lines = lines;
+        result
+    }
+
+    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let result = lines.finish(&mut |line| self.line(line, events));
+        self.lines = lines;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
+        let mut d = ChatNdjson::default();
+        let mut events = Vec::new();
+        let (a, b) = input.split_at(split);
+        d.feed(a, &mut events)?;
+        d.feed(b, &mut events)?;
+        d.finish(&mut events)?;
+        Ok(events)
+    }
+
+    #[test]
+    fn ndjson_decodes_the_same_at_every_split() {
+        let input = concat!(
+            "{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"\",\"thinking\":\"hm\"},\"done\":false}\n",
+            "{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"{\\\"é\\\"\"},\"done\":false}\r\n",
+            "\n",
+            "{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\":1}\"},\"done\":false}\n",
+            "{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"length\",\"eval_count\":9}",
+        )
+        .as_bytes();
+        let want = vec![
+            StreamEvent::Model("qwen3:4b".into()),
+            StreamEvent::Reasoning,
+            StreamEvent::Text("{\"é\"".into()),
+            StreamEvent::Text(":1}".into()),
+            StreamEvent::Finish("length".into()),
+            StreamEvent::End,
+        ];
+        for split in 0..=input.len() {
+            assert_eq!(
+                decode_split(input, split).unwrap(),
+                want,
+                "split at {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_lines_garbage_and_trailing_data_fail() {
+        let e = decode_split(
+            b"{\"message\":{\"content\":\"x\"}}\n{\"error\":\"model crashed\"}\n",
+            3,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::RuntimeError);
+        assert!(e.message.contains("model crashed"), "{}", e.message);
+        let e = decode_split(b"<html>\n", 0).unwrap_err();
+        assert!(e.message.contains("not JSON"), "{}", e.message);
+        let e = decode_split(b"{\"done\":true}\n{\"done\":true}\n", 0).unwrap_err();
+        assert!(e.message.contains("after done"), "{}", e.message);
+        let ev = decode_split(b"{\"message\":{\"content\":\"x\"},\"done\":false}\n", 4).unwrap();
+        assert!(!ev.contains(&StreamEvent::End));
+    }
+
+    #[test]
+    fn request_body_has_schema_think_and_options() {
+        let c = RuntimeConfig {
+            kind: "ollama".into(),
+            model: Some("qwen3:4b".into()),
+            num_ctx: Some(16384),
+            keep_alive: Some("10m".into()),
+            ..RuntimeConfig::default()
+        };
+        let rt = OllamaRuntime::from_config(&c).unwrap();
+        let packet = serde_json::from_value(json!({
+            "protocol": {"name": "laika.llmcp", "version": 1},
+            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
+            "conversation": {"id": "c1", "turn": 1},
+            "sender": {"role": "agent"},
+            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
+            "context": {"documents": []},
+            "output": {"format": "render_ast"}
+        }))
+        .unwrap();
+        let req = ModelRequest {
+            packet,
+            response_schema: json!({"type": "object", "required": ["id"]}),
+            system_prompt: "SYS".into(),
+            user_prompt: "USER".into(),
+            attempt: 0,
+            feedback: None,
+        };
+        assert_eq!(
+            rt.request_body(&req),
+            json!({
+                "model": "qwen3:4b",
+                "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": "USER"}],
+                "stream": true,
+                "format": {"type": "object", "required": ["id"]},
+                "think": false,
+                "options": {"num_ctx": 16384},
+                "keep_alive": "10m",
+            })
+        );
+        let info = rt.info();
+        assert_eq!(
+            (info.kind.as_str(), info.model.as_str(), info.offline),
+            ("ollama", "qwen3:4b", true)
+        );
+        let no_model = RuntimeConfig {
+            kind: "ollama".into(),
+            ..RuntimeConfig::default()
+        };
+        let e = OllamaRuntime::from_config(&no_model).err().unwrap();
+        assert!(e.message.contains("runtime.model"), "{}", e.message);
+    }
+}

@@ -1,0 +1,495 @@
+//! `openai`: any server with an OpenAI-compatible `POST {base_url}/chat/completions`
+//! (llama.cpp `llama-server`, vLLM, SGLang, `mlx_lm.server`, LM Studio,
+//! hosted APIs), streamed as server-sent events.
+//!
+//! The request is the system and user prompts plus what the [`Profile`]
+//! adds (schema placement, thinking off, `stream_options`). The stream
+//! decoder keeps only `choices[0].delta.content`: reasoning fields never
+//! reach the answer, and an `error` object mid-stream fails the call.
+//! A server that ignores `stream: true` and answers with one JSON body is
+//! read as well.
+
+use super::http::{
+    error_value_message, runtime_error, Decoder, HttpClient, SseParser, StreamEvent, Timeouts,
+    MAX_ANSWER_BYTES,
+};
+use super::profile::Profile;
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
+use crate::config::RuntimeConfig;
+use laika_core::error::{Error, ErrorCode, Result};
+use serde_json::{json, Map, Value};
+
+pub struct OpenAiRuntime {
+    http: HttpClient,
+    profile: Profile,
+    model: Option<String>,
+    max_tokens: Option<u32>,
+    reasoning_effort: String,
+}
+
+impl OpenAiRuntime {
+    pub fn from_config(config: &RuntimeConfig) -> Result<OpenAiRuntime> {
+        let profile = Profile::from_config(config)?;
+        let mut urls: Vec<String> = config
+            .base_url
+            .iter()
+            .chain(&config.base_urls)
+            .cloned()
+            .collect();
+        if urls.is_empty() {
+            urls.extend(profile.default_base_url.map(str::to_string));
+        }
+        if urls.is_empty() {
+            return Err(Error::new(
+                ErrorCode::ConfigInvalid,
+                format!(
+                    "runtime.kind = \"openai\" with profile {:?} needs runtime.base_url (or LAIKA_BASE_URL)",
+                    profile.name
+                ),
+            ));
+        }
+        Ok(OpenAiRuntime {
+            http: HttpClient::new(
+                &urls,
+                "chat/completions",
+                Timeouts::from_config(config),
+                config.api_key.as_deref(),
+            )?,
+            profile,
+            model: config.model.clone().filter(|m| !m.is_empty()),
+            max_tokens: config.max_tokens,
+            reasoning_effort: config
+                .reasoning_effort
+                .clone()
+                .unwrap_or_else(|| "low".into()),
+        })
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The chat request body for `request`.
+    pub fn request_body(&self, request: &ModelRequest) -> Value {
+        let mut body = Map::new();
+        if let Some(model) = &self.model {
+            body.insert("model".into(), json!(model));
+        }
+        body.insert(
+            "messages".into(),
+            json!([
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": request.user_prompt},
+            ]),
+        );
+        body.insert("stream".into(), json!(true));
+        if let Some(n) = self.max_tokens {
+            body.insert("max_tokens".into(), json!(n));
+        }
+        self.profile
+            .apply(&mut body, &request.response_schema, &self.reasoning_effort);
+        Value::Object(body)
+    }
+}
+
+impl Runtime for OpenAiRuntime {
+    fn info(&self) -> RuntimeInfo {
+        let model = self.model.clone().unwrap_or_else(|| "default".into());
+        let at = self
+            .http
+            .endpoints()
+            .first()
+            .map(|e| e.name.as_str())
+            .unwrap_or_default();
+        RuntimeInfo {
+            kind: "openai".into(),
+            label: format!("{model} via {} at {at}", self.profile.name),
+            model,
+            offline: self.http.is_local(),
+        }
+    }
+
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply> {
+        let reasoning = self.profile.reasoning_field;
+        let streamed = self.http.stream(
+            &self.request_body(request),
+            cancel,
+            &|content_type| -> Box<dyn Decoder> {
+                if content_type.starts_with("application/json") {
+                    Box::new(WholeJson::default())
+                } else {
+                    Box::new(ChatSse::new(reasoning))
+                }
+            },
+            on_text,
+        )?;
+        Ok(ModelReply {
+            text: streamed.text,
+            model: streamed
+                .model
+                .or_else(|| self.model.clone())
+                .unwrap_or_else(|| "default".into()),
+            finish_reason: streamed.finish_reason,
+            endpoint: Some(streamed.endpoint),
+        })
+    }
+}
+
+/// Decodes a streamed chat completion (`data: {chunk}` … `data: [DONE]`).
+#[derive(Debug, Default)]
+pub struct ChatSse {
+    sse: SseParser,
+    reasoning_field: Option<&'static str>,
+    finished: bool,
+    saw_model: bool,
+    payloads: Vec<String>,
+}
+
+impl ChatSse {
+    pub fn new(reasoning_field: Option<&'static str>) -> ChatSse {
+        ChatSse {
+            reasoning_field,
+            ..ChatSse::default()
+        }
+    }
+
+    fn drain(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
+        for data in std::mem::take(&mut self.payloads) {
+            if data.trim() == "[DONE]" {
+                events.push(StreamEvent::End);
+                continue;
+            }
+            let chunk: Value = serde_json::from_str(&data).map_err(|e| {
+                runtime_error(format!(
+                    "a stream event is not JSON ({e}): {:?}",
+                    super::http::clip(&data, 80)
+                ))
+            })?;
+            self.chunk(&chunk, events)?;
+        }
+        Ok(())
+    }
+
+    fn chunk(&mut self, chunk: &Value, events: &mut Vec<StreamEvent>) -> Result<()> {
+        if !chunk.is_object() {
+            return Err(runtime_error("a stream event is not a JSON object"));
+        }
+        if chunk.get("error").is_some_and(|e| !e.is_null()) {
+            let message = error_value_message(chunk).unwrap_or_default();
+            return Err(runtime_error(format!(
+                "the runtime failed mid-answer: {message}"
+            )));
+        }
+        if !self.saw_model {
+            if let Some(m) = chunk.get("model").and_then(Value::as_str) {
+                self.saw_model = true;
+                events.push(StreamEvent::Model(m.to_string()));
+            }
+        }
+        // `choices` is missing, null or empty in usage-only chunks.
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(());
+        };
+        let delta = choice.get("delta").or_else(|| choice.get("message"));
+        if let Some(delta) = delta {
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                if !text.is_empty() {
+                    events.push(StreamEvent::Text(text.to_string()));
+                }
+            }
+            let reasoning = self
+                .reasoning_field
+                .and_then(|f| delta.get(f))
+                .and_then(Value::as_str);
+            if reasoning.is_some_and(|r| !r.is_empty()) {
+                events.push(StreamEvent::Reasoning);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finished = true;
+            events.push(StreamEvent::Finish(reason.to_string()));
+        }
+        Ok(())
+    }
+}
+
+impl Decoder for ChatSse {
+    fn feed(&mut self, bytes: &[u8], events: &mut Vec<StreamEvent>) -> Result<()> {
+        self.sse.push(bytes, &mut self.payloads)?;
+        self.drain(events)
+    }
+
+    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
+        self.sse.finish(&mut self.payloads)?;
+        self.drain(events)?;
+        // Some servers close without `[DONE]` after the last chunk; a finish
+        // reason says the answer was complete.
+        if self.finished && !events.contains(&StreamEvent::End) {
+            events.push(StreamEvent::End);
+        }
+        Ok(())
+    }
+}
+
+/// A non-streamed chat completion: one JSON body, read whole.
+#[derive(Debug, Default)]
+pub struct WholeJson {
+    body: Vec<u8>,
+}
+
+impl Decoder for WholeJson {
+    fn feed(&mut self, bytes: &[u8], _events: &mut Vec<StreamEvent>) -> Result<()> {
+        if self.body.len().saturating_add(bytes.len()) > MAX_ANSWER_BYTES {
+            return Err(runtime_error("the answer is too large"));
+        }
+        self.body.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
+        let value: Value = serde_json::from_slice(&self.body)
+            .map_err(|e| runtime_error(format!("the answer is not JSON: {e}")))?;
+        let mut chat = ChatSse::default();
+        chat.chunk(&value, events)?;
+        if !chat.finished && !events.iter().any(|e| matches!(e, StreamEvent::Text(_))) {
+            return Err(runtime_error(
+                "the answer has no choices[0].message.content",
+            ));
+        }
+        events.push(StreamEvent::End);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use laika_core::llmcp::TaskName;
+
+    fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
+        let mut d = ChatSse::new(Some("reasoning_content"));
+        let mut events = Vec::new();
+        let (a, b) = input.split_at(split);
+        d.feed(a, &mut events)?;
+        d.feed(b, &mut events)?;
+        d.finish(&mut events)?;
+        Ok(events)
+    }
+
+    #[test]
+    fn stream_decodes_the_same_at_every_split() {
+        let input = concat!(
+            ": keep-alive\n\n",
+            "data: {\"model\":\"qwen3\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"{\\\"a\\\":\"}}]}\r\n\r\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"\\\"ü\\\"}\"},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\n",
+            "data: {\"choices\":null}\n\n",
+            "data: [DONE]\n\n",
+        )
+        .as_bytes();
+        let want = vec![
+            StreamEvent::Model("qwen3".into()),
+            StreamEvent::Reasoning,
+            StreamEvent::Text("{\"a\":".into()),
+            StreamEvent::Text("\"ü\"}".into()),
+            StreamEvent::Finish("length".into()),
+            StreamEvent::End,
+        ];
+        for split in 0..=input.len() {
+            assert_eq!(
+                decode_split(input, split).unwrap(),
+                want,
+                "split at {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_mid_stream_and_garbage_are_runtime_errors() {
+        let e = decode_split(
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: {\"error\":{\"message\":\"out of memory\"}}\n\n",
+            5,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::RuntimeError);
+        assert!(e.message.contains("out of memory"), "{}", e.message);
+        let e = decode_split(b"data: {\"error\":\"boom\"}\n\n", 0).unwrap_err();
+        assert!(e.message.contains("boom"), "{}", e.message);
+        let e = decode_split(b"data: not json\n\n", 0).unwrap_err();
+        assert!(e.message.contains("not JSON"), "{}", e.message);
+        let e = decode_split(b"data: [1,2]\n\n", 0).unwrap_err();
+        assert!(e.message.contains("not a JSON object"), "{}", e.message);
+    }
+
+    #[test]
+    fn eof_after_a_finish_reason_ends_without_done() {
+        let ev = decode_split(
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\n",
+            7,
+        )
+        .unwrap();
+        assert_eq!(ev.last(), Some(&StreamEvent::End));
+        let ev = decode_split(
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n",
+            7,
+        )
+        .unwrap();
+        assert!(!ev.contains(&StreamEvent::End));
+    }
+
+    #[test]
+    fn whole_json_answer_is_read() {
+        let mut d = WholeJson::default();
+        let mut ev = Vec::new();
+        d.feed(
+            br#"{"model":"m","choices":[{"message":{"content":"{}"},"finish_reason":"stop"}]}"#,
+            &mut ev,
+        )
+        .unwrap();
+        d.finish(&mut ev).unwrap();
+        assert_eq!(
+            ev,
+            [
+                StreamEvent::Model("m".into()),
+                StreamEvent::Text("{}".into()),
+                StreamEvent::Finish("stop".into()),
+                StreamEvent::End
+            ]
+        );
+        let mut d = WholeJson::default();
+        d.feed(br#"{"error":{"message":"nope"}}"#, &mut ev).unwrap();
+        assert!(d.finish(&mut ev).unwrap_err().message.contains("nope"));
+    }
+
+    fn request() -> ModelRequest {
+        let packet: laika_core::llmcp::RequestPacket = serde_json::from_value(json!({
+            "protocol": {"name": "laika.llmcp", "version": 1},
+            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
+            "conversation": {"id": "c1", "turn": 1},
+            "sender": {"role": "agent"},
+            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
+            "context": {"documents": []},
+            "output": {"format": "render_ast"}
+        }))
+        .unwrap_or_else(|e| panic!("packet fixture: {e}"));
+        ModelRequest {
+            packet,
+            response_schema: json!({"type": "object"}),
+            system_prompt: laika_core::prompt::system_prompt(
+                laika_core::prompt::base_rules(),
+                TaskName::Summarize,
+                "{}",
+            ),
+            user_prompt: "USER".into(),
+            attempt: 0,
+            feedback: None,
+        }
+    }
+
+    fn body_for(profile: &str, extra: impl FnOnce(&mut RuntimeConfig)) -> Value {
+        let mut c = RuntimeConfig {
+            kind: "openai".into(),
+            profile: Some(profile.into()),
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            model: Some("qwen3-4b".into()),
+            ..RuntimeConfig::default()
+        };
+        extra(&mut c);
+        let mut body = OpenAiRuntime::from_config(&c)
+            .unwrap()
+            .request_body(&request());
+        // The prompts are checked once below; compare the rest exactly.
+        body.as_object_mut().unwrap().remove("messages");
+        body
+    }
+
+    #[test]
+    fn request_bodies_per_profile_are_exact() {
+        let schema = json!({"type": "object"});
+        let rf = |strict: bool| json!({"type": "json_schema", "json_schema": {"name": "laika_llmcp_response", "schema": schema, "strict": strict}});
+        let off = json!({"enable_thinking": false});
+        let usage = json!({"include_usage": true});
+        let cases = [
+            (
+                "llama.cpp",
+                json!({"model": "qwen3-4b", "stream": true, "json_schema": schema, "chat_template_kwargs": off}),
+            ),
+            (
+                "vllm",
+                json!({"model": "qwen3-4b", "stream": true, "response_format": rf(true), "chat_template_kwargs": off, "stream_options": usage}),
+            ),
+            (
+                "sglang",
+                json!({"model": "qwen3-4b", "stream": true, "response_format": rf(true), "chat_template_kwargs": off, "stream_options": usage}),
+            ),
+            (
+                "mlx",
+                json!({"model": "qwen3-4b", "stream": true, "chat_template_kwargs": off}),
+            ),
+            (
+                "lmstudio",
+                json!({"model": "qwen3-4b", "stream": true, "response_format": rf(true)}),
+            ),
+            (
+                "openai",
+                json!({"model": "qwen3-4b", "stream": true, "response_format": rf(false), "stream_options": usage}),
+            ),
+            (
+                "generic",
+                json!({"model": "qwen3-4b", "stream": true, "response_format": {"type": "json_object"}}),
+            ),
+        ];
+        for (profile, want) in cases {
+            assert_eq!(body_for(profile, |_| {}), want, "profile {profile}");
+        }
+        let hosted = body_for("openai", |c| {
+            c.thinking_off = Some("reasoning_effort".into());
+            c.reasoning_effort = Some("minimal".into());
+            c.max_tokens = Some(4096);
+            c.model = None;
+        });
+        assert_eq!(
+            hosted,
+            json!({"stream": true, "max_tokens": 4096, "response_format": rf(false), "reasoning_effort": "minimal", "stream_options": usage})
+        );
+    }
+
+    #[test]
+    fn messages_are_system_then_user_and_info_is_local() {
+        let c = RuntimeConfig {
+            kind: "openai".into(),
+            profile: Some("llama.cpp".into()),
+            ..RuntimeConfig::default()
+        };
+        let rt = OpenAiRuntime::from_config(&c).unwrap();
+        let req = request();
+        let body = rt.request_body(&req);
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "system", "content": req.system_prompt}, {"role": "user", "content": "USER"}])
+        );
+        let info = rt.info();
+        assert_eq!(info.kind, "openai");
+        assert!(info.offline);
+        assert!(info.label.contains("127.0.0.1:8080"), "{}", info.label);
+        let hosted = RuntimeConfig {
+            kind: "openai".into(),
+            profile: Some("openai".into()),
+            ..RuntimeConfig::default()
+        };
+        let e = OpenAiRuntime::from_config(&hosted).err().unwrap();
+        assert!(e.message.contains("runtime.base_url"), "{}", e.message);
+    }
+}

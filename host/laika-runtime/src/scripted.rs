@@ -1,0 +1,318 @@
+//! `scripted`: replays given raw model outputs, in order, one per call.
+//!
+//! For deterministic tests of everything after the model: broken JSON, schema
+//! violations, retries, runtime errors, slow answers and cancellation. The
+//! script is a JSON array (or `{"outputs": [...]}`) whose entries are
+//! - a string: the raw model text;
+//! - `{"output": "...", "delay_ms": N}`: the same, after a cancellable delay;
+//! - `{"output": "...", "chunk_bytes": N, "chunk_delay_ms": M}`: streamed to
+//!   `on_text` in pieces of about N bytes (cut on char boundaries), M ms
+//!   apart, like a streaming model; optional `delay_ms` before the first
+//!   piece and `finish_reason` (e.g. `"length"`) reported with the reply;
+//! - `{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "..."}}`: a runtime failure.
+//!
+//! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
+//! and `{{now}}` are replaced, so a script can hold valid response packets.
+
+use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient, TextSink};
+use laika_core::ambient::Ambient;
+use laika_core::error::{Error, ErrorCode, Result};
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ScriptedError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Step {
+    Text(String),
+    Streamed {
+        output: String,
+        chunk_bytes: usize,
+        #[serde(default)]
+        chunk_delay_ms: u64,
+        #[serde(default)]
+        delay_ms: u64,
+        #[serde(default)]
+        finish_reason: Option<String>,
+    },
+    Delayed {
+        output: String,
+        delay_ms: u64,
+    },
+    Fail {
+        error: ScriptedError,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScriptFile {
+    Steps(Vec<Step>),
+    Wrapped { outputs: Vec<Step> },
+}
+
+pub struct Scripted {
+    steps: Vec<Step>,
+    next: AtomicUsize,
+}
+
+impl Scripted {
+    pub fn new(steps: Vec<Step>) -> Self {
+        Scripted {
+            steps,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        let file: ScriptFile = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorCode::ConfigInvalid,
+                format!("runtime.script: not a valid script (array of outputs): {e}"),
+            )
+        })?;
+        Ok(Scripted::new(match file {
+            ScriptFile::Steps(s) | ScriptFile::Wrapped { outputs: s } => s,
+        }))
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(
+                ErrorCode::ConfigInvalid,
+                format!("runtime.script: cannot read {}: {e}", path.display()),
+            )
+        })?;
+        Scripted::from_json(&text)
+    }
+}
+
+fn fill(template: &str, request: &ModelRequest) -> String {
+    let p = &request.packet;
+    template
+        .replace("{{request_id}}", &p.id)
+        .replace("{{conversation_id}}", &p.conversation.id)
+        .replace("{{turn}}", &p.conversation.turn.to_string())
+        .replace("{{new_id}}", &SystemAmbient.new_id())
+        .replace("{{now}}", &SystemAmbient.now_iso8601())
+}
+
+/// Sleeps in steps of at most 5 ms so a cancel lands within ~10 ms, and
+/// short sleeps (streamed pieces) are not rounded up to the step.
+fn cancellable_sleep(ms: u64, cancel: &CancelToken) -> Result<()> {
+    let end = Instant::now() + Duration::from_millis(ms);
+    loop {
+        cancel.check()?;
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(5)));
+    }
+}
+
+/// `text` in pieces of at least `bytes` bytes (never splitting a char).
+fn pieces(text: &str, bytes: usize) -> impl Iterator<Item = &str> {
+    let bytes = bytes.max(1);
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = bytes.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+impl Runtime for Scripted {
+    fn info(&self) -> RuntimeInfo {
+        RuntimeInfo {
+            kind: "scripted".into(),
+            model: "scripted".into(),
+            offline: true,
+            label: "Scripted replies (testing)".into(),
+        }
+    }
+
+    fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut TextSink<'_>,
+    ) -> Result<ModelReply> {
+        cancel.check()?;
+        let i = self.next.fetch_add(1, Ordering::SeqCst);
+        let step = self.steps.get(i).ok_or_else(|| {
+            Error::new(
+                ErrorCode::RuntimeError,
+                format!(
+                    "scripted runtime has no output left ({} given)",
+                    self.steps.len()
+                ),
+            )
+        })?;
+        let text = match step {
+            Step::Text(t) => fill(t, request),
+            Step::Streamed {
+                output,
+                chunk_bytes,
+                chunk_delay_ms,
+                delay_ms,
+                finish_reason,
+            } => {
+                cancellable_sleep(*delay_ms, cancel)?;
+                let text = fill(output, request);
+                for (i, piece) in pieces(&text, *chunk_bytes).enumerate() {
+                    if i > 0 {
+                        cancellable_sleep(*chunk_delay_ms, cancel)?;
+                    }
+                    on_text(piece);
+                }
+                return Ok(ModelReply {
+                    text,
+                    model: "scripted".into(),
+                    finish_reason: finish_reason.clone(),
+                    ..ModelReply::default()
+                });
+            }
+            Step::Delayed { output, delay_ms } => {
+                cancellable_sleep(*delay_ms, cancel)?;
+                fill(output, request)
+            }
+            Step::Fail { error } => return Err(Error::new(error.code, error.message.clone())),
+        };
+        on_text(&text);
+        Ok(ModelReply {
+            text,
+            model: "scripted".into(),
+            ..ModelReply::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use laika_core::llmcp::*;
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            response_schema: serde_json::Value::Null,
+            packet: RequestPacket {
+                protocol: Protocol::default(),
+                id: "req-9".into(),
+                packet_type: "request".into(),
+                created_at: "2026-01-01T00:00:00.000Z".into(),
+                conversation: ConversationRef {
+                    id: "c-9".into(),
+                    turn: 4,
+                },
+                sender: Sender {
+                    role: "agent".into(),
+                },
+                input: Input {
+                    user_message: UserMessage {
+                        id: "u".into(),
+                        text: "q".into(),
+                    },
+                    task: Task {
+                        name: TaskName::Answer,
+                        args: Default::default(),
+                    },
+                },
+                context: Context { documents: vec![] },
+                output: Output {
+                    format: "json".into(),
+                },
+            },
+            system_prompt: String::new(),
+            user_prompt: String::new(),
+            attempt: 0,
+            feedback: None,
+        }
+    }
+
+    #[test]
+    fn replays_in_order_with_placeholders_then_runs_out() {
+        let s = Scripted::from_json(
+            r#"["{{request_id}}/{{conversation_id}}/{{turn}}", {"error": {"code": "RUNTIME_UNAVAILABLE", "message": "down"}}]"#,
+        )
+        .unwrap();
+        let c = CancelToken::default();
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {}).unwrap().text,
+            "req-9/c-9/4"
+        );
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {})
+                .err()
+                .map(|e| e.code),
+            Some(ErrorCode::RuntimeUnavailable)
+        );
+        assert_eq!(
+            s.complete(&request(), &c, &mut |_| {})
+                .err()
+                .map(|e| e.code),
+            Some(ErrorCode::RuntimeError)
+        );
+    }
+
+    #[test]
+    fn delay_is_cancellable() {
+        let s = Scripted::from_json(r#"{"outputs": [{"output": "x", "delay_ms": 5000}]}"#).unwrap();
+        let c = CancelToken::default();
+        let c2 = c.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            c2.cancel();
+        });
+        let r = s.complete(&request(), &c, &mut |_| {});
+        t.join().unwrap();
+        assert_eq!(r.err().map(|e| e.code), Some(ErrorCode::Cancelled));
+    }
+
+    #[test]
+    fn streamed_steps_arrive_in_pieces_on_char_boundaries() {
+        let s = Scripted::from_json(
+            r#"[{"output": "{{turn}}:ééé-abc", "chunk_bytes": 3, "chunk_delay_ms": 1, "finish_reason": "length"},
+                {"output": "x", "delay_ms": 1}]"#,
+        )
+        .unwrap();
+        let c = CancelToken::default();
+        let mut got = Vec::new();
+        let reply = s
+            .complete(&request(), &c, &mut |p| got.push(p.to_string()))
+            .unwrap();
+        assert_eq!(got, ["4:é", "éé", "-ab", "c"]);
+        assert_eq!(reply.text, "4:ééé-abc");
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        let mut calls = 0;
+        let reply = s.complete(&request(), &c, &mut |_| calls += 1).unwrap();
+        assert_eq!(
+            (reply.text.as_str(), calls),
+            ("x", 1),
+            "delayed steps still work"
+        );
+        assert_eq!(reply.finish_reason, None);
+    }
+
+    #[test]
+    fn bad_script_is_a_config_error() {
+        assert_eq!(
+            Scripted::from_json("{").err().map(|e| e.code),
+            Some(ErrorCode::ConfigInvalid)
+        );
+    }
+}
