@@ -31,7 +31,7 @@
 use crate::model_output;
 use crate::render::{self, RenderLimits};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// At most one `render_delta` per this interval; blocks that complete
 /// faster are batched.
@@ -402,7 +402,7 @@ pub struct Batch {
 /// after the interval (or at the end of the stream).
 pub struct Coalescer {
     interval: Duration,
-    last_sent: Option<Instant>,
+    last_sent: Option<Duration>,
     next_index: usize,
     pending: Vec<Value>,
 }
@@ -419,11 +419,11 @@ impl Coalescer {
 
     /// Adds completed blocks (possibly none) at time `now`; returns a batch
     /// when one is due.
-    pub fn push(&mut self, now: Instant, blocks: Vec<Value>) -> Option<Batch> {
+    pub fn push(&mut self, now: Duration, blocks: Vec<Value>) -> Option<Batch> {
         self.pending.extend(blocks);
         let due = self
             .last_sent
-            .is_none_or(|last| now.saturating_duration_since(last) >= self.interval);
+            .is_none_or(|last| now.saturating_sub(last) >= self.interval);
         if due {
             self.take(now)
         } else {
@@ -432,11 +432,11 @@ impl Coalescer {
     }
 
     /// Everything still held, e.g. when the stream ended.
-    pub fn flush(&mut self, now: Instant) -> Option<Batch> {
+    pub fn flush(&mut self, now: Duration) -> Option<Batch> {
         self.take(now)
     }
 
-    fn take(&mut self, now: Instant) -> Option<Batch> {
+    fn take(&mut self, now: Duration) -> Option<Batch> {
         if self.pending.is_empty() {
             return None;
         }
@@ -468,14 +468,14 @@ impl Preview {
     }
 
     /// Feeds a piece of model text at time `now`; returns a batch to send.
-    pub fn push(&mut self, piece: &str, now: Instant) -> Option<Batch> {
+    pub fn push(&mut self, piece: &str, now: Duration) -> Option<Batch> {
         let blocks = self.stream.push(piece);
         let batch = self.coalescer.push(now, blocks);
         self.record(batch)
     }
 
     /// The stream ended: whatever is held goes out now.
-    pub fn finish(&mut self, now: Instant) -> Option<Batch> {
+    pub fn finish(&mut self, now: Duration) -> Option<Batch> {
         let batch = self.coalescer.flush(now);
         self.record(batch)
     }
@@ -680,7 +680,7 @@ mod tests {
 
     #[test]
     fn coalescer_batches_within_the_interval() {
-        let t0 = Instant::now();
+        let t0 = Duration::ZERO;
         let ms = |n: u64| t0 + Duration::from_millis(n);
         let b = |i: u64| json!({"i": i});
         let mut c = Coalescer::new(COALESCE_INTERVAL);
@@ -723,7 +723,7 @@ mod tests {
 
     #[test]
     fn coalescer_never_sends_two_events_within_the_interval() {
-        let t0 = Instant::now();
+        let t0 = Duration::ZERO;
         let mut c = Coalescer::new(COALESCE_INTERVAL);
         let mut sent_at: Vec<u64> = Vec::new();
         let mut blocks = 0;
@@ -743,7 +743,7 @@ mod tests {
     fn preview_knows_whether_the_final_render_confirms_it() {
         let render = small_render();
         let final_render = render::sanitize(&render, &RenderLimits::default()).render;
-        let t0 = Instant::now();
+        let t0 = Duration::ZERO;
         let mut p = Preview::new(RenderLimits::default(), COALESCE_INTERVAL);
         assert!(!p.sent_any());
         let text = answer(&render);

@@ -3,12 +3,11 @@
 //!
 //! Every message is a JSON object with `type` and `id`; every host message that
 //! answers something names it in `reply_to`. Inbound messages are parsed into
-//! [`Request`]; outbound ones are built with [`message`] so they all share one
-//! envelope.
+//! [`Request`]; outbound ones are [`crate::event::Event`]s.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::llmcp::Task;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub const WIRE_PROTOCOL_NAME: &str = "laika.wire";
@@ -55,7 +54,7 @@ pub struct TurnRequest {
     pub observation: Value,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     #[default]
@@ -215,37 +214,6 @@ pub fn parse_request(msg: Map<String, Value>) -> Result<Request> {
     Ok(request)
 }
 
-/// Builds an outbound message: `{type, id, reply_to, ...body}`.
-pub fn message(id: String, kind: &str, reply_to: Option<&str>, body: Value) -> Value {
-    let mut out = Map::new();
-    out.insert("type".into(), Value::String(kind.into()));
-    out.insert("id".into(), Value::String(id));
-    out.insert(
-        "reply_to".into(),
-        reply_to.map_or(Value::Null, |r| Value::String(r.into())),
-    );
-    if let Value::Object(fields) = body {
-        for (k, v) in fields {
-            out.insert(k, v);
-        }
-    }
-    Value::Object(out)
-}
-
-/// An `error` message.
-pub fn error_message(id: String, reply_to: Option<&str>, error: &Error) -> Value {
-    message(
-        id,
-        "error",
-        reply_to,
-        serde_json::json!({
-            "code": error.code,
-            "message": error.message,
-            "retryable": error.code.is_retryable(),
-        }),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,14 +269,5 @@ mod tests {
             json!({"type": "hello", "id": "x", "protocol": {"name": "laika.wire", "version": 9}}),
         ));
         assert_eq!(e.err().map(|e| e.code), Some(ErrorCode::UnsupportedVersion));
-    }
-
-    #[test]
-    fn message_has_envelope() {
-        let m = message("m-1".into(), "pong", Some("p1"), json!({"x": 1}));
-        assert_eq!(m["type"], "pong");
-        assert_eq!(m["reply_to"], "p1");
-        assert_eq!(m["x"], 1);
-        assert_eq!(m["id"], "m-1");
     }
 }

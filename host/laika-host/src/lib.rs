@@ -12,7 +12,7 @@ pub mod install;
 pub mod origin;
 pub mod replay;
 pub mod session;
+pub mod sink;
 pub mod store;
 pub mod transport;
 pub mod turn;
-pub mod wire;

@@ -4,11 +4,13 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use laika_core::error::{Error, ErrorCode};
+use laika_core::event::Event;
+use laika_core::wire;
 use laika_host::config::Config;
 use laika_host::session::Session;
 use laika_host::store::Store;
 use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
-use laika_host::{doctor, install, origin, replay, wire};
+use laika_host::{doctor, install, origin, replay, sink};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -246,7 +248,7 @@ fn refuse(error: Error) -> impl FnMut(Incoming, &Outbox) {
             _ => None,
         };
         if !matches!(incoming, Incoming::Closed) {
-            out.send(wire::error_message(reply_to.as_deref(), &error));
+            out.send(sink::to_json(reply_to.as_deref(), &Event::error(&error)));
         }
     }
 }

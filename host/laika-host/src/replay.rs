@@ -7,37 +7,28 @@
 //! `<path>`, so a golden stays stable across runs and machines.
 
 use crate::frame;
-use crate::session::{Emit, Session};
-use crate::wire;
+use crate::session::Session;
+use crate::sink::Collector;
+use laika_core::event::{Event, Sink};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Runs every line of `input` through `session`, in order, and returns the
 /// events. Turns run inline, so the order is deterministic.
 pub fn run(input: &str, session: &mut Session, max_json_depth: usize) -> Vec<Value> {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = events.clone();
-    let emit: Emit = Arc::new(move |v| {
-        if let Ok(mut e) = sink.lock() {
-            e.push(v);
-        }
-    });
+    let events = Arc::new(Collector::default());
     for line in input.lines() {
         if line.trim().is_empty() {
             continue;
         }
         match frame::parse_message(line.as_bytes(), max_json_depth) {
-            Ok(msg) => session.handle_message(msg, emit.clone()),
-            Err(e) => emit(wire::error_message(None, &e)),
+            Ok(msg) => session.handle_message(msg, events.clone()),
+            Err(e) => events.emit(None, Event::error(&e)),
         }
     }
     session.finish();
-    let out = match events.lock() {
-        Ok(mut e) => std::mem::take(&mut *e),
-        Err(_) => Vec::new(),
-    };
-    out
+    events.take()
 }
 
 fn is_uuid(s: &str) -> bool {

@@ -3,20 +3,22 @@
 //! while a turn runs, and owns the store and the runtime.
 
 use crate::config::Config;
+use crate::sink::OutboxSink;
 use crate::store::Store;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
-use crate::wire::{self, ExportFormat, Request, TurnRequest};
+use laika_core::engine::Input;
 use laika_core::error::{Error, Result};
+use laika_core::event::{Event, Hello, HelloLimits, NameVersion, Sink, WireProtocolVersion};
+use laika_core::llmcp::TaskName;
+use laika_core::wire::{self, ExportFormat, Request, TurnRequest};
 use laika_runtime::{CancelToken, Runtime};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-
-/// Where events go: the stdio outbox, or a replay's collector.
-pub type Emit = Arc<dyn Fn(Value) + Send + Sync>;
 
 const DEFAULT_HISTORY_LIMIT: usize = 50;
 const MAX_HISTORY_LIMIT: usize = 500;
@@ -28,7 +30,24 @@ struct Shared {
     config_path: PathBuf,
     runtime: RwLock<Arc<dyn Runtime>>,
     store: Mutex<Store>,
-    in_flight: Mutex<HashMap<String, CancelToken>>,
+    in_flight: Mutex<HashMap<String, Running>>,
+}
+
+/// A running turn, as the session reaches it: by its request id.
+struct Running {
+    /// Interrupts the runtime at once.
+    cancel: CancelToken,
+    /// What the session forwards to the turn's engine.
+    inbox: Sender<Input>,
+}
+
+impl Running {
+    /// The engine hears of the cancel before the runtime is interrupted, so
+    /// whatever the runtime answers next, the turn ends as cancelled.
+    fn cancel(&self) {
+        let _ = self.inbox.send(Input::Cancel);
+        self.cancel.cancel();
+    }
 }
 
 pub struct Session {
@@ -61,18 +80,15 @@ impl Session {
 
     /// The transport's handler.
     pub fn handle_incoming(&mut self, incoming: Incoming, outbox: &Outbox) {
-        let out = outbox.clone();
-        let emit: Emit = Arc::new(move |v| {
-            out.send(v);
-        });
+        let sink: Arc<dyn Sink> = Arc::new(OutboxSink(outbox.clone()));
         match incoming {
-            Incoming::Message(msg) => self.handle_message(msg, emit),
-            Incoming::Malformed(e) => emit(wire::error_message(None, &e)),
+            Incoming::Message(msg) => self.handle_message(msg, sink),
+            Incoming::Malformed(e) => sink.emit(None, Event::error(&e)),
             Incoming::Closed => {
                 // Nobody is listening any more: stop running turns (they are
                 // stored as cancelled) instead of finishing them for no one.
                 if let Ok(m) = self.shared.in_flight.lock() {
-                    m.values().for_each(CancelToken::cancel);
+                    m.values().for_each(Running::cancel);
                 }
                 self.finish();
             }
@@ -80,96 +96,109 @@ impl Session {
     }
 
     /// Handles one inbound message object.
-    pub fn handle_message(&mut self, msg: serde_json::Map<String, Value>, emit: Emit) {
+    pub fn handle_message(&mut self, msg: serde_json::Map<String, Value>, sink: Arc<dyn Sink>) {
         let id = wire::message_id(&msg);
         match wire::parse_request(msg) {
-            Ok(request) => self.handle_request(request, emit),
-            Err(e) => emit(wire::error_message(id.as_deref(), &e)),
+            Ok(request) => self.handle_request(request, sink),
+            Err(e) => sink.emit(id.as_deref(), Event::error(&e)),
         }
     }
 
-    fn handle_request(&mut self, request: Request, emit: Emit) {
+    fn handle_request(&mut self, request: Request, sink: Arc<dyn Sink>) {
         let id = request.id().to_string();
-        let kind = format!("{}.result", request.kind());
         self.workers.retain(|w| !w.is_finished());
         let result = match request {
             Request::Turn(turn) => {
-                self.start_turn(*turn, emit);
+                self.start_turn(*turn, sink);
                 return;
             }
             Request::Hello { .. } => Ok(self.hello()),
-            Request::Ping { .. } => {
-                emit(wire::message("pong", Some(&id), json!({})));
-                return;
-            }
+            Request::Ping { .. } => Ok(Event::Pong {}),
             Request::Cancel { target, .. } => {
-                let token = self
-                    .shared
-                    .in_flight
-                    .lock()
-                    .ok()
-                    .and_then(|m| m.get(&target).cloned());
-                if let Some(t) = &token {
-                    t.cancel();
-                }
-                Ok(json!({"target": target, "cancelled": token.is_some()}))
+                let cancelled = match self.shared.in_flight.lock() {
+                    Ok(m) => m.get(&target).map(Running::cancel).is_some(),
+                    Err(_) => false,
+                };
+                Ok(Event::CancelResult { target, cancelled })
             }
             Request::HistoryList { limit, offset, .. } => self.with_store(|s| {
                 let limit = limit
                     .unwrap_or(DEFAULT_HISTORY_LIMIT)
                     .min(MAX_HISTORY_LIMIT);
-                Ok(json!({"conversations": s.list_conversations(limit, offset.unwrap_or(0))?}))
+                Ok(Event::HistoryList {
+                    conversations: to_value(s.list_conversations(limit, offset.unwrap_or(0))?)?,
+                })
             }),
             Request::HistoryGet {
                 conversation_id, ..
-            } => {
-                self.with_store(|s| Ok(json!({"conversation": s.conversation(&conversation_id)?})))
-            }
+            } => self.with_store(|s| {
+                Ok(Event::HistoryGet {
+                    conversation: to_value(s.conversation(&conversation_id)?)?,
+                })
+            }),
             Request::HistorySearch { query, limit, .. } => self.with_store(|s| {
                 let limit = limit
                     .unwrap_or(DEFAULT_HISTORY_LIMIT)
                     .min(MAX_HISTORY_LIMIT);
-                Ok(json!({"query": query, "hits": s.search(&query, limit)?}))
+                let hits = to_value(s.search(&query, limit)?)?;
+                Ok(Event::HistorySearch { query, hits })
             }),
             Request::HistoryDelete {
                 conversation_id, ..
             } => self.with_store(|s| {
                 s.delete_conversation(&conversation_id)?;
-                Ok(json!({"conversation_id": conversation_id, "deleted": true}))
+                Ok(Event::HistoryDelete {
+                    conversation_id,
+                    deleted: true,
+                })
             }),
             Request::HistoryExport {
                 conversation_id,
                 format,
                 ..
             } => self.with_store(|s| export(s, &conversation_id, format)),
-            Request::ConfigGet { .. } => {
-                self.read_config(|c| Ok(json!({"config": c.public_view()})))
-            }
+            Request::ConfigGet { .. } => self.read_config(|c| {
+                Ok(Event::ConfigGet {
+                    config: c.public_view(),
+                })
+            }),
             Request::ConfigSet { values, .. } => self.set_config(&values),
         };
         match result {
-            Ok(body) => emit(wire::message(&kind, Some(&id), body)),
-            Err(e) => emit(wire::error_message(Some(&id), &e)),
+            Ok(event) => sink.emit(Some(&id), event),
+            Err(e) => sink.emit(Some(&id), Event::error(&e)),
         }
     }
 
-    fn hello(&self) -> Value {
-        let runtime = self.runtime().info();
+    fn hello(&self) -> Event {
         let limits = self
             .read_config(|c| Ok(c.limits.clone()))
             .unwrap_or_default();
-        json!({
-            "protocol": {"name": wire::WIRE_PROTOCOL_NAME, "version": wire::WIRE_PROTOCOL_VERSION},
-            "host": {"name": "laika-host", "version": env!("CARGO_PKG_VERSION")},
-            "llmcp_versions": [laika_core::llmcp::PROTOCOL_VERSION],
-            "tasks": ["web.summarize", "web.answer", "web.extract"],
-            "capabilities": ["turn", "cancel", "history", "config", "parts", "render_delta"],
-            "runtime": runtime,
-            "limits": {
-                "max_inbound_frame": limits.max_inbound_frame,
-                "max_outbound_frame": crate::frame::MAX_OUTBOUND_FRAME,
-                "max_json_depth": limits.max_json_depth,
-                "max_tool_calls": limits.max_tool_calls,
+        Event::Hello(Hello {
+            protocol: WireProtocolVersion {
+                name: wire::WIRE_PROTOCOL_NAME,
+                version: wire::WIRE_PROTOCOL_VERSION,
+            },
+            host: NameVersion {
+                name: "laika-host".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            llmcp_versions: vec![laika_core::llmcp::PROTOCOL_VERSION],
+            tasks: vec![TaskName::Summarize, TaskName::Answer, TaskName::Extract],
+            capabilities: vec![
+                "turn",
+                "cancel",
+                "history",
+                "config",
+                "parts",
+                "render_delta",
+            ],
+            runtime: self.runtime().info(),
+            limits: HelloLimits {
+                max_inbound_frame: limits.max_inbound_frame,
+                max_outbound_frame: crate::frame::MAX_OUTBOUND_FRAME,
+                max_json_depth: limits.max_json_depth,
+                max_tool_calls: limits.max_tool_calls,
             },
         })
     }
@@ -181,7 +210,7 @@ impl Session {
         }
     }
 
-    fn with_store(&self, f: impl FnOnce(&mut Store) -> Result<Value>) -> Result<Value> {
+    fn with_store(&self, f: impl FnOnce(&mut Store) -> Result<Event>) -> Result<Event> {
         let mut store = self
             .shared
             .store
@@ -201,7 +230,7 @@ impl Session {
 
     /// Validates, saves, then swaps config and runtime: a bad value changes
     /// nothing, and turns already running keep the runtime they started with.
-    fn set_config(&self, values: &serde_json::Map<String, Value>) -> Result<Value> {
+    fn set_config(&self, values: &serde_json::Map<String, Value>) -> Result<Event> {
         let next = self.read_config(|c| c.with_values(values))?;
         let runtime = laika_runtime::from_config(&next.runtime)?;
         // Save onto what the file holds, so environment overrides (an API key
@@ -215,17 +244,21 @@ impl Session {
         if let Ok(mut r) = self.shared.runtime.write() {
             *r = runtime;
         }
-        Ok(json!({"config": view, "saved_to": self.shared.config_path.display().to_string()}))
+        Ok(Event::ConfigSet {
+            config: view,
+            saved_to: self.shared.config_path.display().to_string(),
+        })
     }
 
-    fn start_turn(&mut self, turn: TurnRequest, emit: Emit) {
+    fn start_turn(&mut self, turn: TurnRequest, sink: Arc<dyn Sink>) {
         let cancel = CancelToken::default();
+        let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
             Ok(m) if m.contains_key(&id) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
-                emit(wire::error_message(Some(&id), &e));
+                sink.emit(Some(&id), Event::error(&e));
                 return;
             }
             Ok(m) if m.len() >= MAX_RUNNING_TURNS => {
@@ -233,11 +266,17 @@ impl Session {
                     "{MAX_RUNNING_TURNS} turns are already running: wait for one to finish or cancel it"
                 ));
                 drop(m);
-                emit(wire::error_message(Some(&id), &e));
+                sink.emit(Some(&id), Event::error(&e));
                 return;
             }
             Ok(mut m) => {
-                m.insert(id.clone(), cancel.clone());
+                m.insert(
+                    id.clone(),
+                    Running {
+                        cancel: cancel.clone(),
+                        inbox: inbox_tx,
+                    },
+                );
             }
             Err(_) => {}
         }
@@ -245,15 +284,10 @@ impl Session {
         let runtime = self.runtime();
         // A turn stops being cancellable before its `done` goes out, so a
         // `cancel` that arrives after `done` always answers `cancelled: false`.
-        let in_flight = shared.clone();
-        let turn_id = id.clone();
-        let emit: Emit = Arc::new(move |event: Value| {
-            if event["type"] == "done" {
-                if let Ok(mut m) = in_flight.in_flight.lock() {
-                    m.remove(&turn_id);
-                }
-            }
-            emit(event);
+        let sink = Arc::new(TurnSink {
+            shared: shared.clone(),
+            turn_id: id.clone(),
+            inner: sink,
         });
         let job = move || {
             let config = match shared.config.read() {
@@ -267,7 +301,8 @@ impl Session {
                     runtime: runtime.as_ref(),
                     store: &shared.store,
                     cancel: &cancel,
-                    emit: &*emit,
+                    inbox: &inbox,
+                    sink: sink.as_ref(),
                 },
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
@@ -290,14 +325,34 @@ impl Session {
     }
 }
 
-fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Value> {
-    match format {
-        ExportFormat::Json => {
-            Ok(json!({"format": "json", "export": store.export(conversation_id)?}))
+/// A running turn's events: its `done` first takes it off the running list.
+struct TurnSink {
+    shared: Arc<Shared>,
+    turn_id: String,
+    inner: Arc<dyn Sink>,
+}
+
+impl Sink for TurnSink {
+    fn emit(&self, reply_to: Option<&str>, event: Event) {
+        if matches!(event, Event::Done(_)) {
+            if let Ok(mut m) = self.shared.in_flight.lock() {
+                m.remove(&self.turn_id);
+            }
         }
-        ExportFormat::Html => Ok(json!({
-            "format": "html",
-            "export": crate::export::to_html(&store.conversation(conversation_id)?),
-        })),
+        self.inner.emit(reply_to, event);
     }
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::internal(format!("history to JSON: {e}")))
+}
+
+fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Event> {
+    let export = match format {
+        ExportFormat::Json => store.export(conversation_id)?,
+        ExportFormat::Html => Value::String(crate::export::to_html(
+            &store.conversation(conversation_id)?,
+        )),
+    };
+    Ok(Event::HistoryExport { format, export })
 }

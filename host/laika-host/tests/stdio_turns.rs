@@ -403,6 +403,46 @@ fn cancel_stops_a_running_turn_and_stores_it_as_cancelled() {
 }
 
 #[test]
+fn turns_started_at_once_in_one_conversation_get_their_own_numbers() {
+    // Each answer waits, so all three turns hold a number before any commits.
+    let steps: Vec<Value> = (0..3)
+        .map(|i| {
+            let packet = response_packet(paragraph(&format!("answer {i}")), json!([]), json!([]));
+            json!({"output": raw(&packet), "delay_ms": 400})
+        })
+        .collect();
+    let mut host = Host::scripted(&json!(steps));
+    for id in ["a", "b", "c"] {
+        host.send(&turn_msg(
+            id,
+            summarize(),
+            "Summarize",
+            observation("article-night-trains.observation.json"),
+            Some("shared-conversation"),
+        ));
+    }
+    let mut turns = Vec::new();
+    while turns.len() < 3 {
+        let Some(msg) = host.recv() else { break };
+        if msg["type"] == "done" {
+            assert_eq!(msg["status"], "ok", "{msg}");
+            assert_eq!(msg["stored"], true, "{msg}");
+            turns.push(msg["turn"].as_u64().unwrap_or(0));
+        }
+    }
+    turns.sort_unstable();
+    assert_eq!(turns, vec![1, 2, 3]);
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": "shared-conversation"}),
+    );
+    let stored: Vec<u64> = history["conversation"]["turns"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["turn"].as_u64()).collect())
+        .unwrap_or_default();
+    assert_eq!(stored, vec![1, 2, 3]);
+}
+
+#[test]
 fn ping_is_answered_while_a_turn_runs() {
     let packet = response_packet(paragraph("done"), json!([]), json!([]));
     let mut host = Host::scripted(&json!([{"output": raw(&packet), "delay_ms": 1500}]));

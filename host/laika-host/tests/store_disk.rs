@@ -135,7 +135,7 @@ fn turns_survive_closing_and_reopening() {
     let hits = store.search("council", 10).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!((hits[0].conversation_id.as_str(), hits[0].turn), ("c-1", 2));
-    assert_eq!(store.next_turn("c-1").unwrap(), 3);
+    assert_eq!(store.reserve_turn("c-1").unwrap(), 3);
 
     // Writes keep working after a re-open, and the delete is durable too.
     store
@@ -260,5 +260,5 @@ fn commit_cost_figure() {
     }
     let per_turn = start.elapsed() / 200;
     eprintln!("store commit_turn: {per_turn:?} per turn (debug build, 200 turns, WAL file)");
-    assert_eq!(store.next_turn("bench").unwrap(), 201);
+    assert_eq!(store.reserve_turn("bench").unwrap(), 201);
 }

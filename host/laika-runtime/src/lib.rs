@@ -70,4 +70,9 @@ impl laika_core::ambient::Ambient for SystemAmbient {
     fn new_id(&self) -> String {
         uuid::Uuid::new_v4().to_string()
     }
+
+    fn monotonic(&self) -> std::time::Duration {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        ORIGIN.get_or_init(std::time::Instant::now).elapsed()
+    }
 }

@@ -20,11 +20,13 @@ pub mod schema;
 
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
+pub use laika_core::history::{TurnRecord, TurnStatus};
 use redaction::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, ToSql, TransactionBehavior};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 /// Snippet match markers. They are removed from indexed text, so in a snippet
@@ -48,75 +50,22 @@ pub const EXPORT_VERSION: u32 = 1;
 const MOVE_ASIDE: &str = "if the file is damaged or not a Laika history, move it aside \
      (rename it) and Laika will start a new one";
 
-/// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TurnStatus {
-    Ok,
-    Failed,
-    Cancelled,
-}
+/// Turn statuses are stored as their wire spelling.
+struct SqlStatus(TurnStatus);
 
-impl TurnStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TurnStatus::Ok => "ok",
-            TurnStatus::Failed => "failed",
-            TurnStatus::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl ToSql for TurnStatus {
+impl ToSql for SqlStatus {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
+        Ok(ToSqlOutput::from(self.0.as_str()))
     }
 }
 
-impl FromSql for TurnStatus {
+impl FromSql for SqlStatus {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        match value.as_str()? {
-            "ok" => Ok(TurnStatus::Ok),
-            "failed" => Ok(TurnStatus::Failed),
-            "cancelled" => Ok(TurnStatus::Cancelled),
-            other => Err(FromSqlError::Other(
-                format!("unknown turn status {other:?}").into(),
-            )),
-        }
+        let text = value.as_str()?;
+        TurnStatus::parse(text)
+            .map(SqlStatus)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown turn status {text:?}").into()))
     }
-}
-
-/// Everything about one turn that goes to history.
-#[derive(Debug, Clone)]
-pub struct TurnRecord {
-    pub conversation_id: String,
-    /// The conversation's title; only the first one given is kept. Without
-    /// one, the first user message (shortened) becomes the title.
-    pub title: Option<String>,
-    pub turn: u32,
-    /// RFC 3339 UTC; stored normalized to milliseconds so text order is time order.
-    pub created_at: String,
-    pub task: String,
-    pub page_url: Option<String>,
-    pub user_message_id: String,
-    pub user_text: String,
-    /// laika.llmcp request as sent (URL credentials already stripped by the caller).
-    pub request_packet: Value,
-    /// The validated, sanitized response packet.
-    pub response_packet: Option<Value>,
-    /// Plain text of the render, for search.
-    pub answer_text: String,
-    pub model_id: Option<String>,
-    pub status: TurnStatus,
-    /// Required for a failed turn, absent for an ok one.
-    pub error: Option<Error>,
-    pub attempts: u32,
-    pub citations_total: u32,
-    pub citations_verified: u32,
-    /// `{"total_ms":…, "runtime_ms":…, …}`
-    pub timings: Value,
-    /// `LAIKA_LOG_FULL_LLM=1`: store packets whole instead of redacted.
-    pub store_full_packets: bool,
 }
 
 /// One conversation in the history list.
@@ -211,6 +160,9 @@ pub struct Store {
     conn: Connection,
     /// The file, or `:memory:`, for error messages.
     location: String,
+    /// Turn numbers handed to running turns and not yet committed, per
+    /// conversation: two turns started at once must not get the same number.
+    reserved: HashMap<String, BTreeSet<u32>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -262,26 +214,48 @@ impl Store {
         schema::enable_wal(&conn).map_err(damaged)?;
         schema::migrate(&mut conn).map_err(damaged)?;
         conn.set_prepared_statement_cache_capacity(32);
-        Ok(Store { conn, location })
+        Ok(Store {
+            conn,
+            location,
+            reserved: HashMap::new(),
+        })
     }
 
-    /// The turn number the next turn of `conversation_id` should use: 1 for a
-    /// conversation with no stored turns.
-    pub fn next_turn(&self, conversation_id: &str) -> Result<u32> {
-        let last: u32 = self
+    /// Reserves the next turn number of `conversation_id` (1 for a new
+    /// conversation) for a turn that will commit later: a number stored or
+    /// reserved is never handed out again. [`Store::commit_turn`] releases it,
+    /// whatever the outcome, and so does [`Store::release_turn`].
+    pub fn reserve_turn(&mut self, conversation_id: &str) -> Result<u32> {
+        let stored: u32 = self
             .conn
             .prepare_cached("SELECT COALESCE(MAX(turn), 0) FROM turns WHERE conversation_id = ?1")
             .map_err(sqlite)?
             .query_row([conversation_id], |r| r.get(0))
             .map_err(|e| self.failed("reading the last turn number", e))?;
-        last.checked_add(1)
-            .ok_or_else(|| Error::store("the conversation has no turn numbers left"))
+        let reserved = self.reserved.entry(conversation_id.to_owned()).or_default();
+        let last = reserved.last().copied().unwrap_or(0).max(stored);
+        let next = last
+            .checked_add(1)
+            .ok_or_else(|| Error::store("the conversation has no turn numbers left"))?;
+        reserved.insert(next);
+        Ok(next)
+    }
+
+    /// Gives back a reserved turn number that will not be committed.
+    pub fn release_turn(&mut self, conversation_id: &str, turn: u32) {
+        if let Some(reserved) = self.reserved.get_mut(conversation_id) {
+            reserved.remove(&turn);
+            if reserved.is_empty() {
+                self.reserved.remove(conversation_id);
+            }
+        }
     }
 
     /// Stores one turn, atomically. A record that breaks a rule (duplicate
     /// turn number, failed turn without an error, …) is refused with
     /// STORE_FAILED and nothing is written.
     pub fn commit_turn(&mut self, turn: &TurnRecord) -> Result<()> {
+        self.release_turn(&turn.conversation_id, turn.turn);
         let row = PreparedTurn::new(turn)?;
         let what = format!(
             "saving turn {} of conversation {}",
@@ -357,7 +331,7 @@ impl Store {
             t.conversation_id,
             t.turn,
             t.task,
-            t.status,
+            SqlStatus(t.status),
             row.error_code,
             row.error_message,
             t.user_message_id,
@@ -408,7 +382,7 @@ impl Store {
                     page_url: r.get(4)?,
                     page_origin: r.get(5)?,
                     turns: r.get(6)?,
-                    last_status: r.get(7)?,
+                    last_status: r.get::<_, Option<SqlStatus>>(7)?.map(|s| s.0),
                 })
             })
             .map_err(sqlite)?;
@@ -461,7 +435,7 @@ impl Store {
                     turn: r.get(0)?,
                     created_at: r.get(1)?,
                     task: r.get(2)?,
-                    status: r.get(3)?,
+                    status: r.get::<_, SqlStatus>(3)?.0,
                     error_code: r.get(4)?,
                     error_message: r.get(5)?,
                     user_message_id: r.get(6)?,
@@ -521,7 +495,7 @@ impl Store {
                         conversation_title: r.get(1)?,
                         turn: r.get(2)?,
                         created_at: r.get(3)?,
-                        status: r.get(4)?,
+                        status: r.get::<_, SqlStatus>(4)?.0,
                         snippet: snippet_parts(&r.get::<_, String>(5)?),
                         rank: r.get(6)?,
                     })
@@ -997,16 +971,29 @@ mod tests {
     }
 
     #[test]
-    fn next_turn_counts_per_conversation() {
+    fn turn_numbers_count_per_conversation_and_are_never_handed_out_twice() {
         let mut store = Store::open_in_memory().unwrap();
-        assert_eq!(store.next_turn("c-1").unwrap(), 1);
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 1);
         store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 2);
         store.commit_turn(&record("c-1", 2, "q2", "a2")).unwrap();
-        assert_eq!(store.next_turn("c-1").unwrap(), 3);
-        assert_eq!(store.next_turn("c-2").unwrap(), 1);
+        assert_eq!(store.reserve_turn("c-2").unwrap(), 1);
+        // Two turns running at once get different numbers, and either may
+        // commit first.
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 3);
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 4);
+        store.commit_turn(&record("c-1", 4, "q4", "a4")).unwrap();
         // A failed turn still uses up its number.
         store.commit_turn(&failed("c-1", 3, "q3")).unwrap();
-        assert_eq!(store.next_turn("c-1").unwrap(), 4);
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 5);
+        // A released number that nothing stored is handed out again.
+        store.release_turn("c-1", 5);
+        assert_eq!(store.reserve_turn("c-1").unwrap(), 5);
+        // A refused commit releases its number too.
+        let mut bad = record("c-2", 1, "bad", "");
+        bad.error = Some(Error::internal("an ok turn with an error is refused"));
+        assert!(store.commit_turn(&bad).is_err());
+        assert_eq!(store.reserve_turn("c-2").unwrap(), 1);
     }
 
     #[test]
@@ -1539,7 +1526,7 @@ mod tests {
             ErrorCode::NotFound
         );
         assert_eq!(census(&store), vec![1, 2, 1, 1]);
-        assert_eq!(store.next_turn("gone").unwrap(), 1);
+        assert_eq!(store.reserve_turn("gone").unwrap(), 1);
         // The word is gone from the index's raw segments, not only hidden
         // behind a delete marker.
         let raw = |term: &str| {

@@ -1,0 +1,730 @@
+//! The turn engine: one turn as a state machine, with no I/O of its own.
+//!
+//! A driver (the host's session, the replay harness, tests) feeds it
+//! [`Input`]s — the store's answers, the model's text and reply, a cancel —
+//! and carries out the [`Action`]s it returns: reserve a turn number, ask the
+//! runtime, emit an event, commit the turn. Time and ids come from the
+//! [`Ambient`] it is given.
+//!
+//! The steps: validate → reserve the turn number → pack → compose schema and
+//! prompts (interceptors) → ask the runtime, previewing the render as it
+//! streams (with validation-retry) → sanitize → verify citations → gate tool
+//! calls → interceptors' `post_response` → commit → `done`.
+//!
+//! Invariants kept here:
+//! - the events of a turn are `turn.started`, `context_usage`, any number of
+//!   `render_delta` / `render_reset`, then either `assistant` and one
+//!   `tool_call` per proposed call, or `error`; `done` is always last and is
+//!   emitted only after the store answered the commit;
+//! - a turn rejected before it has a number (bad conversation id, no number
+//!   to be had) gets an `error` and no `done`;
+//! - every `render_delta` block is either confirmed by the `assistant` that
+//!   follows (the blocks sent since the last `render_reset` are exactly the
+//!   first blocks of its render) or withdrawn by a `render_reset`;
+//! - a failed or cancelled turn is committed too, with its error code;
+//! - model output reaches an event only after strict parsing, schema
+//!   validation and render sanitizing (a preview block is sanitized alone);
+//! - output cut by the token limit is not retried: asking again with the
+//!   same limit would cut it again.
+
+mod output;
+#[cfg(test)]
+mod tests;
+
+use crate::ambient::Ambient;
+use crate::citation::{self, CitationReport};
+use crate::error::{Error, ErrorCode, Result};
+use crate::event::{
+    AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done, DoneStatus, Event,
+    RenderDelta, RenderReset, ResetReason, Timings, ToolCallProposal, TurnStarted,
+};
+use crate::gate::{self, Decision, GateContext, Verdict};
+use crate::history::{TurnRecord, TurnStatus};
+use crate::interceptor::{ComposedSchema, Pipeline};
+use crate::limits::Limits;
+use crate::llmcp::{self, RequestPacket, ResponsePacket};
+use crate::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+use crate::observation::Observation;
+use crate::pack::{self, Budget, PackInput};
+use crate::render::{self, RenderLimits};
+use crate::schema::{self, Issue};
+use crate::stream::{Batch, Preview, COALESCE_INTERVAL};
+use crate::wire::TurnRequest;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+const MAX_CONVERSATION_ID_LEN: usize = 128;
+
+/// What a turn needs to know about the host it runs in.
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    pub limits: Limits,
+    /// The runtime that will answer, as the events name it.
+    pub runtime: RuntimeInfo,
+    /// `LAIKA_LOG_FULL_LLM`: store packets whole instead of redacted.
+    pub store_full_packets: bool,
+}
+
+/// What the driver tells the engine.
+#[derive(Debug)]
+pub enum Input {
+    /// The store's answer to [`Action::Reserve`].
+    Reserved(Result<u32>),
+    /// The next piece of the model's streamed text.
+    ModelText(String),
+    /// The runtime's answer to [`Action::Ask`].
+    ModelReply(Result<ModelReply>),
+    /// The store's answer to [`Action::Commit`].
+    Committed(Result<()>),
+    /// The user cancelled. The driver also interrupts the runtime; whatever
+    /// it answers afterwards, the turn ends as cancelled.
+    Cancel,
+}
+
+/// What the engine asks the driver to do, in order.
+// Actions live for one step and are moved once; boxing events would cost an
+// allocation per streamed delta to save a few hundred bytes of stack.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Action {
+    /// Reserve the conversation's next turn number; answer with
+    /// [`Input::Reserved`].
+    Reserve { conversation_id: String },
+    /// Send this event, in reply to the turn request.
+    Emit(Event),
+    /// Ask the runtime; stream its text as [`Input::ModelText`] and answer
+    /// with [`Input::ModelReply`].
+    Ask(Box<ModelRequest>),
+    /// Store the turn (the store releases the reserved number whatever the
+    /// outcome); answer with [`Input::Committed`].
+    Commit(Box<TurnRecord>),
+    /// The turn is over: nothing more will be asked or emitted.
+    Finish,
+}
+
+/// A validated model answer, ready to show and store.
+struct Answer {
+    response: ResponsePacket,
+    citations: CitationReport,
+    verdicts: Vec<Verdict>,
+    model: String,
+    endpoint: Option<String>,
+    attempts: u32,
+    repairs: Vec<String>,
+    dropped: usize,
+    /// What `post_response` hooks attach to the stored response.
+    attachments: Map<String, Value>,
+}
+
+/// What a turn has once it has a number and a packet.
+struct Started {
+    turn: u32,
+    packet: RequestPacket,
+    observation: Result<Observation>,
+}
+
+/// The model call in progress and what the next attempt needs.
+struct Asking {
+    composed: Arc<ComposedSchema>,
+    /// The first attempt's user prompt, which every retry prompt repeats.
+    base_user_prompt: String,
+    request: ModelRequest,
+    preview: Preview,
+    asked_at: Duration,
+    last_issues: Vec<Issue>,
+}
+
+enum Phase {
+    Reserving,
+    Asking(Box<Asking>),
+    Committing {
+        record: Box<TurnRecord>,
+        answer: Option<AnswerSummary>,
+        since: Duration,
+    },
+    Finished,
+}
+
+/// One turn. Build it with [`Turn::start`], then feed it inputs until it
+/// returns [`Action::Finish`].
+pub struct Turn<'a> {
+    ambient: &'a dyn Ambient,
+    settings: TurnSettings,
+    request: TurnRequest,
+    conversation_id: String,
+    started_at: Duration,
+    cancelled: bool,
+    timings: Timings,
+    started: Option<Started>,
+    phase: Phase,
+}
+
+impl<'a> Turn<'a> {
+    /// A turn for `request`, and its first actions.
+    pub fn start(
+        request: TurnRequest,
+        settings: TurnSettings,
+        ambient: &'a dyn Ambient,
+    ) -> (Turn<'a>, Vec<Action>) {
+        let conversation_id = match &request.conversation_id {
+            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.clone()),
+            Some(_) => Err(Error::invalid_request(format!(
+                "conversation_id must be 1..={MAX_CONVERSATION_ID_LEN} bytes"
+            ))),
+            None => Ok(ambient.new_id()),
+        };
+        let mut turn = Turn {
+            ambient,
+            settings,
+            request,
+            conversation_id: conversation_id.clone().unwrap_or_default(),
+            started_at: ambient.monotonic(),
+            cancelled: false,
+            timings: Timings::default(),
+            started: None,
+            phase: Phase::Reserving,
+        };
+        let actions = match conversation_id {
+            Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
+            Err(e) => turn.reject(&e),
+        };
+        (turn, actions)
+    }
+
+    /// The id of the turn request, which every event of the turn answers.
+    pub fn reply_to(&self) -> &str {
+        &self.request.id
+    }
+
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished)
+    }
+
+    /// Feeds one input; returns what to do next. An input the turn is not
+    /// waiting for changes nothing.
+    pub fn handle(&mut self, input: Input) -> Vec<Action> {
+        match (input, &mut self.phase) {
+            (Input::Cancel, _) => {
+                self.cancelled = true;
+                Vec::new()
+            }
+            (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
+            (Input::Reserved(Ok(number)), Phase::Reserving) => self.begin(number),
+            (Input::ModelText(piece), Phase::Asking(asking)) => {
+                let now = self.ambient.monotonic();
+                match asking.preview.push(&piece, now) {
+                    Some(batch) => vec![self.delta(batch)],
+                    None => Vec::new(),
+                }
+            }
+            (Input::ModelReply(reply), Phase::Asking(_)) => self.answered(reply),
+            (Input::Committed(stored), Phase::Committing { .. }) => self.committed(stored),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Ends a turn that never got a number: an `error`, no `done`.
+    fn reject(&mut self, error: &Error) -> Vec<Action> {
+        self.phase = Phase::Finished;
+        vec![Action::Emit(Event::error(error)), Action::Finish]
+    }
+
+    /// Packs the request, announces the turn and asks the model.
+    fn begin(&mut self, number: u32) -> Vec<Action> {
+        let t = self.ambient.monotonic();
+        let observation = Observation::from_value(self.request.observation.clone());
+        let user_message_id = self.ambient.new_id();
+        let budget = Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits);
+        let packed = pack::pack(
+            &PackInput {
+                conversation_id: &self.conversation_id,
+                turn: number,
+                user_message_id: &user_message_id,
+                user_text: &self.request.message.text,
+                task: &self.request.task,
+                observation: observation.as_ref().ok(),
+                browser: self.request.tab.browser.as_deref().unwrap_or("unknown"),
+                tab_id: self.request.tab.tab_id.as_ref().map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                ambient: self.ambient,
+            },
+            budget,
+        );
+        self.timings.pack_ms = self.ms_since(t);
+        let mut actions = vec![
+            Action::Emit(Event::TurnStarted(TurnStarted {
+                conversation_id: self.conversation_id.clone(),
+                turn: number,
+                request_id: packed.packet.id.clone(),
+                task: self.request.task.name,
+                runtime: self.settings.runtime.clone(),
+            })),
+            Action::Emit(Event::ContextUsage(packed.usage)),
+        ];
+        let invalid = observation.as_ref().err().cloned();
+        self.started = Some(Started {
+            turn: number,
+            packet: packed.packet,
+            observation,
+        });
+        let next = match invalid {
+            Some(e) => self.fail(e),
+            None => self.compose(),
+        };
+        actions.extend(next);
+        actions
+    }
+
+    /// Composes the schema and prompts, then makes the first attempt.
+    fn compose(&mut self) -> Vec<Action> {
+        let Some(started) = &self.started else {
+            return self.fail(Error::internal("the turn lost its packet"));
+        };
+        let pipeline = Pipeline::standard();
+        let composed = match pipeline.schema(started.packet.input.task.name, self.ambient) {
+            Ok(c) => c,
+            Err(e) => return self.fail(e),
+        };
+        let prompts = pipeline.prompts(&started.packet, &composed);
+        let request = ModelRequest {
+            packet: started.packet.clone(),
+            response_schema: composed.schema().clone(),
+            system_prompt: prompts.system,
+            user_prompt: prompts.user.clone(),
+            attempt: 0,
+            feedback: None,
+        };
+        self.phase = Phase::Asking(Box::new(Asking {
+            composed,
+            base_user_prompt: prompts.user,
+            request,
+            preview: Preview::new(RenderLimits::default(), COALESCE_INTERVAL),
+            asked_at: Duration::ZERO,
+            last_issues: Vec::new(),
+        }));
+        self.ask()
+    }
+
+    /// Sends the current attempt to the runtime, unless the turn was cancelled.
+    fn ask(&mut self) -> Vec<Action> {
+        if self.cancelled {
+            return self.fail(cancelled_error());
+        }
+        let now = self.ambient.monotonic();
+        let Phase::Asking(asking) = &mut self.phase else {
+            return self.fail(Error::internal("the turn asked the model out of order"));
+        };
+        asking.preview = Preview::new(RenderLimits::default(), COALESCE_INTERVAL);
+        asking.asked_at = now;
+        vec![Action::Ask(Box::new(asking.request.clone()))]
+    }
+
+    /// The runtime answered (or failed): validate, retry or finish.
+    fn answered(&mut self, reply: Result<ModelReply>) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let cancelled = self.cancelled;
+        let Phase::Asking(asking) = &mut self.phase else {
+            return Vec::new();
+        };
+        self.timings.runtime_ms += ms(now.saturating_sub(asking.asked_at));
+        let reply = match reply {
+            Ok(_) if cancelled => Err(cancelled_error()),
+            other => other,
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) => {
+                let mut actions = self.reset(ResetReason::Failed);
+                actions.extend(self.fail(e));
+                return actions;
+            }
+        };
+        let Some(started) = &self.started else {
+            return self.fail(Error::internal("the turn lost its packet"));
+        };
+        let checked = output::check(&reply.text, &started.packet, asking.composed.validator());
+        self.timings.validate_ms += self.ms_since(now);
+        match checked {
+            Ok(valid) => self.accept(valid, reply),
+            Err(rejected) => {
+                let length = reply.finish_reason.as_deref() == Some("length");
+                if rejected.truncated || length {
+                    let why = if length {
+                        "the runtime stopped at its token limit".to_string()
+                    } else {
+                        rejected
+                            .issues
+                            .first()
+                            .map(|i| i.message.clone())
+                            .unwrap_or_default()
+                    };
+                    let mut actions = self.reset(ResetReason::Failed);
+                    actions.extend(self.fail(Error::new(
+                        ErrorCode::InvalidModelOutput,
+                        format!("the model's output was cut off before the answer was complete ({why}); raise the runtime's maximum output tokens"),
+                    )));
+                    return actions;
+                }
+                self.retry(reply.text, rejected.issues)
+            }
+        }
+    }
+
+    /// Feeds the errors back for another attempt, or gives up after the last.
+    fn retry(&mut self, previous_output: String, issues: Vec<Issue>) -> Vec<Action> {
+        let max_attempts = self.settings.limits.max_retries + 1;
+        let Phase::Asking(asking) = &mut self.phase else {
+            return Vec::new();
+        };
+        let last = asking.request.attempt + 1 >= max_attempts;
+        let reason = if last {
+            ResetReason::Failed
+        } else {
+            ResetReason::Retry
+        };
+        asking.request.user_prompt =
+            schema::retry_prompt(&asking.base_user_prompt, &previous_output, &issues);
+        asking.request.feedback = Some(RetryFeedback {
+            previous_output,
+            errors: issues
+                .iter()
+                .map(|i| format!("{}: {}", i.path, i.message))
+                .collect(),
+        });
+        asking.request.attempt += 1;
+        asking.last_issues = issues;
+        let first = asking
+            .last_issues
+            .first()
+            .map(|i| {
+                format!(
+                    "{}: {}",
+                    if i.path.is_empty() { "/" } else { &i.path },
+                    i.message
+                )
+            })
+            .unwrap_or_default();
+        let mut actions = self.reset(reason);
+        if last {
+            actions.extend(self.fail(Error::new(
+                ErrorCode::InvalidModelOutput,
+                format!(
+                    "the model's output was still invalid after {max_attempts} attempts ({first})"
+                ),
+            )));
+        } else {
+            actions.extend(self.ask());
+        }
+        actions
+    }
+
+    /// A valid output: flush the preview, then sanitize, verify and gate.
+    fn accept(&mut self, valid: output::Valid, reply: ModelReply) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let Phase::Asking(asking) = &mut self.phase else {
+            return Vec::new();
+        };
+        let flushed = asking.preview.finish(now);
+        let attempts = asking.request.attempt + 1;
+        let mut actions: Vec<Action> = flushed.into_iter().map(|b| self.delta(b)).collect();
+        let attachments = Pipeline::standard().post_response(&valid.value).attachments;
+        let Some(answer) = self.review(valid, reply, attempts, attachments) else {
+            actions.extend(self.fail(Error::internal("the turn lost its packet")));
+            return actions;
+        };
+        self.timings.validate_ms += self.ms_since(now);
+        let confirmed = match &self.phase {
+            Phase::Asking(asking) => asking
+                .preview
+                .is_prefix_of(&answer.response.assistant.render),
+            _ => true,
+        };
+        if !confirmed {
+            actions.extend(self.reset(ResetReason::Replaced));
+        }
+        actions.extend(self.succeed(answer));
+        actions
+    }
+
+    /// Sanitizes the render, verifies citations and gates the tool calls.
+    fn review(
+        &self,
+        valid: output::Valid,
+        reply: ModelReply,
+        attempts: u32,
+        attachments: Map<String, Value>,
+    ) -> Option<Answer> {
+        let started = self.started.as_ref()?;
+        let observation = started.observation.as_ref().ok()?;
+        let mut response = valid.response;
+        let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
+        response.assistant.render = sanitized.render;
+        let citations = citation::verify(
+            &response.assistant.citations,
+            &started.packet.context.documents,
+        );
+        response.assistant.citations = citations
+            .citations
+            .iter()
+            .map(|c| llmcp::Citation {
+                doc_id: c.doc_id.clone(),
+                node_id: c.node_id.clone(),
+                handle_id: c.handle_id.clone(),
+                quote: c.quote.clone(),
+                verified: Some(c.verified),
+            })
+            .collect();
+        let verdicts = gate::review(
+            &response.tool_calls,
+            &GateContext {
+                observation,
+                user_message: &self.request.message.text,
+                max_calls: self.settings.limits.max_tool_calls,
+            },
+        );
+        Some(Answer {
+            response,
+            citations,
+            verdicts,
+            model: reply.model,
+            endpoint: reply.endpoint,
+            attempts,
+            repairs: valid.repairs,
+            dropped: sanitized.dropped.len(),
+            attachments,
+        })
+    }
+
+    /// Shows the answer and its tool calls, then commits.
+    fn succeed(&mut self, answer: Answer) -> Vec<Action> {
+        let turn = self.turn_number();
+        let mut actions = vec![Action::Emit(Event::Assistant(AssistantMessage {
+            conversation_id: self.conversation_id.clone(),
+            turn,
+            response_id: answer.response.id.clone(),
+            title: answer.response.assistant.title.clone(),
+            render: answer.response.assistant.render.clone(),
+            citations: answer.citations.citations.clone(),
+            data: answer.response.assistant.data.clone(),
+        }))];
+        for (index, (call, verdict)) in answer
+            .response
+            .tool_calls
+            .iter()
+            .zip(&answer.verdicts)
+            .enumerate()
+        {
+            actions.push(Action::Emit(Event::ToolCall(ToolCallProposal {
+                conversation_id: self.conversation_id.clone(),
+                turn,
+                call_id: format!("{}:{index}", answer.response.id),
+                index,
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                decision: verdict.decision,
+                reason: verdict.reason,
+                detail: verdict.detail.clone(),
+            })));
+        }
+        let mut record = self.record(true);
+        let mut stored_response = serde_json::to_value(&answer.response).unwrap_or(Value::Null);
+        if let Value::Object(stored) = &mut stored_response {
+            stored.extend(answer.attachments);
+        }
+        record.response_packet = Some(stored_response);
+        record.answer_text = render::plain_text(&answer.response.assistant.render);
+        record.model_id = Some(answer.model.clone());
+        record.attempts = answer.attempts;
+        record.citations_total = answer.citations.total as u32;
+        record.citations_verified = answer.citations.verified as u32;
+        let count = |d: Decision| answer.verdicts.iter().filter(|v| v.decision == d).count();
+        let summary = AnswerSummary {
+            response_id: answer.response.id.clone(),
+            model: answer.model,
+            attempts: answer.attempts,
+            first_try_valid: answer.attempts == 1,
+            repairs: answer.repairs,
+            render_dropped: answer.dropped,
+            citations: CitationCounts {
+                total: answer.citations.total,
+                verified: answer.citations.verified,
+                ratio: answer.citations.ratio,
+            },
+            tool_calls: DecisionCounts {
+                allow: count(Decision::Allow),
+                ask: count(Decision::Ask),
+                deny: count(Decision::Deny),
+            },
+            endpoint: answer.endpoint,
+        };
+        actions.extend(self.commit(record, Some(summary)));
+        actions
+    }
+
+    /// Reports the error, then commits the turn as failed or cancelled.
+    fn fail(&mut self, error: Error) -> Vec<Action> {
+        let mut record = self.record(false);
+        record.status = if error.code == ErrorCode::Cancelled {
+            TurnStatus::Cancelled
+        } else {
+            TurnStatus::Failed
+        };
+        let mut actions = vec![Action::Emit(Event::error(&error))];
+        record.error = Some(error);
+        actions.extend(self.commit(record, None));
+        actions
+    }
+
+    fn commit(&mut self, mut record: TurnRecord, answer: Option<AnswerSummary>) -> Vec<Action> {
+        record.timings = serde_json::json!({
+            "pack_ms": self.timings.pack_ms,
+            "runtime_ms": self.timings.runtime_ms,
+            "validate_ms": self.timings.validate_ms,
+            "total_ms": self.ms_since(self.started_at),
+        });
+        self.phase = Phase::Committing {
+            record: Box::new(record.clone()),
+            answer,
+            since: self.ambient.monotonic(),
+        };
+        vec![Action::Commit(Box::new(record))]
+    }
+
+    /// The store answered: report a failed commit, then `done`.
+    fn committed(&mut self, stored: Result<()>) -> Vec<Action> {
+        let Phase::Committing {
+            record,
+            answer,
+            since,
+        } = std::mem::replace(&mut self.phase, Phase::Finished)
+        else {
+            return Vec::new();
+        };
+        self.timings.store_ms = self.ms_since(since);
+        self.timings.total_ms = self.ms_since(self.started_at);
+        let mut actions = Vec::new();
+        if let Err(e) = &stored {
+            actions.push(Action::Emit(Event::error(e)));
+        }
+        let status = match (&stored, record.status) {
+            (Err(_), _) | (Ok(()), TurnStatus::Failed) => DoneStatus::Failed,
+            (Ok(()), TurnStatus::Ok) => DoneStatus::Ok,
+            (Ok(()), TurnStatus::Cancelled) => DoneStatus::Cancelled,
+        };
+        actions.push(Action::Emit(Event::Done(Done {
+            conversation_id: record.conversation_id.clone(),
+            turn: record.turn,
+            request_id: self
+                .started
+                .as_ref()
+                .map(|s| s.packet.id.clone())
+                .unwrap_or_default(),
+            status,
+            error_code: record
+                .error
+                .as_ref()
+                .map(|e| e.code)
+                .or(stored.as_ref().err().map(|e| e.code)),
+            runtime: self.settings.runtime.clone(),
+            stored: stored.is_ok(),
+            timings: self.timings,
+            answer,
+        })));
+        actions.push(Action::Finish);
+        actions
+    }
+
+    /// The history record of this turn; page details come from the
+    /// observation only for an answered turn.
+    fn record(&self, answered: bool) -> TurnRecord {
+        let observation = self
+            .started
+            .as_ref()
+            .and_then(|s| s.observation.as_ref().ok())
+            .filter(|_| answered);
+        let title = self
+            .request
+            .tab
+            .title
+            .clone()
+            .or_else(|| observation.map(|o| o.summary.title.clone()))
+            .filter(|t| !t.is_empty());
+        let page_url = self
+            .request
+            .tab
+            .url
+            .as_deref()
+            .or_else(|| observation.map(|o| o.summary.url.as_str()))
+            .map(crate::redact::strip_url_credentials);
+        let packet = self.started.as_ref().map(|s| &s.packet);
+        TurnRecord {
+            conversation_id: self.conversation_id.clone(),
+            title,
+            turn: self.turn_number(),
+            created_at: packet.map(|p| p.created_at.clone()).unwrap_or_default(),
+            task: self.request.task.name.as_str().into(),
+            page_url,
+            user_message_id: packet
+                .map(|p| p.input.user_message.id.clone())
+                .unwrap_or_default(),
+            user_text: packet
+                .map(|p| p.input.user_message.text.clone())
+                .unwrap_or_default(),
+            request_packet: packet
+                .and_then(|p| serde_json::to_value(p).ok())
+                .unwrap_or(Value::Null),
+            response_packet: None,
+            answer_text: String::new(),
+            model_id: Some(self.settings.runtime.model.clone()),
+            status: TurnStatus::Ok,
+            error: None,
+            attempts: 0,
+            citations_total: 0,
+            citations_verified: 0,
+            timings: Value::Null,
+            store_full_packets: self.settings.store_full_packets,
+        }
+    }
+
+    fn turn_number(&self) -> u32 {
+        self.started.as_ref().map_or(0, |s| s.turn)
+    }
+
+    fn delta(&self, batch: Batch) -> Action {
+        Action::Emit(Event::RenderDelta(RenderDelta {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            start_index: batch.start_index,
+            blocks: batch.blocks,
+        }))
+    }
+
+    /// Withdraws the preview of the current attempt, if any block was sent.
+    fn reset(&self, reason: ResetReason) -> Vec<Action> {
+        match &self.phase {
+            Phase::Asking(asking) if asking.preview.sent_any() => {
+                vec![Action::Emit(Event::RenderReset(RenderReset {
+                    conversation_id: self.conversation_id.clone(),
+                    turn: self.turn_number(),
+                    reason,
+                }))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn ms_since(&self, since: Duration) -> f64 {
+        ms(self.ambient.monotonic().saturating_sub(since))
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn cancelled_error() -> Error {
+    Error::new(ErrorCode::Cancelled, "the turn was cancelled")
+}
