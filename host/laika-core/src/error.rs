@@ -135,13 +135,16 @@ impl Error {
     }
 
     /// The message followed by every underlying cause, `": "`-separated: what
-    /// the log file gets.
+    /// the log file gets. A cause the message already quotes is not repeated.
     pub fn chain(&self) -> String {
         let mut out = self.to_string();
         let mut next = std::error::Error::source(self);
         while let Some(cause) = next {
-            out.push_str(": ");
-            out.push_str(&cause.to_string());
+            let text = cause.to_string();
+            if !out.contains(&text) {
+                out.push_str(": ");
+                out.push_str(&text);
+            }
             next = cause.source();
         }
         out
@@ -192,5 +195,8 @@ mod tests {
         assert_eq!(e.chain(), "STORE_FAILED: cannot commit the turn: disk full");
         assert_eq!(e, Error::store("cannot commit the turn"));
         assert!(std::error::Error::source(&e).is_some());
+        let quoted = Error::store("commit failed: disk full")
+            .with_source(std::io::Error::other("disk full"));
+        assert_eq!(quoted.chain(), "STORE_FAILED: commit failed: disk full");
     }
 }

@@ -286,7 +286,7 @@ fn stdio_mode(launch_args: &[String]) -> ExitCode {
             let l = limits(&config);
             match ready {
                 Err(e) => {
-                    tracing::error!(code = %e.code, "refusing to serve: {}", e.message);
+                    tracing::error!(code = %e.code, "refusing to serve: {}", e.chain());
                     serve(l, Box::new(refuse(e)))
                 }
                 Ok((store, runtime)) => {

@@ -60,12 +60,18 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                         }
                     }
                 });
+                if let Err(e) = &reply {
+                    tracing::warn!(code = %e.code, "model call failed: {}", e.chain());
+                }
                 next.extend(drain_inbox(&mut turn, ctx.inbox));
                 next.extend(turn.handle(Input::ModelReply(reply)));
                 next
             }
             Action::Commit(record) => {
                 let stored = lock(ctx.store).and_then(|mut s| s.commit_turn(&record));
+                if let Err(e) = &stored {
+                    tracing::error!(code = %e.code, "turn not stored: {}", e.chain());
+                }
                 turn.handle(Input::Committed(stored))
             }
             Action::Finish => break,

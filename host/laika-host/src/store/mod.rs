@@ -263,7 +263,7 @@ impl Store {
             shown(&turn.conversation_id)
         );
         self.write_turn(turn, &row)
-            .map_err(|e| Error::store(format!("{what} in {} failed: {e}", self.location)))
+            .map_err(|e| self.failed(&what, e))
     }
 
     fn write_turn(&mut self, t: &TurnRecord, row: &PreparedTurn) -> rusqlite::Result<()> {
