@@ -20,7 +20,8 @@ import {
 } from "../shared/messages.js";
 import type { Decision, ExtensionMessage, HostMessage, Observation, ToolCallEvent } from "../shared/protocol.js";
 import { HostConnection } from "./host.js";
-import { PAGE_TOOLS, TAB_TOOLS, runTabTool, waitForLoad } from "./tools.js";
+import { isPageTool, isTabTool } from "../generated/tools.js";
+import { runTabTool, waitForLoad } from "./tools.js";
 
 const sidebars = new Set<chrome.runtime.Port>();
 /** Request id (turn or other request) → the sidebar port that asked. */
@@ -134,11 +135,11 @@ async function execute(callId: string): Promise<void> {
   let message: string;
   try {
     let tabId = call.tabId;
-    if (PAGE_TOOLS.has(call.name)) {
+    if (isPageTool(call.name)) {
       const res = await toContent(tabId, { kind: "tool", name: call.name, args: call.args });
       if (!res.ok) throw new Error(res.error);
       message = res.message ?? "done";
-    } else if (TAB_TOOLS.has(call.name)) {
+    } else if (isTabTool(call.name)) {
       const r = await runTabTool(tabId, call.name, call.args);
       tabId = r.tabId;
       message = r.message;

@@ -30,12 +30,8 @@ function handle(req: ContentRequest): ContentResponse {
     case "observe":
       return { ok: true, observation: buildObservation(document, registry, req.options) };
     case "tool": {
-      if (req.name === "browser.observe_dom") {
-        const opts = isObject(req.args) ? req.args : {};
-        return { ok: true, message: "observed", observation: buildObservation(document, registry, opts) };
-      }
       const r = runPageTool(document, registry, req.name, isObject(req.args) ? req.args : {});
-      return r.ok ? { ok: true, message: r.message, data: r.data } : { ok: false, error: r.error };
+      return r.ok ? { ok: true, message: r.message, data: r.data, observation: r.observation } : { ok: false, error: r.error };
     }
     case "highlight": {
       const r = highlight(document, registry, req.handle_id, req.quote);

@@ -1,12 +1,17 @@
 /**
- * Page-side tool execution: click, type, select, scroll, selection links and
- * citation highlighting. Handles resolve only through the registry of the
- * observed document; anything else is refused.
+ * Page-side tool execution: observe, click, type, select, scroll, selection
+ * links and citation highlighting. Handles resolve only through the registry
+ * of the observed document; anything else is refused. Which tools run here
+ * comes from the host's tool registry (src/generated/tools.ts).
  */
+import { isPageTool } from "../generated/tools.js";
+import type { Observation } from "../shared/protocol.js";
 import type { HandleRegistry } from "./handles.js";
-import { clip, isRendered, normalize, safeUrl } from "./observe.js";
+import { buildObservation, clip, isRendered, normalize, safeUrl } from "./observe.js";
 
-export type ToolOutcome = { ok: true; message: string; data?: unknown } | { ok: false; error: string };
+export type ToolOutcome =
+  | { ok: true; message: string; data?: unknown; observation?: Observation }
+  | { ok: false; error: string };
 
 const MAX_TYPE_CHARS = 10_000;
 const MAX_SCROLL = 100_000;
@@ -43,8 +48,12 @@ export function runPageTool(
   name: string,
   args: Record<string, unknown>,
 ): ToolOutcome {
+  if (!isPageTool(name)) return { ok: false, error: `${name} is not a page tool` };
   const win = doc.defaultView;
+  // No default: the switch covers every PageTool, or the build fails.
   switch (name) {
+    case "browser.observe_dom":
+      return { ok: true, message: "observed", observation: buildObservation(doc, registry, args) };
     case "browser.click": {
       const el = target(registry, args);
       if (typeof el === "string") return { ok: false, error: el };
@@ -112,8 +121,6 @@ export function runPageTool(
       }
       return { ok: true, message: `${links.length} link(s) in the selection`, data: links };
     }
-    default:
-      return { ok: false, error: `${name} is not a page tool` };
   }
 }
 

@@ -2,8 +2,9 @@
 //!
 //! Protocol types (llmcp packets, observation documents, wire messages), the
 //! render AST and its sanitizer, packing, prompts, schema composition and
-//! validation, model-output extraction, citations, the Policy Gate,
-//! redaction, the builtin runtime's extractive answers and the turn engine.
+//! validation, model-output extraction, citations, the tool registry, the
+//! Policy Gate, redaction, the builtin runtime's extractive answers and the
+//! turn engine.
 //!
 //! Architecture invariant: nothing here does I/O. No file system, network,
 //! SQLite, threads or async runtime; the clock and ids come in through
@@ -33,4 +34,5 @@ pub mod redact;
 pub mod render;
 pub mod schema;
 pub mod stream;
+pub mod tools;
 pub mod wire;

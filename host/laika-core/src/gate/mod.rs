@@ -1,0 +1,458 @@
+//! Policy Gate v1: a decision (allow / ask / deny) for every tool call the
+//! model proposes, before anything runs.
+//!
+//! Model output is untrusted and so is the page it read, so a tool call is
+//! only ever a proposal. Invariants of [`review`]:
+//! - one [`Verdict`] per call, in order; each has a stable [`Reason`] code,
+//!   the reason alone fixes the [`Decision`], and the detail is a sentence
+//!   for the UI (quoting at most a short, clipped piece of model text);
+//! - arguments match the tool's schema in the registry ([`crate::tools`],
+//!   the seed's "Tool call schema (v1)") exactly: required keys present,
+//!   JSON types right, values in range, no extra keys;
+//! - handles and URLs come from the observation or the user's message, never
+//!   only from the model (page *text* is not a source: links are);
+//! - nothing is typed into password, one-time-code, payment or identity
+//!   fields, and only http(s) URLs without credentials are opened;
+//! - commit-like clicks, cross-origin navigation and searches that carry
+//!   personal numbers or addresses are asked, never done silently;
+//! - calls beyond the per-turn cap are denied without being looked at.
+
+mod arguments;
+mod commit;
+mod fields;
+mod fold;
+mod personal;
+#[cfg(test)]
+mod tests;
+mod urls;
+
+use crate::llmcp::ToolCall;
+use crate::observation::{Element, Observation};
+use crate::tools::{self, GateClass};
+use arguments::Args;
+use serde::Serialize;
+use serde_json::Value;
+use url::Url;
+
+/// How many tool calls one turn may propose before the rest are denied.
+pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// Why the gate decided as it did. The `SCREAMING_SNAKE_CASE` spelling is
+/// part of the wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Reason {
+    /// Reading the page changes nothing.
+    ReadOnly,
+    /// Scrolling and history moves can be undone.
+    Reversible,
+    /// The URL came from the page's links or the user, on the page's origin.
+    UrlFromContext,
+    /// A click that does not look like it commits anything.
+    OrdinaryClick,
+    /// Typing or selecting in an ordinary field.
+    OrdinaryInput,
+    /// A search that carries nothing personal.
+    OrdinaryQuery,
+    /// The click looks like it buys, pays, deletes, sends or confirms.
+    CommitAction,
+    /// The target is on another origin than the page.
+    CrossOriginNavigation,
+    /// The URL is neither among the page's links nor in the user's message.
+    UrlNotFromContext,
+    /// The search query carries an email address, phone or long number.
+    SensitiveQuery,
+    /// More calls than the per-turn cap.
+    TooManyCalls,
+    /// Not a tool of the v1 schema.
+    UnknownTool,
+    /// A v1 app-level tool without an executor in this version.
+    ToolNotAvailable,
+    /// Missing, extra or wrongly typed arguments, or values out of range.
+    InvalidArguments,
+    /// The handle is not in the observation.
+    UnknownHandle,
+    /// The URL does not parse as an absolute URL.
+    InvalidUrl,
+    /// Only http and https are opened (no `javascript:`, `data:`, `file:`…).
+    BlockedUrlScheme,
+    /// The URL carries a user name or password.
+    UrlHasCredentials,
+    /// Password, one-time-code, payment card, bank or identity field.
+    SensitiveField,
+    /// The element is not something text can be typed or selected into.
+    NotEditable,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 20] = [
+        Reason::ReadOnly,
+        Reason::Reversible,
+        Reason::UrlFromContext,
+        Reason::OrdinaryClick,
+        Reason::OrdinaryInput,
+        Reason::OrdinaryQuery,
+        Reason::CommitAction,
+        Reason::CrossOriginNavigation,
+        Reason::UrlNotFromContext,
+        Reason::SensitiveQuery,
+        Reason::TooManyCalls,
+        Reason::UnknownTool,
+        Reason::ToolNotAvailable,
+        Reason::InvalidArguments,
+        Reason::UnknownHandle,
+        Reason::InvalidUrl,
+        Reason::BlockedUrlScheme,
+        Reason::UrlHasCredentials,
+        Reason::SensitiveField,
+        Reason::NotEditable,
+    ];
+
+    /// The wire spelling, e.g. `COMMIT_ACTION`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ReadOnly => "READ_ONLY",
+            Reason::Reversible => "REVERSIBLE",
+            Reason::UrlFromContext => "URL_FROM_CONTEXT",
+            Reason::OrdinaryClick => "ORDINARY_CLICK",
+            Reason::OrdinaryInput => "ORDINARY_INPUT",
+            Reason::OrdinaryQuery => "ORDINARY_QUERY",
+            Reason::CommitAction => "COMMIT_ACTION",
+            Reason::CrossOriginNavigation => "CROSS_ORIGIN_NAVIGATION",
+            Reason::UrlNotFromContext => "URL_NOT_FROM_CONTEXT",
+            Reason::SensitiveQuery => "SENSITIVE_QUERY",
+            Reason::TooManyCalls => "TOO_MANY_CALLS",
+            Reason::UnknownTool => "UNKNOWN_TOOL",
+            Reason::ToolNotAvailable => "TOOL_NOT_AVAILABLE",
+            Reason::InvalidArguments => "INVALID_ARGUMENTS",
+            Reason::UnknownHandle => "UNKNOWN_HANDLE",
+            Reason::InvalidUrl => "INVALID_URL",
+            Reason::BlockedUrlScheme => "BLOCKED_URL_SCHEME",
+            Reason::UrlHasCredentials => "URL_HAS_CREDENTIALS",
+            Reason::SensitiveField => "SENSITIVE_FIELD",
+            Reason::NotEditable => "NOT_EDITABLE",
+        }
+    }
+
+    /// The decision this reason stands for.
+    pub fn decision(self) -> Decision {
+        match self {
+            Reason::ReadOnly
+            | Reason::Reversible
+            | Reason::UrlFromContext
+            | Reason::OrdinaryClick
+            | Reason::OrdinaryInput
+            | Reason::OrdinaryQuery => Decision::Allow,
+            Reason::CommitAction
+            | Reason::CrossOriginNavigation
+            | Reason::UrlNotFromContext
+            | Reason::SensitiveQuery => Decision::Ask,
+            Reason::TooManyCalls
+            | Reason::UnknownTool
+            | Reason::ToolNotAvailable
+            | Reason::InvalidArguments
+            | Reason::UnknownHandle
+            | Reason::InvalidUrl
+            | Reason::BlockedUrlScheme
+            | Reason::UrlHasCredentials
+            | Reason::SensitiveField
+            | Reason::NotEditable => Decision::Deny,
+        }
+    }
+}
+
+/// The gate's answer for one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub reason: Reason,
+    /// A sentence for the UI.
+    pub detail: String,
+}
+
+impl Verdict {
+    /// A verdict whose decision follows from its reason.
+    pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
+        Verdict {
+            decision: reason.decision(),
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What the gate checks tool calls against.
+#[derive(Debug, Clone, Copy)]
+pub struct GateContext<'a> {
+    pub observation: &'a Observation,
+    pub user_message: &'a str,
+    pub max_calls: usize,
+}
+
+/// Reviews the tool calls of one turn: one verdict per call, same order.
+pub fn review(calls: &[ToolCall], ctx: &GateContext) -> Vec<Verdict> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            if i >= ctx.max_calls {
+                Verdict::new(
+                    Reason::TooManyCalls,
+                    format!(
+                        "Only {} tool calls are allowed per turn; this one was not run.",
+                        ctx.max_calls
+                    ),
+                )
+            } else {
+                review_call(call, ctx)
+            }
+        })
+        .collect()
+}
+
+fn arg_str<'a>(args: Args<'a>, key: &str) -> Option<&'a str> {
+    args.and_then(|m| m.get(key)).and_then(Value::as_str)
+}
+
+/// Model text quoted in a detail: clipped and escaped.
+fn clip(s: &str) -> String {
+    const MAX: usize = 80;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{:?}…", s.get(..i).unwrap_or("")),
+        None => format!("{s:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Review.
+
+fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
+    let Some(tool) = tools::find(&call.name) else {
+        return Verdict::new(
+            Reason::UnknownTool,
+            format!("{} is not a tool Laika knows.", clip(&call.name)),
+        );
+    };
+    let args = match arguments::check(tool, &call.arguments) {
+        Ok(args) => args,
+        Err(problem) => {
+            return Verdict::new(
+                Reason::InvalidArguments,
+                format!("{}: {problem}.", tool.name),
+            )
+        }
+    };
+    match tool.gate {
+        GateClass::ObserveDom => match arg_str(args, "rootHandleId") {
+            Some(root) if find_target(ctx.observation, root).is_none() => unknown_handle(root),
+            _ => Verdict::new(Reason::ReadOnly, "Reading the page changes nothing."),
+        },
+        GateClass::SelectionLinks => Verdict::new(
+            Reason::ReadOnly,
+            "Reading the selected links changes nothing.",
+        ),
+        GateClass::Reversible => Verdict::new(
+            Reason::Reversible,
+            format!("{} only moves around and can be undone.", tool.name),
+        ),
+        GateClass::Click => review_click(arg_str(args, "handleId").unwrap_or(""), ctx),
+        GateClass::Input => review_input(tool.name, arg_str(args, "handleId").unwrap_or(""), ctx),
+        GateClass::Url => urls::review_url(arg_str(args, "url").unwrap_or(""), ctx),
+        GateClass::Search => review_search(
+            arg_str(args, "query").unwrap_or(""),
+            arg_str(args, "engine"),
+        ),
+        GateClass::AppLevel => Verdict::new(
+            Reason::ToolNotAvailable,
+            format!("{} is not available in this version of Laika.", tool.name),
+        ),
+    }
+}
+
+fn unknown_handle(handle: &str) -> Verdict {
+    Verdict::new(
+        Reason::UnknownHandle,
+        format!("The element {} is not on the observed page.", clip(handle)),
+    )
+}
+
+/// What a handle points at, whichever part of the observation exposed it.
+struct Target<'a> {
+    element: Option<&'a Element>,
+    text: &'a str,
+    href: Option<&'a str>,
+}
+
+fn find_target<'a>(obs: &'a Observation, handle: &str) -> Option<Target<'a>> {
+    if let Some(el) = obs.element(handle) {
+        return Some(Target {
+            element: Some(el),
+            text: &el.text,
+            href: el.href.as_deref(),
+        });
+    }
+    let s = &obs.summary;
+    let is = |h: &Option<String>| h.as_deref() == Some(handle);
+    if let Some(p) = s.primary.as_ref().filter(|p| is(&p.handle_id)) {
+        return Some(Target {
+            element: None,
+            text: &p.text,
+            href: None,
+        });
+    }
+    if let Some(item) = s.items.iter().find(|i| is(&i.handle_id)) {
+        return Some(Target {
+            element: None,
+            text: &item.title,
+            href: item.url.as_deref(),
+        });
+    }
+    s.comments
+        .iter()
+        .find(|c| is(&c.handle_id))
+        .map(|c| Target {
+            element: None,
+            text: &c.text,
+            href: None,
+        })
+}
+
+fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
+    let Some(target) = find_target(ctx.observation, handle) else {
+        return unknown_handle(handle);
+    };
+    let el = target.element;
+    let labels = [
+        Some(target.text),
+        el.and_then(|e| e.label.as_deref()),
+        el.and_then(|e| e.name.as_deref()),
+        target.href,
+    ];
+    if let Some(word) = labels.into_iter().flatten().find_map(commit::commit_word) {
+        return Verdict::new(
+            Reason::CommitAction,
+            format!(
+                "Clicking {} looks like it commits an action (\"{word}\"); please confirm.",
+                clip(label_of(&target))
+            ),
+        );
+    }
+    if let Some(href) = target.href {
+        let page = Url::parse(&ctx.observation.summary.url).ok();
+        let dest = match &page {
+            Some(page) => page.join(href),
+            None => Url::parse(href),
+        };
+        if let Ok(dest) = dest {
+            let web = matches!(dest.scheme(), "http" | "https");
+            if web && page.as_ref().map(Url::origin) != Some(dest.origin()) {
+                return Verdict::new(
+                    Reason::CrossOriginNavigation,
+                    format!(
+                        "This link leads to another site ({}); please confirm.",
+                        clip(dest.host_str().unwrap_or(""))
+                    ),
+                );
+            }
+        }
+    }
+    Verdict::new(
+        Reason::OrdinaryClick,
+        format!("Clicking {} looks harmless.", clip(label_of(&target))),
+    )
+}
+
+fn label_of<'a>(target: &Target<'a>) -> &'a str {
+    let text = target.text.trim();
+    if !text.is_empty() {
+        return text;
+    }
+    target
+        .element
+        .and_then(|e| e.label.as_deref().or(e.name.as_deref()))
+        .or(target.href)
+        .unwrap_or("the element")
+}
+
+fn review_input(tool: &str, handle: &str, ctx: &GateContext) -> Verdict {
+    let Some(target) = find_target(ctx.observation, handle) else {
+        return unknown_handle(handle);
+    };
+    let Some(el) = target.element else {
+        return Verdict::new(
+            Reason::NotEditable,
+            format!("{} is page content, not a field.", clip(handle)),
+        );
+    };
+    if let Some(why) = fields::sensitive_field(el) {
+        return Verdict::new(
+            Reason::SensitiveField,
+            format!("Laika never fills in {why}; please type it yourself."),
+        );
+    }
+    if !fields::is_text_entry(el) {
+        return Verdict::new(
+            Reason::NotEditable,
+            format!(
+                "{tool} needs a text field or list, and {} is not one.",
+                clip(label_of(&target))
+            ),
+        );
+    }
+    Verdict::new(
+        Reason::OrdinaryInput,
+        format!(
+            "Filling in {} is an ordinary edit.",
+            clip(label_of(&target))
+        ),
+    )
+}
+
+fn review_search(query: &str, engine: Option<&str>) -> Verdict {
+    if let Some(engine) = engine {
+        let plain = !engine.is_empty()
+            && engine
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !plain {
+            return Verdict::new(
+                Reason::InvalidArguments,
+                format!(
+                    "search: engine {} must be a plain name like \"duckduckgo\".",
+                    clip(engine)
+                ),
+            );
+        }
+    }
+    if query.trim().is_empty() {
+        return Verdict::new(Reason::InvalidArguments, "search: the query is empty.");
+    }
+    if let Some(what) = personal::sensitive_query(query) {
+        return Verdict::new(
+            Reason::SensitiveQuery,
+            format!("The search query contains {what}, which would be sent to the search engine; please confirm."),
+        );
+    }
+    Verdict::new(
+        Reason::OrdinaryQuery,
+        format!("Searching for {}.", clip(query)),
+    )
+}
