@@ -17,6 +17,7 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{self, Citation, RequestPacket, TaskName};
 use crate::rank::{self, Index, Kind, Page, Scope};
+use crate::text::{floor_char_boundary, prefix_chars};
 use serde_json::{json, Map, Value};
 use std::ops::Range;
 
@@ -135,14 +136,6 @@ fn quoted(s: &str) -> String {
     format!("“{s}”")
 }
 
-/// `s` cut to at most `max` chars, on a char boundary.
-fn clip(s: &str, max: usize) -> &str {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => s.get(..i).unwrap_or(s),
-        None => s,
-    }
-}
-
 fn cite(page: &Page, unit: usize) -> Option<Citation> {
     let source = page.unit_source(unit)?;
     Some(Citation {
@@ -235,7 +228,7 @@ fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
     cancel.check()?;
     let title = match page.title.trim() {
         "" => "Summary".to_string(),
-        t => clip(t, 200).to_string(),
+        t => prefix_chars(t, 200).to_string(),
     };
     let mut blocks = vec![heading("Summary")];
     let reasons = gate_reasons(packet);
@@ -368,7 +361,7 @@ fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
         .and_then(Value::as_str)
         .filter(|q| !q.trim().is_empty())
         .unwrap_or(&packet.input.user_message.text);
-    let question = clip(question.trim(), 300);
+    let question = prefix_chars(question.trim(), 300);
     let title = "Answer".to_string();
     let page = Page::from_documents(&packet.context.documents, Scope::All);
     cancel.check()?;
@@ -705,7 +698,7 @@ fn requested_fields(packet: &RequestPacket) -> Vec<String> {
     }
     let mut out: Vec<String> = Vec::new();
     for n in names {
-        let n = clip(n.trim(), MAX_FIELD_CHARS).to_string();
+        let n = prefix_chars(n.trim(), MAX_FIELD_CHARS).to_string();
         if !n.is_empty()
             && !out.iter().any(|o| o.eq_ignore_ascii_case(&n))
             && out.len() < MAX_FIELDS
@@ -779,11 +772,7 @@ fn value_end(s: &str, start: usize) -> usize {
             end = end.min(space);
         }
     }
-    let mut end = end.min(MAX_VALUE_BYTES);
-    while end > 0 && !rest.is_char_boundary(end) {
-        end -= 1;
-    }
-    start + end
+    start + floor_char_boundary(rest, end.min(MAX_VALUE_BYTES))
 }
 
 /// `range` without surrounding whitespace and trailing `.,;:` punctuation.

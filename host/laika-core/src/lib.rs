@@ -30,4 +30,5 @@ pub mod redact;
 pub mod render;
 pub mod schema;
 pub mod stream;
+pub mod text;
 pub mod wire;

@@ -35,6 +35,7 @@
 //! `"<json path>: <reason>"`, at most [`MAX_DROPPED_ENTRIES`] entries plus one
 //! summary entry, so a hostile render cannot make the report unbounded.
 
+use crate::text;
 use serde_json::{json, Map, Value};
 use std::fmt::Display;
 use std::sync::OnceLock;
@@ -52,7 +53,6 @@ const MAX_LANGUAGE_CHARS: usize = 32;
 /// Level given to a heading whose level is missing or not a number (the
 /// seed's example answers use `h2` for their top heading).
 const DEFAULT_HEADING_LEVEL: u8 = 2;
-const ELLIPSIS: char = '…';
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
 /// Every node type of the seed's render AST (laika.llmcp "Allowed node types").
@@ -182,12 +182,8 @@ fn node_type(v: &Value) -> Option<&str> {
 /// entries (they end up in logs and storage).
 fn describe(s: &str) -> String {
     const MAX: usize = 40;
-    let mut short: String = s.chars().filter(|&c| keep_char(c)).take(MAX + 1).collect();
-    let long = short.chars().count() > MAX;
-    if long {
-        short.pop();
-    }
-    format!("{short:?}{}", if long { "…" } else { "" })
+    let short: String = s.chars().filter(|&c| keep_char(c)).take(MAX + 1).collect();
+    text::clip_quoted(&short, MAX)
 }
 
 fn field_path(path: &str, key: &str) -> String {
@@ -199,20 +195,6 @@ fn field_path(path: &str, key: &str) -> String {
     } else {
         format!("{path}[{}]", describe(key))
     }
-}
-
-/// Keeps at most `max` chars; if it had to cut, the last kept char is "…".
-fn truncate_with_ellipsis(mut s: String, max: usize) -> String {
-    if max == 0 {
-        return String::new();
-    }
-    // Cut before char number `max` (1-based) only if a char follows it.
-    let mut rest = s.char_indices().skip(max - 1);
-    if let (Some((cut, _)), Some(_)) = (rest.next(), rest.next()) {
-        s.truncate(cut);
-        s.push(ELLIPSIS);
-    }
-    s
 }
 
 fn valid_language(l: &str) -> bool {
@@ -355,23 +337,24 @@ impl Walker {
     /// Cleans, bounds and charges one text; `None` means nothing is left.
     fn text_value(&mut self, s: &str, path: &str) -> Option<String> {
         let limit = self.max_text;
-        let mut out = String::new();
-        let mut count = 0usize;
-        let mut over = false;
         let mut removed = false;
         // Stops at limit + 1 kept chars so a huge string costs no more than that.
-        for c in s.chars() {
-            if !keep_char(c) {
-                removed = true;
-                continue;
-            }
-            if count == limit {
-                over = true;
-                break;
-            }
-            out.push(c);
-            count += 1;
-        }
+        let kept: String = s
+            .chars()
+            .filter(|&c| {
+                let keep = keep_char(c);
+                removed |= !keep;
+                keep
+            })
+            .take(limit.saturating_add(1))
+            .collect();
+        let over = kept.chars().count() > limit;
+        let mut out = if over {
+            text::clip_within(&kept, limit)
+        } else {
+            kept
+        };
+        let mut count = out.chars().count();
         if removed {
             self.note(path, "control or bidi characters removed");
         }
@@ -384,8 +367,6 @@ impl Walker {
             return None;
         }
         if over {
-            out.pop();
-            out.push(ELLIPSIS);
             self.note(path, format_args!("text truncated to {limit} characters"));
         }
         let remaining = self.max_total.saturating_sub(self.total_chars);
@@ -398,7 +379,7 @@ impl Walker {
             return None;
         }
         if count > remaining {
-            out = truncate_with_ellipsis(out, remaining);
+            out = text::clip_within(&out, remaining);
             count = remaining;
             let max = self.max_total;
             self.note(

@@ -30,6 +30,7 @@
 
 use crate::model_output;
 use crate::render::{self, RenderLimits};
+use crate::text::floor_char_boundary;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -380,13 +381,6 @@ fn decode_key(raw: &[u8]) -> Option<String> {
     quoted.extend_from_slice(raw);
     quoted.push(b'"');
     serde_json::from_slice(&quoted).ok()
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Blocks ready to send as one `render_delta`.

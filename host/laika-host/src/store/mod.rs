@@ -20,7 +20,7 @@ pub mod schema;
 
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
-use redaction::prefix_chars;
+use laika_core::text::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, ToSql, TransactionBehavior};
 use serde::{Deserialize, Serialize};
