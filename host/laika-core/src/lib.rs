@@ -16,6 +16,7 @@ pub mod cancel;
 pub mod citation;
 pub mod error;
 pub mod gate;
+pub mod history;
 pub mod interceptor;
 pub mod json_scan;
 pub mod limits;

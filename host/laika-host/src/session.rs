@@ -297,7 +297,7 @@ fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<
         }
         ExportFormat::Html => Ok(json!({
             "format": "html",
-            "export": crate::export::to_html(&store.conversation(conversation_id)?),
+            "export": laika_core::render::export::to_html(&store.conversation(conversation_id)?),
         })),
     }
 }

@@ -1,5 +1,5 @@
 //! Sanitizer for `assistant.render`, the "Laika Document" AST of the
-//! laika.llmcp seed, plus its two read-only views (export HTML, plain text).
+//! laika.llmcp seed.
 //!
 //! Model output is untrusted, so [`sanitize`] rebuilds the render from scratch
 //! instead of filtering it in place. Invariants of its output:
@@ -35,10 +35,11 @@
 //! `"<json path>: <reason>"`, at most [`MAX_DROPPED_ENTRIES`] entries plus one
 //! summary entry, so a hostile render cannot make the report unbounded.
 
+use super::ast::{is_known_type, node_type, DEFAULT_HEADING_LEVEL};
+use super::text::blocks_text;
 use crate::text;
 use serde_json::{json, Map, Value};
 use std::fmt::Display;
-use std::sync::OnceLock;
 use url::Url;
 
 /// Recursion ceiling applied on top of `RenderLimits::max_depth`, so a
@@ -50,26 +51,6 @@ pub const MAX_DROPPED_ENTRIES: usize = 200;
 pub const MAX_HREF_BYTES: usize = 8192;
 /// Longest `code_block.language` kept.
 const MAX_LANGUAGE_CHARS: usize = 32;
-/// Level given to a heading whose level is missing or not a number (the
-/// seed's example answers use `h2` for their top heading).
-const DEFAULT_HEADING_LEVEL: u8 = 2;
-const LINK_REL: &str = "noopener noreferrer nofollow";
-
-/// Every node type of the seed's render AST (laika.llmcp "Allowed node types").
-pub const NODE_TYPES: &[&str] = &[
-    "doc",
-    "heading",
-    "paragraph",
-    "list",
-    "list_item",
-    "blockquote",
-    "code_block",
-    "table",
-    "table_row",
-    "table_cell",
-    "text",
-    "link",
-];
 
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,41 +122,11 @@ pub fn sanitize_href(href: &str) -> Option<String> {
     Some(url.into())
 }
 
-/// Renders a render as the seed's HTML subset, for history export. The input
-/// is re-sanitized first, every text is HTML-escaped, and the result goes
-/// through a strict `ammonia` policy as a second, independent line of defence.
-pub fn to_html(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    let mut html = String::new();
-    for block in items(&doc, "children") {
-        block_html(block, &mut html);
-    }
-    html_policy().clean(&html).to_string()
-}
-
-/// The readable text of a render, for search indexing and previews: blocks
-/// separated by newlines, list items prefixed with "- " (continuation lines
-/// indented), table cells separated by " | ", links reduced to their words.
-/// The input is re-sanitized first.
-pub fn plain_text(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    blocks_text(items(&doc, "children"))
-}
-
 /// Whether a character may stay in sanitized text.
 fn keep_char(c: char) -> bool {
     let control = c.is_control() && c != '\n' && c != '\t';
     let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
     !control && !bidi
-}
-
-/// Known node types: anything else is dropped as unknown.
-pub fn is_known_type(t: &str) -> bool {
-    NODE_TYPES.contains(&t)
-}
-
-fn node_type(v: &Value) -> Option<&str> {
-    v.get("type").and_then(Value::as_str)
 }
 
 /// A short, printable rendering of an untrusted string for `dropped`
@@ -930,246 +881,12 @@ impl Walker {
     }
 }
 
-// ---- views over a sanitized render ----
-
-fn items<'v>(v: &'v Value, key: &str) -> &'v [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-fn str_field<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn bool_of(v: &Value, key: &str) -> bool {
-    v.get(key).and_then(Value::as_bool).unwrap_or(false)
-}
-
-fn blocks_text(blocks: &[Value]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .map(block_text)
-        .filter(|s| !s.is_empty())
-        .collect();
-    parts.join("\n")
-}
-
-fn block_text(block: &Value) -> String {
-    match node_type(block) {
-        Some("heading" | "paragraph") => inline_text(items(block, "children")),
-        Some("list") => {
-            let lines: Vec<String> = items(block, "items")
-                .iter()
-                .map(|item| {
-                    let body = blocks_text(items(item, "children"));
-                    format!("- {}", body.replace('\n', "\n  "))
-                })
-                .collect();
-            lines.join("\n")
-        }
-        Some("blockquote") => blocks_text(items(block, "children")),
-        Some("code_block") => str_field(block, "text").to_string(),
-        Some("table") => {
-            let rows: Vec<String> = items(block, "rows")
-                .iter()
-                .map(|row| {
-                    let cells: Vec<String> = items(row, "cells")
-                        .iter()
-                        .map(|cell| inline_text(items(cell, "children")))
-                        .collect();
-                    cells.join(" | ")
-                })
-                .collect();
-            rows.join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
-fn inline_text(nodes: &[Value]) -> String {
-    let mut out = String::new();
-    for node in nodes {
-        match node_type(node) {
-            Some("text") => out.push_str(str_field(node, "text")),
-            Some("link") => out.push_str(&inline_text(items(node, "children"))),
-            _ => {}
-        }
-    }
-    out
-}
-
-fn escape_html(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
-
-fn blocks_html(blocks: &[Value], out: &mut String) {
-    for block in blocks {
-        block_html(block, out);
-    }
-}
-
-fn block_html(block: &Value, out: &mut String) {
-    match node_type(block) {
-        Some("heading") => {
-            let level = block
-                .get("level")
-                .and_then(Value::as_u64)
-                .unwrap_or(u64::from(DEFAULT_HEADING_LEVEL))
-                .clamp(1, 6);
-            out.push_str(&format!("<h{level}>"));
-            inline_html(items(block, "children"), out);
-            out.push_str(&format!("</h{level}>\n"));
-        }
-        Some("paragraph") => {
-            out.push_str("<p>");
-            inline_html(items(block, "children"), out);
-            out.push_str("</p>\n");
-        }
-        Some("list") => {
-            let tag = if bool_of(block, "ordered") {
-                "ol"
-            } else {
-                "ul"
-            };
-            out.push_str(&format!("<{tag}>\n"));
-            for item in items(block, "items") {
-                out.push_str("<li>");
-                blocks_html(items(item, "children"), out);
-                out.push_str("</li>\n");
-            }
-            out.push_str(&format!("</{tag}>\n"));
-        }
-        Some("blockquote") => {
-            out.push_str("<blockquote>\n");
-            blocks_html(items(block, "children"), out);
-            out.push_str("</blockquote>\n");
-        }
-        Some("code_block") => {
-            out.push_str("<pre><code>");
-            escape_html(str_field(block, "text"), out);
-            out.push_str("</code></pre>\n");
-        }
-        Some("table") => table_html(items(block, "rows"), out),
-        _ => {}
-    }
-}
-
-/// Leading rows made only of header cells form `<thead>`, the rest `<tbody>`.
-fn table_html(rows: &[Value], out: &mut String) {
-    let is_header_row = |row: &Value| {
-        let cells = items(row, "cells");
-        !cells.is_empty() && cells.iter().all(|c| bool_of(c, "header"))
-    };
-    let head = rows.iter().take_while(|r| is_header_row(r)).count();
-    let head_rows = rows.get(..head).unwrap_or(&[]);
-    let body_rows = rows.get(head..).unwrap_or(&[]);
-    out.push_str("<table>\n");
-    for (tag, section) in [("thead", head_rows), ("tbody", body_rows)] {
-        if section.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("<{tag}>\n"));
-        for row in section {
-            out.push_str("<tr>");
-            for cell in items(row, "cells") {
-                let cell_tag = if bool_of(cell, "header") { "th" } else { "td" };
-                out.push_str(&format!("<{cell_tag}>"));
-                inline_html(items(cell, "children"), out);
-                out.push_str(&format!("</{cell_tag}>"));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str(&format!("</{tag}>\n"));
-    }
-    out.push_str("</table>\n");
-}
-
-fn inline_html(nodes: &[Value], out: &mut String) {
-    for node in nodes {
-        match node_type(node) {
-            Some("text") => escape_html(str_field(node, "text"), out),
-            Some("link") => {
-                out.push_str("<a href=\"");
-                escape_html(str_field(node, "href"), out);
-                out.push_str("\">");
-                inline_html(items(node, "children"), out);
-                out.push_str("</a>");
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The export policy: exactly the seed's tags, `href` on `a` only, absolute
-/// http/https/mailto URLs, and a fixed `rel` on every link.
-fn html_policy() -> &'static ammonia::Builder<'static> {
-    static POLICY: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
-    POLICY.get_or_init(|| {
-        let tags = [
-            "p",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "ul",
-            "ol",
-            "li",
-            "blockquote",
-            "pre",
-            "code",
-            "a",
-            "table",
-            "thead",
-            "tbody",
-            "tr",
-            "th",
-            "td",
-        ];
-        let mut builder = ammonia::Builder::empty();
-        builder
-            .tags(tags.into_iter().collect())
-            .generic_attributes(Default::default())
-            .tag_attributes(
-                [("a", ["href"].into_iter().collect())]
-                    .into_iter()
-                    .collect(),
-            )
-            .url_schemes(["http", "https", "mailto"].into_iter().collect())
-            .url_relative(ammonia::UrlRelative::Deny)
-            .link_rel(Some(LINK_REL))
-            .strip_comments(true);
-        builder
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(t: &str) -> Value {
-        json!({ "type": "text", "text": t })
-    }
-
-    fn para(children: Vec<Value>) -> Value {
-        json!({ "type": "paragraph", "children": children })
-    }
-
-    fn doc(children: Vec<Value>) -> Value {
-        json!({ "type": "doc", "children": children })
-    }
+    use crate::render::ast::items;
+    use crate::render::fixtures::{doc, full_doc, para, text};
+    use crate::render::{plain_text, to_html};
 
     fn run(v: &Value) -> Sanitized {
         sanitize(v, &RenderLimits::default())
@@ -1197,44 +914,6 @@ mod tests {
             .flat_map(|k| items(v, k))
             .map(|c| 1 + count_nodes(c))
             .sum()
-    }
-
-    fn full_doc() -> Value {
-        json!({
-            "type": "doc",
-            "children": [
-                { "type": "heading", "level": 3, "children": [text("Title")] },
-                { "type": "paragraph", "children": [
-                    text("See "),
-                    { "type": "link", "href": "https://example.com/a?b=c#d", "children": [text("this")] },
-                    text(".")
-                ] },
-                { "type": "list", "ordered": true, "items": [
-                    { "type": "list_item", "children": [para(vec![text("one")])] },
-                    { "type": "list_item", "children": [
-                        para(vec![text("two")]),
-                        { "type": "list", "ordered": false, "items": [
-                            { "type": "list_item", "children": [para(vec![text("inner")])] }
-                        ] }
-                    ] }
-                ] },
-                { "type": "blockquote", "children": [para(vec![text("quoted")])] },
-                { "type": "code_block", "language": "rust", "text": "fn main() {\n\tx < y\n}" },
-                { "type": "code_block", "text": "plain" },
-                { "type": "table", "rows": [
-                    { "type": "table_row", "cells": [
-                        { "type": "table_cell", "header": true, "children": [text("K")] },
-                        { "type": "table_cell", "header": true, "children": [text("V")] }
-                    ] },
-                    { "type": "table_row", "cells": [
-                        { "type": "table_cell", "header": false, "children": [text("a")] },
-                        { "type": "table_cell", "header": false, "children": [
-                            { "type": "link", "href": "mailto:x@example.com", "children": [text("mail")] }
-                        ] }
-                    ] }
-                ] }
-            ]
-        })
     }
 
     #[test]
@@ -1844,45 +1523,5 @@ mod tests {
             assert!(out.dropped.len() <= MAX_DROPPED_ENTRIES + 1);
             let _ = to_html(input);
         }
-    }
-
-    #[test]
-    fn to_html_renders_the_subset() {
-        let html = to_html(&full_doc());
-        let expected = concat!(
-            "<h3>Title</h3>\n",
-            "<p>See <a href=\"https://example.com/a?b=c#d\" rel=\"noopener noreferrer nofollow\">this</a>.</p>\n",
-            "<ol>\n<li><p>one</p>\n</li>\n<li><p>two</p>\n<ul>\n<li><p>inner</p>\n</li>\n</ul>\n</li>\n</ol>\n",
-            "<blockquote>\n<p>quoted</p>\n</blockquote>\n",
-            "<pre><code>fn main() {\n\tx &lt; y\n}</code></pre>\n",
-            "<pre><code>plain</code></pre>\n",
-            "<table>\n<thead>\n<tr><th>K</th><th>V</th></tr>\n</thead>\n",
-            "<tbody>\n<tr><td>a</td><td><a href=\"mailto:x@example.com\" rel=\"noopener noreferrer nofollow\">mail</a></td></tr>\n</tbody>\n</table>\n",
-        );
-        assert_eq!(html, expected);
-    }
-
-    #[test]
-    fn to_html_escapes_and_resanitizes() {
-        let input = doc(vec![
-            para(vec![
-                text("<script>alert('x')</script> & \"q\""),
-                json!({ "type": "link", "href": "javascript:alert(1)", "children": [text("bad")] }),
-            ]),
-            json!({ "type": "code_block", "language": "html", "text": "<img src=x onerror=alert(1)>" }),
-            json!({ "type": "raw_html", "html": "<iframe src=x>" }),
-        ]);
-        let html = to_html(&input);
-        assert_eq!(
-            html,
-            "<p>&lt;script&gt;alert('x')&lt;/script&gt; &amp; \"q\"bad</p>\n<pre><code>&lt;img src=x onerror=alert(1)&gt;</code></pre>\n"
-        );
-    }
-
-    #[test]
-    fn plain_text_reads_like_text() {
-        let want = "Title\nSee this.\n- one\n- two\n  - inner\nquoted\nfn main() {\n\tx < y\n}\nplain\nK | V\na | mail";
-        assert_eq!(plain_text(&full_doc()), want);
-        assert_eq!(plain_text(&json!(null)), "");
     }
 }
