@@ -26,7 +26,6 @@ pub mod model_output;
 pub mod observation;
 pub mod pack;
 pub mod prompt;
-pub mod rank;
 pub mod redact;
 pub mod render;
 pub mod schema;
