@@ -537,7 +537,7 @@ fn finish(
     attachments: Map<String, Value>,
 ) -> Answer {
     let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
-    response.assistant.render = sanitized.render;
+    response.assistant.render = sanitized.render.to_value();
     let citations = citation::verify(&response.assistant.citations, &packet.context.documents);
     response.assistant.citations = citations
         .citations

@@ -22,6 +22,7 @@ use crate::ambient::Ambient;
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{self, Citation, RequestPacket, TaskName};
+use crate::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
 use rank::Page;
 use serde_json::{json, Map, Value};
 
@@ -38,7 +39,7 @@ const MAX_JACCARD: f64 = 0.6;
 /// What a task produced: the body of the response's `assistant` object.
 struct Reply {
     title: String,
-    blocks: Vec<Value>,
+    blocks: Vec<Block>,
     citations: Vec<Citation>,
     data: Option<Map<String, Value>>,
 }
@@ -58,10 +59,10 @@ pub fn respond(
     let citations: Vec<Value> = reply.citations.iter().map(citation_value).collect();
     let mut assistant = Map::new();
     assistant.insert("title".into(), Value::String(reply.title));
-    assistant.insert(
-        "render".into(),
-        json!({"type": "doc", "children": reply.blocks}),
-    );
+    let render = Doc {
+        children: reply.blocks,
+    };
+    assistant.insert("render".into(), render.to_value());
     assistant.insert("citations".into(), Value::Array(citations));
     if let Some(data) = reply.data {
         assistant.insert("data".into(), Value::Object(data));
@@ -91,38 +92,50 @@ fn citation_value(c: &Citation) -> Value {
 
 // ---- render AST ----
 
-fn text(s: &str) -> Value {
-    json!({"type": "text", "text": s})
+fn inline(s: &str) -> Vec<Inline> {
+    vec![Inline::Text(Text::new(s))]
 }
 
-fn paragraph(s: &str) -> Value {
-    json!({"type": "paragraph", "children": [text(s)]})
+fn paragraph(s: &str) -> Block {
+    Block::Paragraph {
+        children: inline(s),
+    }
 }
 
-fn heading(s: &str) -> Value {
-    json!({"type": "heading", "level": 2, "children": [text(s)]})
+fn heading(s: &str) -> Block {
+    Block::Heading {
+        level: 2,
+        children: inline(s),
+    }
 }
 
 /// An unordered list; each item is one or more paragraphs.
-fn list(items: Vec<Vec<String>>) -> Value {
-    let items: Vec<Value> = items
+fn list(items: Vec<Vec<String>>) -> Block {
+    let items = items
         .iter()
-        .map(|paras| {
-            let children: Vec<Value> = paras.iter().map(|p| paragraph(p)).collect();
-            json!({"type": "list_item", "children": children})
+        .map(|paras| ListItem {
+            children: paras.iter().map(|p| paragraph(p)).collect(),
         })
         .collect();
-    json!({"type": "list", "ordered": false, "items": items})
+    Block::List {
+        ordered: false,
+        items,
+    }
 }
 
-fn table(header: [&str; 2], rows: &[(String, String)]) -> Value {
-    let cell = |h: bool, s: &str| json!({"type": "table_cell", "header": h, "children": [text(s)]});
-    let mut out =
-        vec![json!({"type": "table_row", "cells": [cell(true, header[0]), cell(true, header[1])]})];
-    for (a, b) in rows {
-        out.push(json!({"type": "table_row", "cells": [cell(false, a), cell(false, b)]}));
-    }
-    json!({"type": "table", "rows": out})
+fn table(header: [&str; 2], rows: &[(String, String)]) -> Block {
+    let row = |h: bool, a: &str, b: &str| TableRow {
+        cells: [a, b]
+            .into_iter()
+            .map(|s| TableCell {
+                header: h,
+                children: inline(s),
+            })
+            .collect(),
+    };
+    let mut out = vec![row(true, header[0], header[1])];
+    out.extend(rows.iter().map(|(a, b)| row(false, a, b)));
+    Block::Table { rows: out }
 }
 
 fn quoted(s: &str) -> String {

@@ -1,6 +1,6 @@
 //! A render as the seed's HTML subset, for history export.
 
-use super::ast::{bool_of, items, node_type, str_field, DEFAULT_HEADING_LEVEL};
+use super::ast::{Block, Doc, Inline, TableRow};
 use super::sanitize::{sanitize, RenderLimits};
 use serde_json::Value;
 use std::fmt::{self, Write};
@@ -8,16 +8,21 @@ use std::sync::OnceLock;
 
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
-/// Renders a render as the seed's HTML subset, for history export. The input
-/// is re-sanitized first, every text is HTML-escaped, and the result goes
-/// through a strict `ammonia` policy as a second, independent line of defence.
+/// An untrusted or stored render as the seed's HTML subset, for history
+/// export (see [`Doc::to_html`]). The input is re-sanitized first.
 pub fn to_html(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    let mut html = String::new();
-    for block in items(&doc, "children") {
-        block_html(block, &mut html);
+    sanitize(render, &RenderLimits::default()).render.to_html()
+}
+
+impl Doc {
+    /// The seed's HTML subset: every text is HTML-escaped, and the result
+    /// goes through a strict `ammonia` policy as a second, independent line
+    /// of defence.
+    pub fn to_html(&self) -> String {
+        let mut html = String::new();
+        blocks_html(&self.children, &mut html);
+        html_policy().clean(&html).to_string()
     }
-    html_policy().clean(&html).to_string()
 }
 
 /// Text with the five HTML-special characters as entities, safe in element
@@ -45,64 +50,53 @@ fn escape_html(s: &str, out: &mut String) {
     let _ = write!(out, "{}", Escaped(s));
 }
 
-fn blocks_html(blocks: &[Value], out: &mut String) {
+fn blocks_html(blocks: &[Block], out: &mut String) {
     for block in blocks {
         block_html(block, out);
     }
 }
 
-fn block_html(block: &Value, out: &mut String) {
-    match node_type(block) {
-        Some("heading") => {
-            let level = block
-                .get("level")
-                .and_then(Value::as_u64)
-                .unwrap_or(u64::from(DEFAULT_HEADING_LEVEL))
-                .clamp(1, 6);
+fn block_html(block: &Block, out: &mut String) {
+    match block {
+        Block::Heading { level, children } => {
+            let level = (*level).clamp(1, 6);
             out.push_str(&format!("<h{level}>"));
-            inline_html(items(block, "children"), out);
+            inline_html(children, out);
             out.push_str(&format!("</h{level}>\n"));
         }
-        Some("paragraph") => {
+        Block::Paragraph { children } => {
             out.push_str("<p>");
-            inline_html(items(block, "children"), out);
+            inline_html(children, out);
             out.push_str("</p>\n");
         }
-        Some("list") => {
-            let tag = if bool_of(block, "ordered") {
-                "ol"
-            } else {
-                "ul"
-            };
+        Block::List { ordered, items } => {
+            let tag = if *ordered { "ol" } else { "ul" };
             out.push_str(&format!("<{tag}>\n"));
-            for item in items(block, "items") {
+            for item in items {
                 out.push_str("<li>");
-                blocks_html(items(item, "children"), out);
+                blocks_html(&item.children, out);
                 out.push_str("</li>\n");
             }
             out.push_str(&format!("</{tag}>\n"));
         }
-        Some("blockquote") => {
+        Block::Blockquote { children } => {
             out.push_str("<blockquote>\n");
-            blocks_html(items(block, "children"), out);
+            blocks_html(children, out);
             out.push_str("</blockquote>\n");
         }
-        Some("code_block") => {
+        Block::CodeBlock { text, .. } => {
             out.push_str("<pre><code>");
-            escape_html(str_field(block, "text"), out);
+            escape_html(text, out);
             out.push_str("</code></pre>\n");
         }
-        Some("table") => table_html(items(block, "rows"), out),
-        _ => {}
+        Block::Table { rows } => table_html(rows, out),
     }
 }
 
 /// Leading rows made only of header cells form `<thead>`, the rest `<tbody>`.
-fn table_html(rows: &[Value], out: &mut String) {
-    let is_header_row = |row: &Value| {
-        let cells = items(row, "cells");
-        !cells.is_empty() && cells.iter().all(|c| bool_of(c, "header"))
-    };
+fn table_html(rows: &[TableRow], out: &mut String) {
+    let is_header_row =
+        |row: &TableRow| !row.cells.is_empty() && row.cells.iter().all(|c| c.header);
     let head = rows.iter().take_while(|r| is_header_row(r)).count();
     let head_rows = rows.get(..head).unwrap_or(&[]);
     let body_rows = rows.get(head..).unwrap_or(&[]);
@@ -114,10 +108,10 @@ fn table_html(rows: &[Value], out: &mut String) {
         out.push_str(&format!("<{tag}>\n"));
         for row in section {
             out.push_str("<tr>");
-            for cell in items(row, "cells") {
-                let cell_tag = if bool_of(cell, "header") { "th" } else { "td" };
+            for cell in &row.cells {
+                let cell_tag = if cell.header { "th" } else { "td" };
                 out.push_str(&format!("<{cell_tag}>"));
-                inline_html(items(cell, "children"), out);
+                inline_html(&cell.children, out);
                 out.push_str(&format!("</{cell_tag}>"));
             }
             out.push_str("</tr>\n");
@@ -127,18 +121,19 @@ fn table_html(rows: &[Value], out: &mut String) {
     out.push_str("</table>\n");
 }
 
-fn inline_html(nodes: &[Value], out: &mut String) {
+fn inline_html(nodes: &[Inline], out: &mut String) {
     for node in nodes {
-        match node_type(node) {
-            Some("text") => escape_html(str_field(node, "text"), out),
-            Some("link") => {
+        match node {
+            Inline::Text(t) => escape_html(&t.text, out),
+            Inline::Link(link) => {
                 out.push_str("<a href=\"");
-                escape_html(str_field(node, "href"), out);
+                escape_html(&link.href, out);
                 out.push_str("\">");
-                inline_html(items(node, "children"), out);
+                for t in &link.children {
+                    escape_html(&t.text, out);
+                }
                 out.push_str("</a>");
             }
-            _ => {}
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Sanitizer for `assistant.render`, the "Laika Document" AST of the
 //! laika.llmcp seed.
 //!
-//! Model output is untrusted, so [`sanitize`] rebuilds the render from scratch
-//! instead of filtering it in place. Invariants of its output:
+//! Model output is untrusted, so [`sanitize`] parses it into the typed AST
+//! ([`Doc`]) from scratch instead of filtering it in place: sanitizing is
+//! parsing plus limits. Invariants of its output (as JSON, `Doc::to_value`):
 //!
 //! - The root is always `{"type":"doc","children":[block…]}`. A non-object or
 //!   unknown root gives an empty doc; a root that is itself a known node (e.g.
@@ -35,10 +36,10 @@
 //! `"<json path>: <reason>"`, at most [`MAX_DROPPED_ENTRIES`] entries plus one
 //! summary entry, so a hostile render cannot make the report unbounded.
 
-use super::ast::{is_known_type, node_type, DEFAULT_HEADING_LEVEL};
+use super::ast::{is_known_type, Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
 use super::text::blocks_text;
 use crate::text;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::fmt::Display;
 use url::Url;
 
@@ -51,6 +52,9 @@ pub const MAX_DROPPED_ENTRIES: usize = 200;
 pub const MAX_HREF_BYTES: usize = 8192;
 /// Longest `code_block.language` kept.
 const MAX_LANGUAGE_CHARS: usize = 32;
+/// Level given to a heading whose level is missing or not a number (the
+/// seed's example answers use `h2` for their top heading).
+const DEFAULT_HEADING_LEVEL: u8 = 2;
 
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +85,7 @@ impl Default for RenderLimits {
 /// The result of [`sanitize`]: a valid doc and what was removed or changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sanitized {
-    pub render: Value,
+    pub render: Doc,
     /// One `"<json path>: <reason>"` entry per removed or changed thing.
     pub dropped: Vec<String>,
 }
@@ -92,7 +96,7 @@ pub fn sanitize(render: &Value, limits: &RenderLimits) -> Sanitized {
     let mut walker = Walker::new(limits);
     let children = walker.root(render);
     Sanitized {
-        render: json!({ "type": "doc", "children": children }),
+        render: Doc { children },
         dropped: walker.finish(),
     }
 }
@@ -120,6 +124,10 @@ pub fn sanitize_href(href: &str) -> Option<String> {
         _ => return None,
     }
     Some(url.into())
+}
+
+fn node_type(v: &Value) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
 }
 
 /// Whether a character may stay in sanitized text.
@@ -160,7 +168,7 @@ fn valid_language(l: &str) -> bool {
 #[derive(Default)]
 struct Run {
     open: bool,
-    nodes: Vec<Value>,
+    nodes: Vec<Inline>,
 }
 
 struct Walker {
@@ -342,7 +350,7 @@ impl Walker {
         Some(out)
     }
 
-    fn root(&mut self, v: &Value) -> Vec<Value> {
+    fn root(&mut self, v: &Value) -> Vec<Block> {
         let Some(obj) = v.as_object() else {
             self.note("$", "root is not an object; empty doc");
             return Vec::new();
@@ -378,7 +386,7 @@ impl Walker {
     }
 
     /// Sanitizes one item in block content, returning the blocks it yields.
-    fn single_block(&mut self, item: &Value, path: &str, depth: usize) -> Vec<Value> {
+    fn single_block(&mut self, item: &Value, path: &str, depth: usize) -> Vec<Block> {
         let mut out = Vec::new();
         let mut run = Run::default();
         self.block_item(item, path, depth, &mut out, &mut run);
@@ -386,7 +394,7 @@ impl Walker {
         out
     }
 
-    fn block_items(&mut self, items: &[Value], base: &str, depth: usize) -> Vec<Value> {
+    fn block_items(&mut self, items: &[Value], base: &str, depth: usize) -> Vec<Block> {
         let mut out = Vec::new();
         let mut run = Run::default();
         for (i, item) in items.iter().enumerate() {
@@ -399,7 +407,7 @@ impl Walker {
         out
     }
 
-    fn flush(&mut self, run: &mut Run, out: &mut Vec<Value>) {
+    fn flush(&mut self, run: &mut Run, out: &mut Vec<Block>) {
         if !run.open {
             return;
         }
@@ -408,7 +416,7 @@ impl Walker {
         if children.is_empty() {
             self.release_node();
         } else {
-            out.push(json!({ "type": "paragraph", "children": children }));
+            out.push(Block::Paragraph { children });
         }
     }
 
@@ -418,7 +426,7 @@ impl Walker {
         item: &Value,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Block>,
         run: &mut Run,
     ) {
         if !self.depth_ok(path, depth) {
@@ -464,7 +472,7 @@ impl Walker {
                     self.release_node();
                     self.note_empty(path, "blockquote");
                 } else {
-                    out.push(json!({ "type": "blockquote", "children": children }));
+                    out.push(Block::Blockquote { children });
                 }
             }
             "code_block" => self.code_block(obj, path, out),
@@ -499,7 +507,7 @@ impl Walker {
         t: &str,
         path: &str,
         depth: usize,
-    ) -> Option<Value> {
+    ) -> Option<Block> {
         let heading = t == "heading";
         let allowed: &[&str] = if heading {
             &["level", "children"]
@@ -522,8 +530,8 @@ impl Walker {
             return None;
         }
         Some(match level {
-            Some(level) => json!({ "type": "heading", "level": level, "children": children }),
-            None => json!({ "type": "paragraph", "children": children }),
+            Some(level) => Block::Heading { level, children },
+            None => Block::Paragraph { children },
         })
     }
 
@@ -554,7 +562,7 @@ impl Walker {
         }
     }
 
-    fn list(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn list(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Block>) {
         self.check_fields(obj, &["ordered", "items"], path);
         let ordered = self.bool_field(obj, "ordered", path);
         if !self.take_node(path) {
@@ -582,7 +590,7 @@ impl Walker {
                 self.release_node();
             } else {
                 self.note(&item_path, "not a list_item; wrapped in one");
-                kept.push(json!({ "type": "list_item", "children": children }));
+                kept.push(ListItem { children });
             }
         }
         if kept.is_empty() {
@@ -590,10 +598,13 @@ impl Walker {
             self.note_empty(path, "list");
             return;
         }
-        out.push(json!({ "type": "list", "ordered": ordered, "items": kept }));
+        out.push(Block::List {
+            ordered,
+            items: kept,
+        });
     }
 
-    fn list_item(&mut self, item: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn list_item(&mut self, item: &Value, path: &str, depth: usize) -> Option<ListItem> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -604,10 +615,10 @@ impl Walker {
         }
         let (children, cpath) = self.array_field(obj, "children", path);
         let children = self.block_items(children, &cpath, depth + 1);
-        Some(json!({ "type": "list_item", "children": children }))
+        Some(ListItem { children })
     }
 
-    fn code_block(&mut self, obj: &Map<String, Value>, path: &str, out: &mut Vec<Value>) {
+    fn code_block(&mut self, obj: &Map<String, Value>, path: &str, out: &mut Vec<Block>) {
         self.check_fields(obj, &["language", "text"], path);
         let Some(text) = obj.get("text").and_then(Value::as_str) else {
             self.note(path, "code_block without a string text; dropped");
@@ -631,13 +642,10 @@ impl Walker {
             self.release_node();
             return;
         };
-        out.push(match language {
-            Some(l) => json!({ "type": "code_block", "language": l, "text": text }),
-            None => json!({ "type": "code_block", "text": text }),
-        });
+        out.push(Block::CodeBlock { language, text });
     }
 
-    fn table(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn table(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Block>) {
         self.check_fields(obj, &["rows"], path);
         if !self.take_node(path) {
             return;
@@ -658,10 +666,10 @@ impl Walker {
             self.note_empty(path, "table");
             return;
         }
-        out.push(json!({ "type": "table", "rows": kept }));
+        out.push(Block::Table { rows: kept });
     }
 
-    fn table_row(&mut self, row: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn table_row(&mut self, row: &Value, path: &str, depth: usize) -> Option<TableRow> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -687,10 +695,10 @@ impl Walker {
                 kept.push(cell);
             }
         }
-        Some(json!({ "type": "table_row", "cells": kept }))
+        Some(TableRow { cells: kept })
     }
 
-    fn table_cell(&mut self, cell: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn table_cell(&mut self, cell: &Value, path: &str, depth: usize) -> Option<TableCell> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -707,7 +715,7 @@ impl Walker {
             return None;
         }
         let children = self.inline_children(obj, path, depth + 1);
-        Some(json!({ "type": "table_cell", "header": header, "children": children }))
+        Some(TableCell { header, children })
     }
 
     /// The `children` of a node holding inline content, each at `depth`.
@@ -716,7 +724,7 @@ impl Walker {
         obj: &Map<String, Value>,
         path: &str,
         depth: usize,
-    ) -> Vec<Value> {
+    ) -> Vec<Inline> {
         let (children, cpath) = self.array_field(obj, "children", path);
         let mut out = Vec::new();
         for (i, child) in children.iter().enumerate() {
@@ -729,7 +737,7 @@ impl Walker {
     }
 
     /// One item of inline content (children of heading, paragraph, table_cell).
-    fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Inline>) {
         if !self.depth_ok(path, depth) {
             return;
         }
@@ -744,7 +752,7 @@ impl Walker {
         match t {
             "text" => {
                 if let Some(node) = self.text_node(obj, path) {
-                    out.push(node);
+                    out.push(Inline::Text(node));
                 }
             }
             "link" => self.link(obj, path, depth, out),
@@ -776,7 +784,7 @@ impl Walker {
         t: &str,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Inline>,
     ) {
         let (nodes, chars) = (self.nodes, self.total_chars);
         let scratch = self.single_block(item, path, depth);
@@ -794,12 +802,12 @@ impl Walker {
             return;
         }
         match self.text_value(&text, path) {
-            Some(text) => out.push(json!({ "type": "text", "text": text })),
+            Some(text) => out.push(Inline::Text(Text { text })),
             None => self.release_node(),
         }
     }
 
-    fn text_node(&mut self, obj: &Map<String, Value>, path: &str) -> Option<Value> {
+    fn text_node(&mut self, obj: &Map<String, Value>, path: &str) -> Option<Text> {
         self.check_fields(obj, &["text"], path);
         let Some(text) = obj.get("text").and_then(Value::as_str) else {
             self.note(path, "text node without a string text; dropped");
@@ -809,7 +817,7 @@ impl Walker {
             return None;
         }
         match self.text_value(text, &field_path(path, "text")) {
-            Some(text) => Some(json!({ "type": "text", "text": text })),
+            Some(text) => Some(Text { text }),
             None => {
                 self.release_node();
                 None
@@ -817,7 +825,7 @@ impl Walker {
         }
     }
 
-    fn link(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn link(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Inline>) {
         self.check_fields(obj, &["href", "children"], path);
         let href = obj
             .get("href")
@@ -828,7 +836,9 @@ impl Walker {
                 &field_path(path, "href"),
                 "missing or not an http/https/mailto URL; link replaced by its text",
             );
-            self.link_text(obj, path, depth + 1, out);
+            let mut texts = Vec::new();
+            self.link_text(obj, path, depth + 1, &mut texts);
+            out.extend(texts.into_iter().map(Inline::Text));
             return;
         };
         if !self.take_node(path) {
@@ -841,7 +851,10 @@ impl Walker {
             self.note_empty(path, "link");
             return;
         }
-        out.push(json!({ "type": "link", "href": href, "children": texts }));
+        out.push(Inline::Link(Link {
+            href,
+            children: texts,
+        }));
     }
 
     /// The text children of a link; a nested link gives its text, anything
@@ -851,7 +864,7 @@ impl Walker {
         obj: &Map<String, Value>,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Text>,
     ) {
         let (children, cpath) = self.array_field(obj, "children", path);
         for (i, child) in children.iter().enumerate() {
@@ -884,15 +897,37 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::ast::items;
     use crate::render::fixtures::{doc, full_doc, para, text};
     use crate::render::{plain_text, to_html};
+    use serde_json::json;
 
-    fn run(v: &Value) -> Sanitized {
-        sanitize(v, &RenderLimits::default())
+    /// [`Sanitized`] with the render as JSON: the tests check exactly what
+    /// the sidebar and the store see.
+    struct Out {
+        render: Value,
+        dropped: Vec<String>,
     }
 
-    fn has_drop(s: &Sanitized, path: &str, needle: &str) -> bool {
+    fn sanitize_json(v: &Value, limits: &RenderLimits) -> Out {
+        let out = sanitize(v, limits);
+        Out {
+            render: out.render.to_value(),
+            dropped: out.dropped,
+        }
+    }
+
+    fn run(v: &Value) -> Out {
+        sanitize_json(v, &RenderLimits::default())
+    }
+
+    fn items<'v>(v: &'v Value, key: &str) -> &'v [Value] {
+        v.get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    fn has_drop(s: &Out, path: &str, needle: &str) -> bool {
         s.dropped
             .iter()
             .any(|d| d.starts_with(&format!("{path}: ")) && d.contains(needle))
@@ -1327,7 +1362,7 @@ mod tests {
             max_depth: 5,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(vec![node.clone()]), &limits);
+        let out = sanitize_json(&doc(vec![node.clone()]), &limits);
         assert_eq!(depth_of(&out.render), 5);
         assert!(out
             .dropped
@@ -1344,7 +1379,7 @@ mod tests {
             max_depth: usize::MAX,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(vec![deep]), &limits);
+        let out = sanitize_json(&doc(vec![deep]), &limits);
         assert_eq!(depth_of(&out.render), HARD_MAX_DEPTH);
     }
 
@@ -1357,7 +1392,7 @@ mod tests {
             max_nodes: 101,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(paras), &limits);
+        let out = sanitize_json(&doc(paras), &limits);
         let n = count_nodes(&out.render);
         // The 51st paragraph gets node 101 but not its text, so it is released.
         assert_eq!(n, 100);
@@ -1381,7 +1416,7 @@ mod tests {
             max_text_chars: 5,
             ..RenderLimits::default()
         };
-        let out = sanitize(
+        let out = sanitize_json(
             &doc(vec![para(vec![text("😀😀😀😀😀😀😀"), text("abcde")])]),
             &limits,
         );
@@ -1405,7 +1440,7 @@ mod tests {
             ..RenderLimits::default()
         };
         let twenty = "x".repeat(20);
-        let out = sanitize(
+        let out = sanitize_json(
             &doc(vec![
                 para(vec![text(&twenty)]),
                 json!({ "type": "code_block", "text": twenty }),
@@ -1430,7 +1465,7 @@ mod tests {
             ..RenderLimits::default()
         };
         assert_eq!(
-            sanitize(&doc(vec![para(vec![text("a")])]), &zero).render,
+            sanitize_json(&doc(vec![para(vec![text("a")])]), &zero).render,
             doc(vec![])
         );
     }

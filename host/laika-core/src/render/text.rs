@@ -1,19 +1,27 @@
 //! A render as plain text, for search indexing and previews.
 
-use super::ast::{items, node_type, str_field};
+use super::ast::{Block, Doc, Inline};
 use super::sanitize::{sanitize, RenderLimits};
 use serde_json::Value;
 
-/// The readable text of a render, for search indexing and previews: blocks
-/// separated by newlines, list items prefixed with "- " (continuation lines
-/// indented), table cells separated by " | ", links reduced to their words.
+/// The readable text of an untrusted or stored render (see [`Doc::plain_text`]).
 /// The input is re-sanitized first.
 pub fn plain_text(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    blocks_text(items(&doc, "children"))
+    sanitize(render, &RenderLimits::default())
+        .render
+        .plain_text()
 }
 
-pub(crate) fn blocks_text(blocks: &[Value]) -> String {
+impl Doc {
+    /// The readable text: blocks separated by newlines, list items prefixed
+    /// with "- " (continuation lines indented), table cells separated by
+    /// " | ", links reduced to their words.
+    pub fn plain_text(&self) -> String {
+        blocks_text(&self.children)
+    }
+}
+
+pub(crate) fn blocks_text(blocks: &[Block]) -> String {
     let parts: Vec<String> = blocks
         .iter()
         .map(block_text)
@@ -22,45 +30,44 @@ pub(crate) fn blocks_text(blocks: &[Value]) -> String {
     parts.join("\n")
 }
 
-fn block_text(block: &Value) -> String {
-    match node_type(block) {
-        Some("heading" | "paragraph") => inline_text(items(block, "children")),
-        Some("list") => {
-            let lines: Vec<String> = items(block, "items")
+fn block_text(block: &Block) -> String {
+    match block {
+        Block::Heading { children, .. } | Block::Paragraph { children } => inline_text(children),
+        Block::List { items, .. } => {
+            let lines: Vec<String> = items
                 .iter()
                 .map(|item| {
-                    let body = blocks_text(items(item, "children"));
+                    let body = blocks_text(&item.children);
                     format!("- {}", body.replace('\n', "\n  "))
                 })
                 .collect();
             lines.join("\n")
         }
-        Some("blockquote") => blocks_text(items(block, "children")),
-        Some("code_block") => str_field(block, "text").to_string(),
-        Some("table") => {
-            let rows: Vec<String> = items(block, "rows")
+        Block::Blockquote { children } => blocks_text(children),
+        Block::CodeBlock { text, .. } => text.clone(),
+        Block::Table { rows } => {
+            let rows: Vec<String> = rows
                 .iter()
                 .map(|row| {
-                    let cells: Vec<String> = items(row, "cells")
+                    let cells: Vec<String> = row
+                        .cells
                         .iter()
-                        .map(|cell| inline_text(items(cell, "children")))
+                        .map(|cell| inline_text(&cell.children))
                         .collect();
                     cells.join(" | ")
                 })
                 .collect();
             rows.join("\n")
         }
-        _ => String::new(),
     }
 }
 
-fn inline_text(nodes: &[Value]) -> String {
+fn inline_text(nodes: &[Inline]) -> String {
     let mut out = String::new();
     for node in nodes {
-        match node_type(node) {
-            Some("text") => out.push_str(str_field(node, "text")),
-            Some("link") => out.push_str(&inline_text(items(node, "children"))),
-            _ => {}
+        match node {
+            Inline::Text(t) => out.push_str(&t.text),
+            Inline::Link(link) => link.children.iter().for_each(|t| out.push_str(&t.text)),
         }
     }
     out
