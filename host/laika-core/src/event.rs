@@ -12,6 +12,7 @@ use crate::gate::{Decision, Reason};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
 use crate::pack::ContextUsage;
+use crate::render::ast::{Block, Doc};
 use crate::wire::ExportFormat;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -137,7 +138,7 @@ pub struct RenderDelta {
     pub turn: u32,
     /// Position of the first block among the render's top-level blocks.
     pub start_index: usize,
-    pub blocks: Vec<Value>,
+    pub blocks: Vec<Block>,
 }
 
 /// Why a preview was withdrawn.
@@ -167,7 +168,7 @@ pub struct AssistantMessage {
     pub turn: u32,
     pub response_id: String,
     pub title: String,
-    pub render: Value,
+    pub render: Doc,
     pub citations: Vec<VerifiedCitation>,
     pub data: Option<Map<String, Value>>,
 }

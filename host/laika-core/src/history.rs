@@ -1,4 +1,6 @@
-//! What history keeps of a turn: the record a finished turn commits.
+//! Chat history as plain data: the record a finished turn commits, and what
+//! the store hands out, so views of it (the HTML export) stay in the pure
+//! core while SQLite stays in the host.
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -22,11 +24,14 @@ impl TurnStatus {
         }
     }
 
-    /// The status [`TurnStatus::as_str`] spells `text`.
-    pub fn parse(text: &str) -> Option<TurnStatus> {
-        [TurnStatus::Ok, TurnStatus::Failed, TurnStatus::Cancelled]
-            .into_iter()
-            .find(|s| s.as_str() == text)
+    /// The status spelled `name` (as [`TurnStatus::as_str`] spells it).
+    pub fn from_name(name: &str) -> Option<TurnStatus> {
+        match name {
+            "ok" => Some(TurnStatus::Ok),
+            "failed" => Some(TurnStatus::Failed),
+            "cancelled" => Some(TurnStatus::Cancelled),
+            _ => None,
+        }
     }
 }
 
@@ -61,4 +66,79 @@ pub struct TurnRecord {
     pub timings: Value,
     /// `LAIKA_LOG_FULL_LLM=1`: store packets whole instead of redacted.
     pub store_full_packets: bool,
+}
+
+/// A stored error of a failed or cancelled turn. `code` is the wire spelling
+/// (`RUNTIME_TIMEOUT`, …), kept as text so codes added later still read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredError {
+    pub code: String,
+    pub message: String,
+}
+
+/// One turn of a conversation, as history shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnDetail {
+    pub turn: u32,
+    pub created_at: String,
+    pub task: String,
+    pub status: TurnStatus,
+    pub error: Option<StoredError>,
+    pub user_message_id: String,
+    pub user_text: String,
+    /// Plain text of the answer.
+    pub answer_text: String,
+    /// `assistant.title` of the response.
+    pub answer_title: Option<String>,
+    /// `assistant.render` of the response (the sanitized render AST).
+    pub render: Option<Value>,
+    /// `assistant.citations` of the response.
+    pub citations: Vec<Value>,
+    pub citations_total: u32,
+    pub citations_verified: u32,
+    /// `citations_verified / citations_total`; absent when there are none.
+    pub verified_ratio: Option<f64>,
+    pub model_id: Option<String>,
+    pub attempts: u32,
+    pub timings: Value,
+    /// True when the packets below went through the redaction policy.
+    pub redacted: bool,
+    pub request_packet: Value,
+    pub response_packet: Option<Value>,
+}
+
+/// A conversation with all its turns, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationDetail {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub page_url: Option<String>,
+    pub page_origin: Option<String>,
+    pub turns: Vec<TurnDetail>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn turn_status_spellings() {
+        for (status, text) in [
+            (TurnStatus::Ok, "ok"),
+            (TurnStatus::Failed, "failed"),
+            (TurnStatus::Cancelled, "cancelled"),
+        ] {
+            assert_eq!(status.as_str(), text);
+            assert_eq!(TurnStatus::from_name(text), Some(status));
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(text));
+            assert_eq!(
+                serde_json::from_value::<TurnStatus>(json!(text)).unwrap(),
+                status
+            );
+        }
+        assert_eq!(TurnStatus::from_name("OK"), None);
+    }
 }

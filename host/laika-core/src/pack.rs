@@ -181,8 +181,7 @@ fn truncate_string(s: &mut String, excess: usize) -> usize {
         return 0;
     }
     let keep = total.saturating_sub(excess + MARKER.chars().count());
-    let byte = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
-    s.truncate(byte);
+    s.truncate(crate::text::prefix_chars(s, keep).len());
     if keep > 0 {
         s.push_str(MARKER);
     }

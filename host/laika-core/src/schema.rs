@@ -24,6 +24,7 @@
 //! - Schemas are compiled offline: they have no remote `$ref`s.
 
 use crate::llmcp::{RequestPacket, ResponsePacket, PROTOCOL_NAME, PROTOCOL_VERSION};
+use crate::text;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;
@@ -47,9 +48,10 @@ pub struct Issue {
 
 impl Issue {
     fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let message: String = message.into();
         Issue {
             path: path.into(),
-            message: cap_chars(message.into(), MAX_MESSAGE_CHARS),
+            message: text::clip(&message, MAX_MESSAGE_CHARS),
         }
     }
 }
@@ -314,7 +316,7 @@ fn describe(v: Option<&Value>) -> String {
 /// The seed's retry prompt: what was asked, what came back (cut to
 /// [`MAX_RETRY_OUTPUT_BYTES`]), every issue, and the first one to focus on.
 pub fn retry_prompt(original_request: &str, invalid_output: &str, issues: &[Issue]) -> String {
-    let shown = cap_bytes(invalid_output, MAX_RETRY_OUTPUT_BYTES);
+    let shown = text::prefix_bytes(invalid_output, MAX_RETRY_OUTPUT_BYTES);
     let cut = invalid_output.len() - shown.len();
     let mut out = String::with_capacity(original_request.len() + shown.len() + 1024);
     out.push_str("Your previous response failed schema validation.\n\n");
@@ -353,25 +355,6 @@ pub fn retry_prompt(original_request: &str, invalid_output: &str, issues: &[Issu
 /// `parent` + `/name` as a JSON pointer (RFC 6901 escaping).
 fn child_path(parent: &str, name: &str) -> String {
     format!("{parent}/{}", name.replace('~', "~0").replace('/', "~1"))
-}
-
-/// The longest prefix of `s` within `max` bytes that ends on a char boundary.
-fn cap_bytes(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or_default()
-}
-
-fn cap_chars(s: String, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", s.get(..end).unwrap_or_default()),
-        None => s,
-    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,9 @@
 //!   the block being read.
 
 use crate::model_output;
+use crate::render::ast::{Block, Inline};
 use crate::render::{self, RenderLimits};
+use crate::text::floor_char_boundary;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -108,7 +110,7 @@ impl RenderStream {
 
     /// Feeds the next piece of model text; returns the sanitized blocks it
     /// completed, in order (often none).
-    pub fn push(&mut self, piece: &str) -> Vec<Value> {
+    pub fn push(&mut self, piece: &str) -> Vec<Block> {
         let mut out = Vec::new();
         if self.phase == Phase::Finished {
             return out;
@@ -192,7 +194,7 @@ impl RenderStream {
         self.held.clear();
     }
 
-    fn scan(&mut self, out: &mut Vec<Value>) {
+    fn scan(&mut self, out: &mut Vec<Block>) {
         while self.phase == Phase::Object {
             let Some(&b) = self.buf.as_bytes().get(self.pos) else {
                 return;
@@ -303,7 +305,7 @@ impl RenderStream {
         }
     }
 
-    fn block_end(&mut self, out: &mut Vec<Value>) {
+    fn block_end(&mut self, out: &mut Vec<Block>) {
         let Some(start) = self.block_start.take() else {
             return;
         };
@@ -325,7 +327,7 @@ impl RenderStream {
     }
 
     /// Sanitizes the held blocks as one doc and hands out the result.
-    fn flush_held(&mut self, out: &mut Vec<Value>) {
+    fn flush_held(&mut self, out: &mut Vec<Block>) {
         if self.held.is_empty() {
             return;
         }
@@ -336,38 +338,63 @@ impl RenderStream {
             ..self.limits
         };
         let sanitized = render::sanitize(&json!({"type": "doc", "children": raw}), &limits);
-        if let Value::Object(mut doc) = sanitized.render {
-            if let Some(Value::Array(blocks)) = doc.remove("children") {
-                for block in blocks {
-                    let (nodes, chars) = charge(&block);
-                    self.nodes_used += nodes;
-                    self.chars_used += chars;
-                    out.push(block);
+        for block in sanitized.render.children {
+            let (nodes, chars) = charge(&block);
+            self.nodes_used += nodes;
+            self.chars_used += chars;
+            out.push(block);
+        }
+    }
+}
+
+/// Nodes and text characters a sanitized block used of the render limits,
+/// counted as the sanitizer counts them (every node but the doc). Recursive:
+/// a sanitized block is at most `render::HARD_MAX_DEPTH` deep.
+fn charge(block: &Block) -> (usize, usize) {
+    let mut used = (0, 0);
+    charge_block(block, &mut used);
+    used
+}
+
+fn charge_block(block: &Block, used: &mut (usize, usize)) {
+    used.0 += 1;
+    match block {
+        Block::Heading { children, .. } | Block::Paragraph { children } => {
+            charge_inline(children, used)
+        }
+        Block::Blockquote { children } => children.iter().for_each(|b| charge_block(b, used)),
+        Block::CodeBlock { text, .. } => used.1 += text.chars().count(),
+        Block::List { items, .. } => {
+            for item in items {
+                used.0 += 1;
+                item.children.iter().for_each(|b| charge_block(b, used));
+            }
+        }
+        Block::Table { rows } => {
+            for row in rows {
+                used.0 += 1;
+                for cell in &row.cells {
+                    used.0 += 1;
+                    charge_inline(&cell.children, used);
                 }
             }
         }
     }
 }
 
-/// Nodes and text characters a sanitized block used of the render limits,
-/// counted as the sanitizer counts them. Iterative: sanitized output is
-/// bounded in depth, but this stays cheap and stack-free regardless.
-fn charge(block: &Value) -> (usize, usize) {
-    let mut nodes = 0;
-    let mut chars = 0;
-    let mut stack = vec![block];
-    while let Some(node) = stack.pop() {
-        nodes += 1;
-        if let Some(text) = node.get("text").and_then(Value::as_str) {
-            chars += text.chars().count();
-        }
-        for key in ["children", "items", "rows", "cells"] {
-            if let Some(Value::Array(kids)) = node.get(key) {
-                stack.extend(kids.iter());
+fn charge_inline(nodes: &[Inline], used: &mut (usize, usize)) {
+    for node in nodes {
+        used.0 += 1;
+        match node {
+            Inline::Text(t) => used.1 += t.text.chars().count(),
+            Inline::Link(link) => {
+                for t in &link.children {
+                    used.0 += 1;
+                    used.1 += t.text.chars().count();
+                }
             }
         }
     }
-    (nodes, chars)
 }
 
 /// A key as JSON would read it (escapes decoded), or `None`.
@@ -382,19 +409,12 @@ fn decode_key(raw: &[u8]) -> Option<String> {
     serde_json::from_slice(&quoted).ok()
 }
 
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 /// Blocks ready to send as one `render_delta`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {
     /// Position of the first block among the render's top-level blocks.
     pub start_index: usize,
-    pub blocks: Vec<Value>,
+    pub blocks: Vec<Block>,
 }
 
 /// Holds blocks back so that events are at least `interval` apart: the
@@ -404,7 +424,7 @@ pub struct Coalescer {
     interval: Duration,
     last_sent: Option<Duration>,
     next_index: usize,
-    pending: Vec<Value>,
+    pending: Vec<Block>,
 }
 
 impl Coalescer {
@@ -419,7 +439,7 @@ impl Coalescer {
 
     /// Adds completed blocks (possibly none) at time `now`; returns a batch
     /// when one is due.
-    pub fn push(&mut self, now: Duration, blocks: Vec<Value>) -> Option<Batch> {
+    pub fn push(&mut self, now: Duration, blocks: Vec<Block>) -> Option<Batch> {
         self.pending.extend(blocks);
         let due = self
             .last_sent
@@ -455,7 +475,7 @@ impl Coalescer {
 pub struct Preview {
     stream: RenderStream,
     coalescer: Coalescer,
-    sent: Vec<Value>,
+    sent: Vec<Block>,
 }
 
 impl Preview {
@@ -493,14 +513,19 @@ impl Preview {
     }
 
     /// Whether the sent blocks are exactly the first blocks of `render`
-    /// (a sanitized doc): then the final answer confirms the preview.
+    /// (a sanitized doc, as JSON): then the final answer confirms the preview.
     pub fn is_prefix_of(&self, render: &Value) -> bool {
         let final_blocks = render
             .get("children")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        final_blocks.get(..self.sent.len()) == Some(self.sent.as_slice())
+        final_blocks.len() >= self.sent.len()
+            && self
+                .sent
+                .iter()
+                .zip(final_blocks)
+                .all(|(sent, last)| serde_json::to_value(sent).is_ok_and(|v| v == *last))
     }
 }
 
@@ -512,10 +537,18 @@ mod tests {
     use proptest::prelude::*;
 
     fn sanitized_children(render: &Value, limits: &RenderLimits) -> Vec<Value> {
-        render::sanitize(render, limits).render["children"]
+        render::sanitize(render, limits).render.to_value()["children"]
             .as_array()
             .unwrap()
             .clone()
+    }
+
+    /// Blocks as the `render_delta` event carries them.
+    fn json_blocks(blocks: Vec<Block>) -> Vec<Value> {
+        blocks
+            .iter()
+            .map(|b| serde_json::to_value(b).unwrap())
+            .collect()
     }
 
     /// Feeds `text` cut at the given byte offsets (char boundaries).
@@ -524,7 +557,7 @@ mod tests {
         let mut out = Vec::new();
         let mut from = 0;
         for &c in cuts.iter().chain(std::iter::once(&text.len())) {
-            out.extend(s.push(&text[from..c]));
+            out.extend(json_blocks(s.push(&text[from..c])));
             from = c;
         }
         out
@@ -576,7 +609,7 @@ mod tests {
         let first_end = text.find("\"heading\"}").unwrap() + "\"heading\"}".len();
         let mut s = RenderStream::new(RenderLimits::default());
         assert!(s.push(&text[..first_end - 1]).is_empty());
-        let got = s.push(&text[first_end - 1..first_end]);
+        let got = json_blocks(s.push(&text[first_end - 1..first_end]));
         assert_eq!(got.len(), 1);
         assert_eq!(got[0]["type"], "heading");
     }
@@ -611,9 +644,12 @@ mod tests {
         let para = text.find("{\"children\":[{\"text\":\"c\"").unwrap();
         assert!(s.push(&text[..para]).is_empty(), "the run is held");
         let tail = text.find("{\"text\":\"tail\"").unwrap();
-        assert_eq!(s.push(&text[para..tail]), expected[..2].to_vec());
         assert_eq!(
-            s.push(&text[tail..]),
+            json_blocks(s.push(&text[para..tail])),
+            expected[..2].to_vec()
+        );
+        assert_eq!(
+            json_blocks(s.push(&text[tail..])),
             expected[2..].to_vec(),
             "flushed when the array closes"
         );
@@ -682,7 +718,10 @@ mod tests {
     fn coalescer_batches_within_the_interval() {
         let t0 = Duration::ZERO;
         let ms = |n: u64| t0 + Duration::from_millis(n);
-        let b = |i: u64| json!({"i": i});
+        let b = |i: u64| Block::CodeBlock {
+            language: None,
+            text: i.to_string(),
+        };
         let mut c = Coalescer::new(COALESCE_INTERVAL);
         assert_eq!(c.push(ms(0), vec![]), None);
         assert_eq!(
@@ -729,7 +768,11 @@ mod tests {
         let mut blocks = 0;
         for step in 0..1000u64 {
             let now = t0 + Duration::from_millis(step * 3);
-            if let Some(batch) = c.push(now, vec![json!(step)]) {
+            let block = Block::CodeBlock {
+                language: None,
+                text: step.to_string(),
+            };
+            if let Some(batch) = c.push(now, vec![block]) {
                 assert_eq!(batch.start_index, blocks);
                 blocks += batch.blocks.len();
                 sent_at.push(step * 3);
@@ -742,7 +785,9 @@ mod tests {
     #[test]
     fn preview_knows_whether_the_final_render_confirms_it() {
         let render = small_render();
-        let final_render = render::sanitize(&render, &RenderLimits::default()).render;
+        let final_render = render::sanitize(&render, &RenderLimits::default())
+            .render
+            .to_value();
         let t0 = Duration::ZERO;
         let mut p = Preview::new(RenderLimits::default(), COALESCE_INTERVAL);
         assert!(!p.sent_any());

@@ -191,7 +191,7 @@ pub fn parse_request(msg: Map<String, Value>) -> Result<Request> {
     if !REQUEST_TYPES.contains(&kind.as_str()) {
         return Err(Error::invalid_request(format!(
             "unknown message type \"{}\"; expected one of: {}",
-            kind.chars().take(64).collect::<String>(),
+            crate::text::prefix_chars(&kind, 64),
             REQUEST_TYPES.join(", ")
         )));
     }

@@ -661,10 +661,7 @@ fn reap(child: &mut Child) {
 /// readable length.
 fn quote(bytes: &[u8]) -> String {
     let text: String = String::from_utf8_lossy(bytes).escape_debug().collect();
-    match text.char_indices().nth(MAX_QUOTE_CHARS) {
-        Some((i, _)) => format!("{}…", text.get(..i).unwrap_or_default()),
-        None => text,
-    }
+    laika_core::text::clip(&text, MAX_QUOTE_CHARS)
 }
 
 fn stderr_hint(stderr: &[u8]) -> String {

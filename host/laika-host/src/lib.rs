@@ -6,7 +6,6 @@
 
 pub mod config;
 pub mod doctor;
-pub mod export;
 pub mod frame;
 pub mod install;
 pub mod origin;

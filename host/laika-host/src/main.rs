@@ -390,7 +390,9 @@ fn run_history(command: HistoryCommand) -> Result<ExitCode, Error> {
             let text = match format {
                 Format::Json => serde_json::to_string_pretty(&store.export(&conversation_id)?)
                     .unwrap_or_default(),
-                Format::Html => laika_host::export::to_html(&store.conversation(&conversation_id)?),
+                Format::Html => {
+                    laika_core::render::export::to_html(&store.conversation(&conversation_id)?)
+                }
             };
             match output {
                 Some(path) => {

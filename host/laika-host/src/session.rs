@@ -350,7 +350,7 @@ fn to_value(value: impl serde::Serialize) -> Result<Value> {
 fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Event> {
     let export = match format {
         ExportFormat::Json => store.export(conversation_id)?,
-        ExportFormat::Html => Value::String(crate::export::to_html(
+        ExportFormat::Html => Value::String(laika_core::render::export::to_html(
             &store.conversation(conversation_id)?,
         )),
     };

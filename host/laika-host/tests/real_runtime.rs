@@ -331,7 +331,8 @@ fn every_task_ends_with_done() {
                 let answer = one(&events, "assistant");
                 let again = render::sanitize(&answer["render"], &RenderLimits::default());
                 assert_eq!(
-                    again.render, answer["render"],
+                    again.render.to_value(),
+                    answer["render"],
                     "{label}: render not sanitized"
                 );
                 assert!(again.dropped.is_empty(), "{label}: {:?}", again.dropped);

@@ -522,14 +522,10 @@ fn join_by<T>(handle: JoinHandle<T>, until: Instant, cancel: &CancelToken) -> Op
 /// Plugin-written text made safe for one message line: control characters
 /// (ANSI escapes included) become spaces, length is capped.
 fn clean(text: &str, max_chars: usize) -> String {
-    let mut out: String = text
+    let out: String = laika_core::text::clip(text, max_chars)
         .chars()
-        .take(max_chars)
         .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
         .collect();
-    if text.chars().nth(max_chars).is_some() {
-        out.push('…');
-    }
     out.trim().to_string()
 }
 

@@ -65,16 +65,10 @@ pub fn runtime_error(message: impl Into<String>) -> Error {
 /// At most `max` characters of `text`, control characters turned to spaces,
 /// with `…` when cut: runtime text shown in an error stays one short line.
 pub fn clip(text: &str, max: usize) -> String {
-    let mut out: String = text
-        .trim()
+    laika_core::text::clip(text.trim(), max)
         .chars()
-        .take(max)
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if text.trim().chars().nth(max).is_some() {
-        out.push('…');
-    }
-    out
+        .collect()
 }
 
 /// Splits bytes into lines at `\n` (a trailing `\r` is dropped), across

@@ -46,6 +46,7 @@ use crate::llmcp::{self, RequestPacket, ResponsePacket};
 use crate::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
 use crate::observation::Observation;
 use crate::pack::{self, Budget, PackInput};
+use crate::render::ast::Doc;
 use crate::render::{self, RenderLimits};
 use crate::schema::{self, Issue};
 use crate::stream::{Batch, Preview, COALESCE_INTERVAL};
@@ -106,6 +107,8 @@ pub enum Action {
 /// A validated model answer, ready to show and store.
 struct Answer {
     response: ResponsePacket,
+    /// The sanitized render; the response holds its JSON for storage.
+    render: Doc,
     citations: CitationReport,
     verdicts: Vec<Verdict>,
     model: String,
@@ -461,7 +464,7 @@ impl<'a> Turn<'a> {
         let observation = started.observation.as_ref().ok()?;
         let mut response = valid.response;
         let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
-        response.assistant.render = sanitized.render;
+        response.assistant.render = sanitized.render.to_value();
         let citations = citation::verify(
             &response.assistant.citations,
             &started.packet.context.documents,
@@ -487,6 +490,7 @@ impl<'a> Turn<'a> {
         );
         Some(Answer {
             response,
+            render: sanitized.render,
             citations,
             verdicts,
             model: reply.model,
@@ -506,7 +510,7 @@ impl<'a> Turn<'a> {
             turn,
             response_id: answer.response.id.clone(),
             title: answer.response.assistant.title.clone(),
-            render: answer.response.assistant.render.clone(),
+            render: answer.render.clone(),
             citations: answer.citations.citations.clone(),
             data: answer.response.assistant.data.clone(),
         }))];
@@ -535,7 +539,7 @@ impl<'a> Turn<'a> {
             stored.extend(answer.attachments);
         }
         record.response_packet = Some(stored_response);
-        record.answer_text = render::plain_text(&answer.response.assistant.render);
+        record.answer_text = answer.render.plain_text();
         record.model_id = Some(answer.model.clone());
         record.attempts = answer.attempts;
         record.citations_total = answer.citations.total as u32;

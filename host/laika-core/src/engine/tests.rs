@@ -571,7 +571,8 @@ fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
         })
         .collect();
     assert!(deltas.len() >= 2, "{:?}", run.kinds());
-    let previewed: Vec<Value> = deltas.iter().flat_map(|d| d.blocks.clone()).collect();
+    let previewed: Vec<crate::render::ast::Block> =
+        deltas.iter().flat_map(|d| d.blocks.clone()).collect();
     assert_eq!(previewed.len(), 6);
     let mut next = 0;
     for d in &deltas {
@@ -582,7 +583,7 @@ fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
     else {
         panic!("assistant")
     };
-    assert_eq!(a.render["children"].as_array().unwrap(), &previewed);
+    assert_eq!(a.render.children, previewed);
     assert!(!run.kinds().contains(&"render_reset".to_string()));
     let last_delta = run.kinds().iter().rposition(|k| k == "render_delta");
     let assistant = run.kinds().iter().position(|k| k == "assistant");

@@ -234,11 +234,7 @@ fn arg_str<'a>(args: Args<'a>, key: &str) -> Option<&'a str> {
 
 /// Model text quoted in a detail: clipped and escaped.
 fn clip(s: &str) -> String {
-    const MAX: usize = 80;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{:?}…", s.get(..i).unwrap_or("")),
-        None => format!("{s:?}"),
-    }
+    crate::text::clip_quoted(s, 80)
 }
 
 // ---------------------------------------------------------------------------

@@ -298,13 +298,11 @@ fn corpus_articles(ground_truth: &Value, count: usize) -> Vec<Value> {
 /// The observation the extension would build for an article page whose
 /// primary content is `body`.
 fn article_observation(url: &str, body: &str) -> Value {
-    let title: String = body
+    let first_line = body
         .lines()
         .find(|l| !l.trim().is_empty())
-        .unwrap_or("Article")
-        .chars()
-        .take(120)
-        .collect();
+        .unwrap_or("Article");
+    let title = laika_core::text::prefix_chars(first_line, 120);
     json!({
         "summary": {
             "doc_type": "web.observation.summary.v1",

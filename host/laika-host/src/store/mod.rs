@@ -20,10 +20,12 @@ pub mod schema;
 
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
-pub use laika_core::history::{TurnRecord, TurnStatus};
-use redaction::prefix_chars;
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, ToSql, TransactionBehavior};
+pub use laika_core::history::{
+    ConversationDetail, StoredError, TurnDetail, TurnRecord, TurnStatus,
+};
+use laika_core::text::prefix_chars;
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -50,21 +52,16 @@ pub const EXPORT_VERSION: u32 = 1;
 const MOVE_ASIDE: &str = "if the file is damaged or not a Laika history, move it aside \
      (rename it) and Laika will start a new one";
 
-/// Turn statuses are stored as their wire spelling.
-struct SqlStatus(TurnStatus);
+/// A [`TurnStatus`] read from an SQLite column (rusqlite's traits cannot be
+/// implemented for the core's type here).
+struct StatusColumn(TurnStatus);
 
-impl ToSql for SqlStatus {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.0.as_str()))
-    }
-}
-
-impl FromSql for SqlStatus {
+impl FromSql for StatusColumn {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let text = value.as_str()?;
-        TurnStatus::parse(text)
-            .map(SqlStatus)
-            .ok_or_else(|| FromSqlError::Other(format!("unknown turn status {text:?}").into()))
+        let name = value.as_str()?;
+        TurnStatus::from_name(name)
+            .map(StatusColumn)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown turn status {name:?}").into()))
     }
 }
 
@@ -81,57 +78,6 @@ pub struct ConversationSummary {
     pub last_status: Option<TurnStatus>,
     pub page_url: Option<String>,
     pub page_origin: Option<String>,
-}
-
-/// A stored error of a failed or cancelled turn. `code` is the wire spelling
-/// (`RUNTIME_TIMEOUT`, …), kept as text so codes added later still read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StoredError {
-    pub code: String,
-    pub message: String,
-}
-
-/// One turn of a conversation, as history shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TurnDetail {
-    pub turn: u32,
-    pub created_at: String,
-    pub task: String,
-    pub status: TurnStatus,
-    pub error: Option<StoredError>,
-    pub user_message_id: String,
-    pub user_text: String,
-    /// Plain text of the answer.
-    pub answer_text: String,
-    /// `assistant.title` of the response.
-    pub answer_title: Option<String>,
-    /// `assistant.render` of the response (the sanitized render AST).
-    pub render: Option<Value>,
-    /// `assistant.citations` of the response.
-    pub citations: Vec<Value>,
-    pub citations_total: u32,
-    pub citations_verified: u32,
-    /// `citations_verified / citations_total`; absent when there are none.
-    pub verified_ratio: Option<f64>,
-    pub model_id: Option<String>,
-    pub attempts: u32,
-    pub timings: Value,
-    /// True when the packets below went through the redaction policy.
-    pub redacted: bool,
-    pub request_packet: Value,
-    pub response_packet: Option<Value>,
-}
-
-/// A conversation with all its turns, oldest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConversationDetail {
-    pub id: String,
-    pub title: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub page_url: Option<String>,
-    pub page_origin: Option<String>,
-    pub turns: Vec<TurnDetail>,
 }
 
 /// A piece of a search snippet; `highlight` marks text that matched.
@@ -331,7 +277,7 @@ impl Store {
             t.conversation_id,
             t.turn,
             t.task,
-            SqlStatus(t.status),
+            t.status.as_str(),
             row.error_code,
             row.error_message,
             t.user_message_id,
@@ -382,7 +328,7 @@ impl Store {
                     page_url: r.get(4)?,
                     page_origin: r.get(5)?,
                     turns: r.get(6)?,
-                    last_status: r.get::<_, Option<SqlStatus>>(7)?.map(|s| s.0),
+                    last_status: r.get::<_, Option<StatusColumn>>(7)?.map(|s| s.0),
                 })
             })
             .map_err(sqlite)?;
@@ -435,7 +381,7 @@ impl Store {
                     turn: r.get(0)?,
                     created_at: r.get(1)?,
                     task: r.get(2)?,
-                    status: r.get::<_, SqlStatus>(3)?.0,
+                    status: r.get::<_, StatusColumn>(3)?.0,
                     error_code: r.get(4)?,
                     error_message: r.get(5)?,
                     user_message_id: r.get(6)?,
@@ -495,7 +441,7 @@ impl Store {
                         conversation_title: r.get(1)?,
                         turn: r.get(2)?,
                         created_at: r.get(3)?,
-                        status: r.get::<_, SqlStatus>(4)?.0,
+                        status: r.get::<_, StatusColumn>(4)?.0,
                         snippet: snippet_parts(&r.get::<_, String>(5)?),
                         rank: r.get(6)?,
                     })
@@ -1577,22 +1523,6 @@ mod tests {
         store.commit_turn(&record("c-1", 2, "q", "a")).unwrap();
         store.commit_turn(&record("c-2", 1, "q", "a")).unwrap();
         assert_eq!(count(&store, "SELECT COUNT(*) FROM messages"), 6);
-    }
-
-    #[test]
-    fn turn_status_spellings() {
-        for (status, text) in [
-            (TurnStatus::Ok, "ok"),
-            (TurnStatus::Failed, "failed"),
-            (TurnStatus::Cancelled, "cancelled"),
-        ] {
-            assert_eq!(status.as_str(), text);
-            assert_eq!(serde_json::to_value(status).unwrap(), json!(text));
-            assert_eq!(
-                serde_json::from_value::<TurnStatus>(json!(text)).unwrap(),
-                status
-            );
-        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! Full packets are stored only when the caller asks (`LAIKA_LOG_FULL_LLM=1`);
 //! that decision is the store's, not this module's.
 
+use laika_core::text::prefix_chars;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -120,14 +121,6 @@ fn write_string(s: &str, out: &mut String) {
     match serde_json::to_string(s) {
         Ok(quoted) => out.push_str(&quoted),
         Err(_) => out.push_str("\"\""),
-    }
-}
-
-/// The longest prefix of `text` with at most `max` chars.
-pub fn prefix_chars(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => text.get(..end).unwrap_or(text),
-        None => text,
     }
 }
 
@@ -384,11 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn prefix_and_userinfo_helpers() {
-        assert_eq!(prefix_chars("héllo", 2), "hé");
-        assert_eq!(prefix_chars("hé", 5), "hé");
-        assert_eq!(prefix_chars("", 0), "");
-        assert_eq!(prefix_chars("👩‍👩‍👧", 1), "👩");
+    fn userinfo_is_stripped() {
         assert_eq!(
             strip_url_userinfo("https://u:p@x.example/a"),
             "https://x.example/a"

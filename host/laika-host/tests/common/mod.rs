@@ -32,15 +32,8 @@ pub fn assert_wire_valid(msg: &Value) {
     assert!(
         errors.is_empty(),
         "not a valid wire message: {errors:#?}\n{}",
-        truncate(&msg.to_string())
+        laika_core::text::prefix_chars(&msg.to_string(), 2000)
     );
-}
-
-fn truncate(s: &str) -> &str {
-    match s.char_indices().nth(2000) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
 }
 
 pub fn fixture(name: &str) -> PathBuf {

@@ -1,8 +1,9 @@
 //! Sanitizer for `assistant.render`, the "Laika Document" AST of the
-//! laika.llmcp seed, plus its two read-only views (export HTML, plain text).
+//! laika.llmcp seed.
 //!
-//! Model output is untrusted, so [`sanitize`] rebuilds the render from scratch
-//! instead of filtering it in place. Invariants of its output:
+//! Model output is untrusted, so [`sanitize`] parses it into the typed AST
+//! ([`Doc`]) from scratch instead of filtering it in place: sanitizing is
+//! parsing plus limits. Invariants of its output (as JSON, `Doc::to_value`):
 //!
 //! - The root is always `{"type":"doc","children":[block…]}`. A non-object or
 //!   unknown root gives an empty doc; a root that is itself a known node (e.g.
@@ -35,9 +36,11 @@
 //! `"<json path>: <reason>"`, at most [`MAX_DROPPED_ENTRIES`] entries plus one
 //! summary entry, so a hostile render cannot make the report unbounded.
 
-use serde_json::{json, Map, Value};
+use super::ast::{is_known_type, Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
+use super::text::blocks_text;
+use crate::text;
+use serde_json::{Map, Value};
 use std::fmt::Display;
-use std::sync::OnceLock;
 use url::Url;
 
 /// Recursion ceiling applied on top of `RenderLimits::max_depth`, so a
@@ -52,24 +55,6 @@ const MAX_LANGUAGE_CHARS: usize = 32;
 /// Level given to a heading whose level is missing or not a number (the
 /// seed's example answers use `h2` for their top heading).
 const DEFAULT_HEADING_LEVEL: u8 = 2;
-const ELLIPSIS: char = '…';
-const LINK_REL: &str = "noopener noreferrer nofollow";
-
-/// Every node type of the seed's render AST (laika.llmcp "Allowed node types").
-pub const NODE_TYPES: &[&str] = &[
-    "doc",
-    "heading",
-    "paragraph",
-    "list",
-    "list_item",
-    "blockquote",
-    "code_block",
-    "table",
-    "table_row",
-    "table_cell",
-    "text",
-    "link",
-];
 
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +85,7 @@ impl Default for RenderLimits {
 /// The result of [`sanitize`]: a valid doc and what was removed or changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sanitized {
-    pub render: Value,
+    pub render: Doc,
     /// One `"<json path>: <reason>"` entry per removed or changed thing.
     pub dropped: Vec<String>,
 }
@@ -111,7 +96,7 @@ pub fn sanitize(render: &Value, limits: &RenderLimits) -> Sanitized {
     let mut walker = Walker::new(limits);
     let children = walker.root(render);
     Sanitized {
-        render: json!({ "type": "doc", "children": children }),
+        render: Doc { children },
         dropped: walker.finish(),
     }
 }
@@ -141,25 +126,8 @@ pub fn sanitize_href(href: &str) -> Option<String> {
     Some(url.into())
 }
 
-/// Renders a render as the seed's HTML subset, for history export. The input
-/// is re-sanitized first, every text is HTML-escaped, and the result goes
-/// through a strict `ammonia` policy as a second, independent line of defence.
-pub fn to_html(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    let mut html = String::new();
-    for block in items(&doc, "children") {
-        block_html(block, &mut html);
-    }
-    html_policy().clean(&html).to_string()
-}
-
-/// The readable text of a render, for search indexing and previews: blocks
-/// separated by newlines, list items prefixed with "- " (continuation lines
-/// indented), table cells separated by " | ", links reduced to their words.
-/// The input is re-sanitized first.
-pub fn plain_text(render: &Value) -> String {
-    let doc = sanitize(render, &RenderLimits::default()).render;
-    blocks_text(items(&doc, "children"))
+fn node_type(v: &Value) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
 }
 
 /// Whether a character may stay in sanitized text.
@@ -169,25 +137,12 @@ fn keep_char(c: char) -> bool {
     !control && !bidi
 }
 
-/// Known node types: anything else is dropped as unknown.
-pub fn is_known_type(t: &str) -> bool {
-    NODE_TYPES.contains(&t)
-}
-
-fn node_type(v: &Value) -> Option<&str> {
-    v.get("type").and_then(Value::as_str)
-}
-
 /// A short, printable rendering of an untrusted string for `dropped`
 /// entries (they end up in logs and storage).
 fn describe(s: &str) -> String {
     const MAX: usize = 40;
-    let mut short: String = s.chars().filter(|&c| keep_char(c)).take(MAX + 1).collect();
-    let long = short.chars().count() > MAX;
-    if long {
-        short.pop();
-    }
-    format!("{short:?}{}", if long { "…" } else { "" })
+    let short: String = s.chars().filter(|&c| keep_char(c)).take(MAX + 1).collect();
+    text::clip_quoted(&short, MAX)
 }
 
 fn field_path(path: &str, key: &str) -> String {
@@ -199,20 +154,6 @@ fn field_path(path: &str, key: &str) -> String {
     } else {
         format!("{path}[{}]", describe(key))
     }
-}
-
-/// Keeps at most `max` chars; if it had to cut, the last kept char is "…".
-fn truncate_with_ellipsis(mut s: String, max: usize) -> String {
-    if max == 0 {
-        return String::new();
-    }
-    // Cut before char number `max` (1-based) only if a char follows it.
-    let mut rest = s.char_indices().skip(max - 1);
-    if let (Some((cut, _)), Some(_)) = (rest.next(), rest.next()) {
-        s.truncate(cut);
-        s.push(ELLIPSIS);
-    }
-    s
 }
 
 fn valid_language(l: &str) -> bool {
@@ -227,7 +168,7 @@ fn valid_language(l: &str) -> bool {
 #[derive(Default)]
 struct Run {
     open: bool,
-    nodes: Vec<Value>,
+    nodes: Vec<Inline>,
 }
 
 struct Walker {
@@ -355,23 +296,24 @@ impl Walker {
     /// Cleans, bounds and charges one text; `None` means nothing is left.
     fn text_value(&mut self, s: &str, path: &str) -> Option<String> {
         let limit = self.max_text;
-        let mut out = String::new();
-        let mut count = 0usize;
-        let mut over = false;
         let mut removed = false;
         // Stops at limit + 1 kept chars so a huge string costs no more than that.
-        for c in s.chars() {
-            if !keep_char(c) {
-                removed = true;
-                continue;
-            }
-            if count == limit {
-                over = true;
-                break;
-            }
-            out.push(c);
-            count += 1;
-        }
+        let kept: String = s
+            .chars()
+            .filter(|&c| {
+                let keep = keep_char(c);
+                removed |= !keep;
+                keep
+            })
+            .take(limit.saturating_add(1))
+            .collect();
+        let over = kept.chars().count() > limit;
+        let mut out = if over {
+            text::clip_within(&kept, limit)
+        } else {
+            kept
+        };
+        let mut count = out.chars().count();
         if removed {
             self.note(path, "control or bidi characters removed");
         }
@@ -384,8 +326,6 @@ impl Walker {
             return None;
         }
         if over {
-            out.pop();
-            out.push(ELLIPSIS);
             self.note(path, format_args!("text truncated to {limit} characters"));
         }
         let remaining = self.max_total.saturating_sub(self.total_chars);
@@ -398,7 +338,7 @@ impl Walker {
             return None;
         }
         if count > remaining {
-            out = truncate_with_ellipsis(out, remaining);
+            out = text::clip_within(&out, remaining);
             count = remaining;
             let max = self.max_total;
             self.note(
@@ -410,7 +350,7 @@ impl Walker {
         Some(out)
     }
 
-    fn root(&mut self, v: &Value) -> Vec<Value> {
+    fn root(&mut self, v: &Value) -> Vec<Block> {
         let Some(obj) = v.as_object() else {
             self.note("$", "root is not an object; empty doc");
             return Vec::new();
@@ -446,7 +386,7 @@ impl Walker {
     }
 
     /// Sanitizes one item in block content, returning the blocks it yields.
-    fn single_block(&mut self, item: &Value, path: &str, depth: usize) -> Vec<Value> {
+    fn single_block(&mut self, item: &Value, path: &str, depth: usize) -> Vec<Block> {
         let mut out = Vec::new();
         let mut run = Run::default();
         self.block_item(item, path, depth, &mut out, &mut run);
@@ -454,7 +394,7 @@ impl Walker {
         out
     }
 
-    fn block_items(&mut self, items: &[Value], base: &str, depth: usize) -> Vec<Value> {
+    fn block_items(&mut self, items: &[Value], base: &str, depth: usize) -> Vec<Block> {
         let mut out = Vec::new();
         let mut run = Run::default();
         for (i, item) in items.iter().enumerate() {
@@ -467,7 +407,7 @@ impl Walker {
         out
     }
 
-    fn flush(&mut self, run: &mut Run, out: &mut Vec<Value>) {
+    fn flush(&mut self, run: &mut Run, out: &mut Vec<Block>) {
         if !run.open {
             return;
         }
@@ -476,7 +416,7 @@ impl Walker {
         if children.is_empty() {
             self.release_node();
         } else {
-            out.push(json!({ "type": "paragraph", "children": children }));
+            out.push(Block::Paragraph { children });
         }
     }
 
@@ -486,7 +426,7 @@ impl Walker {
         item: &Value,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Block>,
         run: &mut Run,
     ) {
         if !self.depth_ok(path, depth) {
@@ -532,7 +472,7 @@ impl Walker {
                     self.release_node();
                     self.note_empty(path, "blockquote");
                 } else {
-                    out.push(json!({ "type": "blockquote", "children": children }));
+                    out.push(Block::Blockquote { children });
                 }
             }
             "code_block" => self.code_block(obj, path, out),
@@ -567,7 +507,7 @@ impl Walker {
         t: &str,
         path: &str,
         depth: usize,
-    ) -> Option<Value> {
+    ) -> Option<Block> {
         let heading = t == "heading";
         let allowed: &[&str] = if heading {
             &["level", "children"]
@@ -590,8 +530,8 @@ impl Walker {
             return None;
         }
         Some(match level {
-            Some(level) => json!({ "type": "heading", "level": level, "children": children }),
-            None => json!({ "type": "paragraph", "children": children }),
+            Some(level) => Block::Heading { level, children },
+            None => Block::Paragraph { children },
         })
     }
 
@@ -622,7 +562,7 @@ impl Walker {
         }
     }
 
-    fn list(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn list(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Block>) {
         self.check_fields(obj, &["ordered", "items"], path);
         let ordered = self.bool_field(obj, "ordered", path);
         if !self.take_node(path) {
@@ -650,7 +590,7 @@ impl Walker {
                 self.release_node();
             } else {
                 self.note(&item_path, "not a list_item; wrapped in one");
-                kept.push(json!({ "type": "list_item", "children": children }));
+                kept.push(ListItem { children });
             }
         }
         if kept.is_empty() {
@@ -658,10 +598,13 @@ impl Walker {
             self.note_empty(path, "list");
             return;
         }
-        out.push(json!({ "type": "list", "ordered": ordered, "items": kept }));
+        out.push(Block::List {
+            ordered,
+            items: kept,
+        });
     }
 
-    fn list_item(&mut self, item: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn list_item(&mut self, item: &Value, path: &str, depth: usize) -> Option<ListItem> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -672,10 +615,10 @@ impl Walker {
         }
         let (children, cpath) = self.array_field(obj, "children", path);
         let children = self.block_items(children, &cpath, depth + 1);
-        Some(json!({ "type": "list_item", "children": children }))
+        Some(ListItem { children })
     }
 
-    fn code_block(&mut self, obj: &Map<String, Value>, path: &str, out: &mut Vec<Value>) {
+    fn code_block(&mut self, obj: &Map<String, Value>, path: &str, out: &mut Vec<Block>) {
         self.check_fields(obj, &["language", "text"], path);
         let Some(text) = obj.get("text").and_then(Value::as_str) else {
             self.note(path, "code_block without a string text; dropped");
@@ -699,13 +642,10 @@ impl Walker {
             self.release_node();
             return;
         };
-        out.push(match language {
-            Some(l) => json!({ "type": "code_block", "language": l, "text": text }),
-            None => json!({ "type": "code_block", "text": text }),
-        });
+        out.push(Block::CodeBlock { language, text });
     }
 
-    fn table(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn table(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Block>) {
         self.check_fields(obj, &["rows"], path);
         if !self.take_node(path) {
             return;
@@ -726,10 +666,10 @@ impl Walker {
             self.note_empty(path, "table");
             return;
         }
-        out.push(json!({ "type": "table", "rows": kept }));
+        out.push(Block::Table { rows: kept });
     }
 
-    fn table_row(&mut self, row: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn table_row(&mut self, row: &Value, path: &str, depth: usize) -> Option<TableRow> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -755,10 +695,10 @@ impl Walker {
                 kept.push(cell);
             }
         }
-        Some(json!({ "type": "table_row", "cells": kept }))
+        Some(TableRow { cells: kept })
     }
 
-    fn table_cell(&mut self, cell: &Value, path: &str, depth: usize) -> Option<Value> {
+    fn table_cell(&mut self, cell: &Value, path: &str, depth: usize) -> Option<TableCell> {
         if !self.depth_ok(path, depth) {
             return None;
         }
@@ -775,7 +715,7 @@ impl Walker {
             return None;
         }
         let children = self.inline_children(obj, path, depth + 1);
-        Some(json!({ "type": "table_cell", "header": header, "children": children }))
+        Some(TableCell { header, children })
     }
 
     /// The `children` of a node holding inline content, each at `depth`.
@@ -784,7 +724,7 @@ impl Walker {
         obj: &Map<String, Value>,
         path: &str,
         depth: usize,
-    ) -> Vec<Value> {
+    ) -> Vec<Inline> {
         let (children, cpath) = self.array_field(obj, "children", path);
         let mut out = Vec::new();
         for (i, child) in children.iter().enumerate() {
@@ -797,7 +737,7 @@ impl Walker {
     }
 
     /// One item of inline content (children of heading, paragraph, table_cell).
-    fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Inline>) {
         if !self.depth_ok(path, depth) {
             return;
         }
@@ -812,7 +752,7 @@ impl Walker {
         match t {
             "text" => {
                 if let Some(node) = self.text_node(obj, path) {
-                    out.push(node);
+                    out.push(Inline::Text(node));
                 }
             }
             "link" => self.link(obj, path, depth, out),
@@ -844,7 +784,7 @@ impl Walker {
         t: &str,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Inline>,
     ) {
         let (nodes, chars) = (self.nodes, self.total_chars);
         let scratch = self.single_block(item, path, depth);
@@ -862,12 +802,12 @@ impl Walker {
             return;
         }
         match self.text_value(&text, path) {
-            Some(text) => out.push(json!({ "type": "text", "text": text })),
+            Some(text) => out.push(Inline::Text(Text { text })),
             None => self.release_node(),
         }
     }
 
-    fn text_node(&mut self, obj: &Map<String, Value>, path: &str) -> Option<Value> {
+    fn text_node(&mut self, obj: &Map<String, Value>, path: &str) -> Option<Text> {
         self.check_fields(obj, &["text"], path);
         let Some(text) = obj.get("text").and_then(Value::as_str) else {
             self.note(path, "text node without a string text; dropped");
@@ -877,7 +817,7 @@ impl Walker {
             return None;
         }
         match self.text_value(text, &field_path(path, "text")) {
-            Some(text) => Some(json!({ "type": "text", "text": text })),
+            Some(text) => Some(Text { text }),
             None => {
                 self.release_node();
                 None
@@ -885,7 +825,7 @@ impl Walker {
         }
     }
 
-    fn link(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Value>) {
+    fn link(&mut self, obj: &Map<String, Value>, path: &str, depth: usize, out: &mut Vec<Inline>) {
         self.check_fields(obj, &["href", "children"], path);
         let href = obj
             .get("href")
@@ -896,7 +836,9 @@ impl Walker {
                 &field_path(path, "href"),
                 "missing or not an http/https/mailto URL; link replaced by its text",
             );
-            self.link_text(obj, path, depth + 1, out);
+            let mut texts = Vec::new();
+            self.link_text(obj, path, depth + 1, &mut texts);
+            out.extend(texts.into_iter().map(Inline::Text));
             return;
         };
         if !self.take_node(path) {
@@ -909,7 +851,10 @@ impl Walker {
             self.note_empty(path, "link");
             return;
         }
-        out.push(json!({ "type": "link", "href": href, "children": texts }));
+        out.push(Inline::Link(Link {
+            href,
+            children: texts,
+        }));
     }
 
     /// The text children of a link; a nested link gives its text, anything
@@ -919,7 +864,7 @@ impl Walker {
         obj: &Map<String, Value>,
         path: &str,
         depth: usize,
-        out: &mut Vec<Value>,
+        out: &mut Vec<Text>,
     ) {
         let (children, cpath) = self.array_field(obj, "children", path);
         for (i, child) in children.iter().enumerate() {
@@ -949,252 +894,40 @@ impl Walker {
     }
 }
 
-// ---- views over a sanitized render ----
-
-fn items<'v>(v: &'v Value, key: &str) -> &'v [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[])
-}
-
-fn str_field<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn bool_of(v: &Value, key: &str) -> bool {
-    v.get(key).and_then(Value::as_bool).unwrap_or(false)
-}
-
-fn blocks_text(blocks: &[Value]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .map(block_text)
-        .filter(|s| !s.is_empty())
-        .collect();
-    parts.join("\n")
-}
-
-fn block_text(block: &Value) -> String {
-    match node_type(block) {
-        Some("heading" | "paragraph") => inline_text(items(block, "children")),
-        Some("list") => {
-            let lines: Vec<String> = items(block, "items")
-                .iter()
-                .map(|item| {
-                    let body = blocks_text(items(item, "children"));
-                    format!("- {}", body.replace('\n', "\n  "))
-                })
-                .collect();
-            lines.join("\n")
-        }
-        Some("blockquote") => blocks_text(items(block, "children")),
-        Some("code_block") => str_field(block, "text").to_string(),
-        Some("table") => {
-            let rows: Vec<String> = items(block, "rows")
-                .iter()
-                .map(|row| {
-                    let cells: Vec<String> = items(row, "cells")
-                        .iter()
-                        .map(|cell| inline_text(items(cell, "children")))
-                        .collect();
-                    cells.join(" | ")
-                })
-                .collect();
-            rows.join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
-fn inline_text(nodes: &[Value]) -> String {
-    let mut out = String::new();
-    for node in nodes {
-        match node_type(node) {
-            Some("text") => out.push_str(str_field(node, "text")),
-            Some("link") => out.push_str(&inline_text(items(node, "children"))),
-            _ => {}
-        }
-    }
-    out
-}
-
-fn escape_html(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
-
-fn blocks_html(blocks: &[Value], out: &mut String) {
-    for block in blocks {
-        block_html(block, out);
-    }
-}
-
-fn block_html(block: &Value, out: &mut String) {
-    match node_type(block) {
-        Some("heading") => {
-            let level = block
-                .get("level")
-                .and_then(Value::as_u64)
-                .unwrap_or(u64::from(DEFAULT_HEADING_LEVEL))
-                .clamp(1, 6);
-            out.push_str(&format!("<h{level}>"));
-            inline_html(items(block, "children"), out);
-            out.push_str(&format!("</h{level}>\n"));
-        }
-        Some("paragraph") => {
-            out.push_str("<p>");
-            inline_html(items(block, "children"), out);
-            out.push_str("</p>\n");
-        }
-        Some("list") => {
-            let tag = if bool_of(block, "ordered") {
-                "ol"
-            } else {
-                "ul"
-            };
-            out.push_str(&format!("<{tag}>\n"));
-            for item in items(block, "items") {
-                out.push_str("<li>");
-                blocks_html(items(item, "children"), out);
-                out.push_str("</li>\n");
-            }
-            out.push_str(&format!("</{tag}>\n"));
-        }
-        Some("blockquote") => {
-            out.push_str("<blockquote>\n");
-            blocks_html(items(block, "children"), out);
-            out.push_str("</blockquote>\n");
-        }
-        Some("code_block") => {
-            out.push_str("<pre><code>");
-            escape_html(str_field(block, "text"), out);
-            out.push_str("</code></pre>\n");
-        }
-        Some("table") => table_html(items(block, "rows"), out),
-        _ => {}
-    }
-}
-
-/// Leading rows made only of header cells form `<thead>`, the rest `<tbody>`.
-fn table_html(rows: &[Value], out: &mut String) {
-    let is_header_row = |row: &Value| {
-        let cells = items(row, "cells");
-        !cells.is_empty() && cells.iter().all(|c| bool_of(c, "header"))
-    };
-    let head = rows.iter().take_while(|r| is_header_row(r)).count();
-    let head_rows = rows.get(..head).unwrap_or(&[]);
-    let body_rows = rows.get(head..).unwrap_or(&[]);
-    out.push_str("<table>\n");
-    for (tag, section) in [("thead", head_rows), ("tbody", body_rows)] {
-        if section.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("<{tag}>\n"));
-        for row in section {
-            out.push_str("<tr>");
-            for cell in items(row, "cells") {
-                let cell_tag = if bool_of(cell, "header") { "th" } else { "td" };
-                out.push_str(&format!("<{cell_tag}>"));
-                inline_html(items(cell, "children"), out);
-                out.push_str(&format!("</{cell_tag}>"));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str(&format!("</{tag}>\n"));
-    }
-    out.push_str("</table>\n");
-}
-
-fn inline_html(nodes: &[Value], out: &mut String) {
-    for node in nodes {
-        match node_type(node) {
-            Some("text") => escape_html(str_field(node, "text"), out),
-            Some("link") => {
-                out.push_str("<a href=\"");
-                escape_html(str_field(node, "href"), out);
-                out.push_str("\">");
-                inline_html(items(node, "children"), out);
-                out.push_str("</a>");
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The export policy: exactly the seed's tags, `href` on `a` only, absolute
-/// http/https/mailto URLs, and a fixed `rel` on every link.
-fn html_policy() -> &'static ammonia::Builder<'static> {
-    static POLICY: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
-    POLICY.get_or_init(|| {
-        let tags = [
-            "p",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "ul",
-            "ol",
-            "li",
-            "blockquote",
-            "pre",
-            "code",
-            "a",
-            "table",
-            "thead",
-            "tbody",
-            "tr",
-            "th",
-            "td",
-        ];
-        let mut builder = ammonia::Builder::empty();
-        builder
-            .tags(tags.into_iter().collect())
-            .generic_attributes(Default::default())
-            .tag_attributes(
-                [("a", ["href"].into_iter().collect())]
-                    .into_iter()
-                    .collect(),
-            )
-            .url_schemes(["http", "https", "mailto"].into_iter().collect())
-            .url_relative(ammonia::UrlRelative::Deny)
-            .link_rel(Some(LINK_REL))
-            .strip_comments(true);
-        builder
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::fixtures::{doc, full_doc, para, text};
+    use crate::render::{plain_text, to_html};
+    use serde_json::json;
 
-    fn text(t: &str) -> Value {
-        json!({ "type": "text", "text": t })
+    /// [`Sanitized`] with the render as JSON: the tests check exactly what
+    /// the sidebar and the store see.
+    struct Out {
+        render: Value,
+        dropped: Vec<String>,
     }
 
-    fn para(children: Vec<Value>) -> Value {
-        json!({ "type": "paragraph", "children": children })
+    fn sanitize_json(v: &Value, limits: &RenderLimits) -> Out {
+        let out = sanitize(v, limits);
+        Out {
+            render: out.render.to_value(),
+            dropped: out.dropped,
+        }
     }
 
-    fn doc(children: Vec<Value>) -> Value {
-        json!({ "type": "doc", "children": children })
+    fn run(v: &Value) -> Out {
+        sanitize_json(v, &RenderLimits::default())
     }
 
-    fn run(v: &Value) -> Sanitized {
-        sanitize(v, &RenderLimits::default())
+    fn items<'v>(v: &'v Value, key: &str) -> &'v [Value] {
+        v.get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
-    fn has_drop(s: &Sanitized, path: &str, needle: &str) -> bool {
+    fn has_drop(s: &Out, path: &str, needle: &str) -> bool {
         s.dropped
             .iter()
             .any(|d| d.starts_with(&format!("{path}: ")) && d.contains(needle))
@@ -1216,44 +949,6 @@ mod tests {
             .flat_map(|k| items(v, k))
             .map(|c| 1 + count_nodes(c))
             .sum()
-    }
-
-    fn full_doc() -> Value {
-        json!({
-            "type": "doc",
-            "children": [
-                { "type": "heading", "level": 3, "children": [text("Title")] },
-                { "type": "paragraph", "children": [
-                    text("See "),
-                    { "type": "link", "href": "https://example.com/a?b=c#d", "children": [text("this")] },
-                    text(".")
-                ] },
-                { "type": "list", "ordered": true, "items": [
-                    { "type": "list_item", "children": [para(vec![text("one")])] },
-                    { "type": "list_item", "children": [
-                        para(vec![text("two")]),
-                        { "type": "list", "ordered": false, "items": [
-                            { "type": "list_item", "children": [para(vec![text("inner")])] }
-                        ] }
-                    ] }
-                ] },
-                { "type": "blockquote", "children": [para(vec![text("quoted")])] },
-                { "type": "code_block", "language": "rust", "text": "fn main() {\n\tx < y\n}" },
-                { "type": "code_block", "text": "plain" },
-                { "type": "table", "rows": [
-                    { "type": "table_row", "cells": [
-                        { "type": "table_cell", "header": true, "children": [text("K")] },
-                        { "type": "table_cell", "header": true, "children": [text("V")] }
-                    ] },
-                    { "type": "table_row", "cells": [
-                        { "type": "table_cell", "header": false, "children": [text("a")] },
-                        { "type": "table_cell", "header": false, "children": [
-                            { "type": "link", "href": "mailto:x@example.com", "children": [text("mail")] }
-                        ] }
-                    ] }
-                ] }
-            ]
-        })
     }
 
     #[test]
@@ -1667,7 +1362,7 @@ mod tests {
             max_depth: 5,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(vec![node.clone()]), &limits);
+        let out = sanitize_json(&doc(vec![node.clone()]), &limits);
         assert_eq!(depth_of(&out.render), 5);
         assert!(out
             .dropped
@@ -1684,7 +1379,7 @@ mod tests {
             max_depth: usize::MAX,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(vec![deep]), &limits);
+        let out = sanitize_json(&doc(vec![deep]), &limits);
         assert_eq!(depth_of(&out.render), HARD_MAX_DEPTH);
     }
 
@@ -1697,7 +1392,7 @@ mod tests {
             max_nodes: 101,
             ..RenderLimits::default()
         };
-        let out = sanitize(&doc(paras), &limits);
+        let out = sanitize_json(&doc(paras), &limits);
         let n = count_nodes(&out.render);
         // The 51st paragraph gets node 101 but not its text, so it is released.
         assert_eq!(n, 100);
@@ -1721,7 +1416,7 @@ mod tests {
             max_text_chars: 5,
             ..RenderLimits::default()
         };
-        let out = sanitize(
+        let out = sanitize_json(
             &doc(vec![para(vec![text("😀😀😀😀😀😀😀"), text("abcde")])]),
             &limits,
         );
@@ -1745,7 +1440,7 @@ mod tests {
             ..RenderLimits::default()
         };
         let twenty = "x".repeat(20);
-        let out = sanitize(
+        let out = sanitize_json(
             &doc(vec![
                 para(vec![text(&twenty)]),
                 json!({ "type": "code_block", "text": twenty }),
@@ -1770,7 +1465,7 @@ mod tests {
             ..RenderLimits::default()
         };
         assert_eq!(
-            sanitize(&doc(vec![para(vec![text("a")])]), &zero).render,
+            sanitize_json(&doc(vec![para(vec![text("a")])]), &zero).render,
             doc(vec![])
         );
     }
@@ -1863,45 +1558,5 @@ mod tests {
             assert!(out.dropped.len() <= MAX_DROPPED_ENTRIES + 1);
             let _ = to_html(input);
         }
-    }
-
-    #[test]
-    fn to_html_renders_the_subset() {
-        let html = to_html(&full_doc());
-        let expected = concat!(
-            "<h3>Title</h3>\n",
-            "<p>See <a href=\"https://example.com/a?b=c#d\" rel=\"noopener noreferrer nofollow\">this</a>.</p>\n",
-            "<ol>\n<li><p>one</p>\n</li>\n<li><p>two</p>\n<ul>\n<li><p>inner</p>\n</li>\n</ul>\n</li>\n</ol>\n",
-            "<blockquote>\n<p>quoted</p>\n</blockquote>\n",
-            "<pre><code>fn main() {\n\tx &lt; y\n}</code></pre>\n",
-            "<pre><code>plain</code></pre>\n",
-            "<table>\n<thead>\n<tr><th>K</th><th>V</th></tr>\n</thead>\n",
-            "<tbody>\n<tr><td>a</td><td><a href=\"mailto:x@example.com\" rel=\"noopener noreferrer nofollow\">mail</a></td></tr>\n</tbody>\n</table>\n",
-        );
-        assert_eq!(html, expected);
-    }
-
-    #[test]
-    fn to_html_escapes_and_resanitizes() {
-        let input = doc(vec![
-            para(vec![
-                text("<script>alert('x')</script> & \"q\""),
-                json!({ "type": "link", "href": "javascript:alert(1)", "children": [text("bad")] }),
-            ]),
-            json!({ "type": "code_block", "language": "html", "text": "<img src=x onerror=alert(1)>" }),
-            json!({ "type": "raw_html", "html": "<iframe src=x>" }),
-        ]);
-        let html = to_html(&input);
-        assert_eq!(
-            html,
-            "<p>&lt;script&gt;alert('x')&lt;/script&gt; &amp; \"q\"bad</p>\n<pre><code>&lt;img src=x onerror=alert(1)&gt;</code></pre>\n"
-        );
-    }
-
-    #[test]
-    fn plain_text_reads_like_text() {
-        let want = "Title\nSee this.\n- one\n- two\n  - inner\nquoted\nfn main() {\n\tx < y\n}\nplain\nK | V\na | mail";
-        assert_eq!(plain_text(&full_doc()), want);
-        assert_eq!(plain_text(&json!(null)), "");
     }
 }

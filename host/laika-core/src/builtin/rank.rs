@@ -500,17 +500,6 @@ fn dedupe_key(text: &str) -> u64 {
     hash
 }
 
-fn truncate_at_char(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.get(..end).unwrap_or("")
-}
-
 fn str_at<'a>(value: &'a Value, key: &str) -> &'a str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
@@ -527,7 +516,7 @@ impl Page {
     /// Segments `text` and appends its blocks and (new) units.
     pub fn add_text(&mut self, source: Source, text: &str) {
         let room = MAX_TEXT_BYTES.saturating_sub(self.bytes);
-        let text = truncate_at_char(text, room);
+        let text = crate::text::prefix_bytes(text, room);
         if text.trim().is_empty() {
             return;
         }

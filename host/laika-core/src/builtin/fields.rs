@@ -1,0 +1,521 @@
+//! Field parsers for `web.extract`: the field types a user may ask for,
+//! and finding and checking a typed value (price, SKU, availability, author,
+//! date, rating) in a line of page text. Ranges are byte ranges into it.
+
+use super::rank;
+use crate::text::floor_char_boundary;
+use std::ops::Range;
+
+/// Longest value read after a label.
+pub(super) const MAX_VALUE_BYTES: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FieldType {
+    Price,
+    Sku,
+    Availability,
+    Author,
+    Date,
+    Rating,
+    Other,
+}
+
+/// Field types with the names a user may ask for them by and the labels a
+/// page may print before their value.
+pub(super) const FIELD_TYPES: &[(FieldType, &[&str], &[&str])] = &[
+    (
+        FieldType::Price,
+        &["price", "prices", "pricing", "cost", "amount"],
+        &["price", "cost", "amount"],
+    ),
+    (
+        FieldType::Sku,
+        &[
+            "sku",
+            "item number",
+            "model number",
+            "part number",
+            "product code",
+            "product id",
+            "mpn",
+            "upc",
+            "model",
+        ],
+        &[
+            "sku",
+            "item number",
+            "item no",
+            "item #",
+            "model number",
+            "model no",
+            "model",
+            "part number",
+            "part no",
+            "product code",
+            "product id",
+            "mpn",
+            "upc",
+            "asin",
+            "style number",
+        ],
+    ),
+    (
+        FieldType::Availability,
+        &[
+            "availability",
+            "stock",
+            "in stock",
+            "stock status",
+            "available",
+        ],
+        &["availability", "stock status", "in stock?", "stock"],
+    ),
+    (
+        FieldType::Author,
+        &["author", "authors", "byline", "writer", "by"],
+        &["author", "written by", "byline", "posted by", "by"],
+    ),
+    (
+        FieldType::Date,
+        &[
+            "date",
+            "published",
+            "publication date",
+            "published date",
+            "posted",
+            "date published",
+        ],
+        &[
+            "publication date",
+            "date published",
+            "published on",
+            "published",
+            "last updated",
+            "updated",
+            "posted on",
+            "posted",
+            "release date",
+            "date",
+        ],
+    ),
+    (
+        FieldType::Rating,
+        &[
+            "rating",
+            "ratings",
+            "stars",
+            "rated",
+            "score",
+            "review score",
+        ],
+        &[
+            "average rating",
+            "customer rating",
+            "rating",
+            "rated",
+            "stars",
+            "score",
+        ],
+    ),
+];
+
+pub(super) const AVAILABILITY_PHRASES: &[&str] = &[
+    "currently unavailable",
+    "temporarily out of stock",
+    "out of stock",
+    "in stock",
+    "in-stock",
+    "sold out",
+    "pre-order",
+    "preorder",
+    "pre order",
+    "backorder",
+    "back-order",
+    "back order",
+    "available now",
+    "limited stock",
+    "discontinued",
+    "unavailable",
+];
+
+const CURRENCY_SYMBOLS: &[char] = &['$', '€', '£', '¥', '₹', '₩', '₽', '₺', '₪', '₫', '฿'];
+const CURRENCY_CODES: &[&str] = &[
+    "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CNY", "INR", "SEK", "NOK", "DKK", "NZD",
+    "MXN", "BRL", "PLN",
+];
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+pub(super) fn normalize_name(name: &str) -> String {
+    name.to_lowercase()
+        .replace(['_', '-'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A requested field: its key as given, its type, and the labels to look for
+/// (longest first, so "model number" wins over "model").
+pub(super) struct Field {
+    pub(super) key: String,
+    pub(super) kind: FieldType,
+    pub(super) labels: Vec<String>,
+}
+
+impl Field {
+    pub(super) fn new(key: &str) -> Field {
+        let norm = normalize_name(key);
+        let words: Vec<&str> = norm.split(' ').collect();
+        let kind = FIELD_TYPES
+            .iter()
+            .find(|(_, names, _)| names.contains(&norm.as_str()))
+            .or_else(|| {
+                FIELD_TYPES
+                    .iter()
+                    .find(|(_, names, _)| names.first().is_some_and(|n| words.contains(n)))
+            });
+        let mut labels: Vec<String> = match kind {
+            Some((_, _, labels)) => labels.iter().map(|l| l.to_string()).collect(),
+            None => Vec::new(),
+        };
+        if !labels.contains(&norm) && !norm.is_empty() {
+            labels.push(norm);
+        }
+        labels.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        Field {
+            key: key.to_string(),
+            kind: kind.map_or(FieldType::Other, |(k, _, _)| *k),
+            labels,
+        }
+    }
+}
+
+fn char_before(s: &str, i: usize) -> Option<char> {
+    s.get(..i).and_then(|p| p.chars().next_back())
+}
+
+pub(super) fn char_at(s: &str, i: usize) -> Option<char> {
+    s.get(i..).and_then(|p| p.chars().next())
+}
+
+fn is_word_edge(c: Option<char>) -> bool {
+    !c.is_some_and(char::is_alphanumeric)
+}
+
+/// Every occurrence of `needle` (already ASCII lower case) in `lower` that
+/// stands as a whole word. `lower` is the ASCII-lowercased block text, so
+/// offsets are the same as in the original.
+pub(super) fn word_hits<'a>(lower: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    lower
+        .match_indices(needle)
+        .map(|(i, _)| i)
+        .filter(move |&i| {
+            let first_is_word = needle.starts_with(char::is_alphanumeric);
+            let last_is_word = needle.ends_with(char::is_alphanumeric);
+            (!first_is_word || is_word_edge(char_before(lower, i)))
+                && (!last_is_word || is_word_edge(char_at(lower, i + needle.len())))
+        })
+}
+
+pub(super) fn skip_spaces(s: &str, mut i: usize) -> usize {
+    while let Some(c) = char_at(s, i) {
+        if c == ' ' || c == '\t' || c == '\u{a0}' {
+            i += c.len_utf8();
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+/// Where a label's value ends: at a cell or list separator, at the next
+/// "Label:" pair, at a sentence end, or after [`MAX_VALUE_BYTES`].
+pub(super) fn value_end(s: &str, start: usize) -> usize {
+    let rest = s.get(start..).unwrap_or("");
+    let mut end = rest.len();
+    for stop in ["|", ";", "\t", " · ", " • ", "  ", ". "] {
+        if let Some(i) = rest.find(stop) {
+            end = end.min(i);
+        }
+    }
+    // "Price: $5 SKU: A1": cut before the word that opens the next pair.
+    if let Some(colon) = rest.get(..end).and_then(|r| r.find(": ")) {
+        if let Some(space) = rest.get(..colon).and_then(|r| r.rfind(' ')) {
+            end = end.min(space);
+        }
+    }
+    start + floor_char_boundary(rest, end.min(MAX_VALUE_BYTES))
+}
+
+/// `range` without surrounding whitespace and trailing `.,;:` punctuation.
+pub(super) fn tidy(s: &str, range: Range<usize>) -> Range<usize> {
+    let Some(v) = s.get(range.clone()) else {
+        return range.start..range.start;
+    };
+    let start = range.start + (v.len() - v.trim_start().len());
+    let trimmed = v
+        .trim()
+        .trim_end_matches([',', ';', ':', '.', '。'])
+        .trim_end();
+    start..start + trimmed.len()
+}
+
+fn number_end(s: &str, i: usize) -> Option<usize> {
+    let mut end = i;
+    let mut digits = false;
+    while let Some(c) = char_at(s, end) {
+        if c.is_ascii_digit() {
+            digits = true;
+            end += 1;
+        } else if matches!(c, '.' | ',')
+            && char_at(s, end + 1).is_some_and(|n| n.is_ascii_digit())
+            && digits
+        {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    digits.then_some(end)
+}
+
+fn code_at(s: &str, i: usize) -> Option<usize> {
+    let word = s.get(i..i + 3)?;
+    (CURRENCY_CODES.contains(&word)
+        && is_word_edge(char_before(s, i))
+        && is_word_edge(char_at(s, i + 3)))
+    .then_some(i + 3)
+}
+
+fn number_starts(s: &str) -> impl Iterator<Item = usize> + '_ {
+    s.char_indices().filter_map(move |(i, c)| {
+        let prev = char_before(s, i);
+        (c.is_ascii_digit() && !prev.is_some_and(|p| p.is_ascii_digit() || p == '.' || p == ','))
+            .then_some(i)
+    })
+}
+
+/// The first money amount in `s`: "$19.99", "US$5", "19,99 €", "EUR 10".
+pub(super) fn find_price(s: &str) -> Option<Range<usize>> {
+    for (i, c) in s.char_indices() {
+        let after = if CURRENCY_SYMBOLS.contains(&c) {
+            Some(i + c.len_utf8())
+        } else {
+            code_at(s, i)
+        };
+        if let Some(a) = after {
+            if let Some(end) = number_end(s, skip_spaces(s, a)) {
+                return Some(i..end);
+            }
+        }
+        if c.is_ascii_digit()
+            && !char_before(s, i).is_some_and(|p| p.is_ascii_digit() || p == '.' || p == ',')
+        {
+            if let Some(end) = number_end(s, i) {
+                let k = skip_spaces(s, end);
+                if let Some(sym) = char_at(s, k).filter(|c| CURRENCY_SYMBOLS.contains(c)) {
+                    return Some(i..k + sym.len_utf8());
+                }
+                if let Some(e) = code_at(s, k) {
+                    return Some(i..e);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// "4.5 out of 5 stars", "4/5", "4 stars", "★★★★☆".
+pub(super) fn find_rating(s: &str) -> Option<Range<usize>> {
+    let lower = s.to_ascii_lowercase();
+    for i in number_starts(s) {
+        let Some(end) = number_end(s, i) else {
+            continue;
+        };
+        let rest = lower.get(end..).unwrap_or("");
+        if rest.starts_with(" out of ") {
+            if let Some(e) = number_end(s, end + 8) {
+                let tail = lower.get(e..).unwrap_or("");
+                let stars = [" stars", " star"]
+                    .iter()
+                    .find(|t| tail.starts_with(*t))
+                    .map_or(0, |t| t.len());
+                return Some(i..e + stars);
+            }
+        }
+        if let Some(slash) = rest.strip_prefix('/') {
+            if slash.starts_with(|c: char| c.is_ascii_digit()) {
+                return number_end(s, end + 1).map(|e| i..e);
+            }
+        }
+        for t in [" stars", " star", "-star"] {
+            if rest.starts_with(t) {
+                return Some(i..end + t.len());
+            }
+        }
+    }
+    let first = s.find(['★', '☆'])?;
+    let run: usize = s
+        .get(first..)?
+        .chars()
+        .take_while(|c| matches!(c, '★' | '☆'))
+        .map(char::len_utf8)
+        .sum();
+    (run >= 9).then_some(first..first + run)
+}
+
+/// "2024-03-05", "March 5, 2024", "5 March 2024", "Mar. 5 2024".
+pub(super) fn find_date(s: &str) -> Option<Range<usize>> {
+    let b = s.as_bytes();
+    let digits =
+        |from: usize, n: usize| (from..from + n).all(|k| b.get(k).is_some_and(u8::is_ascii_digit));
+    let lower = s.to_ascii_lowercase();
+    for i in number_starts(s) {
+        if digits(i, 4)
+            && b.get(i + 4) == Some(&b'-')
+            && digits(i + 5, 2)
+            && b.get(i + 7) == Some(&b'-')
+            && digits(i + 8, 2)
+        {
+            return Some(i..i + 10);
+        }
+        // Day first: "5 March 2024".
+        let Some(day_end) = number_end(s, i).filter(|e| e - i <= 2) else {
+            continue;
+        };
+        let m = skip_spaces(s, day_end);
+        if let Some(month_end) = month_at(&lower, m) {
+            let y = skip_spaces(s, month_end);
+            if digits(y, 4) && y > month_end {
+                return Some(i..y + 4);
+            }
+        }
+    }
+    for month in MONTHS {
+        for m in word_hits(&lower, month) {
+            let mut k = m + month.len();
+            if b.get(k) == Some(&b'.') {
+                k += 1;
+            }
+            let d = skip_spaces(s, k);
+            let Some(day_end) = number_end(s, d).filter(|&e| d > k && e - d <= 2) else {
+                continue;
+            };
+            let mut e = day_end;
+            if b.get(e) == Some(&b',') {
+                e += 1;
+            }
+            let y = skip_spaces(s, e);
+            if digits(y, 4) && y > day_end {
+                return Some(m..y + 4);
+            }
+        }
+    }
+    None
+}
+
+fn month_at(lower: &str, i: usize) -> Option<usize> {
+    MONTHS
+        .iter()
+        .filter(|m| {
+            lower.get(i..).is_some_and(|r| r.starts_with(*m))
+                && is_word_edge(char_at(lower, i + m.len()))
+        })
+        .map(|m| i + m.len())
+        .max()
+}
+
+pub(super) fn find_phrase(lower: &str, phrases: &[&str]) -> Option<Range<usize>> {
+    phrases
+        .iter()
+        .find_map(|p| word_hits(lower, p).next().map(|i| i..i + p.len()))
+}
+
+/// Checks and narrows a candidate value for a field type. `strict` is for
+/// label-without-separator matches, which need stronger evidence.
+pub(super) fn validate(
+    kind: FieldType,
+    s: &str,
+    lower: &str,
+    range: Range<usize>,
+    strict: bool,
+) -> Option<Range<usize>> {
+    let range = tidy(s, range);
+    let v = s.get(range.clone())?;
+    if v.is_empty() {
+        return None;
+    }
+    let sub = |r: Range<usize>| range.start + r.start..range.start + r.end;
+    let has_digit = v.chars().any(|c| c.is_ascii_digit());
+    match kind {
+        FieldType::Price => find_price(v)
+            .map(sub)
+            .or_else(|| (!strict && has_digit && v.len() <= 20).then_some(range.clone()))
+            .or_else(|| (v.eq_ignore_ascii_case("free")).then_some(range.clone())),
+        FieldType::Sku => {
+            if v.len() <= 40 && has_digit && v.split_whitespace().count() <= 3 {
+                return Some(range);
+            }
+            let mut at = 0;
+            for word in v.split_whitespace() {
+                let start = v.get(at..)?.find(word)? + at;
+                at = start + word.len();
+                if word.chars().any(|c| c.is_ascii_digit()) {
+                    return Some(tidy(s, sub(start..at)));
+                }
+            }
+            let plain = v.len() <= 30
+                && !v.contains(' ')
+                && v.chars().filter(|c| c.is_alphanumeric()).count() >= 3;
+            (plain && !strict).then_some(range)
+        }
+        FieldType::Availability => {
+            let vl = lower.get(range.clone())?;
+            match find_phrase(vl, AVAILABILITY_PHRASES) {
+                Some(_) if v.len() <= 60 => Some(range),
+                Some(p) => Some(sub(p)),
+                None => (!strict && v.len() <= 40 && v.chars().any(char::is_alphabetic))
+                    .then_some(range),
+            }
+        }
+        FieldType::Author => {
+            let words = v.split_whitespace().count();
+            let capital = v.chars().next().is_some_and(char::is_uppercase);
+            (v.len() <= 80 && capital && (!strict || words <= 4)).then_some(range)
+        }
+        FieldType::Date => find_date(v)
+            .map(sub)
+            .or_else(|| (has_digit && v.len() <= 60 && !strict).then_some(range.clone())),
+        FieldType::Rating => find_rating(v)
+            .map(sub)
+            .or_else(|| (has_digit && v.len() <= 30 && !strict).then_some(range.clone())),
+        FieldType::Other => {
+            let first = v.split_whitespace().next().unwrap_or("").to_lowercase();
+            (!strict || (!rank::is_stopword(&first) && v.len() <= 60)).then_some(range)
+        }
+    }
+}

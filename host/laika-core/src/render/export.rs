@@ -1,0 +1,157 @@
+//! History export as a standalone HTML page. Every piece of stored text is
+//! escaped here, and every render goes through [`html::to_html`] (ammonia),
+//! so an exported chat is as inert as the sidebar: no script, no handlers,
+//! only http(s)/mailto links.
+
+use super::html::{self, Escaped};
+use crate::history::ConversationDetail;
+use std::fmt::Write;
+
+const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}\
+.user{background:#eef2ff;border-radius:.5rem;padding:.5rem .75rem}\
+.meta{color:#6b7280;font-size:.8rem}.failed{color:#b91c1c}\
+blockquote{border-left:3px solid #d1d5db;margin-left:0;padding-left:.75rem}\
+table{border-collapse:collapse}td,th{border:1px solid #d1d5db;padding:.25rem .5rem}";
+
+/// A complete HTML document for one conversation.
+pub fn to_html(conversation: &ConversationDetail) -> String {
+    let title = conversation
+        .title
+        .as_deref()
+        .unwrap_or("Laika conversation");
+    let mut out = String::new();
+    // Writing into a String cannot fail, hence the ignored results.
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        Escaped(title),
+        Escaped(title)
+    );
+    if let Some(url) = &conversation.page_url {
+        let _ = writeln!(out, "<p class=\"meta\">Page: {}</p>", Escaped(url));
+    }
+    for turn in &conversation.turns {
+        let _ = write!(
+            out,
+            "<section>\n<p class=\"meta\">Turn {} · {} · {}</p>\n<p class=\"user\">{}</p>\n",
+            turn.turn,
+            Escaped(&turn.created_at),
+            Escaped(&turn.task),
+            Escaped(&turn.user_text)
+        );
+        if let Some(render) = &turn.render {
+            if let Some(t) = turn.answer_title.as_deref().filter(|t| !t.is_empty()) {
+                let _ = writeln!(out, "<h2>{}</h2>", Escaped(t));
+            }
+            out.push_str(&html::to_html(render));
+            out.push('\n');
+        }
+        if !turn.citations.is_empty() {
+            out.push_str("<details><summary>Sources</summary><ul>\n");
+            for c in &turn.citations {
+                let quote = c.get("quote").and_then(|q| q.as_str()).unwrap_or_default();
+                let mark = if c.get("verified").and_then(|v| v.as_bool()) == Some(false) {
+                    " (not found on the page)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(out, "<li>“{}”{mark}</li>", Escaped(quote));
+            }
+            out.push_str("</ul></details>\n");
+        }
+        if let Some(e) = &turn.error {
+            let _ = writeln!(
+                out,
+                "<p class=\"failed\">This turn failed: {} ({})</p>",
+                Escaped(&e.message),
+                Escaped(&e.code)
+            );
+        }
+        out.push_str("</section>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{StoredError, TurnDetail, TurnStatus};
+    use serde_json::{json, Value};
+
+    fn turn(render: Option<Value>, error: Option<StoredError>) -> TurnDetail {
+        TurnDetail {
+            turn: 1,
+            created_at: "2026-01-24T12:34:56.789Z".into(),
+            task: "web.answer".into(),
+            status: if error.is_some() {
+                TurnStatus::Failed
+            } else {
+                TurnStatus::Ok
+            },
+            error,
+            user_message_id: "u-1".into(),
+            user_text: "<img src=x onerror=alert(1)>?".into(),
+            answer_text: String::new(),
+            answer_title: Some("Title & <b>".into()),
+            render,
+            citations: vec![
+                json!({"quote": "\"q\" <s>", "verified": true}),
+                json!({"quote": "made up", "verified": false}),
+            ],
+            citations_total: 2,
+            citations_verified: 1,
+            verified_ratio: Some(0.5),
+            model_id: None,
+            attempts: 1,
+            timings: json!({}),
+            redacted: true,
+            request_packet: json!({}),
+            response_packet: None,
+        }
+    }
+
+    #[test]
+    fn every_stored_text_is_escaped_and_renders_are_sanitized() {
+        let render = json!({"type": "doc", "children": [
+            {"type": "paragraph", "children": [
+                {"type": "link", "href": "javascript:alert(1)", "children": [{"type": "text", "text": "x"}]}
+            ]},
+            {"type": "raw_html", "html": "<script>alert(1)</script>"}
+        ]});
+        let conversation = ConversationDetail {
+            id: "c-1".into(),
+            title: Some("</title><script>alert(1)</script>".into()),
+            created_at: String::new(),
+            updated_at: String::new(),
+            page_url: Some("https://x.example/?a=1&b=\"2\"".into()),
+            page_origin: None,
+            turns: vec![
+                turn(Some(render), None),
+                turn(
+                    None,
+                    Some(StoredError {
+                        code: "RUNTIME_TIMEOUT".into(),
+                        message: "<b>slow</b>".into(),
+                    }),
+                ),
+            ],
+        };
+        let html = to_html(&conversation);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("javascript:"), "{html}");
+        assert!(
+            html.contains("<title>&lt;/title&gt;&lt;script&gt;"),
+            "{html}"
+        );
+        assert!(html.contains("Page: https://x.example/?a=1&amp;b=&quot;2&quot;"));
+        assert!(html.contains("<h2>Title &amp; &lt;b&gt;</h2>\n<p>x</p>\n"));
+        assert!(html.contains("<li>“&quot;q&quot; &lt;s&gt;”</li>"));
+        assert!(html.contains("<li>“made up” (not found on the page)</li>"));
+        assert!(html.contains("This turn failed: &lt;b&gt;slow&lt;/b&gt; (RUNTIME_TIMEOUT)"));
+        assert!(html.ends_with("</section>\n</body></html>\n"));
+    }
+}

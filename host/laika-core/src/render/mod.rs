@@ -1,0 +1,22 @@
+//! `assistant.render`, the "Laika Document" AST of the laika.llmcp seed:
+//! its node types ([`ast`]), the sanitizer every untrusted render goes
+//! through ([`sanitize`]), and read-only views of a sanitized render: plain
+//! text ([`text`]), the seed's HTML subset ([`html`]) and a whole
+//! conversation as an inert HTML page ([`export`]).
+
+pub mod ast;
+pub mod export;
+pub mod html;
+pub mod sanitize;
+pub mod text;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use ast::{is_known_type, NODE_TYPES};
+pub use html::to_html;
+pub use sanitize::{
+    sanitize, sanitize_href, RenderLimits, Sanitized, HARD_MAX_DEPTH, MAX_DROPPED_ENTRIES,
+    MAX_HREF_BYTES,
+};
+pub use text::plain_text;
