@@ -2,11 +2,14 @@
 //! overrides. Every error names the key (or variable) that is wrong.
 //!
 //! Precedence, lowest first: built-in defaults, the file (`LAIKA_CONFIG` or
-//! `<config dir>/laika/config.toml`), environment variables.
+//! `<config dir>/laika/config.toml`), environment variables. A runtime
+//! variable applies to the runtime kinds that have its key and is ignored by
+//! the others (`LAIKA_MODEL` means nothing to `builtin`).
 
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::limits::Limits;
-pub use laika_runtime::config::{RuntimeConfig, RUNTIME_KINDS};
+pub use laika_runtime::config::{RuntimeConfig, Setting, RUNTIME_KINDS};
+use laika_runtime::http::ApiKey;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -24,6 +27,11 @@ pub struct Config {
     /// allowed to launch the host.
     pub allowed_origins: Vec<String>,
     pub limits: Limits,
+    /// The runtime settings the environment gave (but the kind), applied
+    /// again when `config.set` switches the kind: the switch keeps only
+    /// what the new kind shares with the old one.
+    #[serde(skip)]
+    runtime_env: Vec<Setting>,
 }
 
 /// The extension ids Laika ships with (pinned by the manifest `key` for
@@ -44,6 +52,7 @@ impl Default for Config {
                 .map(|s| s.to_string())
                 .collect(),
             limits: Limits::default(),
+            runtime_env: Vec::new(),
         }
     }
 }
@@ -118,35 +127,41 @@ impl Config {
         if let Some(v) = set("LAIKA_DATA_DIR") {
             self.data_dir = Some(PathBuf::from(v));
         }
+        // The kind first: the other settings apply to the kind it selects.
         if let Some(v) = set("LAIKA_RUNTIME") {
-            self.runtime.kind = v;
+            self.runtime.apply(&Setting::Kind(v))?;
         }
+        let mut settings = Vec::new();
         if let Some(v) = set("LAIKA_BASE_URL") {
             // A comma-separated list is several endpoints, tried in order.
             let urls: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
             if let [one] = urls.as_slice() {
-                self.runtime.base_url = Some(one.clone());
-                self.runtime.base_urls.clear();
+                settings.push(Setting::BaseUrl(Some(one.clone())));
+                settings.push(Setting::BaseUrls(Vec::new()));
             } else {
-                self.runtime.base_url = None;
-                self.runtime.base_urls = urls;
+                settings.push(Setting::BaseUrl(None));
+                settings.push(Setting::BaseUrls(urls));
             }
         }
         if let Some(v) = set("LAIKA_PROFILE") {
-            self.runtime.profile = Some(v);
+            settings.push(Setting::Profile(v));
         }
         if let Some(v) = set("LAIKA_MODEL") {
-            self.runtime.model = Some(v);
+            settings.push(Setting::Model(Some(v)));
         }
         if let Some(v) = set("LAIKA_API_KEY") {
-            self.runtime.api_key = Some(v);
+            settings.push(Setting::ApiKey(Some(ApiKey::new(v))));
         }
         if let Some(v) = set("LAIKA_SCRIPT") {
-            self.runtime.script = Some(PathBuf::from(v));
+            settings.push(Setting::Script(PathBuf::from(v)));
         }
         if let Some(v) = set("LAIKA_COMMAND") {
-            self.runtime.command = Some(PathBuf::from(v));
+            settings.push(Setting::Command(PathBuf::from(v)));
         }
+        for setting in &settings {
+            self.runtime.apply(setting)?;
+        }
+        self.runtime_env = settings;
         if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
             self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
         }
@@ -196,12 +211,13 @@ impl Config {
 
     /// What `config.get` shows: everything but secrets.
     pub fn public_view(&self) -> Value {
+        let http = self.runtime.http();
         json!({
             "runtime": {
-                "kind": self.runtime.kind,
-                "base_url": self.runtime.base_url,
-                "model": self.runtime.model,
-                "api_key_set": self.runtime.api_key.is_some(),
+                "kind": self.runtime.kind(),
+                "base_url": http.and_then(|h| h.base_url.as_deref()),
+                "model": self.runtime.model(),
+                "api_key_set": http.is_some_and(|h| h.api_key.is_some()),
             },
             "data_dir": self.data_dir().display().to_string(),
             "log_full_llm": self.log_full_llm,
@@ -214,32 +230,45 @@ impl Config {
     /// Applies `config.set` values (`"runtime.kind"`, `"runtime.base_url"`,
     /// `"runtime.model"`, `"runtime.api_key"`, `"log_full_llm"`). Returns the
     /// new config without touching `self`, so a bad value changes nothing.
+    /// Like the environment's, a runtime value applies only to a kind that
+    /// has the key (the sidebar sends `base_url` and `model` with every
+    /// kind).
     pub fn with_values(&self, values: &serde_json::Map<String, Value>) -> Result<Config> {
+        let text = |key: &str, value: &Value| match value {
+            Value::String(s) => Ok(Some(s.clone())),
+            Value::Null => Ok(None),
+            _ => Err(config_error(format!("{key} must be a string or null"))),
+        };
         let mut next = self.clone();
-        for (key, value) in values {
-            let text = || match value {
-                Value::String(s) => Ok(Some(s.clone())),
-                Value::Null => Ok(None),
-                _ => Err(config_error(format!("{key} must be a string or null"))),
-            };
-            match key.as_str() {
-                "runtime.kind" => {
-                    next.runtime.kind = text()?.unwrap_or_else(|| "builtin".into());
+        // The kind first: the other values apply to the kind it selects.
+        if let Some(value) = values.get("runtime.kind") {
+            let kind = text("runtime.kind", value)?.unwrap_or_else(|| "builtin".into());
+            if kind != next.runtime.kind() {
+                next.runtime.apply(&Setting::Kind(kind))?;
+                for setting in &self.runtime_env {
+                    next.runtime.apply(setting)?;
                 }
-                "runtime.base_url" => next.runtime.base_url = text()?,
-                "runtime.model" => next.runtime.model = text()?,
-                "runtime.api_key" => next.runtime.api_key = text()?,
+            }
+        }
+        for (key, value) in values {
+            let setting = match key.as_str() {
+                "runtime.kind" => continue,
+                "runtime.base_url" => Setting::BaseUrl(text(key, value)?),
+                "runtime.model" => Setting::Model(text(key, value)?),
+                "runtime.api_key" => Setting::ApiKey(text(key, value)?.map(ApiKey::new)),
                 "log_full_llm" => {
                     next.log_full_llm = value
                         .as_bool()
                         .ok_or_else(|| config_error("log_full_llm must be true or false"))?;
+                    continue;
                 }
                 other => {
                     return Err(config_error(format!(
                         "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.api_key, log_full_llm"
                     )))
                 }
-            }
+            };
+            next.runtime.apply(&setting)?;
         }
         next.validate()?;
         Ok(next)
@@ -263,6 +292,9 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_runtime::command::CommandConfig;
+    use laika_runtime::http::HttpConfig;
+    use laika_runtime::openai::OpenAiConfig;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| {
@@ -276,7 +308,7 @@ mod tests {
     #[test]
     fn defaults_are_builtin_and_valid() {
         let c = Config::default();
-        assert_eq!(c.runtime.kind, "builtin");
+        assert_eq!(c.runtime.kind(), "builtin");
         assert!(c.validate().is_ok());
         assert!(!c.log_full_llm);
     }
@@ -304,7 +336,7 @@ mod tests {
         let path = dir.path().join("c.toml");
         std::fs::write(
             &path,
-            "log_full_llm = false\n[runtime]\nmodel = \"file-model\"\n",
+            "log_full_llm = false\n[runtime]\nkind = \"ollama\"\nmodel = \"file-model\"\n",
         )
         .unwrap();
         let path_s: &'static str = Box::leak(path.display().to_string().into_boxed_str());
@@ -315,7 +347,7 @@ mod tests {
         ]));
         let (c, p) = Config::load(&env_of(pairs)).unwrap();
         assert_eq!(p, path);
-        assert_eq!(c.runtime.model.as_deref(), Some("env-model"));
+        assert_eq!(c.runtime.model(), Some("env-model"));
         assert!(c.log_full_llm);
 
         let e = Config::load(&env_of(&[
@@ -333,9 +365,10 @@ mod tests {
     fn config_set_is_validated_and_saved() {
         let c = Config::default();
         let mut v = serde_json::Map::new();
+        v.insert("runtime.kind".into(), json!("ollama"));
         v.insert("runtime.model".into(), json!("m"));
         let next = c.with_values(&v).unwrap();
-        assert_eq!(next.runtime.model.as_deref(), Some("m"));
+        assert_eq!(next.runtime.model(), Some("m"));
         v.insert("runtime.base_url".into(), json!("ftp://x"));
         assert!(c.with_values(&v).is_err());
         let dir = tempfile::tempdir().unwrap();
@@ -358,12 +391,15 @@ mod tests {
         ]))
         .unwrap()
         .0;
-        assert_eq!(c.runtime.base_url, None);
+        let RuntimeConfig::OpenAi(openai) = &c.runtime else {
+            panic!("{:?}", c.runtime)
+        };
+        assert_eq!(openai.http.base_url, None);
         assert_eq!(
-            c.runtime.base_urls,
+            openai.http.base_urls,
             ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
         );
-        assert_eq!(c.runtime.profile.as_deref(), Some("vllm"));
+        assert_eq!(openai.profile.as_deref(), Some("vllm"));
         let bad = |toml: &str, key: &str| {
             let msg = Config::from_toml(toml)
                 .err()
@@ -373,15 +409,15 @@ mod tests {
             assert!(!msg.contains("s3cret"), "{msg}");
         };
         bad(
-            "[runtime]\nconnect_timeout_ms = 0\n",
+            "[runtime]\nkind = \"openai\"\nconnect_timeout_ms = 0\n",
             "runtime.connect_timeout_ms",
         );
         bad(
-            "[runtime]\nbase_urls = [\"ftp://u:s3cret@x\"]\n",
+            "[runtime]\nkind = \"ollama\"\nbase_urls = [\"ftp://u:s3cret@x\"]\n",
             "runtime.base_urls",
         );
         bad(
-            "[runtime]\nbase_url = \"http://a\"\nbase_urls = [\"http://b\"]\n",
+            "[runtime]\nkind = \"openai\"\nbase_url = \"http://a\"\nbase_urls = [\"http://b\"]\n",
             "runtime.base_urls",
         );
         bad(
@@ -393,6 +429,14 @@ mod tests {
             "runtime.base_url",
         );
         bad("[runtime]\nkind = \"ollama\"\n", "runtime.model");
+        bad(
+            "[runtime]\nkind = \"openai\"\nmax_tokens = 0\n",
+            "runtime.max_tokens",
+        );
+        bad(
+            "[runtime]\nkind = \"ollama\"\nmodel = \"m\"\nnum_ctx = 0\n",
+            "runtime.num_ctx",
+        );
         assert!(
             Config::from_toml("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n").is_ok()
         );
@@ -404,10 +448,13 @@ mod tests {
             "[runtime]\nkind = \"command\"\ncommand = \"python3\"\nargs = [\"/p/mock.py\", \"--mode\", \"ok\"]\ntimeout_ms = 5000\n[runtime.env]\nOLLAMA_HOST = \"http://127.0.0.1:11434\"\n",
         )
         .unwrap();
-        assert_eq!(ok.runtime.args, ["/p/mock.py", "--mode", "ok"]);
-        assert_eq!(ok.runtime.timeout_ms, Some(5000));
+        let RuntimeConfig::Command(command) = &ok.runtime else {
+            panic!("{:?}", ok.runtime)
+        };
+        assert_eq!(command.args, ["/p/mock.py", "--mode", "ok"]);
+        assert_eq!(command.timeout_ms, Some(5000));
         assert_eq!(
-            ok.runtime.env.get("OLLAMA_HOST").map(String::as_str),
+            command.env.get("OLLAMA_HOST").map(String::as_str),
             Some("http://127.0.0.1:11434")
         );
         let back = Config::from_toml(&ok.to_toml().unwrap()).unwrap();
@@ -419,12 +466,30 @@ mod tests {
                 "[runtime]\nkind = \"command\"\ncommand = \"scripts/p.py\"\n",
                 "runtime.command",
             ),
-            ("[runtime]\ncommand = \"./p\"\n", "runtime.command"),
-            ("[runtime]\ncommand = \"\"\n", "runtime.command"),
-            ("[runtime]\ntimeout_ms = 0\n", "runtime.timeout_ms"),
-            ("[runtime]\nargs = [\"a\\u0000b\"]\n", "runtime.args[0]"),
-            ("[runtime.env]\n\"A=B\" = \"x\"\n", "runtime.env"),
-            ("[runtime.env]\n\"1X\" = \"x\"\n", "runtime.env"),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"./p\"\n",
+                "runtime.command",
+            ),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"\"\n",
+                "runtime.command",
+            ),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"p\"\ntimeout_ms = 0\n",
+                "runtime.timeout_ms",
+            ),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"p\"\nargs = [\"a\\u0000b\"]\n",
+                "runtime.args[0]",
+            ),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"p\"\n[runtime.env]\n\"A=B\" = \"x\"\n",
+                "runtime.env",
+            ),
+            (
+                "[runtime]\nkind = \"command\"\ncommand = \"p\"\n[runtime.env]\n\"1X\" = \"x\"\n",
+                "runtime.env",
+            ),
         ];
         for (toml, key) in cases {
             let msg = Config::from_toml(toml)
@@ -439,15 +504,95 @@ mod tests {
             ("LAIKA_COMMAND", "/usr/bin/plugin"),
         ];
         let (c, _) = Config::load(&env_of(pairs)).unwrap();
-        assert_eq!(c.runtime.command, Some(PathBuf::from("/usr/bin/plugin")));
+        assert_eq!(
+            c.runtime,
+            RuntimeConfig::Command(CommandConfig {
+                command: Some(PathBuf::from("/usr/bin/plugin")),
+                ..CommandConfig::default()
+            })
+        );
+    }
+
+    #[test]
+    fn keys_of_another_kind_are_refused_by_name() {
+        let cases = [
+            (
+                "[runtime]\nkind = \"openai\"\nnum_ctx = 8192\n",
+                "runtime.num_ctx does not apply to runtime.kind = \"openai\"; it is a key of: ollama",
+            ),
+            (
+                "[runtime]\nprofile = \"vllm\"\n",
+                "runtime.profile does not apply to runtime.kind = \"builtin\" (the default: set runtime.kind)",
+            ),
+            (
+                "[runtime]\nkind = \"ollama\"\nmodel = \"m\"\ncommand = \"p\"\n",
+                "runtime.command does not apply",
+            ),
+        ];
+        for (toml, want) in cases {
+            let e = Config::from_toml(toml).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ConfigInvalid);
+            assert!(e.message.contains(want), "{toml:?} → {:?}", e.message);
+        }
+    }
+
+    #[test]
+    fn environment_settings_apply_to_the_kinds_that_have_them() {
+        let pairs: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_MODEL", "m"),
+            ("LAIKA_API_KEY", "sk-env"),
+            ("LAIKA_PROFILE", "llama.cpp"),
+        ];
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime, RuntimeConfig::Builtin);
+        // Switching kind through `config.set` picks up what the environment
+        // gave for the new kind; the sidebar's values win over it.
+        let mut v = serde_json::Map::new();
+        v.insert("runtime.kind".into(), json!("openai"));
+        v.insert("runtime.base_url".into(), json!(null));
+        v.insert("runtime.model".into(), json!("ui-model"));
+        let next = c.with_values(&v).unwrap();
+        let RuntimeConfig::OpenAi(openai) = &next.runtime else {
+            panic!("{:?}", next.runtime)
+        };
+        assert_eq!(openai.profile.as_deref(), Some("llama.cpp"));
+        assert_eq!(openai.http.model.as_deref(), Some("ui-model"));
+        assert_eq!(
+            openai.http.api_key.as_ref().map(|k| k.expose()),
+            Some("sk-env")
+        );
+        // Values for keys the new kind lacks are dropped, as the sidebar
+        // sends `base_url` and `model` whatever the kind.
+        v.insert("runtime.kind".into(), json!("builtin"));
+        v.insert("runtime.base_url".into(), json!("http://127.0.0.1:1/v1"));
+        let back = next.with_values(&v).unwrap();
+        assert_eq!(back.runtime, RuntimeConfig::Builtin);
+        assert_eq!(back.public_view()["runtime"]["base_url"], Value::Null);
     }
 
     #[test]
     fn public_view_hides_api_key() {
-        let mut c = Config::default();
-        c.runtime.api_key = Some("sk-secret".into());
+        let c = Config {
+            runtime: RuntimeConfig::OpenAi(OpenAiConfig {
+                http: HttpConfig {
+                    api_key: Some(ApiKey::new("sk-secret")),
+                    ..HttpConfig::default()
+                },
+                profile: Some("llama.cpp".into()),
+                ..OpenAiConfig::default()
+            }),
+            ..Config::default()
+        };
         let v = c.public_view().to_string();
         assert!(!v.contains("sk-secret"));
         assert!(v.contains("\"api_key_set\":true"));
+        let saved = c.to_toml().unwrap();
+        assert!(
+            saved.contains("sk-secret"),
+            "the file is where the key lives"
+        );
+        assert_eq!(Config::from_toml(&saved).unwrap(), c);
+        assert!(!format!("{c:?}").contains("sk-secret"));
     }
 }

@@ -12,9 +12,9 @@
 //!
 //! Invariants: doctor never writes a manifest or the config; a launched
 //! program is always reaped (killed after the timeout); runtime checks open
-//! at most one TCP connection and send nothing on it.
+//! at most one TCP connection per endpoint and send nothing on it.
 
-use crate::config::Config;
+use crate::config::{Config, RuntimeConfig};
 use crate::frame::{encode_frame, MAX_OUTBOUND_FRAME};
 use crate::install::{self, Browser, Env, Family, Scope, HOST_NAME};
 use laika_core::error::{Error, ErrorCode};
@@ -791,51 +791,75 @@ pub fn check_runtime(config: &Result<(Config, PathBuf), Error>, timeout: Duratio
             )
         }
     };
-    let kind = config.runtime.kind.as_str();
-    if kind == "builtin" {
-        return pass(
-            SECTION,
-            "runtime \"builtin\": offline, nothing to reach".into(),
-        );
-    }
-    let Some(base) = &config.runtime.base_url else {
-        return match (&config.runtime.script, kind) {
-            (Some(script), "scripted") if script.is_file() => pass(
+    let kind = config.runtime.kind();
+    let endpoints = match &config.runtime {
+        RuntimeConfig::Builtin => {
+            return pass(
                 SECTION,
-                format!("runtime \"scripted\" replays {}", script.display()),
-            ),
-            (Some(script), "scripted") => fail(
-                SECTION,
-                format!(
-                    "runtime \"scripted\": script {} does not exist",
-                    script.display()
+                "runtime \"builtin\": offline, nothing to reach".into(),
+            )
+        }
+        RuntimeConfig::Scripted(c) => {
+            let script = c.script.as_deref().unwrap_or(Path::new(""));
+            return if script.is_file() {
+                pass(
+                    SECTION,
+                    format!("runtime \"scripted\" replays {}", script.display()),
+                )
+            } else {
+                fail(
+                    SECTION,
+                    format!(
+                        "runtime \"scripted\": script {} does not exist",
+                        script.display()
+                    ),
+                    format!(
+                        "set runtime.script in {} (or LAIKA_SCRIPT) to an existing file",
+                        path.display()
+                    ),
+                )
+            };
+        }
+        RuntimeConfig::Command(c) => {
+            let program = c.command.as_deref().unwrap_or(Path::new(""));
+            return Check {
+                section: SECTION.to_string(),
+                status: Status::Skip,
+                message: format!(
+                    "runtime \"command\": the plugin {} starts with each call, not here",
+                    program.display()
                 ),
-                format!(
-                    "set runtime.script in {} (or LAIKA_SCRIPT) to an existing file",
-                    path.display()
-                ),
-            ),
-            _ => fail(
-                SECTION,
-                format!("runtime {kind:?} has no base_url"),
-                format!(
-                    "set runtime.base_url in {} (or LAIKA_BASE_URL)",
-                    path.display()
-                ),
-            ),
-        };
+                fix: None,
+            };
+        }
+        RuntimeConfig::OpenAi(_) | RuntimeConfig::Ollama(_) => config.runtime.endpoints(),
     };
     let fix = format!(
         "start the runtime server (e.g. `bash scripts/llama-server.sh`), or fix runtime.base_url in {} (or LAIKA_BASE_URL)",
         path.display()
     );
-    match tcp_reachable(base, timeout) {
-        Ok(addr) => pass(
-            SECTION,
-            format!("runtime {kind:?}: {addr} accepts connections"),
-        ),
-        Err(problem) => fail(SECTION, format!("runtime {kind:?}: {problem}"), fix),
+    let endpoints = match endpoints {
+        Ok(urls) => urls,
+        Err(e) => return fail(SECTION, format!("runtime {kind:?}: {}", e.message), fix),
+    };
+    // The runtime tries its endpoints in order: one that answers is enough.
+    let mut problems = Vec::new();
+    for base in &endpoints {
+        match tcp_reachable(base, timeout) {
+            Ok(addr) => {
+                return pass(
+                    SECTION,
+                    format!("runtime {kind:?}: {addr} accepts connections"),
+                )
+            }
+            Err(problem) => problems.push(problem),
+        }
     }
+    fail(
+        SECTION,
+        format!("runtime {kind:?}: {}", problems.join("; ")),
+        fix,
+    )
 }
 
 /// Connects (and immediately disconnects) to the URL's host and port.
@@ -864,6 +888,8 @@ fn tcp_reachable(base_url: &str, timeout: Duration) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_runtime::http::HttpConfig;
+    use laika_runtime::openai::OpenAiConfig;
 
     fn frame(v: Value) -> Vec<u8> {
         encode_frame(v.to_string().as_bytes())
@@ -908,8 +934,13 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let mut c = Config::default();
-        c.runtime.kind = "openai".into();
-        c.runtime.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
+        c.runtime = RuntimeConfig::OpenAi(OpenAiConfig {
+            http: HttpConfig {
+                base_url: Some(format!("http://127.0.0.1:{port}/v1")),
+                ..HttpConfig::default()
+            },
+            ..OpenAiConfig::default()
+        });
         let up = check_runtime(&Ok((c.clone(), path.clone())), DEFAULT_TIMEOUT);
         assert_eq!(up.status, Status::Pass, "{up:?}");
         drop(listener);

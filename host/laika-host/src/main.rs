@@ -6,11 +6,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use laika_core::error::{Error, ErrorCode};
 use laika_core::event::Event;
 use laika_core::wire;
-use laika_host::config::Config;
+use laika_host::config::{Config, RuntimeConfig};
 use laika_host::session::Session;
 use laika_host::store::Store;
 use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
 use laika_host::{doctor, install, origin, replay, sink};
+use laika_runtime::scripted::ScriptedConfig;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -326,8 +327,7 @@ fn run_replay(
     let input = std::fs::read_to_string(&file).map_err(|e| io_error("read", &file, e))?;
     let (mut config, config_path) = Config::from_process_env()?;
     if let Some(s) = script {
-        config.runtime.kind = "scripted".into();
-        config.runtime.script = Some(s);
+        config.runtime = RuntimeConfig::Scripted(ScriptedConfig { script: Some(s) });
     }
     let tmp;
     let dir = match data_dir {

@@ -38,7 +38,7 @@ fn plugin_host(mode: &str, extra: &[&str], timeout_ms: u64) -> Host {
     args.extend(extra.iter().map(|s| s.to_string()));
     // A JSON array of strings is a valid TOML inline array.
     let config = format!(
-        "[runtime]\nargs = {}\ntimeout_ms = {timeout_ms}\n",
+        "[runtime]\nkind = \"command\"\ncommand = \"python3\"\nargs = {}\ntimeout_ms = {timeout_ms}\n",
         serde_json::to_string(&args).unwrap()
     );
     launch_plugin("python3", &config)
@@ -234,9 +234,8 @@ fn cancel_mid_call_kills_the_plugin() {
     ));
     let pids = read_pids(&pid_file);
     assert!(pids.iter().all(|p| alive(*p)), "{pids:?}");
-    let r = host.request(json!({"type": "cancel", "id": "c1", "target": "slow"}));
+    let (r, events) = host.cancel("c1", "slow");
     assert_eq!(r["cancelled"], true);
-    let events = host.until("done", "slow");
     assert_eq!(one(&events, "error")["code"], "CANCELLED");
     assert_eq!(one(&events, "done")["status"], "cancelled");
     assert_eq!(survivors(&pids), Vec::<i32>::new());

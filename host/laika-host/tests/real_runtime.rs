@@ -15,8 +15,8 @@ use laika_core::llmcp::Task;
 use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
 use laika_core::render::{self, RenderLimits};
-use laika_host::config::RuntimeConfig;
-use laika_runtime::openai::OpenAiRuntime;
+use laika_runtime::http::HttpConfig;
+use laika_runtime::openai::{OpenAiConfig, OpenAiRuntime};
 use laika_runtime::{CancelToken, ModelRequest, Runtime};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -40,7 +40,7 @@ fn base_url() -> Option<String> {
 
 fn host_config(max_retries: u32) -> String {
     format!(
-        "[runtime]\nmax_tokens = {MAX_TOKENS}\nfirst_token_timeout_ms = 120000\ntotal_timeout_ms = 600000\n\
+        "[runtime]\nkind = \"openai\"\nmax_tokens = {MAX_TOKENS}\nfirst_token_timeout_ms = 120000\ntotal_timeout_ms = 600000\n\
          [limits]\nmax_retries = {max_retries}\ncontext_max_tokens = {CONTEXT_TOKENS}\n"
     )
 }
@@ -135,15 +135,17 @@ fn request_schema() -> serde_json::Value {
 }
 
 fn runtime(url: &str, schema_mode: Option<&str>) -> OpenAiRuntime {
-    OpenAiRuntime::from_config(&RuntimeConfig {
-        kind: "openai".into(),
+    OpenAiRuntime::from_config(&OpenAiConfig {
+        http: HttpConfig {
+            base_url: Some(url.into()),
+            first_token_timeout_ms: 120_000,
+            total_timeout_ms: 600_000,
+            ..HttpConfig::default()
+        },
         profile: Some("llama.cpp".into()),
-        base_url: Some(url.into()),
         max_tokens: Some(MAX_TOKENS),
         schema_mode: schema_mode.map(str::to_string),
-        first_token_timeout_ms: 120_000,
-        total_timeout_ms: 600_000,
-        ..RuntimeConfig::default()
+        ..OpenAiConfig::default()
     })
     .unwrap()
 }

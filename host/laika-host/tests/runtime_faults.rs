@@ -9,8 +9,9 @@ mod common;
 mod stub;
 
 use common::*;
-use laika_host::config::RuntimeConfig;
-use laika_runtime::openai::OpenAiRuntime;
+use laika_core::error::ErrorCode;
+use laika_runtime::http::HttpConfig;
+use laika_runtime::openai::{OpenAiConfig, OpenAiRuntime};
 use laika_runtime::{CancelToken, ModelRequest, Runtime};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ fn host_for(url: &str, config: &str) -> Host {
 }
 
 const FAST: &str =
-    "[runtime]\nprofile = \"llama.cpp\"\nconnect_timeout_ms = 1000\nfirst_token_timeout_ms = 1500\ntotal_timeout_ms = 3000\n";
+    "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\nconnect_timeout_ms = 1000\nfirst_token_timeout_ms = 1500\ntotal_timeout_ms = 3000\n";
 
 /// Runs one turn and checks the failure contract: one error with `code`,
 /// `done` failed with that code, the failed turn stored with its code, no
@@ -161,6 +162,19 @@ fn connection_refused_is_runtime_unavailable() {
     let m = failed_turn(&mut host, "RUNTIME_UNAVAILABLE");
     assert!(m.contains(&url) && m.contains("cannot connect"), "{m}");
     still_healthy(host);
+}
+
+#[test]
+fn a_coded_failure_keeps_its_cause_for_the_log_without_credentials() {
+    let url = closed_port().replace("http://", "http://user:s3cret@");
+    let e = direct(&url, "llama.cpp")
+        .complete(&model_request(), &CancelToken::default(), &mut |_| {})
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::RuntimeUnavailable);
+    assert!(std::error::Error::source(&e).is_some());
+    let chain = e.chain();
+    assert!(chain.len() > e.to_string().len(), "{chain}");
+    assert!(!chain.contains("s3cret"), "{chain}");
 }
 
 #[test]
@@ -333,8 +347,7 @@ fn cancel_mid_stream_ends_the_turn_and_closes_the_connection() {
             Step::Hold,
         ]
     });
-    let slow =
-        "[runtime]\nprofile = \"vllm\"\nfirst_token_timeout_ms = 60000\ntotal_timeout_ms = 60000\n";
+    let slow = "[runtime]\nkind = \"openai\"\nprofile = \"vllm\"\nfirst_token_timeout_ms = 60000\ntotal_timeout_ms = 60000\n";
     let mut host = host_for(&stub.url, slow);
     host.send(&turn_msg(
         "slow",
@@ -347,9 +360,8 @@ fn cancel_mid_stream_ends_the_turn_and_closes_the_connection() {
     assert_eq!(stub.wait_requests(1).len(), 1);
     std::thread::sleep(Duration::from_millis(100));
     let cancelled_at = Instant::now();
-    let r = host.request(json!({"type": "cancel", "id": "c1", "target": "slow"}));
+    let (r, events) = host.cancel("c1", "slow");
     assert_eq!(r["cancelled"], true);
-    let events = host.until("done", "slow");
     eprintln!("cancel → done in {:?}", cancelled_at.elapsed());
     assert_eq!(one(&events, "error")["code"], "CANCELLED");
     assert_eq!(one(&events, "done")["status"], "cancelled");
@@ -384,7 +396,7 @@ fn ollama_turn_streams_ndjson_with_schema_in_format() {
             ("LAIKA_BASE_URL".into(), base.clone()),
             ("LAIKA_MODEL".into(), "qwen3:4b".into()),
         ],
-        config: "[runtime]\nnum_ctx = 8192\nkeep_alive = \"5m\"\n",
+        config: "[runtime]\nkind = \"ollama\"\nmodel = \"qwen3:4b\"\nnum_ctx = 8192\nkeep_alive = \"5m\"\n",
         ..Launch::default()
     });
     let events = host.turn(
@@ -433,16 +445,26 @@ fn model_request() -> ModelRequest {
     }
 }
 
+/// An `openai` runtime on `url` for direct calls, with timeouts far beyond
+/// the stub's stalls: only the stub or a cancel can end a call.
+fn direct(url: &str, profile: &str) -> OpenAiRuntime {
+    OpenAiRuntime::from_config(&OpenAiConfig {
+        http: HttpConfig {
+            base_url: Some(url.into()),
+            first_token_timeout_ms: 60_000,
+            total_timeout_ms: 60_000,
+            ..HttpConfig::default()
+        },
+        profile: Some(profile.into()),
+        ..OpenAiConfig::default()
+    })
+    .unwrap()
+}
+
 #[test]
 fn a_cut_answer_reports_finish_reason_length_and_streams_its_pieces() {
     let stub = Stub::start(|_, _| sse_answer("{\"protocol\":{\"name\":\"laika.ll", 5, "length"));
-    let rt = OpenAiRuntime::from_config(&RuntimeConfig {
-        kind: "openai".into(),
-        base_url: Some(stub.url.clone()),
-        profile: Some("generic".into()),
-        ..RuntimeConfig::default()
-    })
-    .unwrap();
+    let rt = direct(&stub.url, "generic");
     let mut pieces = Vec::new();
     let reply = rt
         .complete(&model_request(), &CancelToken::default(), &mut |p| {
@@ -483,13 +505,7 @@ fn a_cut_answer_fails_the_turn_with_a_code() {
 #[test]
 fn cancel_aborts_a_direct_call_on_a_stalled_stream_promptly() {
     let stub = Stub::start(|_, _| vec![ok_head("text/event-stream"), Step::Hold]);
-    let rt = OpenAiRuntime::from_config(&RuntimeConfig {
-        kind: "openai".into(),
-        base_url: Some(stub.url.clone()),
-        profile: Some("llama.cpp".into()),
-        ..RuntimeConfig::default()
-    })
-    .unwrap();
+    let rt = direct(&stub.url, "llama.cpp");
     let cancel = CancelToken::default();
     let c2 = cancel.clone();
     let waiter = std::thread::spawn(move || {
@@ -503,10 +519,7 @@ fn cancel_aborts_a_direct_call_on_a_stalled_stream_promptly() {
     cancel.cancel();
     let (result, _) = waiter.join().unwrap();
     let latency = at.elapsed();
-    assert_eq!(
-        result.unwrap_err().code,
-        laika_core::error::ErrorCode::Cancelled
-    );
+    assert_eq!(result.unwrap_err().code, ErrorCode::Cancelled);
     eprintln!("cancel latency {latency:?}");
     assert!(stub.wait_closed(0, Duration::from_secs(5)));
 }
@@ -515,8 +528,7 @@ fn cancel_aborts_a_direct_call_on_a_stalled_stream_promptly() {
 fn a_silent_endpoint_times_out_and_the_next_one_answers() {
     let silent = Stub::start(|_, _| vec![Step::Hold]);
     let good = Stub::start(|body, _| sse_answer(&answer_for(body, "Second answers."), 30, "stop"));
-    let config =
-        "[runtime]\nprofile = \"sglang\"\nfirst_token_timeout_ms = 500\ntotal_timeout_ms = 20000\n";
+    let config = "[runtime]\nkind = \"openai\"\nprofile = \"sglang\"\nfirst_token_timeout_ms = 500\ntotal_timeout_ms = 20000\n";
     let mut host = host_for(&format!("{},{}", silent.url, good.url), config);
     let events = host.turn(
         "t1",
@@ -530,4 +542,68 @@ fn a_silent_endpoint_times_out_and_the_next_one_answers() {
     assert_eq!(silent.seen().len(), 1);
     assert!(silent.wait_closed(0, Duration::from_secs(5)));
     still_healthy(host);
+}
+
+/// One streamed call on a stub that answers in pieces: the reply and the
+/// pieces `on_text` got, in order.
+fn streamed_call() -> (String, Vec<String>) {
+    let stub = Stub::start(|_, _| sse_answer("{\"streamed\":\"in pieces\"}", 4, "stop"));
+    let mut pieces = Vec::new();
+    let reply = direct(&stub.url, "llama.cpp")
+        .complete(&model_request(), &CancelToken::default(), &mut |p| {
+            pieces.push(p.to_string())
+        })
+        .unwrap();
+    (reply.text, pieces)
+}
+
+fn assert_streamed((text, pieces): (String, Vec<String>)) {
+    assert_eq!(text, "{\"streamed\":\"in pieces\"}");
+    assert!(pieces.len() > 1, "{pieces:?}");
+    assert_eq!(pieces.concat(), text);
+}
+
+// A server built on tokio (axum) will call the blocking `complete` from its
+// own tasks: that must neither panic nor deadlock, whatever the flavor.
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_from_a_current_thread_runtime_task_streams_its_answer() {
+    assert_streamed(streamed_call());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_from_a_multi_thread_runtime_task_or_its_blocking_pool_streams_its_answer() {
+    assert_streamed(streamed_call());
+    assert_streamed(tokio::task::spawn_blocking(streamed_call).await.unwrap());
+}
+
+/// Cancels a call stalled after the response headers, from another thread.
+/// CANCELLED (not the stub's end of stall, not a timeout) shows the cancel
+/// woke the call; the stub then sees the connection close.
+fn cancel_a_stalled_call() {
+    let stub = std::sync::Arc::new(Stub::start(|_, _| {
+        vec![ok_head("text/event-stream"), Step::Hold]
+    }));
+    let cancel = CancelToken::default();
+    let canceller = {
+        let (stub, cancel) = (stub.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            stub.wait_requests(1);
+            cancel.cancel();
+        })
+    };
+    let result = direct(&stub.url, "llama.cpp").complete(&model_request(), &cancel, &mut |_| {});
+    canceller.join().unwrap();
+    assert_eq!(result.unwrap_err().code, ErrorCode::Cancelled);
+    assert!(stub.wait_closed(0, Duration::from_secs(5)));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn cancel_wakes_a_stalled_call_made_from_a_current_thread_runtime_task() {
+    cancel_a_stalled_call();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_wakes_a_stalled_call_made_from_a_multi_thread_runtime_task() {
+    cancel_a_stalled_call();
 }

@@ -25,22 +25,25 @@
 //!   reaped only after the group kill, so the group id cannot have been reused.
 //!   No path out of a call leaves the plugin running: a guard kills and reaps
 //!   it on every return.
-//! - Cancel and timeout are checked every [`POLL`], so either ends the call
-//!   within a few tens of milliseconds.
+//! - The wait is driven by events on one channel, not by polling: the
+//!   readers report overflow and end of pipe, a waiter thread reports the
+//!   plugin's exit (Unix; elsewhere the exit is checked every [`POLL`]), and
+//!   the cancel token's waker reports a cancel. A cancel or the timeout
+//!   ends the call at once.
 
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
-use crate::config::{RuntimeConfig, DEFAULT_TIMEOUT_MS};
+use super::{config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
 use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::llmcp::RequestPacket;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
+use std::task::{Wake, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -69,7 +72,9 @@ pub const INHERITED_ENV: &[&str] = &[
     "TMP",
     "USERPROFILE",
 ];
-/// How often the wait loop looks at cancel, the deadline and the child.
+/// How often the wait looks at the child where no thread can wait for its
+/// exit without reaping it (not Unix).
+#[cfg(not(unix))]
 pub const POLL: Duration = Duration::from_millis(10);
 /// After the plugin's group is gone, how long its pipes may stay open (held
 /// by a process that left the group) before the host stops waiting for them.
@@ -78,6 +83,93 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 const MAX_ERROR_CHARS: usize = 2000;
 /// Tool names: what a model can be expected to spell, nothing to escape.
 const MAX_TOOL_NAME: usize = 64;
+/// Default for `runtime.timeout_ms`: local models on a laptop can be slow.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Upper bound for `runtime.timeout_ms` (one hour).
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
+/// `[runtime]` with `kind = "command"` (see docs/plugin-protocol.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandConfig {
+    /// The plugin program (required), an absolute path or a bare name looked
+    /// up in PATH. Only from the file or `LAIKA_COMMAND`, never from
+    /// `config.set` (the extension must not choose what the host runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<PathBuf>,
+    /// The program's arguments, passed as is (no shell).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// How long one call may take; default [`DEFAULT_TIMEOUT_MS`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Extra environment variables for the plugin, which otherwise inherits
+    /// only [`INHERITED_ENV`].
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Sent to the plugin as `model` and stored with each answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl CommandConfig {
+    /// The field names above, for the config loader's key check.
+    pub const KEYS: &'static [&'static str] = &["command", "args", "timeout_ms", "env", "model"];
+
+    /// Every key's check. The program must resolve the same way whatever
+    /// the host's working directory (the browser picks it).
+    pub fn validate(&self) -> Result<()> {
+        self.program()?;
+        if let Some(i) = self.args.iter().position(|a| a.contains('\0')) {
+            return Err(config_error(format!(
+                "runtime.args[{i}] contains a NUL byte"
+            )));
+        }
+        if let Some(ms) = self.timeout_ms {
+            if !(1..=MAX_TIMEOUT_MS).contains(&ms) {
+                return Err(config_error(format!(
+                    "runtime.timeout_ms must be 1..={MAX_TIMEOUT_MS}"
+                )));
+            }
+        }
+        for (key, value) in &self.env {
+            let mut chars = key.chars();
+            let valid_name = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid_name {
+                return Err(config_error(format!(
+                    "runtime.env.{key:?} is not a valid variable name (letters, digits, _)"
+                )));
+            }
+            if value.contains('\0') {
+                return Err(config_error(format!(
+                    "runtime.env.{key} contains a NUL byte"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The plugin program: set, and an absolute path or a bare name.
+    pub fn program(&self) -> Result<&Path> {
+        let program = self.command.as_deref().ok_or_else(|| {
+            config_error(
+                "runtime.kind = \"command\" needs runtime.command (or LAIKA_COMMAND): the plugin program",
+            )
+        })?;
+        let text = program.to_string_lossy();
+        let mut parts = program.components();
+        let bare = matches!(parts.next(), Some(Component::Normal(_))) && parts.next().is_none();
+        if text.is_empty() || text.contains('\0') || !(program.is_absolute() || bare) {
+            return Err(config_error(format!(
+                "runtime.command = {text:?} must be an absolute path or a program name found in PATH"
+            )));
+        }
+        Ok(program)
+    }
+}
 
 /// Runs a plugin program for each model call.
 #[derive(Debug, Clone)]
@@ -106,16 +198,9 @@ impl CommandRuntime {
         }
     }
 
-    /// From a validated `[runtime]` section.
-    pub fn from_config(config: &RuntimeConfig) -> Result<Self> {
-        let program = config.command.clone().ok_or_else(|| {
-            Error::new(
-                ErrorCode::ConfigInvalid,
-                "runtime.command is required for the command runtime",
-            )
-        })?;
+    pub fn from_config(config: &CommandConfig) -> Result<Self> {
         Ok(CommandRuntime::new(
-            program,
+            config.program()?.to_path_buf(),
             config.args.clone(),
             Duration::from_millis(config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
             config.env.clone(),
@@ -181,6 +266,7 @@ impl CommandRuntime {
                     self.name()
                 ),
             )
+            .with_source(e)
         })
     }
 
@@ -202,44 +288,76 @@ impl CommandRuntime {
         };
         // A plugin may exit without reading its input: the write then fails
         // with a broken pipe, which is not an error in itself.
-        std::thread::spawn(move || {
+        spawn_named("laika-plugin-stdin", move || {
             let mut stdin = stdin;
             let _ = stdin.write_all(&body);
-        });
-        let overflow = Arc::new(AtomicBool::new(false));
-        let flag = overflow.clone();
-        let out = std::thread::spawn(move || read_capped(stdout, MAX_STDOUT, &flag));
-        let err = std::thread::spawn(move || read_tail(stderr, STDERR_TAIL));
+        })?;
+        let (tx, rx) = mpsc::channel();
+        let out = {
+            let tx = tx.clone();
+            spawn_named("laika-plugin-stdout", move || {
+                let bytes = read_capped(stdout, MAX_STDOUT, || {
+                    let _ = tx.send(Event::Overflow);
+                });
+                let _ = tx.send(Event::StdoutClosed);
+                bytes
+            })?
+        };
+        let err = {
+            let tx = tx.clone();
+            spawn_named("laika-plugin-stderr", move || {
+                let tail = read_tail(stderr, STDERR_TAIL);
+                let _ = tx.send(Event::StderrClosed);
+                tail
+            })?
+        };
+        #[cfg(unix)]
+        watch_exit(&plugin.child, tx.clone())?;
+        let _on_cancel = cancel.wake_on_cancel(Waker::from(Arc::new(SendCancelled(tx))));
+        let mut watch = Watch::new(rx);
 
         let deadline = started + self.timeout;
+        let unwatchable = |e: std::io::Error| {
+            Error::new(
+                ErrorCode::RuntimeError,
+                format!("cannot watch plugin {}: {e}", self.name()),
+            )
+            .with_source(e)
+        };
         let ending = loop {
-            if cancel.is_cancelled() {
+            if watch.cancelled {
                 break Ending::Cancelled;
             }
-            if overflow.load(Ordering::SeqCst) {
+            if watch.overflow {
                 break Ending::Overflow;
             }
-            match plugin.exited() {
-                Ok(true) => break Ending::Exited,
-                Ok(false) => {}
-                Err(e) => {
-                    return Err(Error::new(
-                        ErrorCode::RuntimeError,
-                        format!("cannot watch plugin {}: {e}", self.name()),
-                    ))
-                }
+            if let Some(exit) = watch.exited.take() {
+                exit.map_err(unwatchable)?;
+                break Ending::Exited;
             }
-            if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 break Ending::TimedOut;
             }
-            std::thread::sleep(POLL);
+            #[cfg(not(unix))]
+            {
+                if plugin.exited().map_err(unwatchable)? {
+                    break Ending::Exited;
+                }
+                watch.next(deadline.min(now + POLL));
+            }
+            #[cfg(unix)]
+            watch.next(deadline);
         };
         let status = plugin.finish();
         if ending == Ending::Cancelled {
             return Err(Error::new(ErrorCode::Cancelled, "the turn was cancelled"));
         }
         let grace = Instant::now() + PIPE_GRACE;
-        let tail = join_by(err, grace, cancel)
+        let tail = watch
+            .until(grace, |w| w.stderr_closed)
+            .then(|| err.join().ok())
+            .flatten()
             .map(|(bytes, total)| describe_stderr(&bytes, total))
             .unwrap_or_default();
         let fail = |code: ErrorCode, what: String| {
@@ -268,10 +386,13 @@ impl CommandRuntime {
             Ending::Cancelled | Ending::Exited => {}
         }
         cancel.check()?;
-        let stdout = join_by(out, grace, cancel);
+        let stdout = watch
+            .until(grace, |w| w.stdout_closed)
+            .then(|| out.join().ok())
+            .flatten();
         cancel.check()?;
         // The plugin may have exited with the excess still in the pipe.
-        if overflow.load(Ordering::SeqCst) {
+        if watch.overflow {
             return Err(overflowed());
         }
         let status = status.map_err(|e| {
@@ -279,6 +400,7 @@ impl CommandRuntime {
                 ErrorCode::RuntimeError,
                 format!("could not be waited for: {e}"),
             )
+            .with_source(e)
         })?;
         let parsed = match stdout {
             None => Err("exited but its stdout stayed open (a process it started holds it)".into()),
@@ -357,6 +479,115 @@ impl Runtime for CommandRuntime {
     }
 }
 
+/// What the wait for a plugin hears about, from the threads around it.
+#[derive(Debug)]
+enum Event {
+    Cancelled,
+    /// stdout went over [`MAX_STDOUT`].
+    Overflow,
+    /// The plugin exited (not reaped yet), or waiting for it failed.
+    Exited(std::io::Result<()>),
+    StdoutClosed,
+    StderrClosed,
+}
+
+/// The events of one call so far.
+struct Watch {
+    events: Receiver<Event>,
+    cancelled: bool,
+    overflow: bool,
+    exited: Option<std::io::Result<()>>,
+    stdout_closed: bool,
+    stderr_closed: bool,
+}
+
+impl Watch {
+    fn new(events: Receiver<Event>) -> Watch {
+        Watch {
+            events,
+            cancelled: false,
+            overflow: false,
+            exited: None,
+            stdout_closed: false,
+            stderr_closed: false,
+        }
+    }
+
+    /// Records the next event, waiting for it until `until`; false when
+    /// none came.
+    fn next(&mut self, until: Instant) -> bool {
+        match self
+            .events
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            Ok(Event::Cancelled) => self.cancelled = true,
+            Ok(Event::Overflow) => self.overflow = true,
+            Ok(Event::Exited(result)) => self.exited = Some(result),
+            Ok(Event::StdoutClosed) => self.stdout_closed = true,
+            Ok(Event::StderrClosed) => self.stderr_closed = true,
+            Err(RecvTimeoutError::Timeout) => return false,
+            // Unreachable while the call holds the cancel waker's sender;
+            // ending the wait keeps it from spinning should that change.
+            Err(RecvTimeoutError::Disconnected) => {
+                self.exited = Some(Err(std::io::Error::other("the plugin's watchers are gone")));
+            }
+        }
+        true
+    }
+
+    /// Waits until `done` holds, `until` passes or the call is cancelled;
+    /// whether `done` holds.
+    fn until(&mut self, until: Instant, done: impl Fn(&Watch) -> bool) -> bool {
+        while !done(self) {
+            if self.cancelled || !self.next(until) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The cancel token's waker for a call: it posts [`Event::Cancelled`].
+struct SendCancelled(Sender<Event>);
+
+impl Wake for SendCancelled {
+    fn wake(self: Arc<Self>) {
+        let _ = self.0.send(Event::Cancelled);
+    }
+}
+
+/// Reports the plugin's exit without reaping it (a zombie leader keeps its
+/// process group id from being reused until [`Plugin::finish`] kills the
+/// group and reaps it). The thread ends when the plugin does, which every
+/// call ensures.
+#[cfg(unix)]
+fn watch_exit(child: &Child, events: Sender<Event>) -> Result<()> {
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let pid = Pid::from_child(child);
+    spawn_named("laika-plugin-wait", move || {
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+        let result = loop {
+            match waitid(WaitId::Pid(pid), options) {
+                Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => break Ok(()),
+                Err(e) => break Err(e.into()),
+            }
+        };
+        let _ = events.send(Event::Exited(result));
+    })
+    .map(drop)
+}
+
+fn spawn_named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|e| Error::internal(format!("cannot start a thread ({name})")).with_source(e))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ending {
     Exited,
@@ -382,20 +613,8 @@ impl Plugin {
         }
     }
 
-    /// Whether the plugin has exited, without reaping it: a zombie leader
-    /// keeps its process group id from being reused until `finish`.
-    #[cfg(unix)]
-    fn exited(&mut self) -> std::io::Result<bool> {
-        use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
-        let pid = Pid::from_child(&self.child);
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
-        match waitid(WaitId::Pid(pid), options) {
-            Ok(found) => Ok(found.is_some()),
-            Err(rustix::io::Errno::INTR) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
-    }
-
+    /// Whether the plugin has exited, reaping it (there is no process group
+    /// id to protect where this is used).
     #[cfg(not(unix))]
     fn exited(&mut self) -> std::io::Result<bool> {
         let status = self.child.try_wait()?;
@@ -461,8 +680,8 @@ pub fn child_env(
     env.into_iter().collect()
 }
 
-/// Reads everything up to `cap` bytes; beyond it, raises `overflow` and stops.
-fn read_capped(mut from: impl Read, cap: usize, overflow: &AtomicBool) -> Vec<u8> {
+/// Reads everything up to `cap` bytes; beyond it, calls `overflow` and stops.
+fn read_capped(mut from: impl Read, cap: usize, overflow: impl FnOnce()) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -470,7 +689,7 @@ fn read_capped(mut from: impl Read, cap: usize, overflow: &AtomicBool) -> Vec<u8
             Ok(0) => return out,
             Ok(n) => {
                 if out.len() + n > cap {
-                    overflow.store(true, Ordering::SeqCst);
+                    overflow();
                     return out;
                 }
                 out.extend_from_slice(buf.get(..n).unwrap_or_default());
@@ -505,18 +724,6 @@ fn read_tail(mut from: impl Read, keep: usize) -> (Vec<u8>, usize) {
         tail.drain(..tail.len() - keep);
     }
     (tail, total)
-}
-
-/// Waits for a reader thread until `until` or a cancel; `None` if it has not
-/// finished by then (it ends by itself when the pipe closes).
-fn join_by<T>(handle: JoinHandle<T>, until: Instant, cancel: &CancelToken) -> Option<T> {
-    while !handle.is_finished() {
-        if Instant::now() >= until || cancel.is_cancelled() {
-            return None;
-        }
-        std::thread::sleep(POLL);
-    }
-    handle.join().ok()
 }
 
 /// Plugin-written text made safe for one message line: control characters
@@ -1018,13 +1225,13 @@ mod tests {
 
     #[test]
     fn stdout_is_capped_and_must_be_one_object() {
-        let flag = AtomicBool::new(false);
-        let out = read_capped(&vec![b'a'; 300_000][..], 200_000, &flag);
-        assert!(flag.load(Ordering::SeqCst));
+        let mut overflowed = false;
+        let out = read_capped(&vec![b'a'; 300_000][..], 200_000, || overflowed = true);
+        assert!(overflowed);
         assert!(out.len() <= 200_000);
-        let flag = AtomicBool::new(false);
-        assert_eq!(read_capped(&b"{}"[..], 10, &flag), b"{}");
-        assert!(!flag.load(Ordering::SeqCst));
+        let mut overflowed = false;
+        assert_eq!(read_capped(&b"{}"[..], 10, || overflowed = true), b"{}");
+        assert!(!overflowed);
 
         assert!(parse_response(b" \n").unwrap_err().contains("no JSON"));
         assert!(parse_response(b"[1]")

@@ -1,40 +1,170 @@
-//! Shared HTTP plumbing of the network runtimes (`openai`, `ollama`): one
-//! streamed POST with endpoint failover, timeouts, cancellation, a size cap
-//! and line decoding (SSE and NDJSON), mapped to coded errors.
+//! Shared HTTP plumbing of the network runtimes (`openai`, `ollama`): their
+//! common config keys, and one streamed POST with endpoint failover,
+//! timeouts, cancellation, a size cap and line decoding (SSE and NDJSON),
+//! mapped to coded errors.
 //!
 //! Invariants:
 //! - every failure is `RUNTIME_UNAVAILABLE` (cannot connect),
 //!   `RUNTIME_TIMEOUT` (names the timeout key), `RUNTIME_ERROR` (the runtime
-//!   said no, or sent something we cannot read) or `CANCELLED`;
+//!   said no, or sent something we cannot read) or `CANCELLED`; the
+//!   underlying reqwest or I/O error stays attached as the source, for logs;
 //! - the API key is only ever in the `Authorization` header: errors are
 //!   scrubbed of it and endpoint names are shown without URL credentials;
-//! - a cancel aborts the request within one poll interval (10 ms), even when
-//!   the stream is stalled, and drops the connection;
+//! - a cancel wakes the request at once, even when the stream is stalled,
+//!   and drops the connection;
 //! - the next endpoint is tried only when one produced no response at all
 //!   (refused, unreachable, or silent until the first-token timeout), so a
 //!   model never answers twice;
 //! - no proxy is used: the host talks only to the configured runtime, and a
 //!   system proxy must not see page content bound for a local model.
 //!
-//! Turns run on plain worker threads, so each call builds a small
-//! current-thread tokio runtime, blocks on it, and shuts it down: that drops
-//! the connection task with it, so an aborted request's socket is closed at
-//! once rather than at the next call. It must not be called from inside
-//! another tokio runtime.
+//! Every call runs on the process-wide runtime of [`crate::executor`], from
+//! whatever thread calls it.
 
-use super::{CancelToken, TextSink};
+use super::{config_error, CancelToken, TextSink};
 use laika_core::error::{Error, ErrorCode, Result};
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use tokio::time::{sleep, sleep_until, Instant};
+use tokio::time::{sleep_until, Instant};
 
 /// The most a runtime may send for one answer (stream included).
 pub const MAX_ANSWER_BYTES: usize = 16 << 20;
 /// The most of an HTTP error body that is read, and shown.
 const MAX_ERROR_BODY: usize = 64 << 10;
 const MAX_MESSAGE_CHARS: usize = 300;
-const CANCEL_POLL: Duration = Duration::from_millis(10);
-const SHUTDOWN_WAIT: Duration = Duration::from_millis(100);
+/// Upper bound of the HTTP timeouts (one hour).
+const MAX_HTTP_TIMEOUT_MS: u64 = 3_600_000;
+
+/// An API key: sent in the `Authorization` header and nowhere else, so its
+/// `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+/// The keys `openai` and `ollama` share (`[runtime]` in the config file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HttpConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Endpoints tried in order (instead of `base_url`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Never logged, never sent to the extension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<ApiKey>,
+    pub connect_timeout_ms: u64,
+    pub first_token_timeout_ms: u64,
+    pub total_timeout_ms: u64,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            base_url: None,
+            base_urls: Vec::new(),
+            model: None,
+            api_key: None,
+            connect_timeout_ms: 3_000,
+            first_token_timeout_ms: 60_000,
+            total_timeout_ms: 300_000,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The field names above, for the config loader's key check.
+    pub const KEYS: &'static [&'static str] = &[
+        "base_url",
+        "base_urls",
+        "model",
+        "api_key",
+        "connect_timeout_ms",
+        "first_token_timeout_ms",
+        "total_timeout_ms",
+    ];
+
+    /// Endpoints and timeouts. URLs are shown credential-free in errors.
+    pub fn validate(&self) -> Result<()> {
+        if self.base_url.is_some() && !self.base_urls.is_empty() {
+            return Err(config_error(
+                "set runtime.base_url or runtime.base_urls, not both",
+            ));
+        }
+        let one = self.base_url.iter().map(|u| ("runtime.base_url", u));
+        for (key, url) in one.chain(self.base_urls.iter().map(|u| ("runtime.base_urls", u))) {
+            let shown = laika_core::redact::strip_url_credentials(url);
+            let parsed = url::Url::parse(url)
+                .map_err(|e| config_error(format!("{key} = {shown:?} is not a URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(config_error(format!(
+                    "{key} = {shown:?} must be an http or https URL"
+                )));
+            }
+        }
+        for (key, ms) in [
+            ("runtime.connect_timeout_ms", self.connect_timeout_ms),
+            (
+                "runtime.first_token_timeout_ms",
+                self.first_token_timeout_ms,
+            ),
+            ("runtime.total_timeout_ms", self.total_timeout_ms),
+        ] {
+            if !(1..=MAX_HTTP_TIMEOUT_MS).contains(&ms) {
+                return Err(config_error(format!(
+                    "{key} must be 1..={MAX_HTTP_TIMEOUT_MS} (ms)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The configured endpoints, else `default` (none when that is `None`).
+    pub fn endpoints(&self, default: Option<&str>) -> Vec<String> {
+        let mut urls: Vec<String> = self
+            .base_url
+            .iter()
+            .chain(&self.base_urls)
+            .cloned()
+            .collect();
+        if urls.is_empty() {
+            urls.extend(default.map(str::to_string));
+        }
+        urls
+    }
+
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            connect: Duration::from_millis(self.connect_timeout_ms),
+            first_token: Duration::from_millis(self.first_token_timeout_ms),
+            total: Duration::from_millis(self.total_timeout_ms),
+        }
+    }
+
+    /// The model id, when one is set.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref().filter(|m| !m.is_empty())
+    }
+}
 
 /// What a decoder found in the bytes so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +187,10 @@ pub trait Decoder {
     /// Called once at end of body.
     fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()>;
 }
+
+/// Picks the decoder for a response's content type. `Sync`: the call may run
+/// on another thread than its caller's (see [`crate::executor::run`]).
+pub type DecoderFor<'a> = dyn Fn(&str) -> Box<dyn Decoder> + Sync + 'a;
 
 pub fn runtime_error(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::RuntimeError, message)
@@ -201,16 +335,6 @@ pub struct Timeouts {
     pub total: Duration,
 }
 
-impl Timeouts {
-    pub fn from_config(c: &crate::config::RuntimeConfig) -> Timeouts {
-        Timeouts {
-            connect: Duration::from_millis(c.connect_timeout_ms),
-            first_token: Duration::from_millis(c.first_token_timeout_ms),
-            total: Duration::from_millis(c.total_timeout_ms),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     /// The full request URL.
@@ -252,28 +376,28 @@ impl HttpClient {
         timeouts: Timeouts,
         api_key: Option<&str>,
     ) -> Result<HttpClient> {
-        let config = |m: String| Error::new(ErrorCode::ConfigInvalid, m);
         if base_urls.is_empty() {
-            return Err(config("runtime.base_url is required".into()));
+            return Err(config_error("runtime.base_url is required"));
         }
         let mut endpoints = Vec::new();
         for base in base_urls {
             let name = laika_core::redact::strip_url_credentials(base);
-            let mut url = reqwest::Url::parse(base)
-                .map_err(|e| config(format!("runtime.base_url = {name:?} is not a URL: {e}")))?;
+            let mut url = reqwest::Url::parse(base).map_err(|e| {
+                config_error(format!("runtime.base_url = {name:?} is not a URL: {e}"))
+            })?;
             // `join` replaces the last segment unless the base ends in `/`.
             if !url.path().ends_with('/') {
                 url.set_path(&format!("{}/", url.path()));
             }
             let url = url
                 .join(path)
-                .map_err(|e| config(format!("runtime.base_url = {name:?}: {e}")))?;
+                .map_err(|e| config_error(format!("runtime.base_url = {name:?}: {e}")))?;
             endpoints.push(Endpoint { url, name });
         }
         let auth = match api_key.filter(|k| !k.is_empty()) {
             Some(key) => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    config("runtime.api_key has characters an HTTP header cannot carry".into())
+                    config_error("runtime.api_key has characters an HTTP header cannot carry")
                 })?;
                 value.set_sensitive(true);
                 Some(value)
@@ -283,13 +407,13 @@ impl HttpClient {
         let client = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeouts.connect)
-            // A pooled connection would outlive the per-call tokio runtime
-            // that drives it; a turn is long enough that a fresh connection
-            // costs nothing.
+            // A turn is long enough that a fresh connection costs nothing,
+            // and an idle pooled one could be half closed by the server when
+            // the next turn picks it up.
             .pool_max_idle_per_host(0)
             .user_agent(concat!("laika-host/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| Error::internal(format!("HTTP client: {e}")))?;
+            .map_err(|e| Error::internal(format!("HTTP client: {e}")).with_source(e))?;
         Ok(HttpClient {
             client,
             endpoints,
@@ -315,50 +439,48 @@ impl HttpClient {
 
     /// POSTs `body` (JSON) to each endpoint in turn until one answers, and
     /// streams the answer through the decoder `decoder` picks for the
-    /// response's content type, calling `on_text` with each piece.
+    /// response's content type, calling `on_text` with each piece. Safe to
+    /// call from any thread, inside a tokio runtime or not.
     pub fn stream(
         &self,
         body: &serde_json::Value,
         cancel: &CancelToken,
-        decoder: &dyn Fn(&str) -> Box<dyn Decoder>,
+        decoder: &DecoderFor<'_>,
         on_text: &mut TextSink<'_>,
     ) -> Result<Streamed> {
         cancel.check()?;
         let body =
             serde_json::to_vec(body).map_err(|e| Error::internal(format!("request body: {e}")))?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::internal(format!("tokio runtime: {e}")))?;
-        let result = rt.block_on(self.run(body, cancel, decoder, on_text));
-        // Drops the connection task (closing its socket) without waiting on
-        // a stuck name lookup in the blocking pool.
-        rt.shutdown_timeout(SHUTDOWN_WAIT);
-        result.map_err(|e| self.scrub(e))
+        crate::executor::run(
+            |runtime, sink| runtime.block_on(self.run(&body, cancel, decoder, sink)),
+            on_text,
+        )
+        .and_then(|result| result)
+        .map_err(|e| self.scrub(e))
     }
 
     /// Removes the API key from a message, should a runtime echo it back.
-    fn scrub(&self, e: Error) -> Error {
-        match &self.api_key {
-            Some(key) if e.message.contains(key.as_str()) => {
-                Error::new(e.code, e.message.replace(key.as_str(), "[redacted]"))
+    fn scrub(&self, mut e: Error) -> Error {
+        if let Some(key) = &self.api_key {
+            if e.message.contains(key.as_str()) {
+                e.message = e.message.replace(key.as_str(), "[redacted]");
             }
-            _ => e,
         }
+        e
     }
 
     async fn run(
         &self,
-        body: Vec<u8>,
+        body: &[u8],
         cancel: &CancelToken,
-        decoder: &dyn Fn(&str) -> Box<dyn Decoder>,
+        decoder: &DecoderFor<'_>,
         on_text: &mut TextSink<'_>,
     ) -> Result<Streamed> {
         let total_deadline = Instant::now() + self.timeouts.total;
         let mut failures: Vec<Error> = Vec::new();
         for endpoint in &self.endpoints {
             match self
-                .attempt(endpoint, &body, total_deadline, cancel, decoder, on_text)
+                .attempt(endpoint, body, total_deadline, cancel, decoder, on_text)
                 .await
             {
                 Ok(streamed) => return Ok(streamed),
@@ -366,19 +488,21 @@ impl HttpClient {
                 Err(Failure::NoResponse(e)) => failures.push(e),
             }
         }
-        let code = failures
-            .last()
-            .map(|e| e.code)
-            .unwrap_or(ErrorCode::RuntimeUnavailable);
-        let messages: Vec<String> = failures.into_iter().map(|e| e.message).collect();
-        Err(Error::new(
-            code,
-            if messages.len() > 1 {
-                format!("no endpoint answered: {}", messages.join("; "))
-            } else {
-                messages.concat()
-            },
-        ))
+        // The last failure keeps its code and source; the message lists all.
+        let all: Vec<&str> = failures.iter().map(|e| e.message.as_str()).collect();
+        let all = (all.len() > 1).then(|| format!("no endpoint answered: {}", all.join("; ")));
+        match failures.pop() {
+            Some(mut last) => {
+                if let Some(all) = all {
+                    last.message = all;
+                }
+                Err(last)
+            }
+            None => Err(Error::new(
+                ErrorCode::RuntimeUnavailable,
+                "no endpoint is configured",
+            )),
+        }
     }
 
     async fn attempt(
@@ -387,7 +511,7 @@ impl HttpClient {
         body: &[u8],
         total_deadline: Instant,
         cancel: &CancelToken,
-        decoder: &dyn Fn(&str) -> Box<dyn Decoder>,
+        decoder: &DecoderFor<'_>,
         on_text: &mut TextSink<'_>,
     ) -> std::result::Result<Streamed, Failure> {
         let name = &endpoint.name;
@@ -423,7 +547,7 @@ impl HttpClient {
         }
         let sent = tokio::select! {
             biased;
-            _ = cancelled(cancel) => return Err(Failure::Final(cancel_error())),
+            _ = cancel.cancelled() => return Err(Failure::Final(cancel_error())),
             _ = sleep_until(first_deadline) => {
                 let e = timeout(first_key);
                 return Err(if first_deadline == total_deadline {
@@ -434,7 +558,7 @@ impl HttpClient {
             }
             sent = request.send() => sent,
         };
-        let mut response = sent.map_err(|e| Failure::NoResponse(self.send_error(&e, name)))?;
+        let mut response = sent.map_err(|e| Failure::NoResponse(self.send_error(e, name)))?;
 
         let status = response.status();
         if !status.is_success() {
@@ -442,7 +566,7 @@ impl HttpClient {
             loop {
                 let chunk = tokio::select! {
                     biased;
-                    _ = cancelled(cancel) => return Err(Failure::Final(cancel_error())),
+                    _ = cancel.cancelled() => return Err(Failure::Final(cancel_error())),
                     _ = sleep_until(total_deadline) => break,
                     chunk = response.chunk() => chunk,
                 };
@@ -483,8 +607,10 @@ impl HttpClient {
         let mut started = false;
         let mut ended = false;
         let mut events = Vec::new();
-        let in_context =
-            |e: Error| Failure::Final(Error::new(e.code, format!("{name}: {}", e.message)));
+        let in_context = |mut e: Error| {
+            e.message = format!("{name}: {}", e.message);
+            Failure::Final(e)
+        };
         while !ended {
             let (deadline, key) = if started {
                 (total_deadline, "runtime.total_timeout_ms")
@@ -493,15 +619,18 @@ impl HttpClient {
             };
             let chunk = tokio::select! {
                 biased;
-                _ = cancelled(cancel) => return Err(Failure::Final(cancel_error())),
+                _ = cancel.cancelled() => return Err(Failure::Final(cancel_error())),
                 _ = sleep_until(deadline) => return Err(Failure::Final(timeout(key))),
                 chunk = response.chunk() => chunk,
             };
             let chunk = chunk.map_err(|e| {
-                Failure::Final(runtime_error(format!(
-                    "the connection to {name} broke mid-answer: {}",
-                    root_cause(&e)
-                )))
+                Failure::Final(
+                    runtime_error(format!(
+                        "the connection to {name} broke mid-answer: {}",
+                        root_cause(&e)
+                    ))
+                    .with_source(e.without_url()),
+                )
             })?;
             match chunk {
                 Some(bytes) => {
@@ -542,9 +671,9 @@ impl HttpClient {
         Ok(out)
     }
 
-    fn send_error(&self, e: &reqwest::Error, name: &str) -> Error {
-        let cause = root_cause(e);
-        if e.is_timeout() {
+    fn send_error(&self, e: reqwest::Error, name: &str) -> Error {
+        let cause = root_cause(&e);
+        let coded = if e.is_timeout() {
             Error::new(
                 ErrorCode::RuntimeTimeout,
                 format!(
@@ -562,7 +691,9 @@ impl HttpClient {
                 ErrorCode::RuntimeUnavailable,
                 format!("no response from {name}: {cause}"),
             )
-        }
+        };
+        // Without the URL, which may hold credentials.
+        coded.with_source(e.without_url())
     }
 }
 
@@ -577,13 +708,6 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 fn cancel_error() -> Error {
     Error::new(ErrorCode::Cancelled, "the turn was cancelled")
-}
-
-/// Resolves once the token is cancelled (polled: the token has no waker).
-async fn cancelled(cancel: &CancelToken) {
-    while !cancel.is_cancelled() {
-        sleep(CANCEL_POLL).await;
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod command;
 pub mod config;
+pub mod executor;
 pub mod http;
 pub mod ollama;
 pub mod openai;
@@ -34,27 +35,29 @@ pub trait Runtime: Send + Sync {
     ) -> Result<ModelReply>;
 }
 
-/// Builds the runtime the config names.
+/// Builds the runtime the config names, checking it first.
 pub fn from_config(config: &config::RuntimeConfig) -> Result<Arc<dyn Runtime>> {
-    match config.kind.as_str() {
-        "builtin" => Ok(Arc::new(builtin::BuiltinRuntime)),
-        "scripted" => {
-            let path = config.script.as_deref().ok_or_else(|| {
-                Error::new(
-                    ErrorCode::ConfigInvalid,
-                    "runtime.script is required for the scripted runtime",
-                )
-            })?;
-            Ok(Arc::new(scripted::Scripted::from_file(path)?))
-        }
-        "command" => Ok(Arc::new(command::CommandRuntime::from_config(config)?)),
-        "openai" => Ok(Arc::new(openai::OpenAiRuntime::from_config(config)?)),
-        "ollama" => Ok(Arc::new(ollama::OllamaRuntime::from_config(config)?)),
-        other => Err(Error::new(
-            ErrorCode::ConfigInvalid,
-            format!("runtime.kind = {other:?} is not available in this build"),
-        )),
-    }
+    use config::RuntimeConfig as C;
+    config.validate()?;
+    Ok(match config {
+        C::Builtin => Arc::new(builtin::BuiltinRuntime),
+        C::Scripted(c) => Arc::new(scripted::Scripted::from_file(c.script()?)?),
+        C::OpenAi(c) => Arc::new(openai::OpenAiRuntime::from_config(c)?),
+        C::Ollama(c) => Arc::new(ollama::OllamaRuntime::from_config(c)?),
+        C::Command(c) => Arc::new(command::CommandRuntime::from_config(c)?),
+    })
+}
+
+fn config_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::ConfigInvalid, message)
+}
+
+/// `key = value` is not one of `allowed`.
+fn unknown_value(key: &str, value: &str, allowed: &[&str]) -> Error {
+    config_error(format!(
+        "{key} = {value:?} is unknown; use one of: {}",
+        allowed.join(", ")
+    ))
 }
 
 /// The real clock and random ids, for the edges that need an

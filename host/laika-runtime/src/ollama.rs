@@ -9,15 +9,76 @@
 //! the answer.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, LineSplitter, StreamEvent, Timeouts,
+    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
 };
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
-use crate::config::RuntimeConfig;
-use laika_core::error::{Error, ErrorCode, Result};
+use super::profile::{ThinkingOff, THINKING_MODES};
+use super::{
+    config_error, unknown_value, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo,
+    TextSink,
+};
+use laika_core::error::Result;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 /// Where Ollama listens unless `runtime.base_url` says otherwise.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
+
+/// `[runtime]` with `kind = "ollama"`: the shared HTTP keys (`model`
+/// required) and Ollama's own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OllamaConfig {
+    #[serde(flatten)]
+    pub http: HttpConfig,
+    /// `options.num_ctx`: the context window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_ctx: Option<u32>,
+    /// How long the model stays loaded after the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<String>,
+    /// `"none"` leaves `think` out, for models without a thinking mode
+    /// (they may refuse it); any other of [`THINKING_MODES`] sends `think: false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<String>,
+}
+
+impl OllamaConfig {
+    /// The field names above besides [`HttpConfig::KEYS`], for the config
+    /// loader's key check.
+    pub const KEYS: &'static [&'static str] = &["num_ctx", "keep_alive", "thinking_off"];
+
+    pub fn validate(&self) -> Result<()> {
+        self.http.validate()?;
+        if self.num_ctx == Some(0) {
+            return Err(config_error("runtime.num_ctx must be > 0"));
+        }
+        self.think_off()?;
+        self.model().map(drop)
+    }
+
+    pub fn model(&self) -> Result<&str> {
+        self.http.model().ok_or_else(|| {
+            config_error(
+                "runtime.kind = \"ollama\" needs runtime.model (or LAIKA_MODEL), e.g. \"qwen3:4b\"",
+            )
+        })
+    }
+
+    /// The configured endpoints, else [`DEFAULT_BASE_URL`].
+    pub fn endpoints(&self) -> Vec<String> {
+        self.http.endpoints(Some(DEFAULT_BASE_URL))
+    }
+
+    /// Whether requests say `think: false`.
+    fn think_off(&self) -> Result<bool> {
+        match self.thinking_off.as_deref() {
+            None => Ok(true),
+            Some(mode) => ThinkingOff::parse(mode)
+                .map(|t| t != ThinkingOff::None)
+                .ok_or_else(|| unknown_value("runtime.thinking_off", mode, THINKING_MODES)),
+        }
+    }
+}
 
 pub struct OllamaRuntime {
     http: HttpClient,
@@ -28,39 +89,18 @@ pub struct OllamaRuntime {
 }
 
 impl OllamaRuntime {
-    pub fn from_config(config: &RuntimeConfig) -> Result<OllamaRuntime> {
-        let model = config
-            .model
-            .clone()
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| {
-                Error::new(
-                ErrorCode::ConfigInvalid,
-                "runtime.kind = \"ollama\" needs runtime.model (or LAIKA_MODEL), e.g. \"qwen3:4b\"",
-            )
-            })?;
-        let mut urls: Vec<String> = config
-            .base_url
-            .iter()
-            .chain(&config.base_urls)
-            .cloned()
-            .collect();
-        if urls.is_empty() {
-            urls.push(DEFAULT_BASE_URL.into());
-        }
+    pub fn from_config(config: &OllamaConfig) -> Result<OllamaRuntime> {
         Ok(OllamaRuntime {
             http: HttpClient::new(
-                &urls,
+                &config.endpoints(),
                 "api/chat",
-                Timeouts::from_config(config),
-                config.api_key.as_deref(),
+                config.http.timeouts(),
+                config.http.api_key.as_ref().map(|k| k.expose()),
             )?,
-            model,
+            model: config.model()?.to_string(),
             num_ctx: config.num_ctx,
             keep_alive: config.keep_alive.clone(),
-            // Models without a thinking mode may refuse `think`;
-            // `runtime.thinking_off = "none"` leaves it out.
-            think_off: config.thinking_off.as_deref() != Some("none"),
+            think_off: config.think_off()?,
         })
     }
 
@@ -209,6 +249,7 @@ impl Decoder for ChatNdjson {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_core::error::ErrorCode;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
         let mut d = ChatNdjson::default();
@@ -266,12 +307,14 @@ mod tests {
 
     #[test]
     fn request_body_has_schema_think_and_options() {
-        let c = RuntimeConfig {
-            kind: "ollama".into(),
-            model: Some("qwen3:4b".into()),
+        let mut c = OllamaConfig {
+            http: HttpConfig {
+                model: Some("qwen3:4b".into()),
+                ..HttpConfig::default()
+            },
             num_ctx: Some(16384),
             keep_alive: Some("10m".into()),
-            ..RuntimeConfig::default()
+            ..OllamaConfig::default()
         };
         let rt = OllamaRuntime::from_config(&c).unwrap();
         let packet = serde_json::from_value(json!({
@@ -309,11 +352,15 @@ mod tests {
             (info.kind.as_str(), info.model.as_str(), info.offline),
             ("ollama", "qwen3:4b", true)
         );
-        let no_model = RuntimeConfig {
-            kind: "ollama".into(),
-            ..RuntimeConfig::default()
-        };
+        c.thinking_off = Some("none".into());
+        let body = OllamaRuntime::from_config(&c).unwrap().request_body(&req);
+        assert!(body.get("think").is_none(), "{body}");
+        c.thinking_off = Some("off".into());
+        let e = c.validate().unwrap_err();
+        assert!(e.message.contains("runtime.thinking_off"), "{}", e.message);
+        let no_model = OllamaConfig::default();
         let e = OllamaRuntime::from_config(&no_model).err().unwrap();
         assert!(e.message.contains("runtime.model"), "{}", e.message);
+        assert_eq!(no_model.validate(), Err(e));
     }
 }

@@ -10,14 +10,102 @@
 //! read as well.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, SseParser, StreamEvent, Timeouts,
+    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, SseParser, StreamEvent,
     MAX_ANSWER_BYTES,
 };
-use super::profile::Profile;
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
-use crate::config::RuntimeConfig;
-use laika_core::error::{Error, ErrorCode, Result};
+use super::profile::{
+    Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
+};
+use super::{
+    config_error, unknown_value, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo,
+    TextSink,
+};
+use laika_core::error::Result;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+
+/// `[runtime]` with `kind = "openai"`: the shared HTTP keys, the profile
+/// and its overrides (see docs/runtimes.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenAiConfig {
+    #[serde(flatten)]
+    pub http: HttpConfig,
+    /// One of [`PROFILE_NAMES`]; `generic` when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_strict: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_off: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_usage: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+impl OpenAiConfig {
+    /// The field names above besides [`HttpConfig::KEYS`], for the config
+    /// loader's key check.
+    pub const KEYS: &'static [&'static str] = &[
+        "profile",
+        "schema_mode",
+        "schema_strict",
+        "thinking_off",
+        "reasoning_effort",
+        "stream_usage",
+        "max_tokens",
+    ];
+
+    pub fn validate(&self) -> Result<()> {
+        self.http.validate()?;
+        if self.max_tokens == Some(0) {
+            return Err(config_error("runtime.max_tokens must be > 0"));
+        }
+        self.endpoints(&self.profile()?).map(drop)
+    }
+
+    /// The profile this config names (`generic` when none), with its
+    /// overrides applied.
+    pub fn profile(&self) -> Result<Profile> {
+        let name = self.profile.as_deref().unwrap_or("generic");
+        let mut profile = Profile::builtin(name)
+            .ok_or_else(|| unknown_value("runtime.profile", name, PROFILE_NAMES))?;
+        if let Some(mode) = self.schema_mode.as_deref() {
+            profile.schema = SchemaMode::parse(mode, self.schema_strict.unwrap_or(true))
+                .ok_or_else(|| unknown_value("runtime.schema_mode", mode, SCHEMA_MODES))?;
+        } else if let (SchemaMode::JsonSchema { .. }, Some(strict)) =
+            (profile.schema, self.schema_strict)
+        {
+            profile.schema = SchemaMode::JsonSchema { strict };
+        }
+        if let Some(mode) = self.thinking_off.as_deref() {
+            profile.thinking_off = ThinkingOff::parse(mode)
+                .ok_or_else(|| unknown_value("runtime.thinking_off", mode, THINKING_MODES))?;
+        }
+        if let Some(on) = self.stream_usage {
+            profile.stream_usage = on;
+        }
+        Ok(profile)
+    }
+
+    /// The configured endpoints, else the profile's default. Hosted profiles
+    /// have none: page content leaves the machine only when a URL says so.
+    pub fn endpoints(&self, profile: &Profile) -> Result<Vec<String>> {
+        let urls = self.http.endpoints(profile.default_base_url);
+        if urls.is_empty() {
+            return Err(config_error(format!(
+                "runtime.kind = \"openai\" with profile {:?} needs runtime.base_url (or LAIKA_BASE_URL)",
+                profile.name
+            )));
+        }
+        Ok(urls)
+    }
+}
 
 pub struct OpenAiRuntime {
     http: HttpClient,
@@ -28,35 +116,17 @@ pub struct OpenAiRuntime {
 }
 
 impl OpenAiRuntime {
-    pub fn from_config(config: &RuntimeConfig) -> Result<OpenAiRuntime> {
-        let profile = Profile::from_config(config)?;
-        let mut urls: Vec<String> = config
-            .base_url
-            .iter()
-            .chain(&config.base_urls)
-            .cloned()
-            .collect();
-        if urls.is_empty() {
-            urls.extend(profile.default_base_url.map(str::to_string));
-        }
-        if urls.is_empty() {
-            return Err(Error::new(
-                ErrorCode::ConfigInvalid,
-                format!(
-                    "runtime.kind = \"openai\" with profile {:?} needs runtime.base_url (or LAIKA_BASE_URL)",
-                    profile.name
-                ),
-            ));
-        }
+    pub fn from_config(config: &OpenAiConfig) -> Result<OpenAiRuntime> {
+        let profile = config.profile()?;
         Ok(OpenAiRuntime {
             http: HttpClient::new(
-                &urls,
+                &config.endpoints(&profile)?,
                 "chat/completions",
-                Timeouts::from_config(config),
-                config.api_key.as_deref(),
+                config.http.timeouts(),
+                config.http.api_key.as_ref().map(|k| k.expose()),
             )?,
             profile,
-            model: config.model.clone().filter(|m| !m.is_empty()),
+            model: config.http.model().map(str::to_string),
             max_tokens: config.max_tokens,
             reasoning_effort: config
                 .reasoning_effort
@@ -273,6 +343,7 @@ impl Decoder for WholeJson {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_core::error::ErrorCode;
     use laika_core::llmcp::TaskName;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
@@ -398,13 +469,15 @@ mod tests {
         }
     }
 
-    fn body_for(profile: &str, extra: impl FnOnce(&mut RuntimeConfig)) -> Value {
-        let mut c = RuntimeConfig {
-            kind: "openai".into(),
+    fn body_for(profile: &str, extra: impl FnOnce(&mut OpenAiConfig)) -> Value {
+        let mut c = OpenAiConfig {
+            http: HttpConfig {
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                model: Some("qwen3-4b".into()),
+                ..HttpConfig::default()
+            },
             profile: Some(profile.into()),
-            base_url: Some("http://127.0.0.1:9/v1".into()),
-            model: Some("qwen3-4b".into()),
-            ..RuntimeConfig::default()
+            ..OpenAiConfig::default()
         };
         extra(&mut c);
         let mut body = OpenAiRuntime::from_config(&c)
@@ -458,7 +531,7 @@ mod tests {
             c.thinking_off = Some("reasoning_effort".into());
             c.reasoning_effort = Some("minimal".into());
             c.max_tokens = Some(4096);
-            c.model = None;
+            c.http.model = None;
         });
         assert_eq!(
             hosted,
@@ -468,10 +541,9 @@ mod tests {
 
     #[test]
     fn messages_are_system_then_user_and_info_is_local() {
-        let c = RuntimeConfig {
-            kind: "openai".into(),
+        let c = OpenAiConfig {
             profile: Some("llama.cpp".into()),
-            ..RuntimeConfig::default()
+            ..OpenAiConfig::default()
         };
         let rt = OpenAiRuntime::from_config(&c).unwrap();
         let req = request();
@@ -484,12 +556,46 @@ mod tests {
         assert_eq!(info.kind, "openai");
         assert!(info.offline);
         assert!(info.label.contains("127.0.0.1:8080"), "{}", info.label);
-        let hosted = RuntimeConfig {
-            kind: "openai".into(),
+        let hosted = OpenAiConfig {
             profile: Some("openai".into()),
-            ..RuntimeConfig::default()
+            ..OpenAiConfig::default()
         };
         let e = OpenAiRuntime::from_config(&hosted).err().unwrap();
         assert!(e.message.contains("runtime.base_url"), "{}", e.message);
+        assert_eq!(hosted.validate(), Err(e));
+    }
+
+    #[test]
+    fn overrides_replace_single_entries_and_bad_values_name_the_key() {
+        let mut c = OpenAiConfig {
+            profile: Some("llama.cpp".into()),
+            schema_mode: Some("json_object".into()),
+            thinking_off: Some("none".into()),
+            stream_usage: Some(true),
+            ..OpenAiConfig::default()
+        };
+        let p = c.profile().unwrap();
+        assert_eq!(p.schema, SchemaMode::JsonObject);
+        assert_eq!(p.thinking_off, ThinkingOff::None);
+        assert!(p.stream_usage);
+        assert_eq!(p.reasoning_field, Some("reasoning_content"));
+
+        c.schema_mode = None;
+        c.profile = Some("vllm".into());
+        c.schema_strict = Some(false);
+        let p = c.profile().unwrap();
+        assert_eq!(p.schema, SchemaMode::JsonSchema { strict: false });
+
+        c.schema_mode = Some("grammar".into());
+        let e = c.profile().unwrap_err();
+        assert!(e.message.contains("runtime.schema_mode"), "{}", e.message);
+        c.schema_mode = None;
+        c.thinking_off = Some("off".into());
+        let e = c.profile().unwrap_err();
+        assert!(e.message.contains("runtime.thinking_off"), "{}", e.message);
+        c.profile = Some("ollama".into());
+        let e = c.profile().unwrap_err();
+        assert!(e.message.contains("runtime.profile"), "{}", e.message);
+        assert_eq!(e.code, ErrorCode::ConfigInvalid);
     }
 }

@@ -5,14 +5,13 @@
 //! JSON Schema goes, how Qwen3-style thinking is switched off and whether
 //! `stream_options` is accepted. A [`Profile`] records those choices; the
 //! built-in table covers the servers we document, and `runtime.schema_mode`,
-//! `runtime.thinking_off` and `runtime.stream_usage` override single entries.
+//! `runtime.thinking_off` and `runtime.stream_usage` override single entries
+//! (the `openai` adapter applies its config to the profile it names).
 //!
 //! Invariant: whatever the profile, the schema is also in the system prompt
 //! (see `prompt.rs`), so a server that ignores the schema field still gets it;
 //! the profile only adds the strongest native enforcement the server has.
 
-use crate::config::RuntimeConfig;
-use laika_core::error::{Error, ErrorCode, Result};
 use serde_json::{json, Map, Value};
 
 /// Profile names accepted by `runtime.profile` / `LAIKA_PROFILE`.
@@ -54,6 +53,17 @@ pub enum SchemaMode {
 }
 
 impl SchemaMode {
+    /// The mode [`SCHEMA_MODES`] names; `strict` applies to `json_schema`.
+    pub fn parse(name: &str, strict: bool) -> Option<SchemaMode> {
+        match name {
+            "json_schema" => Some(SchemaMode::JsonSchema { strict }),
+            "top_level_json_schema" => Some(SchemaMode::TopLevelJsonSchema),
+            "json_object" => Some(SchemaMode::JsonObject),
+            "none" => Some(SchemaMode::None),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             SchemaMode::JsonSchema { .. } => "json_schema",
@@ -74,6 +84,18 @@ pub enum ThinkingOff {
     ReasoningEffort,
     /// Nothing is sent.
     None,
+}
+
+impl ThinkingOff {
+    /// The mode [`THINKING_MODES`] names.
+    pub fn parse(name: &str) -> Option<ThinkingOff> {
+        match name {
+            "chat_template_kwargs" => Some(ThinkingOff::ChatTemplateKwargs),
+            "reasoning_effort" => Some(ThinkingOff::ReasoningEffort),
+            "none" => Some(ThinkingOff::None),
+            _ => None,
+        }
+    }
 }
 
 /// The structured-output strength a profile gives (CLAIJ seed: use the
@@ -187,63 +209,6 @@ impl Profile {
         table().into_iter().find(|p| p.name == name)
     }
 
-    /// The profile `config` selects (`generic` when none), with its overrides.
-    pub fn from_config(config: &RuntimeConfig) -> Result<Profile> {
-        let name = config.profile.as_deref().unwrap_or("generic");
-        let mut profile = Profile::builtin(name).ok_or_else(|| {
-            Error::new(
-                ErrorCode::ConfigInvalid,
-                format!(
-                    "runtime.profile = {name:?} is unknown; use one of: {}",
-                    PROFILE_NAMES.join(", ")
-                ),
-            )
-        })?;
-        if let Some(mode) = config.schema_mode.as_deref() {
-            profile.schema = match mode {
-                "json_schema" => SchemaMode::JsonSchema {
-                    strict: config.schema_strict.unwrap_or(true),
-                },
-                "top_level_json_schema" => SchemaMode::TopLevelJsonSchema,
-                "json_object" => SchemaMode::JsonObject,
-                "none" => SchemaMode::None,
-                other => {
-                    return Err(Error::new(
-                        ErrorCode::ConfigInvalid,
-                        format!(
-                            "runtime.schema_mode = {other:?} is unknown; use one of: {}",
-                            SCHEMA_MODES.join(", ")
-                        ),
-                    ))
-                }
-            };
-        } else if let (SchemaMode::JsonSchema { .. }, Some(strict)) =
-            (profile.schema, config.schema_strict)
-        {
-            profile.schema = SchemaMode::JsonSchema { strict };
-        }
-        if let Some(mode) = config.thinking_off.as_deref() {
-            profile.thinking_off = match mode {
-                "chat_template_kwargs" => ThinkingOff::ChatTemplateKwargs,
-                "reasoning_effort" => ThinkingOff::ReasoningEffort,
-                "none" => ThinkingOff::None,
-                other => {
-                    return Err(Error::new(
-                        ErrorCode::ConfigInvalid,
-                        format!(
-                            "runtime.thinking_off = {other:?} is unknown; use one of: {}",
-                            THINKING_MODES.join(", ")
-                        ),
-                    ))
-                }
-            };
-        }
-        if let Some(on) = config.stream_usage {
-            profile.stream_usage = on;
-        }
-        Ok(profile)
-    }
-
     pub fn capability(&self) -> Capability {
         match self.schema {
             SchemaMode::JsonSchema { .. } | SchemaMode::TopLevelJsonSchema => {
@@ -314,36 +279,15 @@ mod tests {
     }
 
     #[test]
-    fn overrides_replace_single_entries_and_bad_values_name_the_key() {
-        let mut c = RuntimeConfig {
-            profile: Some("llama.cpp".into()),
-            schema_mode: Some("json_object".into()),
-            thinking_off: Some("none".into()),
-            stream_usage: Some(true),
-            ..RuntimeConfig::default()
-        };
-        let p = Profile::from_config(&c).unwrap();
-        assert_eq!(p.schema, SchemaMode::JsonObject);
-        assert_eq!(p.thinking_off, ThinkingOff::None);
-        assert!(p.stream_usage);
-        assert_eq!(p.reasoning_field, Some("reasoning_content"));
-
-        c.schema_mode = None;
-        c.profile = Some("vllm".into());
-        c.schema_strict = Some(false);
-        let p = Profile::from_config(&c).unwrap();
-        assert_eq!(p.schema, SchemaMode::JsonSchema { strict: false });
-
-        c.schema_mode = Some("grammar".into());
-        let e = Profile::from_config(&c).unwrap_err();
-        assert!(e.message.contains("runtime.schema_mode"), "{}", e.message);
-        c.schema_mode = None;
-        c.thinking_off = Some("off".into());
-        let e = Profile::from_config(&c).unwrap_err();
-        assert!(e.message.contains("runtime.thinking_off"), "{}", e.message);
-        c.profile = Some("ollama".into());
-        let e = Profile::from_config(&c).unwrap_err();
-        assert!(e.message.contains("runtime.profile"), "{}", e.message);
-        assert_eq!(e.code, ErrorCode::ConfigInvalid);
+    fn names_parse_back_to_their_modes() {
+        for name in SCHEMA_MODES {
+            let mode = SchemaMode::parse(name, true);
+            assert_eq!(mode.map(SchemaMode::as_str), Some(*name));
+        }
+        assert!(THINKING_MODES
+            .iter()
+            .all(|name| ThinkingOff::parse(name).is_some()));
+        assert_eq!(SchemaMode::parse("grammar", true), None);
+        assert_eq!(ThinkingOff::parse("off"), None);
     }
 }

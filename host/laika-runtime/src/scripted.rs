@@ -14,13 +14,42 @@
 //! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
 //! and `{{now}}` are replaced, so a script can hold valid response packets.
 
-use super::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient, TextSink};
+use super::{
+    config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient,
+    TextSink,
+};
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
-use serde::Deserialize;
-use std::path::Path;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
+
+/// `[runtime]` with `kind = "scripted"`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScriptedConfig {
+    /// The JSON file of outputs to replay (required). Only from the file or
+    /// `LAIKA_SCRIPT`, never from `config.set`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+}
+
+impl ScriptedConfig {
+    /// The field names above, for the config loader's key check.
+    pub const KEYS: &'static [&'static str] = &["script"];
+
+    pub fn script(&self) -> Result<&Path> {
+        self.script.as_deref().ok_or_else(|| {
+            config_error(
+                "runtime.kind = \"scripted\" needs runtime.script (or LAIKA_SCRIPT): a JSON file of outputs",
+            )
+        })
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ScriptedError {
@@ -73,10 +102,9 @@ impl Scripted {
 
     pub fn from_json(text: &str) -> Result<Self> {
         let file: ScriptFile = serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorCode::ConfigInvalid,
-                format!("runtime.script: not a valid script (array of outputs): {e}"),
-            )
+            config_error(format!(
+                "runtime.script: not a valid script (array of outputs): {e}"
+            ))
         })?;
         Ok(Scripted::new(match file {
             ScriptFile::Steps(s) | ScriptFile::Wrapped { outputs: s } => s,
@@ -85,10 +113,11 @@ impl Scripted {
 
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::new(
-                ErrorCode::ConfigInvalid,
-                format!("runtime.script: cannot read {}: {e}", path.display()),
-            )
+            config_error(format!(
+                "runtime.script: cannot read {}: {e}",
+                path.display()
+            ))
+            .with_source(e)
         })?;
         Scripted::from_json(&text)
     }
@@ -104,17 +133,27 @@ fn fill(template: &str, request: &ModelRequest) -> String {
         .replace("{{now}}", &SystemAmbient.now_iso8601())
 }
 
-/// Sleeps in steps of at most 5 ms so a cancel lands within ~10 ms, and
-/// short sleeps (streamed pieces) are not rounded up to the step.
+/// Sleeps `ms`, or until cancelled: the thread parks, and a cancel unparks it.
 fn cancellable_sleep(ms: u64, cancel: &CancelToken) -> Result<()> {
     let end = Instant::now() + Duration::from_millis(ms);
+    let _watch = cancel.wake_on_cancel(Waker::from(Arc::new(Unpark(std::thread::current()))));
     loop {
         cancel.check()?;
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(());
         }
-        std::thread::sleep(left.min(Duration::from_millis(5)));
+        // May return early (spurious wakeups): the loop checks again.
+        std::thread::park_timeout(left);
+    }
+}
+
+/// Wakes a parked thread.
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
     }
 }
 

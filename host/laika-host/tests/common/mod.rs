@@ -236,6 +236,26 @@ impl Host {
         panic!("no reply for {id}; got {out:#?}");
     }
 
+    /// Cancels the running turn `target`: the reply to the cancel and the
+    /// turn's events up to `done`. They may come in either order, since the
+    /// turn wakes the moment its token fires.
+    pub fn cancel(&mut self, id: &str, target: &str) -> (Value, Vec<Value>) {
+        self.send(&json!({"type": "cancel", "id": id, "target": target}));
+        let mut reply = None;
+        let mut events: Vec<Value> = Vec::new();
+        while reply.is_none() || !events.iter().any(|e| e["type"] == "done") {
+            let m = self
+                .recv()
+                .unwrap_or_else(|| panic!("no cancel reply or done; got {events:#?}"));
+            if m["reply_to"] == id {
+                reply = Some(m);
+            } else if m["reply_to"] == target {
+                events.push(m);
+            }
+        }
+        (reply.unwrap_or_default(), events)
+    }
+
     /// Sends a turn and returns all its events, `done` last.
     pub fn turn(&mut self, id: &str, task: Value, text: &str, observation: Value) -> Vec<Value> {
         self.send(&turn_msg(id, task, text, observation, None));
