@@ -248,6 +248,17 @@ fn answer(request: &ModelRequest, blocks: Vec<Value>, tool_calls: Value) -> Stri
     .to_string()
 }
 
+/// A turn of conversation `c-1`, numbered 1, that commits fine.
+fn answer_turn(model: impl FnMut(usize, &ModelRequest) -> Step) -> Run {
+    drive(
+        request(Some("c-1"), observation()),
+        settings(),
+        Ok(1),
+        Ok(()),
+        model,
+    )
+}
+
 fn ok_answer(request: &ModelRequest) -> String {
     answer(
         request,
@@ -378,16 +389,10 @@ fn an_invalid_observation_fails_the_turn_without_asking_the_model() {
 
 #[test]
 fn an_invalid_output_is_retried_with_its_errors_fed_back() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |n, r| match n {
-            0 => Step::answer(r#"{"type": "response", "assistant": 7}"#.into()),
-            _ => Step::answer(ok_answer(r)),
-        },
-    );
+    let run = answer_turn(|n, r| match n {
+        0 => Step::answer(r#"{"type": "response", "assistant": 7}"#.into()),
+        _ => Step::answer(ok_answer(r)),
+    });
     assert_eq!(run.asks.len(), 2);
     let retry = &run.asks[1];
     assert_eq!(retry.attempt, 1);
@@ -443,20 +448,14 @@ fn no_retries_when_the_limit_is_zero() {
 
 #[test]
 fn output_cut_at_the_token_limit_fails_at_once() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let full = ok_answer(r);
-            let cut: String = full.chars().take(full.chars().count() / 2).collect();
-            Step {
-                reply: Ok(reply(cut, "length")),
-                ..Step::answer(String::new())
-            }
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let full = ok_answer(r);
+        let cut: String = full.chars().take(full.chars().count() / 2).collect();
+        Step {
+            reply: Ok(reply(cut, "length")),
+            ..Step::answer(String::new())
+        }
+    });
     assert_eq!(run.asks.len(), 1, "a cut answer is not retried");
     let error = run.errors()[0];
     assert_eq!(error.code, ErrorCode::InvalidModelOutput);
@@ -466,44 +465,27 @@ fn output_cut_at_the_token_limit_fails_at_once() {
 
 #[test]
 fn an_object_that_never_closes_fails_at_once_too() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let full = ok_answer(r);
-            Step::answer(full[..full.len() - 10].to_string())
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let full = ok_answer(r);
+        Step::answer(full[..full.len() - 10].to_string())
+    });
     assert_eq!(run.asks.len(), 1);
     assert!(run.errors()[0].message.contains("cut off"));
 }
 
 #[test]
 fn a_valid_answer_is_kept_even_when_the_runtime_reports_length() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| Step {
-            reply: Ok(reply(ok_answer(r), "length")),
-            ..Step::answer(String::new())
-        },
-    );
+    let run = answer_turn(|_, r| Step {
+        reply: Ok(reply(ok_answer(r), "length")),
+        ..Step::answer(String::new())
+    });
     assert_eq!(run.done().status, DoneStatus::Ok);
 }
 
 #[test]
 fn runtime_errors_end_the_turn_with_their_code_and_no_retry() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, _| Step::failure(Error::new(ErrorCode::RuntimeTimeout, "no first token")),
-    );
+    let run =
+        answer_turn(|_, _| Step::failure(Error::new(ErrorCode::RuntimeTimeout, "no first token")));
     assert_eq!(run.asks.len(), 1);
     assert_eq!(run.errors()[0].code, ErrorCode::RuntimeTimeout);
     assert_eq!(run.record().status, TurnStatus::Failed);
@@ -512,16 +494,10 @@ fn runtime_errors_end_the_turn_with_their_code_and_no_retry() {
 
 #[test]
 fn a_cancel_while_the_model_answers_ends_the_turn_as_cancelled() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| Step {
-            cancel: true,
-            ..Step::answer(ok_answer(r))
-        },
-    );
+    let run = answer_turn(|_, r| Step {
+        cancel: true,
+        ..Step::answer(ok_answer(r))
+    });
     assert_eq!(
         run.kinds(),
         ["turn.started", "context_usage", "error", "done"],
@@ -534,34 +510,22 @@ fn a_cancel_while_the_model_answers_ends_the_turn_as_cancelled() {
 
 #[test]
 fn a_cancel_before_a_retry_stops_the_retry() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, _| Step {
-            cancel: true,
-            ..Step::failure(Error::new(ErrorCode::Cancelled, "the turn was cancelled"))
-        },
-    );
+    let run = answer_turn(|_, _| Step {
+        cancel: true,
+        ..Step::failure(Error::new(ErrorCode::Cancelled, "the turn was cancelled"))
+    });
     assert_eq!(run.asks.len(), 1);
     assert_eq!(run.done().status, DoneStatus::Cancelled);
 }
 
 #[test]
 fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let blocks = (0..6)
-                .map(|i| paragraph(&format!("Block {i} of the answer.")))
-                .collect();
-            Step::streamed(answer(r, blocks, json!([])), 16, Duration::from_millis(10))
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let blocks = (0..6)
+            .map(|i| paragraph(&format!("Block {i} of the answer.")))
+            .collect();
+        Step::streamed(answer(r, blocks, json!([])), 16, Duration::from_millis(10))
+    });
     let deltas: Vec<&RenderDelta> = run
         .events
         .iter()
@@ -592,42 +556,30 @@ fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
 
 #[test]
 fn deltas_are_coalesced_to_the_interval() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let blocks = (0..6).map(|i| paragraph(&format!("B{i}"))).collect();
-            // Pieces 1 ms apart: many blocks finish within one interval.
-            Step::streamed(answer(r, blocks, json!([])), 8, Duration::from_millis(1))
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let blocks = (0..6).map(|i| paragraph(&format!("B{i}"))).collect();
+        // Pieces 1 ms apart: many blocks finish within one interval.
+        Step::streamed(answer(r, blocks, json!([])), 8, Duration::from_millis(1))
+    });
     let deltas = run.kinds().iter().filter(|k| *k == "render_delta").count();
     assert!((1..6).contains(&deltas), "{deltas} deltas for 6 blocks");
 }
 
 #[test]
 fn a_previewed_attempt_that_fails_validation_is_withdrawn_before_the_retry() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |n, r| match n {
-            0 => {
-                // Blocks stream, but the packet answers the wrong request.
-                let text = answer(
-                    r,
-                    vec![paragraph("Wrong."), paragraph("Still wrong.")],
-                    json!([]),
-                )
-                .replace(&r.packet.id, "another-request");
-                Step::streamed(text, 12, Duration::from_millis(40))
-            }
-            _ => Step::answer(ok_answer(r)),
-        },
-    );
+    let run = answer_turn(|n, r| match n {
+        0 => {
+            // Blocks stream, but the packet answers the wrong request.
+            let text = answer(
+                r,
+                vec![paragraph("Wrong."), paragraph("Still wrong.")],
+                json!([]),
+            )
+            .replace(&r.packet.id, "another-request");
+            Step::streamed(text, 12, Duration::from_millis(40))
+        }
+        _ => Step::answer(ok_answer(r)),
+    });
     let kinds = run.kinds();
     let reset = kinds.iter().position(|k| k == "render_reset").unwrap();
     assert!(kinds[..reset].contains(&"render_delta".to_string()));
@@ -641,26 +593,20 @@ fn a_previewed_attempt_that_fails_validation_is_withdrawn_before_the_retry() {
 
 #[test]
 fn a_final_answer_that_differs_from_its_preview_replaces_it() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let text = answer(
-                r,
-                vec![paragraph("First."), paragraph("Second.")],
-                json!([]),
-            );
-            let mut step = Step::streamed(text, 10, Duration::from_millis(40));
-            // The reply the runtime reports differs from what it streamed.
-            step.reply = Ok(reply(
-                answer(r, vec![paragraph("Replaced.")], json!([])),
-                "stop",
-            ));
-            step
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let text = answer(
+            r,
+            vec![paragraph("First."), paragraph("Second.")],
+            json!([]),
+        );
+        let mut step = Step::streamed(text, 10, Duration::from_millis(40));
+        // The reply the runtime reports differs from what it streamed.
+        step.reply = Ok(reply(
+            answer(r, vec![paragraph("Replaced.")], json!([])),
+            "stop",
+        ));
+        step
+    });
     let resets: Vec<&RenderReset> = run
         .events
         .iter()
@@ -680,17 +626,11 @@ fn a_final_answer_that_differs_from_its_preview_replaces_it() {
 
 #[test]
 fn a_failed_stream_is_withdrawn() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            let mut step = Step::streamed(ok_answer(r), 10, Duration::from_millis(40));
-            step.reply = Err(Error::new(ErrorCode::RuntimeError, "the server went away"));
-            step
-        },
-    );
+    let run = answer_turn(|_, r| {
+        let mut step = Step::streamed(ok_answer(r), 10, Duration::from_millis(40));
+        step.reply = Err(Error::new(ErrorCode::RuntimeError, "the server went away"));
+        step
+    });
     let resets: Vec<ResetReason> = run
         .events
         .iter()
@@ -705,23 +645,17 @@ fn a_failed_stream_is_withdrawn() {
 
 #[test]
 fn tool_calls_are_gated_and_reported_one_by_one() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| {
-            Step::answer(answer(
-                r,
-                vec![paragraph("Opening it.")],
-                json!([
-                    {"name": "browser.scroll", "arguments": {"deltaY": 400}},
-                    {"name": "browser.click", "arguments": {"handleId": "laika-404"}},
-                    {"name": "shell.exec", "arguments": {}}
-                ]),
-            ))
-        },
-    );
+    let run = answer_turn(|_, r| {
+        Step::answer(answer(
+            r,
+            vec![paragraph("Opening it.")],
+            json!([
+                {"name": "browser.scroll", "arguments": {"deltaY": 400}},
+                {"name": "browser.click", "arguments": {"handleId": "laika-404"}},
+                {"name": "shell.exec", "arguments": {}}
+            ]),
+        ))
+    });
     let calls: Vec<&ToolCallProposal> = run
         .events
         .iter()
@@ -767,13 +701,7 @@ fn a_store_failure_is_reported_and_done_says_not_stored() {
 
 #[test]
 fn timings_come_from_the_ambient_clock() {
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
-        |_, r| Step::answer(ok_answer(r)),
-    );
+    let run = answer_turn(|_, r| Step::answer(ok_answer(r)));
     let t = run.done().timings;
     // The driver moves the fixed clock 5 ms while the model answers.
     assert_eq!(t.runtime_ms, 5.0);
