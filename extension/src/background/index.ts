@@ -84,7 +84,7 @@ function onHostMessage(msg: HostMessage): void {
   }
   if (msg.type === "tool_call") registerCall(msg, replyTo, port);
   post(port, { kind: "event", msg });
-  if (msg.type === "tool_call" && msg.decision === "allow") void execute(msg.call_id);
+  if (msg.type === "tool_call") void execute(msg.call_id, false);
   const isTurn = turnTabs.has(replyTo);
   // A turn ends with `done`; other requests with their one result or error.
   if (msg.type === "done" || (!isTurn && msg.type !== "turn.started" && msg.type !== "context_usage")) {
@@ -126,10 +126,15 @@ async function observe(tabId: number): Promise<Observation> {
   return res.observation;
 }
 
-async function execute(callId: string): Promise<void> {
+/**
+ * Runs a call once: an `allow` at once, an `ask` only when `approved`. The
+ * verdict is the one recorded when the call first arrived, so a host message
+ * repeating a `call_id` cannot turn an `ask` into an `allow`.
+ */
+async function execute(callId: string, approved: boolean): Promise<void> {
   const call = calls.get(callId);
-  // Re-check the verdict here, not in the sidebar: only allow, or ask+approved.
-  if (!call || call.state !== "waiting" || call.decision === "deny") return;
+  if (!call || call.state !== "waiting") return;
+  if (!(call.decision === "allow" || (call.decision === "ask" && approved))) return;
   call.state = "running";
   let ok = true;
   let message: string;
@@ -232,7 +237,7 @@ function onSidebarMessage(port: chrome.runtime.Port, raw: unknown): void {
       return;
     case "tool.approve": {
       const call = calls.get(req.call_id);
-      if (call && call.port === port && call.decision === "ask") void execute(req.call_id);
+      if (call && call.port === port) void execute(req.call_id, true);
       return;
     }
     case "tool.deny": {
