@@ -60,6 +60,9 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                         }
                     }
                 });
+                // The engine reuses the request for a retry without a copy
+                // once this handle is gone.
+                drop(request);
                 if let Err(e) = &reply {
                     tracing::warn!(code = %e.code, "model call failed: {}", e.chain());
                 }

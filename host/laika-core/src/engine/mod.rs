@@ -96,7 +96,9 @@ pub enum Action {
     Emit(Event),
     /// Ask the runtime; stream its text as [`Input::ModelText`] and answer
     /// with [`Input::ModelReply`].
-    Ask(Box<ModelRequest>),
+    /// The engine keeps its own handle for the retry that may follow; the
+    /// driver drops its handle once the runtime answered.
+    Ask(Arc<ModelRequest>),
     /// Store the turn (the store releases the reserved number whatever the
     /// outcome); answer with [`Input::Committed`].
     Commit(Box<TurnRecord>),
@@ -132,7 +134,7 @@ struct Asking {
     composed: Arc<ComposedSchema>,
     /// The first attempt's user prompt, which every retry prompt repeats.
     base_user_prompt: String,
-    request: ModelRequest,
+    request: Arc<ModelRequest>,
     preview: Preview,
     asked_at: Duration,
     last_issues: Vec<Issue>,
@@ -142,7 +144,10 @@ enum Phase {
     Reserving,
     Asking(Box<Asking>),
     Committing {
-        record: Box<TurnRecord>,
+        /// How the committed record ended (the record itself went to the
+        /// driver: it holds the whole request packet).
+        status: TurnStatus,
+        error_code: Option<ErrorCode>,
         answer: Option<AnswerSummary>,
         since: Duration,
     },
@@ -236,7 +241,8 @@ impl<'a> Turn<'a> {
     /// Packs the request, announces the turn and asks the model.
     fn begin(&mut self, number: u32) -> Vec<Action> {
         let t = self.ambient.monotonic();
-        let observation = Observation::from_value(self.request.observation.clone());
+        // The raw observation is read once, here: take it rather than copy it.
+        let observation = Observation::from_value(self.request.observation.take());
         let user_message_id = self.ambient.new_id();
         let budget = Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits);
         let packed = pack::pack(
@@ -303,7 +309,7 @@ impl<'a> Turn<'a> {
         self.phase = Phase::Asking(Box::new(Asking {
             composed,
             base_user_prompt: prompts.user,
-            request,
+            request: Arc::new(request),
             preview: Preview::new(RenderLimits::default(), COALESCE_INTERVAL),
             asked_at: Duration::ZERO,
             last_issues: Vec::new(),
@@ -322,7 +328,7 @@ impl<'a> Turn<'a> {
         };
         asking.preview = Preview::new(RenderLimits::default(), COALESCE_INTERVAL);
         asking.asked_at = now;
-        vec![Action::Ask(Box::new(asking.request.clone()))]
+        vec![Action::Ask(asking.request.clone())]
     }
 
     /// The runtime answered (or failed): validate, retry or finish.
@@ -388,16 +394,18 @@ impl<'a> Turn<'a> {
         } else {
             ResetReason::Retry
         };
-        asking.request.user_prompt =
+        // The driver has dropped its handle by now, so this does not copy.
+        let request = Arc::make_mut(&mut asking.request);
+        request.user_prompt =
             schema::retry_prompt(&asking.base_user_prompt, &previous_output, &issues);
-        asking.request.feedback = Some(RetryFeedback {
+        request.feedback = Some(RetryFeedback {
             previous_output,
             errors: issues
                 .iter()
                 .map(|i| format!("{}: {}", i.path, i.message))
                 .collect(),
         });
-        asking.request.attempt += 1;
+        request.attempt += 1;
         asking.last_issues = issues;
         let first = asking
             .last_issues
@@ -590,7 +598,8 @@ impl<'a> Turn<'a> {
             "total_ms": self.ms_since(self.started_at),
         });
         self.phase = Phase::Committing {
-            record: Box::new(record.clone()),
+            status: record.status,
+            error_code: record.error.as_ref().map(|e| e.code),
             answer,
             since: self.ambient.monotonic(),
         };
@@ -600,7 +609,8 @@ impl<'a> Turn<'a> {
     /// The store answered: report a failed commit, then `done`.
     fn committed(&mut self, stored: Result<()>) -> Vec<Action> {
         let Phase::Committing {
-            record,
+            status,
+            error_code,
             answer,
             since,
         } = std::mem::replace(&mut self.phase, Phase::Finished)
@@ -613,25 +623,21 @@ impl<'a> Turn<'a> {
         if let Err(e) = &stored {
             actions.push(Action::Emit(Event::error(e)));
         }
-        let status = match (&stored, record.status) {
+        let status = match (&stored, status) {
             (Err(_), _) | (Ok(()), TurnStatus::Failed) => DoneStatus::Failed,
             (Ok(()), TurnStatus::Ok) => DoneStatus::Ok,
             (Ok(()), TurnStatus::Cancelled) => DoneStatus::Cancelled,
         };
         actions.push(Action::Emit(Event::Done(Done {
-            conversation_id: record.conversation_id.clone(),
-            turn: record.turn,
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
             request_id: self
                 .started
                 .as_ref()
                 .map(|s| s.packet.id.clone())
                 .unwrap_or_default(),
             status,
-            error_code: record
-                .error
-                .as_ref()
-                .map(|e| e.code)
-                .or(stored.as_ref().err().map(|e| e.code)),
+            error_code: error_code.or(stored.as_ref().err().map(|e| e.code)),
             runtime: self.settings.runtime.clone(),
             stored: stored.is_ok(),
             timings: self.timings,

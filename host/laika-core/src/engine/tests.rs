@@ -144,7 +144,8 @@ fn drive(
             }
             Action::Ask(request) => {
                 let step = model(run.asks.len(), &request);
-                run.asks.push(*request);
+                run.asks.push(ModelRequest::clone(&request));
+                drop(request);
                 let mut next = Vec::new();
                 for piece in step.pieces {
                     ambient.advance(step.gap);
