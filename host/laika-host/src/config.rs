@@ -84,10 +84,12 @@ fn parse_bool(var: &str, value: &str) -> Result<bool> {
 
 impl Config {
     /// The file alone (defaults when it does not exist), without environment
-    /// overrides.
+    /// overrides. Checked for shape only: the environment may complete it
+    /// (a `base_url` from `LAIKA_BASE_URL`, say), so [`Config::load`]
+    /// validates the whole.
     pub fn from_file(path: &Path) -> Result<Config> {
         match std::fs::read_to_string(path) {
-            Ok(text) => Config::from_toml(&text)
+            Ok(text) => Config::parse(&text)
                 .map_err(|e| config_error(format!("{}: {}", path.display(), e.message))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(config_error(format!(
@@ -111,11 +113,16 @@ impl Config {
         Config::load(&|k| std::env::var(k).ok())
     }
 
+    /// A complete config from TOML text: parsed and validated.
     pub fn from_toml(text: &str) -> Result<Config> {
-        // toml's messages name the offending key and line.
-        let config: Config = toml::from_str(text).map_err(|e| config_error(e.to_string()))?;
+        let config = Config::parse(text)?;
         config.validate()?;
         Ok(config)
+    }
+
+    fn parse(text: &str) -> Result<Config> {
+        // toml's messages name the offending key and line.
+        toml::from_str(text).map_err(|e| config_error(e.to_string()))
     }
 
     pub fn to_toml(&self) -> Result<String> {
@@ -234,6 +241,20 @@ impl Config {
     /// has the key (the sidebar sends `base_url` and `model` with every
     /// kind).
     pub fn with_values(&self, values: &serde_json::Map<String, Value>) -> Result<Config> {
+        let next = self.apply_values(values)?;
+        next.validate()?;
+        Ok(next)
+    }
+
+    /// Writes `values` onto the config file at `path`, so environment
+    /// overrides (an API key from `LAIKA_API_KEY`, say) never end up on disk.
+    /// The file alone is not validated: the caller validated the whole with
+    /// [`Config::with_values`], and the environment completes the file.
+    pub fn save_values(path: &Path, values: &serde_json::Map<String, Value>) -> Result<()> {
+        Config::from_file(path)?.apply_values(values)?.save(path)
+    }
+
+    fn apply_values(&self, values: &serde_json::Map<String, Value>) -> Result<Config> {
         let text = |key: &str, value: &Value| match value {
             Value::String(s) => Ok(Some(s.clone())),
             Value::Null => Ok(None),
@@ -270,7 +291,6 @@ impl Config {
             };
             next.runtime.apply(&setting)?;
         }
-        next.validate()?;
         Ok(next)
     }
 
@@ -359,6 +379,33 @@ mod tests {
             .map(|e| e.message)
             .unwrap_or_default()
             .contains("LAIKA_LOG_FULL_LLM"));
+    }
+
+    #[test]
+    fn the_environment_completes_the_file_before_it_is_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        // The file names the kind; the endpoint comes from the environment.
+        std::fs::write(&path, "[runtime]\nkind = \"openai\"\nmax_tokens = 384\n").unwrap();
+        let path_s: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+        let pairs: &'static [(&str, &str)] = Box::leak(Box::new([
+            ("LAIKA_CONFIG", path_s),
+            ("LAIKA_BASE_URL", "http://127.0.0.1:8080"),
+        ]));
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime.kind(), "openai");
+        // Without the environment the same file is incomplete.
+        let alone = Config::load(&env_of(Box::leak(Box::new([("LAIKA_CONFIG", path_s)]))));
+        assert_eq!(alone.err().map(|e| e.code), Some(ErrorCode::ConfigInvalid));
+        // config.set validates the whole, and saves onto the file without the
+        // environment's values.
+        let mut v = serde_json::Map::new();
+        v.insert("log_full_llm".into(), json!(true));
+        assert!(c.with_values(&v).is_ok());
+        Config::save_values(&path, &v).unwrap();
+        let saved = std::fs::read_to_string(&path).unwrap();
+        assert!(saved.contains("log_full_llm = true"), "{saved}");
+        assert!(!saved.contains("127.0.0.1"), "{saved}");
     }
 
     #[test]

@@ -233,10 +233,7 @@ impl Session {
     fn set_config(&self, values: &serde_json::Map<String, Value>) -> Result<Event> {
         let next = self.read_config(|c| c.with_values(values))?;
         let runtime = laika_runtime::from_config(&next.runtime)?;
-        // Save onto what the file holds, so environment overrides (an API key
-        // from LAIKA_API_KEY, say) never end up written to disk.
-        let path = &self.shared.config_path;
-        Config::from_file(path)?.with_values(values)?.save(path)?;
+        Config::save_values(&self.shared.config_path, values)?;
         let view = next.public_view();
         if let Ok(mut c) = self.shared.config.write() {
             *c = next;
