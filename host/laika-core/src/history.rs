@@ -1,11 +1,17 @@
-//! What history keeps of a turn: the record a finished turn commits.
+//! What history keeps of a turn: the record a finished turn commits, and
+//! the records the store reads back (the bodies of `history.*.result`).
 
 use crate::error::Error;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// `format` of an [`ExportDocument`].
+pub const EXPORT_FORMAT: &str = "laika.history.export";
+pub const EXPORT_VERSION: u32 = 1;
+
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnStatus {
     Ok,
@@ -61,4 +67,105 @@ pub struct TurnRecord {
     pub timings: Value,
     /// `LAIKA_LOG_FULL_LLM=1`: store packets whole instead of redacted.
     pub store_full_packets: bool,
+}
+
+/// One conversation in the history list.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Number of stored turns.
+    pub turns: u32,
+    /// Status of the latest turn.
+    pub last_status: Option<TurnStatus>,
+    pub page_url: Option<String>,
+    pub page_origin: Option<String>,
+}
+
+/// A stored error of a failed or cancelled turn. `code` is the wire spelling
+/// (`RUNTIME_TIMEOUT`, …), kept as text so codes added later still read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StoredError {
+    pub code: String,
+    pub message: String,
+}
+
+/// One turn of a conversation, as history shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TurnDetail {
+    pub turn: u32,
+    pub created_at: String,
+    pub task: String,
+    pub status: TurnStatus,
+    pub error: Option<StoredError>,
+    pub user_message_id: String,
+    pub user_text: String,
+    /// Plain text of the answer.
+    pub answer_text: String,
+    /// `assistant.title` of the response.
+    pub answer_title: Option<String>,
+    /// `assistant.render` of the response (the sanitized render AST).
+    pub render: Option<Value>,
+    /// `assistant.citations` of the response.
+    pub citations: Vec<Value>,
+    pub citations_total: u32,
+    pub citations_verified: u32,
+    /// `citations_verified / citations_total`; absent when there are none.
+    pub verified_ratio: Option<f64>,
+    pub model_id: Option<String>,
+    pub attempts: u32,
+    pub timings: Value,
+    /// True when the packets below went through the redaction policy.
+    pub redacted: bool,
+    pub request_packet: Value,
+    pub response_packet: Option<Value>,
+}
+
+/// A conversation with all its turns, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConversationDetail {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub page_url: Option<String>,
+    pub page_origin: Option<String>,
+    pub turns: Vec<TurnDetail>,
+}
+
+/// A piece of a search snippet; `highlight` marks text that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SnippetPart {
+    pub text: String,
+    pub highlight: bool,
+}
+
+/// One turn that matches a search.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub conversation_title: Option<String>,
+    pub turn: u32,
+    pub created_at: String,
+    pub status: TurnStatus,
+    /// Text around the match, from the user message or the answer.
+    pub snippet: Vec<SnippetPart>,
+    /// FTS5 bm25 rank: lower is better.
+    pub rank: f64,
+}
+
+/// A conversation exported as JSON (`history.export` with `format: "json"`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ExportDocument {
+    /// Always [`EXPORT_FORMAT`].
+    #[schemars(extend("const" = EXPORT_FORMAT))]
+    pub format: String,
+    /// Always [`EXPORT_VERSION`].
+    #[schemars(extend("const" = EXPORT_VERSION))]
+    pub version: u32,
+    /// RFC 3339 UTC.
+    pub exported_at: String,
+    pub conversation: ConversationDetail,
 }
