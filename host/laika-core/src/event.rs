@@ -110,7 +110,6 @@ pub const HOST_NAME: &str = "laika-host";
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HostInfo {
-    /// Always [`HOST_NAME`].
     #[schemars(extend("const" = HOST_NAME))]
     pub name: String,
     pub version: String,
@@ -151,7 +150,7 @@ pub enum HistoryExport {
     Html(String),
 }
 
-/// The runtime part of [`ConfigView`].
+/// The runtime part of `ConfigView`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RuntimeView {
     pub kind: String,
@@ -260,7 +259,8 @@ pub struct ToolCallProposal {
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
-    /// [`ErrorCode::is_retryable`] of `code`.
+    /// Whether the same request may succeed if sent again later; follows
+    /// from `code`.
     pub retryable: bool,
 }
 

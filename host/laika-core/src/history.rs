@@ -159,10 +159,8 @@ pub struct SearchHit {
 /// A conversation exported as JSON (`history.export` with `format: "json"`).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ExportDocument {
-    /// Always [`EXPORT_FORMAT`].
     #[schemars(extend("const" = EXPORT_FORMAT))]
     pub format: String,
-    /// Always [`EXPORT_VERSION`].
     #[schemars(extend("const" = EXPORT_VERSION))]
     pub version: u32,
     /// RFC 3339 UTC.

@@ -21,7 +21,7 @@ pub struct Limits {
     pub max_inbound_frame: usize,
     #[schemars(range(min = MIN_JSON_DEPTH, max = MAX_JSON_DEPTH))]
     pub max_json_depth: usize,
-    /// Context budget for one request. `None` picks a default per runtime.
+    /// Context budget for one request; when absent, each runtime has its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize", range(min = 1))]
     pub context_max_chars: Option<usize>,

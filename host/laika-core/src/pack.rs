@@ -69,7 +69,7 @@ pub struct DocumentUsage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cut {
     pub doc_id: String,
-    /// The field that was shortened, or `None` when the whole document was left out.
+    /// The field that was shortened; absent when the whole document was left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub field: Option<String>,

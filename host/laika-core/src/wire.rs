@@ -112,7 +112,8 @@ pub struct TurnRequest {
     pub task: Task,
     #[serde(default)]
     pub tab: Tab,
-    /// Validated separately so a bad observation gets `INVALID_OBSERVATION`.
+    /// Checked by the host only after `turn.started` (so a bad observation
+    /// fails the turn with `INVALID_OBSERVATION`): kept as JSON until then.
     #[schemars(with = "Observation")]
     pub observation: Value,
 }
