@@ -1,5 +1,6 @@
-//! Wire protocol v1 between the extension and the host (`docs/wire-protocol.md`,
-//! schema in `docs/wire-protocol.schema.json`).
+//! Wire protocol v1 between the extension and the host (`docs/wire-protocol.md`).
+//! These types are its single source: [`schema_document`] renders
+//! `docs/wire-protocol.schema.json` from them.
 //!
 //! Every message is a JSON object with `type` and `id`; every host message that
 //! answers something names it in `reply_to`. Inbound messages are parsed into
