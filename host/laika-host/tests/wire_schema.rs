@@ -151,6 +151,12 @@ fn requests_need_their_fields_and_short_ids() {
 
 #[test]
 fn host_ids_replies_and_codes_keep_their_shapes() {
+    let mut unsolicited_pong = pong();
+    unsolicited_pong["reply_to"] = Value::Null;
+    assert!(
+        !accepted("host_message", &unsolicited_pong),
+        "only an error may reply to null"
+    );
     let mut not_uuid = pong();
     not_uuid["id"] = json!("not-a-uuid");
     assert!(!accepted("host_message", &not_uuid));

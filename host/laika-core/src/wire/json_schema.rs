@@ -14,7 +14,8 @@
 //! one of those definitions by `type`.
 
 use super::{Part, Request};
-use crate::event::Message;
+use crate::error::Error;
+use crate::event::{Event, Message};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
@@ -40,6 +41,7 @@ pub fn schema_document() -> Value {
     envelope.remove("oneOf");
     envelope.remove("description");
     let mut host = message_definitions(&message, Some(&envelope), &defs);
+    answers_a_usable_id(&mut host);
     host.push(("part".into(), part));
     let extension = message_definitions(&request, None, &defs);
 
@@ -157,6 +159,26 @@ fn message_definitions(
         out.push((name.to_owned(), schema));
     }
     out
+}
+
+/// Only an `error` can answer a message whose `id` was unusable (it could
+/// not be parsed): every other host message has a `reply_to`.
+fn answers_a_usable_id(host: &mut [(String, Map<String, Value>)]) {
+    let error = serde_json::to_value(Event::error(&Error::internal("")));
+    let error_type = error
+        .ok()
+        .and_then(|e| e.get("type")?.as_str().map(str::to_owned));
+    for (name, schema) in host.iter_mut() {
+        if Some(name.as_str()) == error_type.as_deref() {
+            continue;
+        }
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            properties.insert(
+                "reply_to".into(),
+                json!({ "$ref": format!("{DEFS}RequestId") }),
+            );
+        }
+    }
 }
 
 /// `schema` with its `$ref` replaced by the referenced object's fields; a
