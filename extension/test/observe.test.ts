@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { HandleRegistry } from "../src/content/handles";
 import { buildObservation, chunkText, parseCount, resolveLimits } from "../src/content/observe";
 import { checkExtensionMessage } from "../src/shared/validate";
-import type { Observation } from "../src/shared/protocol";
+import type { Observation } from "../src/generated/wire";
 import { fixture, htmlDoc } from "./helpers";
 
 /** The observation inside a turn must pass the wire schema (same fields the host accepts). */
@@ -20,7 +20,7 @@ describe("observation builder: article", () => {
   const json = JSON.stringify(obs);
 
   it("writes structured text with the seed's prefixes", () => {
-    const lines = s.text.split("\n");
+    const lines = (s.text ?? "").split("\n");
     expect(lines).toContain("H1: Solar panels on city roofs");
     expect(lines).toContain("H2: How much power");
     expect(lines).toContain("- A typical school roof produces 120 MWh per year.");
@@ -59,7 +59,7 @@ describe("observation builder: article", () => {
     // javascript: links keep their words but lose their target; credentials are stripped.
     const bad = els.find((e) => e.text === "Bad link");
     expect(bad?.href).toBeUndefined();
-    expect(els.find((e) => e.text.startsWith("Read more"))?.href).toBe("https://example.org/more?x=1");
+    expect(els.find((e) => e.text?.startsWith("Read more"))?.href).toBe("https://example.org/more?x=1");
   });
 
   it("keeps handles out of the DOM", () => {
@@ -141,18 +141,18 @@ describe("observation builder: listing, comments, signals, chunks", () => {
   it("splits long pages into ordered chunks within the limits", () => {
     const paras = Array.from({ length: 400 }, (_, i) => `<p>Paragraph ${i} talks about the topic at some length to fill space.</p>`).join("");
     const obs = buildObservation(htmlDoc(`<main>${paras}</main>`), new HandleRegistry(), { maxChars: 2000 });
-    expect(obs.summary.text.length).toBeLessThanOrEqual(2000);
+    expect((obs.summary.text ?? "").length).toBeLessThanOrEqual(2000);
     const chunks = obs.chunks ?? [];
     expect(chunks.length).toBeGreaterThan(1);
     chunks.forEach((c, i) => {
       expect(c.chunk_index).toBe(i + 1);
       expect(c.chunk_count).toBe(chunks.length);
-      expect(c.text.length).toBeLessThanOrEqual(4000);
+      expect((c.text ?? "").length).toBeLessThanOrEqual(4000);
     });
     // Chunks continue where the summary stopped.
-    expect(chunks[0]?.text.startsWith("Paragraph")).toBe(true);
+    expect(chunks[0]?.text?.startsWith("Paragraph")).toBe(true);
     expect(obs.summary.text).toContain("Paragraph 0 ");
-    expect(obs.summary.text).not.toContain(chunks[0]?.text.split("\n")[0] ?? "x");
+    expect(obs.summary.text).not.toContain(chunks[0]?.text?.split("\n")[0] ?? "x");
     expectWireValid(obs);
   });
 

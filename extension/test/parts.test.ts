@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PartAssembler } from "../src/shared/parts";
-import type { PartMessage } from "../src/shared/protocol";
+import type { PartMessage } from "../src/generated/wire";
 
 function split(id: string, message: unknown, pieces: number): PartMessage[] {
   const text = JSON.stringify(message);

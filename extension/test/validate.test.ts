@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import type { AssistantMessage, DoneMessage, ToolCallMessage, TurnMessage } from "../src/generated/wire";
 import { checkExtensionMessage, checkHostMessage } from "../src/shared/validate";
 
 const uuid = "4c85cf9b-d2c8-4b09-9766-9f8cf939db44";
@@ -54,5 +55,41 @@ describe("schema validation of host messages", () => {
     expect(checkExtensionMessage({ type: "hello", id: "h1", protocol: { name: "laika.wire", version: 1 } }).ok).toBe(true);
     expect(checkExtensionMessage({ type: "hello", id: "h1" }).ok).toBe(false);
     expect(checkExtensionMessage({ type: "history.list", id: "x", limt: 3 }).ok).toBe(false);
+  });
+
+  it("names the error of the message its type selects", () => {
+    const bad = { type: "assistant", id: uuid, reply_to: "t", conversation_id: uuid, turn: 1, response_id: uuid, title: "t", render: { type: "doc", children: [{ type: "html" }] }, citations: [], data: null };
+    const r = checkHostMessage(bad);
+    expect(r.ok ? "" : r.error).toContain("/render/children/0/type");
+    const extra = checkHostMessage({ type: "pong", id: uuid, reply_to: "p", extra: 1 });
+    expect(extra.ok ? "" : extra.error).toContain("additional properties");
+  });
+
+  it("accepts what the generated types describe", () => {
+    const runtime = { kind: "builtin", model: "m", offline: true, label: "Offline" };
+    const assistant: AssistantMessage = {
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      render: { type: "doc", children: [{ type: "list", ordered: false, items: [{ type: "list_item", children: [{ type: "code_block", language: "rust", text: "x" }] }] }] },
+      citations: [{ doc_id: "doc:web:summary", quote: "q", verified: false }],
+      data: { price: null },
+    };
+    const tool: ToolCallMessage = {
+      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0,
+      name: "browser.scroll", arguments: null, decision: "allow", reason: "REVERSIBLE", detail: "Scrolling can be undone.",
+    };
+    const done: DoneMessage = {
+      type: "done", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, request_id: uuid, status: "cancelled",
+      error_code: "CANCELLED", runtime, stored: true,
+      timings: { pack_ms: 1, runtime_ms: 2, validate_ms: 0, store_ms: 0.5, total_ms: 3.5 },
+    };
+    for (const msg of [assistant, tool, done]) {
+      const r = checkHostMessage(msg);
+      expect(r.ok ? "" : `${msg.type}: ${r.error}`).toBe("");
+    }
+    const turn: TurnMessage = {
+      type: "turn", id: "turn-1", message: { text: "hi" }, task: { name: "web.answer" },
+      observation: { summary: { doc_type: "web.observation.summary.v1", url: "https://example.com/", title: "t", text: "x" } },
+    };
+    expect(checkExtensionMessage(turn).ok).toBe(true);
   });
 });

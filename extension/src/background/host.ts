@@ -8,7 +8,8 @@
 import { ext } from "../shared/api.js";
 import type { ConnectionState } from "../shared/messages.js";
 import { PartAssembler } from "../shared/parts.js";
-import { NATIVE_HOST_NAME, WIRE_PROTOCOL, type ExtensionMessage, type HostMessage, type HelloResult } from "../shared/protocol.js";
+import type { ExtensionMessage, HelloMessage, HelloResultMessage } from "../generated/wire.js";
+import { NATIVE_HOST_NAME, WIRE_PROTOCOL, type RoutedHostMessage } from "../shared/protocol.js";
 import { checkExtensionMessage, checkHostMessage } from "../shared/validate.js";
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
@@ -21,8 +22,8 @@ export function isNotInstalled(message: string): boolean {
 }
 
 export interface HostListener {
-  message(msg: HostMessage): void;
-  state(state: ConnectionState, detail: string, hello?: HelloResult): void;
+  message(msg: RoutedHostMessage): void;
+  state(state: ConnectionState, detail: string, hello?: HelloResultMessage): void;
   /** A host message failed validation; `reply_to` names the request if it could be read. */
   invalid(replyTo: string | null, error: string): void;
 }
@@ -37,7 +38,7 @@ export class HostConnection {
   private helloId = "";
   state: ConnectionState = "disconnected";
   detail = "";
-  hello: HelloResult | null = null;
+  hello: HelloResultMessage | null = null;
 
   constructor(
     private readonly listener: HostListener,
@@ -87,7 +88,8 @@ export class HostConnection {
       if (this.port === port) this.onDrop(err || "the Laika app closed the connection");
     });
     this.helloId = `hello-${crypto.randomUUID()}`;
-    port.postMessage({ type: "hello", id: this.helloId, protocol: WIRE_PROTOCOL, client: this.clientInfo });
+    const hello: HelloMessage = { type: "hello", id: this.helloId, protocol: WIRE_PROTOCOL, client: this.clientInfo };
+    port.postMessage(hello);
   }
 
   private onDrop(reason: string): void {
@@ -136,7 +138,7 @@ export class HostConnection {
     this.listener.message(msg);
   }
 
-  private onHello(msg: HostMessage): void {
+  private onHello(msg: RoutedHostMessage): void {
     if (msg.type !== "hello.result") {
       // An error in reply to hello means this host cannot be used: stop here.
       const text = msg.type === "error" ? `${msg.code}: ${msg.message}` : `unexpected ${msg.type}`;
@@ -148,13 +150,13 @@ export class HostConnection {
     this.ready = true;
     this.attempt = 0;
     this.hello = msg;
-    this.setState("ready", msg.runtime.label ?? msg.runtime.kind, msg);
+    this.setState("ready", msg.runtime.label, msg);
     const queued = this.queue;
     this.queue = [];
     for (const q of queued) this.port?.postMessage(q);
   }
 
-  private setState(state: ConnectionState, detail: string, hello?: HelloResult): void {
+  private setState(state: ConnectionState, detail: string, hello?: HelloResultMessage): void {
     this.state = state;
     this.detail = detail;
     this.listener.state(state, detail, hello);

@@ -18,7 +18,8 @@ import {
   type SidebarEvent,
   type SidebarRequest,
 } from "../shared/messages.js";
-import type { Decision, ExtensionMessage, HostMessage, Observation, ToolCallEvent } from "../shared/protocol.js";
+import type { Decision, ExtensionMessage, Observation, ToolCallMessage } from "../generated/wire.js";
+import type { RoutedHostMessage } from "../shared/protocol.js";
 import { HostConnection } from "./host.js";
 import { isPageTool, isTabTool } from "../generated/tools.js";
 import { runTabTool, waitForLoad } from "./tools.js";
@@ -56,7 +57,7 @@ const host = new HostConnection(
   {
     message: onHostMessage,
     state(state, detail, hello) {
-      broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label ?? hello?.runtime.kind });
+      broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label });
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
@@ -75,7 +76,7 @@ const host = new HostConnection(
   { name: "laika-extension", version: ext.runtime.getManifest().version, browser: BUILD_BROWSER },
 );
 
-function onHostMessage(msg: HostMessage): void {
+function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
   const port = replyTo ? routes.get(replyTo) : undefined;
   if (!port || !replyTo) {
@@ -92,7 +93,7 @@ function onHostMessage(msg: HostMessage): void {
   }
 }
 
-function registerCall(msg: ToolCallEvent, turnId: string, port: chrome.runtime.Port): void {
+function registerCall(msg: ToolCallMessage, turnId: string, port: chrome.runtime.Port): void {
   const tabId = turnTabs.get(turnId);
   if (tabId === undefined || calls.has(msg.call_id)) return;
   calls.set(msg.call_id, {
@@ -225,7 +226,7 @@ function onSidebarMessage(port: chrome.runtime.Port, raw: unknown): void {
       const allowed = ["history.list", "history.get", "history.search", "history.delete", "history.export", "config.get", "config.set", "ping"];
       if (!isObject(req.request) || !allowed.includes(String(req.request.type))) return;
       routes.set(req.request_id, port);
-      const err = host.send({ ...req.request, type: String(req.request.type), id: req.request_id });
+      const err = host.send({ ...req.request, id: req.request_id });
       if (err) {
         routes.delete(req.request_id);
         post(port, { kind: "request.failed", request_id: req.request_id, message: err });

@@ -19,7 +19,7 @@ import type {
   ObservedElement,
   OutlineEntry,
   Primary,
-} from "../shared/protocol.js";
+} from "../generated/wire.js";
 import type { ObserveOptions } from "../shared/messages.js";
 import type { HandleRegistry } from "./handles.js";
 import { extractPrimary } from "./primary.js";

@@ -5,7 +5,7 @@
  * comes from the host's tool registry (src/generated/tools.ts).
  */
 import { isPageTool } from "../generated/tools.js";
-import type { Observation } from "../shared/protocol.js";
+import type { Observation } from "../generated/wire.js";
 import type { HandleRegistry } from "./handles.js";
 import { buildObservation, clip, isRendered, normalize, safeUrl } from "./observe.js";
 

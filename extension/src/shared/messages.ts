@@ -3,7 +3,8 @@
  * content script). They never cross to the host. Every receiver checks that
  * the sender is this extension (`sender.id === runtime.id`) before acting.
  */
-import type { HostMessage, Observation, TaskName } from "./protocol.js";
+import type { ExtensionMessage, Observation, TaskName } from "../generated/wire.js";
+import type { RoutedHostMessage } from "./protocol.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
@@ -22,10 +23,19 @@ export interface ObserveOptions {
   rootHandleId?: string;
 }
 
+/** `Omit` on each member of a union (plain `Omit` would merge them). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The requests the sidebar has the background send for it (the background adds the `id`). */
+export type SidebarHostRequest = OmitEach<
+  Extract<ExtensionMessage, { type: `history.${string}` | `config.${string}` | "ping" }>,
+  "id"
+>;
+
 // ---- sidebar → background ----
 export type SidebarRequest =
   | { kind: "ask"; turn_id: string; task: TaskName; text: string; fields?: string[]; conversation_id?: string | null }
-  | { kind: "host"; request_id: string; request: { type: string; [key: string]: unknown } }
+  | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
   | { kind: "tool.approve"; call_id: string }
   | { kind: "tool.deny"; call_id: string }
@@ -36,7 +46,7 @@ export type ConnectionState = "connecting" | "ready" | "not_installed" | "discon
 
 // ---- background → sidebar ----
 export type SidebarEvent =
-  | { kind: "event"; msg: HostMessage }
+  | { kind: "event"; msg: RoutedHostMessage }
   | { kind: "status"; state: ConnectionState; detail: string; runtime_label?: string }
   | { kind: "turn.failed"; turn_id: string; code: string; message: string }
   | { kind: "turn.tab"; turn_id: string; title: string; url: string }

@@ -3,7 +3,7 @@
  * Parts of different messages may interleave; state is kept per `part_of`
  * and bounded so a runaway sender cannot exhaust memory.
  */
-import type { PartMessage } from "./protocol.js";
+import type { PartMessage } from "../generated/wire.js";
 
 export const MAX_PENDING_CHARS = 256 * 1024 * 1024;
 

@@ -3,8 +3,8 @@
  * The validator is ajv standalone code generated at build time (build.mjs),
  * so nothing is compiled with eval at run time (MV3 CSP forbids it).
  */
+import type { ExtensionMessage, HostMessage } from "../generated/wire.js";
 import { validateExtension, validateHost, type Validator } from "../generated/wire-validate.js";
-import type { ExtensionMessage, HostMessage, PartMessage } from "./protocol.js";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -15,8 +15,8 @@ function describe(v: Validator): string {
 }
 
 /** Checks a host message (or a `part`) against `#/$defs/host_message`. */
-export function checkHostMessage(value: unknown): Checked<HostMessage | PartMessage> {
-  if (validateHost(value)) return { ok: true, value: value as HostMessage | PartMessage };
+export function checkHostMessage(value: unknown): Checked<HostMessage> {
+  if (validateHost(value)) return { ok: true, value: value as HostMessage };
   return { ok: false, error: describe(validateHost) };
 }
 

@@ -4,15 +4,24 @@
  * events arrive from the background already validated, routed by turn id.
  */
 import { ext } from "../shared/api.js";
-import { SIDEBAR_PORT, isObject, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
 import type {
-  AssistantEvent,
-  Citation,
-  HostMessage,
-  RenderDeltaEvent,
+  AssistantMessage,
+  ConfigView,
+  RenderBlock,
+  RenderDeltaMessage,
+  SearchHit,
   TaskName,
-  ToolCallEvent,
-} from "../shared/protocol.js";
+  ToolCallMessage,
+  VerifiedCitation,
+} from "../generated/wire.js";
+import {
+  SIDEBAR_PORT,
+  isObject,
+  type SidebarEvent,
+  type SidebarHostRequest,
+  type SidebarRequest,
+} from "../shared/messages.js";
+import type { RoutedHostMessage } from "../shared/protocol.js";
 import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
 import { renderDoc } from "./render.js";
 
@@ -47,10 +56,10 @@ interface TurnView {
   body: HTMLElement;
   tools: Map<string, HTMLElement>;
   /** Streamed blocks, by index, until the final answer replaces them. */
-  preview: unknown[];
+  preview: RenderBlock[];
 }
 const turns = new Map<string, TurnView>();
-const requests = new Map<string, (msg: HostMessage | null, error?: string) => void>();
+const requests = new Map<string, (msg: RoutedHostMessage | null, error?: string) => void>();
 
 function send(req: SidebarRequest): void {
   if (!port) connect();
@@ -132,7 +141,7 @@ function endTurn(id: string): void {
   }
 }
 
-function renderCitations(turnId: string, citations: Citation[]): HTMLElement | null {
+function renderCitations(turnId: string, citations: VerifiedCitation[]): HTMLElement | null {
   if (!citations.length) return null;
   const list = h("ol", "citations");
   citations.forEach((c, i) => {
@@ -166,7 +175,7 @@ function renderData(data: Record<string, unknown>): HTMLElement {
   return table;
 }
 
-function onAssistant(view: TurnView, msg: AssistantEvent): void {
+function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const turnId = msg.reply_to ?? "";
   conversationId = msg.conversation_id;
   view.body.replaceChildren(renderDoc(document, msg.render));
@@ -180,7 +189,7 @@ function onAssistant(view: TurnView, msg: AssistantEvent): void {
  * and re-rendered through the same DOM-only renderer as the final answer,
  * which replaces them when it arrives.
  */
-function onRenderDelta(view: TurnView, msg: RenderDeltaEvent): void {
+function onRenderDelta(view: TurnView, msg: RenderDeltaMessage): void {
   msg.blocks.forEach((block, i) => {
     view.preview[msg.start_index + i] = block;
   });
@@ -189,7 +198,7 @@ function onRenderDelta(view: TurnView, msg: RenderDeltaEvent): void {
   view.progress.textContent = "Writing the answer…";
 }
 
-function onToolCall(view: TurnView, msg: ToolCallEvent): void {
+function onToolCall(view: TurnView, msg: ToolCallMessage): void {
   const card = h("div", "tool-card");
   const head = h("div");
   head.append(h("strong", undefined, msg.name), " ", h("span", `decision ${msg.decision}`, msg.decision));
@@ -226,7 +235,7 @@ function onToolCall(view: TurnView, msg: ToolCallEvent): void {
   view.body.append(card);
 }
 
-function onHostEvent(msg: HostMessage): void {
+function onHostEvent(msg: RoutedHostMessage): void {
   const turnId = msg.reply_to;
   if (turnId && requests.has(turnId)) {
     const cb = requests.get(turnId);
@@ -239,7 +248,7 @@ function onHostEvent(msg: HostMessage): void {
   switch (msg.type) {
     case "turn.started":
       conversationId = msg.conversation_id;
-      view.progress.textContent = `Working… (${msg.runtime.label ?? msg.runtime.kind})`;
+      view.progress.textContent = `Working… (${msg.runtime.label})`;
       return;
     case "context_usage": {
       const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
@@ -324,7 +333,7 @@ function onEvent(ev: SidebarEvent): void {
 
 // ---- requests that are not turns (history, settings) ----
 
-function request(req: { type: string; [key: string]: unknown }): Promise<HostMessage> {
+function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
   const id = `${req.type}-${crypto.randomUUID()}`;
   return new Promise((resolve, reject) => {
     requests.set(id, (msg, error) => {
@@ -336,8 +345,27 @@ function request(req: { type: string; [key: string]: unknown }): Promise<HostMes
   });
 }
 
-function str(v: unknown): string {
-  return typeof v === "string" ? v : v === null || v === undefined ? "" : String(v);
+/** The answer to a request, as the result type it must be. */
+function expectReply<T extends RoutedHostMessage["type"]>(
+  msg: RoutedHostMessage,
+  type: T,
+): Extract<RoutedHostMessage, { type: T }> {
+  if (msg.type !== type) throw new Error(`Laika expected ${type} from the host, got ${msg.type}`);
+  return msg as Extract<RoutedHostMessage, { type: T }>;
+}
+
+function hitLabel(hit: SearchHit): string {
+  const snippet = hit.snippet.map((part) => part.text).join("");
+  return `${hit.conversation_title || hit.conversation_id} — ${snippet}`;
+}
+
+function historyButton(label: string, conversation: string): HTMLElement {
+  const btn = h("button", undefined, label) as HTMLButtonElement;
+  btn.type = "button";
+  btn.addEventListener("click", () => void showConversation(conversation));
+  const li = h("li");
+  li.append(btn);
+  return li;
 }
 
 async function loadHistory(query: string): Promise<void> {
@@ -346,28 +374,15 @@ async function loadHistory(query: string): Promise<void> {
   list.replaceChildren(h("li", "notice", "Loading…"));
   detail.replaceChildren();
   try {
-    const res = query
-      ? await request({ type: "history.search", query, limit: 50 })
-      : await request({ type: "history.list", limit: 50, offset: 0 });
-    const rows = (res as unknown as Record<string, unknown>)[query ? "hits" : "conversations"];
-    list.replaceChildren();
-    if (!Array.isArray(rows) || rows.length === 0) {
-      list.append(h("li", "notice", query ? "Nothing found." : "No conversations yet."));
-      return;
-    }
-    for (const row of rows) {
-      if (!isObject(row)) continue;
-      const id = str(row["conversation_id"] ?? row["id"]);
-      const label = query
-        ? `${str(row["title"]) || id} — ${str(row["snippet"])}`
-        : `${str(row["title"]) || str(row["page_url"]) || id} (${str(row["updated_at"] ?? row["created_at"])})`;
-      const btn = h("button", undefined, label) as HTMLButtonElement;
-      btn.type = "button";
-      btn.addEventListener("click", () => void showConversation(id));
-      const li = h("li");
-      li.append(btn);
-      list.append(li);
-    }
+    const rows = query
+      ? expectReply(await request({ type: "history.search", query, limit: 50 }), "history.search.result").hits.map(
+          (hit) => historyButton(hitLabel(hit), hit.conversation_id),
+        )
+      : expectReply(await request({ type: "history.list", limit: 50, offset: 0 }), "history.list.result").conversations.map(
+          (c) => historyButton(`${c.title || c.page_url || c.id} (${c.updated_at})`, c.id),
+        );
+    list.replaceChildren(...rows);
+    if (rows.length === 0) list.append(h("li", "notice", query ? "Nothing found." : "No conversations yet."));
   } catch (e) {
     list.replaceChildren(h("li", "error", e instanceof Error ? e.message : String(e)));
   }
@@ -377,15 +392,12 @@ async function showConversation(id: string): Promise<void> {
   const detail = $("history-detail");
   detail.replaceChildren(h("p", "notice", "Loading…"));
   try {
-    const res = (await request({ type: "history.get", conversation_id: id })) as unknown as Record<string, unknown>;
-    const conv = isObject(res["conversation"]) ? res["conversation"] : {};
-    detail.replaceChildren(h("h2", undefined, str(conv["title"]) || id));
-    const turnsList = Array.isArray(conv["turns"]) ? conv["turns"] : [];
-    for (const t of turnsList) {
-      if (!isObject(t)) continue;
+    const conv = expectReply(await request({ type: "history.get", conversation_id: id }), "history.get.result").conversation;
+    detail.replaceChildren(h("h2", undefined, conv.title || id));
+    for (const t of conv.turns) {
       const box = h("div", "turn");
-      box.append(h("div", "user", str(t["user_text"])));
-      box.append(h("p", undefined, str(t["answer_text"]) || str(t["status"])));
+      box.append(h("div", "user", t.user_text));
+      box.append(h("p", undefined, t.answer_text || t.status));
       detail.append(box);
     }
     const del = h("button", undefined, "Delete this conversation") as HTMLButtonElement;
@@ -402,29 +414,25 @@ async function showConversation(id: string): Promise<void> {
 async function loadSettings(): Promise<void> {
   const msg = $("settings-message");
   try {
-    const res = (await request({ type: "config.get" })) as unknown as Record<string, unknown>;
-    fillSettings(res);
+    fillSettings(expectReply(await request({ type: "config.get" }), "config.get.result").config);
     msg.textContent = "";
   } catch (e) {
     msg.textContent = e instanceof Error ? e.message : String(e);
   }
 }
 
-function fillSettings(res: Record<string, unknown>): void {
-  const config = isObject(res["config"]) ? res["config"] : {};
-  const runtime = isObject(config["runtime"]) ? config["runtime"] : {};
-  const kinds = Array.isArray(config["runtime_kinds"]) ? config["runtime_kinds"].map(str) : [];
+function fillSettings(config: ConfigView): void {
   const kind = $("set-kind") as HTMLSelectElement;
   kind.replaceChildren();
-  for (const k of kinds) {
+  for (const k of config.runtime_kinds) {
     const o = document.createElement("option");
     o.value = k;
     o.textContent = k;
     kind.append(o);
   }
-  kind.value = str(runtime["kind"]) || "builtin";
-  ($("set-base-url") as HTMLInputElement).value = str(runtime["base_url"]);
-  ($("set-model") as HTMLInputElement).value = str(runtime["model"]);
+  kind.value = config.runtime.kind || "builtin";
+  ($("set-base-url") as HTMLInputElement).value = config.runtime.base_url ?? "";
+  ($("set-model") as HTMLInputElement).value = config.runtime.model ?? "";
 }
 
 async function saveSettings(): Promise<void> {
@@ -432,16 +440,17 @@ async function saveSettings(): Promise<void> {
   const nullable = (v: string) => (v.trim() ? v.trim() : null);
   msg.textContent = "Saving…";
   try {
-    const res = (await request({
+    const res = await request({
       type: "config.set",
       values: {
         "runtime.kind": ($("set-kind") as HTMLSelectElement).value || null,
         "runtime.base_url": nullable(($("set-base-url") as HTMLInputElement).value),
         "runtime.model": nullable(($("set-model") as HTMLInputElement).value),
       },
-    })) as unknown as Record<string, unknown>;
-    fillSettings(res);
-    msg.textContent = `Saved to ${str(res["saved_to"])}. New turns use this runtime.`;
+    });
+    const saved = expectReply(res, "config.set.result");
+    fillSettings(saved.config);
+    msg.textContent = `Saved to ${saved.saved_to}. New turns use this runtime.`;
   } catch (e) {
     msg.textContent = e instanceof Error ? e.message : String(e);
   }

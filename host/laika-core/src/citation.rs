@@ -49,12 +49,14 @@ const LINE_PREFIXES: [&str; 11] = [
 
 /// A citation after checking: `doc_id` and `handle_id` as corrected, the
 /// quote exactly as the model gave it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VerifiedCitation {
     pub doc_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub node_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub handle_id: Option<String>,
     pub quote: String,
     pub verified: bool,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// Stable error codes. Their `SCREAMING_SNAKE_CASE` spelling is part of the
 /// wire protocol and must never change once released.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     /// A frame's declared length is above the inbound limit.

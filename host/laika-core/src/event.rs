@@ -9,16 +9,19 @@
 use crate::citation::VerifiedCitation;
 use crate::error::{Error, ErrorCode};
 use crate::gate::{Decision, Reason};
+use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
+use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
 use crate::pack::ContextUsage;
 use crate::render::ast::{Block, Doc};
-use crate::wire::ExportFormat;
+use crate::wire::{HostId, RequestId, WireProtocol};
+use schemars::{json_schema, JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// A host → extension message body; the variant names the wire `type`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type")]
 pub enum Event {
     #[serde(rename = "hello.result")]
@@ -26,24 +29,36 @@ pub enum Event {
     #[serde(rename = "pong")]
     Pong {},
     #[serde(rename = "cancel.result")]
-    CancelResult { target: String, cancelled: bool },
+    CancelResult {
+        target: String,
+        /// True when a running turn with that id was signalled; its `done`
+        /// tells how it ended.
+        cancelled: bool,
+    },
     #[serde(rename = "history.list.result")]
-    HistoryList { conversations: Value },
+    HistoryList {
+        conversations: Vec<ConversationSummary>,
+    },
     #[serde(rename = "history.get.result")]
-    HistoryGet { conversation: Value },
+    HistoryGet { conversation: ConversationDetail },
     #[serde(rename = "history.search.result")]
-    HistorySearch { query: String, hits: Value },
+    HistorySearch { query: String, hits: Vec<SearchHit> },
     #[serde(rename = "history.delete.result")]
     HistoryDelete {
         conversation_id: String,
+        /// Always true: deleting what is not there is `NOT_FOUND`.
+        #[schemars(extend("const" = true))]
         deleted: bool,
     },
     #[serde(rename = "history.export.result")]
-    HistoryExport { format: ExportFormat, export: Value },
+    HistoryExport(HistoryExport),
     #[serde(rename = "config.get.result")]
-    ConfigGet { config: Value },
+    ConfigGet { config: ConfigView },
     #[serde(rename = "config.set.result")]
-    ConfigSet { config: Value, saved_to: String },
+    ConfigSet {
+        config: ConfigView,
+        saved_to: String,
+    },
     #[serde(rename = "turn.started")]
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
@@ -74,10 +89,12 @@ impl Event {
 }
 
 /// An event in its envelope, as it goes on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Message<'a> {
+    #[schemars(with = "HostId")]
     pub id: String,
     /// The request this answers; `null` for unsolicited messages.
+    #[schemars(with = "Option<RequestId>")]
     pub reply_to: Option<&'a str>,
     #[serde(flatten)]
     pub event: &'a Event,
@@ -89,31 +106,33 @@ pub trait Sink: Send + Sync {
     fn emit(&self, reply_to: Option<&str>, event: Event);
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NameVersion {
+/// The `host.name` of `hello.result`.
+pub const HOST_NAME: &str = "laika-host";
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct HostInfo {
+    #[schemars(extend("const" = HOST_NAME))]
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WireProtocolVersion {
-    pub name: &'static str,
-    pub version: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct HelloLimits {
+    #[schemars(range(min = 1))]
     pub max_inbound_frame: usize,
+    #[schemars(range(min = 1))]
     pub max_outbound_frame: usize,
+    #[schemars(range(min = crate::limits::MIN_JSON_DEPTH))]
     pub max_json_depth: usize,
     pub max_tool_calls: usize,
 }
 
 /// `hello.result`: what this host speaks and runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Hello {
-    pub protocol: WireProtocolVersion,
-    pub host: NameVersion,
+    pub protocol: WireProtocol,
+    pub host: HostInfo,
+    #[schemars(length(min = 1), inner(range(min = 1)))]
     pub llmcp_versions: Vec<u32>,
     pub tasks: Vec<TaskName>,
     pub capabilities: Vec<&'static str>,
@@ -121,28 +140,66 @@ pub struct Hello {
     pub limits: HelloLimits,
 }
 
+/// `history.export.result`: a JSON document, or a complete, sanitized HTML
+/// page as a string (offer it as a download, never inject it).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "format", content = "export")]
+pub enum HistoryExport {
+    #[serde(rename = "json")]
+    Json(Box<ExportDocument>),
+    #[serde(rename = "html")]
+    Html(String),
+}
+
+/// The runtime part of `ConfigView`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RuntimeView {
+    pub kind: String,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Whether an API key is configured; the key itself is never sent.
+    pub api_key_set: bool,
+}
+
+/// The configuration without secrets, as `config.get` and `config.set` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConfigView {
+    pub runtime: RuntimeView,
+    pub data_dir: String,
+    pub log_full_llm: bool,
+    pub allowed_origins: Vec<String>,
+    pub limits: Limits,
+    /// The runtime kinds this build can run.
+    pub runtime_kinds: Vec<&'static str>,
+}
+
 /// `turn.started`: the turn has a number and a request packet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TurnStarted {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
+    /// The `laika.llmcp` request packet id.
+    #[schemars(with = "HostId")]
     pub request_id: String,
     pub task: TaskName,
     pub runtime: RuntimeInfo,
 }
 
 /// `render_delta`: finished top-level blocks of the streamed answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RenderDelta {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
     /// Position of the first block among the render's top-level blocks.
     pub start_index: usize,
+    #[schemars(schema_with = "crate::render::blocks_json_schema", length(min = 1))]
     pub blocks: Vec<Block>,
 }
 
 /// Why a preview was withdrawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ResetReason {
     /// The attempt was invalid; another follows.
@@ -154,50 +211,98 @@ pub enum ResetReason {
 }
 
 /// `render_reset`: forget the blocks sent since the last reset.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RenderReset {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
     pub reason: ResetReason,
 }
 
 /// `assistant`: the validated, sanitized answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AssistantMessage {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
     pub response_id: String,
     pub title: String,
+    #[schemars(schema_with = "crate::render::json_schema")]
     pub render: Doc,
     pub citations: Vec<VerifiedCitation>,
+    /// `web.extract` results (field → value, `null` when not found); `null`
+    /// for other tasks.
     pub data: Option<Map<String, Value>>,
 }
 
 /// `tool_call`: a proposed call and the gate's verdict on it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ToolCallProposal {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
     /// `<response id>:<index>`.
     pub call_id: String,
     pub index: usize,
     pub name: String,
+    /// As the model proposed them; `null` when it omitted them.
+    #[schemars(with = "Option<Map<String, Value>>")]
     pub arguments: Value,
     pub decision: Decision,
     pub reason: Reason,
+    /// One sentence for the user.
     pub detail: String,
 }
 
 /// `error`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(transform = retryable_follows_code)]
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
+    /// Whether the same request may succeed if sent again later; follows
+    /// from `code`.
     pub retryable: bool,
 }
 
+/// `retryable` is a function of `code`: say which codes are retryable.
+fn retryable_follows_code(schema: &mut Schema) {
+    let retryable: Vec<&str> = error_codes()
+        .into_iter()
+        .filter(|c| c.is_retryable())
+        .map(ErrorCode::as_str)
+        .collect();
+    schema.insert(
+        "if".into(),
+        json_schema!({ "properties": { "code": { "enum": retryable } }, "required": ["code"] })
+            .into(),
+    );
+    schema.insert(
+        "then".into(),
+        json_schema!({ "properties": { "retryable": { "const": true } } }).into(),
+    );
+    schema.insert(
+        "else".into(),
+        json_schema!({ "properties": { "retryable": { "const": false } } }).into(),
+    );
+}
+
+/// Every error code, read off the enum's own schema so none is forgotten.
+fn error_codes() -> Vec<ErrorCode> {
+    let schema = schemars::schema_for!(ErrorCode);
+    // Documented variants come as `oneOf` of `const`s, bare ones as `enum`.
+    let documented = schema.get("oneOf").and_then(Value::as_array).into_iter();
+    let bare = schema.get("enum").and_then(Value::as_array).into_iter();
+    documented
+        .flatten()
+        .filter_map(|c| c.get("const"))
+        .chain(bare.flatten())
+        .filter_map(|c| serde_json::from_value(c.clone()).ok())
+        .collect()
+}
+
 /// How a turn ended, as `done` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DoneStatus {
     Ok,
@@ -206,23 +311,30 @@ pub enum DoneStatus {
 }
 
 /// Milliseconds spent in each phase of a turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Timings {
+    #[schemars(range(min = 0.0))]
     pub pack_ms: f64,
+    #[schemars(range(min = 0.0))]
     pub runtime_ms: f64,
+    #[schemars(range(min = 0.0))]
     pub validate_ms: f64,
+    #[schemars(range(min = 0.0))]
     pub store_ms: f64,
+    #[schemars(range(min = 0.0))]
     pub total_ms: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct CitationCounts {
     pub total: usize,
     pub verified: usize,
+    /// `verified / total`; `null` when that is undefined (JSON has no NaN).
+    #[schemars(range(min = 0.0, max = 1.0), extend("type" = ["number", "null"]))]
     pub ratio: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DecisionCounts {
     pub allow: usize,
     pub ask: usize,
@@ -230,34 +342,91 @@ pub struct DecisionCounts {
 }
 
 /// What `done` says about an answer, when there was one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AnswerSummary {
     pub response_id: String,
     pub model: String,
+    /// Runtime calls it took: the first attempt plus retries.
+    #[schemars(range(min = 1, max = 1 + MAX_RETRIES))]
     pub attempts: u32,
+    /// The first attempt's output was accepted (`attempts == 1`).
     pub first_try_valid: bool,
+    /// What the JSON extractor had to fix.
     pub repairs: Vec<String>,
+    /// How many things the sanitizer removed.
     pub render_dropped: usize,
     pub citations: CitationCounts,
     pub tool_calls: DecisionCounts,
-    /// Which endpoint answered, for runtimes with several.
+    /// Which endpoint answered (its base URL without credentials), for
+    /// runtimes with several.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub endpoint: Option<String>,
 }
 
 /// `done`: always the last event of a started turn, sent after the commit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(transform = done_rules)]
 pub struct Done {
     pub conversation_id: String,
+    #[schemars(range(min = 1))]
     pub turn: u32,
+    #[schemars(with = "HostId")]
     pub request_id: String,
     pub status: DoneStatus,
+    /// `null` exactly when `status` is `ok`.
     pub error_code: Option<ErrorCode>,
     pub runtime: RuntimeInfo,
+    /// Whether the turn is in the history.
     pub stored: bool,
     pub timings: Timings,
+    /// Present exactly when an `assistant` event was sent.
     #[serde(flatten)]
     pub answer: Option<AnswerSummary>,
+}
+
+/// What the engine's `committed` guarantees about `done`, beyond field
+/// types: the answer summary comes whole or not at all, and `status`,
+/// `error_code` and `stored` agree.
+fn done_rules(schema: &mut Schema) {
+    let answer = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<AnswerSummary>();
+    let answer_fields: Vec<Value> = answer
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let together: Map<String, Value> = answer_fields
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|field| (field.to_owned(), Value::Array(answer_fields.clone())))
+        .collect();
+    schema.insert("dependentRequired".into(), Value::Object(together));
+    let ok = DoneStatus::Ok;
+    let cancelled = DoneStatus::Cancelled;
+    schema.insert(
+        "allOf".into(),
+        serde_json::json!([
+            {
+                "if": { "properties": { "status": { "const": ok } } },
+                "then": {
+                    "required": answer_fields,
+                    "properties": { "error_code": { "type": "null" }, "stored": { "const": true } }
+                },
+                "else": { "properties": { "error_code": { "type": "string" } } }
+            },
+            {
+                "if": { "properties": { "status": { "const": cancelled } } },
+                "then": { "properties": { "error_code": { "const": ErrorCode::Cancelled }, "stored": { "const": true } } }
+            },
+            {
+                "if": { "properties": { "stored": { "const": false } } },
+                "then": { "properties": { "status": { "const": DoneStatus::Failed } } }
+            }
+        ]),
+    );
 }
 
 #[cfg(test)]

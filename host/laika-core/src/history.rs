@@ -3,11 +3,16 @@
 //! core while SQLite stays in the host.
 
 use crate::error::Error;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// `format` of an [`ExportDocument`].
+pub const EXPORT_FORMAT: &str = "laika.history.export";
+pub const EXPORT_VERSION: u32 = 1;
+
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnStatus {
     Ok,
@@ -68,16 +73,31 @@ pub struct TurnRecord {
     pub store_full_packets: bool,
 }
 
+/// One conversation in the history list.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Number of stored turns.
+    pub turns: u32,
+    /// Status of the latest turn.
+    pub last_status: Option<TurnStatus>,
+    pub page_url: Option<String>,
+    pub page_origin: Option<String>,
+}
+
 /// A stored error of a failed or cancelled turn. `code` is the wire spelling
 /// (`RUNTIME_TIMEOUT`, …), kept as text so codes added later still read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StoredError {
     pub code: String,
     pub message: String,
 }
 
 /// One turn of a conversation, as history shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TurnDetail {
     pub turn: u32,
     pub created_at: String,
@@ -108,7 +128,7 @@ pub struct TurnDetail {
 }
 
 /// A conversation with all its turns, oldest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ConversationDetail {
     pub id: String,
     pub title: Option<String>,
@@ -117,6 +137,39 @@ pub struct ConversationDetail {
     pub page_url: Option<String>,
     pub page_origin: Option<String>,
     pub turns: Vec<TurnDetail>,
+}
+
+/// A piece of a search snippet; `highlight` marks text that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SnippetPart {
+    pub text: String,
+    pub highlight: bool,
+}
+
+/// One turn that matches a search.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub conversation_title: Option<String>,
+    pub turn: u32,
+    pub created_at: String,
+    pub status: TurnStatus,
+    /// Text around the match, from the user message or the answer.
+    pub snippet: Vec<SnippetPart>,
+    /// FTS5 bm25 rank: lower is better.
+    pub rank: f64,
+}
+
+/// A conversation exported as JSON (`history.export` with `format: "json"`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ExportDocument {
+    #[schemars(extend("const" = EXPORT_FORMAT))]
+    pub format: String,
+    #[schemars(extend("const" = EXPORT_VERSION))]
+    pub version: u32,
+    /// RFC 3339 UTC.
+    pub exported_at: String,
+    pub conversation: ConversationDetail,
 }
 
 #[cfg(test)]

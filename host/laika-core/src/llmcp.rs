@@ -9,7 +9,7 @@ pub const PROTOCOL_NAME: &str = "laika.llmcp";
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The three tasks of v1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum TaskName {
     #[serde(rename = "web.summarize")]
     Summarize,
@@ -61,7 +61,7 @@ pub struct UserMessage {
     pub text: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
     pub name: TaskName,
     #[serde(default)]

@@ -5,7 +5,7 @@ use crate::llmcp::RequestPacket;
 use serde::Serialize;
 
 /// What the host tells the extension about the runtime in use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RuntimeInfo {
     /// `builtin`, `scripted`, `openai`, `ollama`, `command`.
     pub kind: String,

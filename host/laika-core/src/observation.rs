@@ -21,8 +21,10 @@ pub const MAX_OUTLINE: usize = 2_000;
 pub const MAX_CHUNKS: usize = 1_000;
 pub const MAX_SIGNALS: usize = 64;
 pub const MAX_HANDLE_LEN: usize = 128;
+/// Outline levels are heading levels; 0 is a landmark that is not a heading.
+pub const MAX_OUTLINE_LEVEL: u8 = 6;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Primary {
     #[serde(default)]
@@ -35,7 +37,7 @@ pub struct Primary {
     pub handle_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Item {
     #[serde(default)]
@@ -50,7 +52,7 @@ pub struct Item {
     pub comment_count: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Comment {
     #[serde(default)]
@@ -67,10 +69,11 @@ pub struct Comment {
     pub handle_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutlineEntry {
     #[serde(default)]
+    #[schemars(range(max = MAX_OUTLINE_LEVEL))]
     pub level: u8,
     #[serde(default)]
     pub tag: String,
@@ -82,9 +85,11 @@ pub struct OutlineEntry {
 
 /// An interactive element the page exposes, addressed by an opaque handle
 /// that only the extension's content script can resolve.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ObservedElement")]
 pub struct Element {
+    #[schemars(length(min = 1, max = MAX_HANDLE_LEN))]
     pub handle_id: String,
     #[serde(default)]
     pub role: String,
@@ -109,7 +114,7 @@ pub struct Element {
     pub label: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Discussion {
     #[serde(default)]
@@ -121,10 +126,13 @@ pub struct Discussion {
 }
 
 /// `web.observation.summary.v1`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ObservationSummary")]
 pub struct Summary {
+    #[schemars(extend("const" = SUMMARY_DOC_TYPE))]
     pub doc_type: String,
+    #[schemars(regex(pattern = r"\S"))]
     pub url: String,
     #[serde(default)]
     pub title: String,
@@ -133,39 +141,51 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary: Option<Primary>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ITEMS))]
     pub items: Vec<Item>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMENTS))]
     pub comments: Vec<Comment>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_OUTLINE))]
     pub outline: Vec<OutlineEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_SIGNALS))]
     pub signals: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ELEMENTS))]
     pub elements: Vec<Element>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_discussions: Vec<Discussion>,
 }
 
 /// `web.observation.chunk.v1`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "ObservationChunk")]
 pub struct Chunk {
+    #[schemars(extend("const" = CHUNK_DOC_TYPE))]
     pub doc_type: String,
     pub url: String,
     #[serde(default)]
     pub title: String,
+    /// 1-based position among the chunks.
+    #[schemars(range(min = 1))]
     pub chunk_index: u32,
+    /// How many chunks the observation has.
+    #[schemars(range(min = 1))]
     pub chunk_count: u32,
     #[serde(default)]
     pub text: String,
 }
 
 /// A summary document plus its optional, ordered chunk documents.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Observation {
     pub summary: Summary,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_CHUNKS))]
     pub chunks: Vec<Chunk>,
 }
 
@@ -224,8 +244,10 @@ impl Observation {
             }
         }
         for (i, o) in s.outline.iter().enumerate() {
-            if o.level > 6 {
-                return Err(invalid(format!("summary.outline[{i}].level must be 0..=6")));
+            if o.level > MAX_OUTLINE_LEVEL {
+                return Err(invalid(format!(
+                    "summary.outline[{i}].level must be 0..={MAX_OUTLINE_LEVEL}"
+                )));
             }
         }
         let count = self.chunks.len();

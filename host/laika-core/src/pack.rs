@@ -26,7 +26,7 @@ const CHARS_PER_TOKEN: usize = 4;
 
 /// A context budget. The effective char limit is the lower of `max_chars` and
 /// `max_tokens * 4`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Budget {
     pub max_chars: usize,
     pub max_tokens: usize,
@@ -56,7 +56,7 @@ pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DocumentUsage {
     pub doc_id: String,
     pub kind: String,
@@ -66,23 +66,24 @@ pub struct DocumentUsage {
     pub truncated: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cut {
     pub doc_id: String,
-    /// The field that was shortened, or `None` when the whole document was left out.
+    /// The field that was shortened; absent when the whole document was left out.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub field: Option<String>,
     pub chars_removed: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Used {
     pub chars: usize,
     pub tokens: usize,
 }
 
 /// The `context_usage` event body: what went in, what was cut.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ContextUsage {
     pub budget: Budget,
     pub used: Used,

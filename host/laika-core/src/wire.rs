@@ -1,5 +1,6 @@
-//! Wire protocol v1 between the extension and the host (`docs/wire-protocol.md`,
-//! schema in `docs/wire-protocol.schema.json`).
+//! Wire protocol v1 between the extension and the host (`docs/wire-protocol.md`).
+//! These types are its single source: [`schema_document`] renders
+//! `docs/wire-protocol.schema.json` from them.
 //!
 //! Every message is a JSON object with `type` and `id`; every host message that
 //! answers something names it in `reply_to`. Inbound messages are parsed into
@@ -7,8 +8,14 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::llmcp::Task;
+use crate::observation::Observation;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+mod json_schema;
+pub use json_schema::schema_document;
 
 pub const WIRE_PROTOCOL_NAME: &str = "laika.wire";
 pub const WIRE_PROTOCOL_VERSION: u32 = 1;
@@ -16,24 +23,77 @@ pub const WIRE_PROTOCOL_VERSION: u32 = 1;
 /// Ids are echoed back and stored: keep them short and printable.
 const MAX_ID_LEN: usize = 128;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// The protocol a `hello` asks for and a `hello.result` answers with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WireProtocol {
+    #[schemars(extend("const" = WIRE_PROTOCOL_NAME))]
     pub name: String,
+    #[schemars(extend("const" = WIRE_PROTOCOL_VERSION))]
     pub version: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+impl WireProtocol {
+    /// The protocol this host speaks.
+    pub fn current() -> WireProtocol {
+        WireProtocol {
+            name: WIRE_PROTOCOL_NAME.into(),
+            version: WIRE_PROTOCOL_VERSION,
+        }
+    }
+}
+
+/// The schema of an extension message's `id` ([`message_id`] checks it).
+/// JSON Schema counts characters where the host counts bytes: keep ids ASCII.
+pub struct RequestId;
+
+impl JsonSchema for RequestId {
+    fn schema_name() -> Cow<'static, str> {
+        "RequestId".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": format!(
+                "The id of an extension message: a non-empty string of at most {MAX_ID_LEN} bytes."
+            ),
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_ID_LEN,
+        })
+    }
+}
+
+/// The schema of a host message's `id` and of the ids the host makes up:
+/// a lowercase UUID v4, as `Ambient::new_id` gives them.
+pub struct HostId;
+
+impl JsonSchema for HostId {
+    fn schema_name() -> Cow<'static, str> {
+        "HostId".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "An id made by the host: a lowercase UUID v4.",
+            "type": "string",
+            "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct UserText {
     pub text: String,
 }
 
 /// The tab the observation came from.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct Tab {
     #[serde(default)]
     pub url: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
+    /// Any JSON value; non-strings are stringified.
     #[serde(default)]
     pub tab_id: Option<Value>,
     #[serde(default)]
@@ -41,20 +101,25 @@ pub struct Tab {
 }
 
 /// A `turn` request: one user message about one observed page.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct TurnRequest {
+    #[schemars(with = "RequestId")]
     pub id: String,
+    /// Omitted or `null`: a new conversation (its id comes back in `turn.started`).
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
     pub conversation_id: Option<String>,
     pub message: UserText,
     pub task: Task,
     #[serde(default)]
     pub tab: Tab,
-    /// Validated separately so a bad observation gets `INVALID_OBSERVATION`.
+    /// Checked by the host only after `turn.started` (so a bad observation
+    /// fails the turn with `INVALID_OBSERVATION`): kept as JSON until then.
+    #[schemars(with = "Observation")]
     pub observation: Value,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     #[default]
@@ -62,24 +127,52 @@ pub enum ExportFormat {
     Html,
 }
 
+/// The keys `config.set` may change, for the schema only: the host takes
+/// `values` as a map so that an unknown key is `CONFIG_INVALID` naming the
+/// key (`Config::with_values` in `laika-host` applies them).
+#[derive(JsonSchema)]
+pub struct ConfigValues {
+    /// `null` means `builtin`.
+    #[schemars(rename = "runtime.kind")]
+    pub runtime_kind: Option<String>,
+    #[schemars(rename = "runtime.base_url")]
+    pub runtime_base_url: Option<String>,
+    #[schemars(rename = "runtime.model")]
+    pub runtime_model: Option<String>,
+    /// `null` unsets it.
+    #[schemars(rename = "runtime.api_key")]
+    pub runtime_api_key: Option<String>,
+    #[schemars(default)]
+    pub log_full_llm: bool,
+}
+
 /// Every message the extension may send.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(tag = "type")]
 pub enum Request {
     #[serde(rename = "hello")]
     Hello {
+        #[schemars(with = "RequestId")]
         id: String,
-        #[serde(default)]
+        /// The host accepts a `hello` without it as v1; the extension must send it.
+        #[schemars(required)]
         protocol: Option<WireProtocol>,
+        /// Free-form (e.g. `{name, version, browser}`); the host ignores it.
         #[serde(default)]
         client: Option<Value>,
     },
     #[serde(rename = "turn")]
     Turn(Box<TurnRequest>),
     #[serde(rename = "cancel")]
-    Cancel { id: String, target: String },
+    Cancel {
+        #[schemars(with = "RequestId")]
+        id: String,
+        /// The `id` of the `turn` to cancel.
+        target: String,
+    },
     #[serde(rename = "history.list")]
     HistoryList {
+        #[schemars(with = "RequestId")]
         id: String,
         #[serde(default)]
         limit: Option<usize>,
@@ -87,32 +180,81 @@ pub enum Request {
         offset: Option<usize>,
     },
     #[serde(rename = "history.get")]
-    HistoryGet { id: String, conversation_id: String },
+    HistoryGet {
+        #[schemars(with = "RequestId")]
+        id: String,
+        conversation_id: String,
+    },
     #[serde(rename = "history.search")]
     HistorySearch {
+        #[schemars(with = "RequestId")]
         id: String,
         query: String,
         #[serde(default)]
         limit: Option<usize>,
     },
     #[serde(rename = "history.delete")]
-    HistoryDelete { id: String, conversation_id: String },
+    HistoryDelete {
+        #[schemars(with = "RequestId")]
+        id: String,
+        conversation_id: String,
+    },
     #[serde(rename = "history.export")]
     HistoryExport {
+        #[schemars(with = "RequestId")]
         id: String,
         conversation_id: String,
         #[serde(default)]
         format: ExportFormat,
     },
     #[serde(rename = "config.get")]
-    ConfigGet { id: String },
+    ConfigGet {
+        #[schemars(with = "RequestId")]
+        id: String,
+    },
     #[serde(rename = "config.set")]
     ConfigSet {
+        #[schemars(with = "RequestId")]
         id: String,
+        #[schemars(with = "ConfigValues")]
         values: Map<String, Value>,
     },
     #[serde(rename = "ping")]
-    Ping { id: String },
+    Ping {
+        #[schemars(with = "RequestId")]
+        id: String,
+    },
+}
+
+/// A slice of a host message too large for one frame; concatenating the
+/// `data` of all parts in `index` order gives the message's JSON text back.
+/// Parts carry no `reply_to`: reassemble first, then route.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "type", rename = "part")]
+#[schemars(transform = part_tag)]
+pub struct Part<'a> {
+    #[schemars(with = "HostId")]
+    pub id: &'a str,
+    /// The `id` of the message that was split.
+    pub part_of: &'a str,
+    /// Below `count`.
+    pub index: usize,
+    #[schemars(range(min = 1))]
+    pub count: usize,
+    pub data: &'a str,
+}
+
+/// schemars leaves a struct's serde `tag` out of its schema: put it back.
+fn part_tag(schema: &mut Schema) {
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "type".into(),
+            serde_json::json!({ "type": "string", "const": "part" }),
+        );
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.insert(0, "type".into());
+    }
 }
 
 pub const REQUEST_TYPES: &[&str] = &[

@@ -7,11 +7,12 @@
 //! the others (`LAIKA_MODEL` means nothing to `builtin`).
 
 use laika_core::error::{Error, ErrorCode, Result};
+use laika_core::event::{ConfigView, RuntimeView};
 pub use laika_core::limits::Limits;
 pub use laika_runtime::config::{RuntimeConfig, Setting, RUNTIME_KINDS};
 use laika_runtime::http::ApiKey;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,11 +190,16 @@ impl Config {
                 laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
             )));
         }
-        if !(2..=512).contains(&l.max_json_depth) {
-            return Err(config_error("limits.max_json_depth must be 2..=512"));
+        use laika_core::limits::{MAX_JSON_DEPTH, MAX_RETRIES, MIN_JSON_DEPTH};
+        if !(MIN_JSON_DEPTH..=MAX_JSON_DEPTH).contains(&l.max_json_depth) {
+            return Err(config_error(format!(
+                "limits.max_json_depth must be {MIN_JSON_DEPTH}..={MAX_JSON_DEPTH}"
+            )));
         }
-        if l.max_retries > 3 {
-            return Err(config_error("limits.max_retries must be 0..=3"));
+        if l.max_retries > MAX_RETRIES {
+            return Err(config_error(format!(
+                "limits.max_retries must be 0..={MAX_RETRIES}"
+            )));
         }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
@@ -217,21 +223,21 @@ impl Config {
     }
 
     /// What `config.get` shows: everything but secrets.
-    pub fn public_view(&self) -> Value {
+    pub fn public_view(&self) -> ConfigView {
         let http = self.runtime.http();
-        json!({
-            "runtime": {
-                "kind": self.runtime.kind(),
-                "base_url": http.and_then(|h| h.base_url.as_deref()),
-                "model": self.runtime.model(),
-                "api_key_set": http.is_some_and(|h| h.api_key.is_some()),
+        ConfigView {
+            runtime: RuntimeView {
+                kind: self.runtime.kind().to_owned(),
+                base_url: http.and_then(|h| h.base_url.clone()),
+                model: self.runtime.model().map(str::to_owned),
+                api_key_set: http.is_some_and(|h| h.api_key.is_some()),
             },
-            "data_dir": self.data_dir().display().to_string(),
-            "log_full_llm": self.log_full_llm,
-            "allowed_origins": self.allowed_origins,
-            "limits": self.limits,
-            "runtime_kinds": RUNTIME_KINDS,
-        })
+            data_dir: self.data_dir().display().to_string(),
+            log_full_llm: self.log_full_llm,
+            allowed_origins: self.allowed_origins.clone(),
+            limits: self.limits.clone(),
+            runtime_kinds: RUNTIME_KINDS.to_vec(),
+        }
     }
 
     /// Applies `config.set` values (`"runtime.kind"`, `"runtime.base_url"`,
@@ -315,6 +321,7 @@ mod tests {
     use laika_runtime::command::CommandConfig;
     use laika_runtime::http::HttpConfig;
     use laika_runtime::openai::OpenAiConfig;
+    use serde_json::json;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| {
@@ -379,6 +386,29 @@ mod tests {
             .map(|e| e.message)
             .unwrap_or_default()
             .contains("LAIKA_LOG_FULL_LLM"));
+    }
+
+    /// The wire schema's `config.set` keys are exactly the ones applied here.
+    #[test]
+    fn every_key_the_schema_offers_is_settable() {
+        let schema = laika_core::wire::schema_document();
+        let keys = schema["$defs"]["ConfigValues"]["properties"]
+            .as_object()
+            .unwrap();
+        assert_eq!(keys.len(), 5);
+        for (key, shape) in keys {
+            let value = if shape["type"] == "boolean" {
+                json!(true)
+            } else {
+                json!(null)
+            };
+            let mut v = serde_json::Map::new();
+            v.insert(key.clone(), value);
+            assert!(Config::default().with_values(&v).is_ok(), "{key}");
+        }
+        let mut v = serde_json::Map::new();
+        v.insert("runtime.shell".into(), json!("sh"));
+        assert!(Config::default().with_values(&v).is_err());
     }
 
     #[test]
@@ -615,7 +645,7 @@ mod tests {
         v.insert("runtime.base_url".into(), json!("http://127.0.0.1:1/v1"));
         let back = next.with_values(&v).unwrap();
         assert_eq!(back.runtime, RuntimeConfig::Builtin);
-        assert_eq!(back.public_view()["runtime"]["base_url"], Value::Null);
+        assert_eq!(back.public_view().runtime.base_url, None);
     }
 
     #[test]
@@ -631,7 +661,7 @@ mod tests {
             }),
             ..Config::default()
         };
-        let v = c.public_view().to_string();
+        let v = serde_json::to_string(&c.public_view()).unwrap();
         assert!(!v.contains("sk-secret"));
         assert!(v.contains("\"api_key_set\":true"));
         let saved = c.to_toml().unwrap();

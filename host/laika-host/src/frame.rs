@@ -20,7 +20,8 @@
 
 use byteorder::{ByteOrder, NativeEndian};
 use laika_core::error::{Error, ErrorCode, Result};
-use serde_json::{json, Map, Value};
+use laika_core::wire::Part;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Largest host → browser frame body. Browsers close the port above 1 MiB.
@@ -267,7 +268,7 @@ pub fn encode_message(message: &Value, max_frame: usize) -> Result<Vec<Vec<u8>>>
     // There can never be more parts than bytes of text, so an envelope built
     // with that number in `index` and `count` bounds every real envelope.
     let widest = text.len();
-    let envelope = serialize(&part_envelope(&new_id(), &part_of, widest, widest, ""))?;
+    let envelope = part_envelope(&new_id(), &part_of, widest, widest, "")?;
     // Worst single char: a control char escaped as \u00XX.
     const WIDEST_ESCAPED_CHAR: usize = 6;
     let budget = max_frame
@@ -285,7 +286,7 @@ pub fn encode_message(message: &Value, max_frame: usize) -> Result<Vec<Vec<u8>>>
     let count = slices.len();
     let mut frames = Vec::with_capacity(count);
     for (index, data) in slices.into_iter().enumerate() {
-        let body = serialize(&part_envelope(&new_id(), &part_of, index, count, data))?;
+        let body = part_envelope(&new_id(), &part_of, index, count, data)?;
         if body.len() > max_frame {
             return Err(Error::internal(format!(
                 "part {index} of {count} is {} bytes, above the {max_frame}-byte limit",
@@ -297,19 +298,21 @@ pub fn encode_message(message: &Value, max_frame: usize) -> Result<Vec<Vec<u8>>>
     Ok(frames)
 }
 
-fn part_envelope(id: &str, part_of: &str, index: usize, count: usize, data: &str) -> Value {
-    json!({
-        "type": "part",
-        "id": id,
-        "part_of": part_of,
-        "index": index,
-        "count": count,
-        "data": data,
-    })
-}
-
-fn serialize(value: &Value) -> Result<Vec<u8>> {
-    serde_json::to_vec(value)
+fn part_envelope(
+    id: &str,
+    part_of: &str,
+    index: usize,
+    count: usize,
+    data: &str,
+) -> Result<Vec<u8>> {
+    let part = Part {
+        id,
+        part_of,
+        index,
+        count,
+        data,
+    };
+    serde_json::to_vec(&part)
         .map_err(|e| Error::internal(format!("cannot serialize a part message: {e}")))
 }
 
@@ -454,6 +457,7 @@ fn u64_field(msg: &Value, key: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn frame_of(text: &str) -> Vec<u8> {
         encode_frame(text.as_bytes())

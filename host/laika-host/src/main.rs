@@ -388,7 +388,9 @@ fn run_history(command: HistoryCommand) -> Result<ExitCode, Error> {
             output,
         } => {
             let text = match format {
-                Format::Json => serde_json::to_string_pretty(&store.export(&conversation_id)?)
+                // Through a `Value`, so keys come out sorted as in every other output.
+                Format::Json => serde_json::to_value(store.export(&conversation_id)?)
+                    .and_then(|v| serde_json::to_string_pretty(&v))
                     .unwrap_or_default(),
                 Format::Html => {
                     laika_core::render::export::to_html(&store.conversation(&conversation_id)?)

@@ -9,9 +9,9 @@ use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
 use laika_core::error::{Error, Result};
-use laika_core::event::{Event, Hello, HelloLimits, NameVersion, Sink, WireProtocolVersion};
+use laika_core::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
 use laika_core::llmcp::TaskName;
-use laika_core::wire::{self, ExportFormat, Request, TurnRequest};
+use laika_core::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::{CancelToken, Runtime};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -126,21 +126,21 @@ impl Session {
                     .unwrap_or(DEFAULT_HISTORY_LIMIT)
                     .min(MAX_HISTORY_LIMIT);
                 Ok(Event::HistoryList {
-                    conversations: to_value(s.list_conversations(limit, offset.unwrap_or(0))?)?,
+                    conversations: s.list_conversations(limit, offset.unwrap_or(0))?,
                 })
             }),
             Request::HistoryGet {
                 conversation_id, ..
             } => self.with_store(|s| {
                 Ok(Event::HistoryGet {
-                    conversation: to_value(s.conversation(&conversation_id)?)?,
+                    conversation: s.conversation(&conversation_id)?,
                 })
             }),
             Request::HistorySearch { query, limit, .. } => self.with_store(|s| {
                 let limit = limit
                     .unwrap_or(DEFAULT_HISTORY_LIMIT)
                     .min(MAX_HISTORY_LIMIT);
-                let hits = to_value(s.search(&query, limit)?)?;
+                let hits = s.search(&query, limit)?;
                 Ok(Event::HistorySearch { query, hits })
             }),
             Request::HistoryDelete {
@@ -175,12 +175,9 @@ impl Session {
             .read_config(|c| Ok(c.limits.clone()))
             .unwrap_or_default();
         Event::Hello(Hello {
-            protocol: WireProtocolVersion {
-                name: wire::WIRE_PROTOCOL_NAME,
-                version: wire::WIRE_PROTOCOL_VERSION,
-            },
-            host: NameVersion {
-                name: "laika-host".into(),
+            protocol: WireProtocol::current(),
+            host: HostInfo {
+                name: HOST_NAME.into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
             llmcp_versions: vec![laika_core::llmcp::PROTOCOL_VERSION],
@@ -340,16 +337,12 @@ impl Sink for TurnSink {
     }
 }
 
-fn to_value(value: impl serde::Serialize) -> Result<Value> {
-    serde_json::to_value(value).map_err(|e| Error::internal(format!("history to JSON: {e}")))
-}
-
 fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Event> {
     let export = match format {
-        ExportFormat::Json => store.export(conversation_id)?,
-        ExportFormat::Html => Value::String(laika_core::render::export::to_html(
+        ExportFormat::Json => HistoryExport::Json(Box::new(store.export(conversation_id)?)),
+        ExportFormat::Html => HistoryExport::Html(laika_core::render::export::to_html(
             &store.conversation(conversation_id)?,
         )),
     };
-    Ok(Event::HistoryExport { format, export })
+    Ok(Event::HistoryExport(export))
 }

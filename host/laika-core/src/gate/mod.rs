@@ -37,7 +37,7 @@ use url::Url;
 /// How many tool calls one turn may propose before the rest are denied.
 pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Allow,
@@ -57,7 +57,7 @@ impl Decision {
 
 /// Why the gate decided as it did. The `SCREAMING_SNAKE_CASE` spelling is
 /// part of the wire protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Reason {
     /// Reading the page changes nothing.

@@ -8,6 +8,7 @@ pub mod ast;
 pub mod export;
 pub mod html;
 pub mod sanitize;
+pub mod schema;
 pub mod text;
 
 #[cfg(test)]
@@ -19,4 +20,5 @@ pub use sanitize::{
     sanitize, sanitize_href, RenderLimits, Sanitized, HARD_MAX_DEPTH, MAX_DROPPED_ENTRIES,
     MAX_HREF_BYTES,
 };
+pub use schema::{blocks_json_schema, json_schema};
 pub use text::plain_text;

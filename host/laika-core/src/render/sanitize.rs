@@ -51,10 +51,12 @@ pub const MAX_DROPPED_ENTRIES: usize = 200;
 /// Longest href (in bytes, after trimming) that is even parsed.
 pub const MAX_HREF_BYTES: usize = 8192;
 /// Longest `code_block.language` kept.
-const MAX_LANGUAGE_CHARS: usize = 32;
+pub(super) const MAX_LANGUAGE_CHARS: usize = 32;
 /// Level given to a heading whose level is missing or not a number (the
 /// seed's example answers use `h2` for their top heading).
 const DEFAULT_HEADING_LEVEL: u8 = 2;
+/// Heading levels are 1..=this, as in HTML.
+pub(super) const MAX_HEADING_LEVEL: u8 = 6;
 
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -545,7 +547,7 @@ impl Walker {
         match raw {
             Some(x) if x.is_finite() => {
                 // Saturating cast of a value already clamped to 1..=6.
-                let level = x.round().clamp(1.0, 6.0) as u8;
+                let level = x.round().clamp(1.0, f64::from(MAX_HEADING_LEVEL)) as u8;
                 let exact = v.and_then(Value::as_u64) == Some(u64::from(level));
                 if !exact {
                     self.note(&lpath, format_args!("normalized to {level}"));

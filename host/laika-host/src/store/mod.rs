@@ -21,12 +21,12 @@ pub mod schema;
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::history::{
-    ConversationDetail, StoredError, TurnDetail, TurnRecord, TurnStatus,
+    ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StoredError,
+    TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
 };
 use laika_core::text::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -45,10 +45,6 @@ const DERIVED_TITLE_CHARS: usize = 120;
 /// Conversation ids are UUIDs; anything far longer is a caller bug.
 const MAX_ID_CHARS: usize = 256;
 
-/// `format` of the document [`Store::export`] returns.
-pub const EXPORT_FORMAT: &str = "laika.history.export";
-pub const EXPORT_VERSION: u32 = 1;
-
 const MOVE_ASIDE: &str = "if the file is damaged or not a Laika history, move it aside \
      (rename it) and Laika will start a new one";
 
@@ -63,42 +59,6 @@ impl FromSql for StatusColumn {
             .map(StatusColumn)
             .ok_or_else(|| FromSqlError::Other(format!("unknown turn status {name:?}").into()))
     }
-}
-
-/// One conversation in the history list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConversationSummary {
-    pub id: String,
-    pub title: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    /// Number of stored turns.
-    pub turns: u32,
-    /// Status of the latest turn.
-    pub last_status: Option<TurnStatus>,
-    pub page_url: Option<String>,
-    pub page_origin: Option<String>,
-}
-
-/// A piece of a search snippet; `highlight` marks text that matched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SnippetPart {
-    pub text: String,
-    pub highlight: bool,
-}
-
-/// One turn that matches a search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SearchHit {
-    pub conversation_id: String,
-    pub conversation_title: Option<String>,
-    pub turn: u32,
-    pub created_at: String,
-    pub status: TurnStatus,
-    /// Text around the match, from the user message or the answer.
-    pub snippet: Vec<SnippetPart>,
-    /// FTS5 bm25 rank: lower is better.
-    pub rank: f64,
 }
 
 /// The chat-history database.
@@ -498,18 +458,14 @@ impl Store {
         Ok(true)
     }
 
-    /// The conversation, its turns and their stored packets as one JSON
-    /// document: `{"format", "version", "exported_at", "conversation"}`.
-    pub fn export(&self, id: &str) -> Result<Value> {
-        let detail = self.conversation(id)?;
-        let conversation = serde_json::to_value(&detail)
-            .map_err(|e| Error::internal(format!("export of a conversation: {e}")))?;
-        Ok(serde_json::json!({
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
-            "exported_at": laika_runtime::SystemAmbient.now_iso8601(),
-            "conversation": conversation,
-        }))
+    /// The conversation, its turns and their stored packets as one document.
+    pub fn export(&self, id: &str) -> Result<ExportDocument> {
+        Ok(ExportDocument {
+            format: EXPORT_FORMAT.into(),
+            version: EXPORT_VERSION,
+            exported_at: laika_runtime::SystemAmbient.now_iso8601(),
+            conversation: self.conversation(id)?,
+        })
     }
 
     fn failed(&self, what: &str, e: rusqlite::Error) -> Error {
@@ -1497,7 +1453,7 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
         store.commit_turn(&failed("c-1", 2, "q2")).unwrap();
-        let doc = store.export("c-1").unwrap();
+        let doc = serde_json::to_value(store.export("c-1").unwrap()).unwrap();
         assert_eq!(doc["format"], EXPORT_FORMAT);
         assert_eq!(doc["version"], EXPORT_VERSION);
         assert!(doc["exported_at"].as_str().unwrap().ends_with('Z'));
