@@ -94,7 +94,10 @@ function forTypeScript(node) {
   const { if: _if, then: _then, else: _else, dependentRequired: _dependent, ...rest } = node;
   const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, forTypeScript(v)]));
   const cases = Array.isArray(node.allOf) ? node.allOf : [];
-  if (cases.length > 0 && cases.every((c) => c.if && c.then?.$ref)) {
+  // A dispatch on `type`: each `then` is a definition (a message) or written
+  // in place (a render block).
+  const onType = (c) => c.if?.properties?.type?.const !== undefined && c.then;
+  if (cases.length > 0 && cases.every(onType)) {
     const { allOf: _allOf, properties: _properties, required: _required, type: _type, ...keep } = out;
     return { ...keep, oneOf: cases.map((c) => c.then) };
   }

@@ -194,7 +194,7 @@ pub struct RenderDelta {
     pub turn: u32,
     /// Position of the first block among the render's top-level blocks.
     pub start_index: usize,
-    #[schemars(schema_with = "crate::render::blocks_json_schema", length(min = 1))]
+    #[schemars(length(min = 1))]
     pub blocks: Vec<Block>,
 }
 
@@ -227,7 +227,6 @@ pub struct AssistantMessage {
     pub turn: u32,
     pub response_id: String,
     pub title: String,
-    #[schemars(schema_with = "crate::render::json_schema")]
     pub render: Doc,
     pub citations: Vec<VerifiedCitation>,
     /// `web.extract` results (field → value, `null` when not found); `null`

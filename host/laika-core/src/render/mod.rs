@@ -1,5 +1,5 @@
 //! `assistant.render`, the "Laika Document" AST of the laika.llmcp seed:
-//! its node types ([`ast`]), the sanitizer every untrusted render goes
+//! its node types ([`ast`], which also give its wire schema), the sanitizer every untrusted render goes
 //! through ([`sanitize`]), and read-only views of a sanitized render: plain
 //! text ([`text`]), the seed's HTML subset ([`html`]) and a whole
 //! conversation as an inert HTML page ([`export`]).
@@ -8,7 +8,6 @@ pub mod ast;
 pub mod export;
 pub mod html;
 pub mod sanitize;
-pub mod schema;
 pub mod text;
 
 #[cfg(test)]
@@ -20,5 +19,4 @@ pub use sanitize::{
     sanitize, sanitize_href, RenderLimits, Sanitized, HARD_MAX_DEPTH, MAX_DROPPED_ENTRIES,
     MAX_HREF_BYTES,
 };
-pub use schema::{blocks_json_schema, json_schema};
 pub use text::plain_text;

@@ -241,20 +241,32 @@ fn one_of_refs(description: &str, messages: &[(String, Map<String, Value>)]) -> 
     json!({ "description": description, "oneOf": refs })
 }
 
-/// A `oneOf` of `type`-tagged definitions as a dispatch on `type` (`if` the
-/// type is this, `then` that definition), so that validators report the
-/// errors of the one message or node `type` names rather than of every
-/// alternative. `None` for any other schema.
+/// A choice (`oneOf`, or the `anyOf` of an untagged enum) of `type`-tagged
+/// shapes, each a definition or written in place (the variants of an
+/// internally tagged enum), as a dispatch on `type` (`if` the type is this,
+/// `then` that shape), so that validators report the errors of the one
+/// message or node `type` names rather than of every alternative. `None` for
+/// any other schema.
 fn dispatch_on_type(schema: &Value, defs: &Map<String, Value>) -> Option<Value> {
-    let cases = schema.get("oneOf")?.as_array()?;
+    let cases = schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))?
+        .as_array()?;
     let tagged: Vec<(&str, &Value)> = cases
         .iter()
         .map(|case| {
-            let name = case.get("$ref")?.as_str()?.strip_prefix(DEFS)?;
-            Some((type_tag(defs.get(name)?)?, case))
+            let shape = match case.get("$ref") {
+                Some(reference) => defs.get(reference.as_str()?.strip_prefix(DEFS)?)?,
+                None => case,
+            };
+            Some((type_tag(shape)?, case))
         })
         .collect::<Option<_>>()?;
     let names: Vec<&str> = tagged.iter().map(|(tag, _)| *tag).collect();
+    // Shapes that share a `type` (one message, several forms) stay a `oneOf`.
+    if names.iter().collect::<BTreeSet<_>>().len() != names.len() {
+        return None;
+    }
     let branches: Vec<Value> = tagged
         .iter()
         .map(|(tag, case)| {
