@@ -57,7 +57,9 @@ fn real_host(url: &str, config: &str) -> Host {
     });
     // A host that refuses to serve (a config error) answers every turn with
     // an error and no `done`: fail here, with its message, not at a timeout.
-    let hello = host.request(json!({"type": "hello", "id": "hello"}));
+    let hello = host.request(
+        json!({"type": "hello", "id": "hello", "protocol": {"name": "laika.wire", "version": 1}}),
+    );
     assert_eq!(hello["type"], "hello.result", "{hello:#}");
     // A slow shared machine: a turn with a retry can take minutes.
     host.recv_timeout = Duration::from_secs(600);
