@@ -6,7 +6,7 @@
 //! sends on a channel). `cancel` wakes every registered waker, so no
 //! executor or thread is needed here.
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,7 +48,7 @@ impl CancelToken {
     /// `Err(CANCELLED)` once cancelled; call between steps of long work.
     pub fn check(&self) -> Result<()> {
         if self.is_cancelled() {
-            Err(Error::new(ErrorCode::Cancelled, "the turn was cancelled"))
+            Err(Error::cancelled())
         } else {
             Ok(())
         }

@@ -158,6 +158,11 @@ impl Error {
         Error::new(ErrorCode::Internal, message)
     }
 
+    /// The one way a cancelled turn is reported, wherever the cancel landed.
+    pub fn cancelled() -> Self {
+        Error::new(ErrorCode::Cancelled, "the turn was cancelled")
+    }
+
     pub fn store(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::StoreFailed, message)
     }

@@ -351,7 +351,7 @@ impl CommandRuntime {
         };
         let status = plugin.finish();
         if ending == Ending::Cancelled {
-            return Err(Error::new(ErrorCode::Cancelled, "the turn was cancelled"));
+            return Err(Error::cancelled());
         }
         let grace = Instant::now() + PIPE_GRACE;
         let tail = watch

@@ -707,7 +707,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn cancel_error() -> Error {
-    Error::new(ErrorCode::Cancelled, "the turn was cancelled")
+    Error::cancelled()
 }
 
 #[cfg(test)]

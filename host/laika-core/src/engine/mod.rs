@@ -320,7 +320,7 @@ impl<'a> Turn<'a> {
     /// Sends the current attempt to the runtime, unless the turn was cancelled.
     fn ask(&mut self) -> Vec<Action> {
         if self.cancelled {
-            return self.fail(cancelled_error());
+            return self.fail(Error::cancelled());
         }
         let now = self.ambient.monotonic();
         let Phase::Asking(asking) = &mut self.phase else {
@@ -340,7 +340,7 @@ impl<'a> Turn<'a> {
         };
         self.timings.runtime_ms += ms(now.saturating_sub(asking.asked_at));
         let reply = match reply {
-            Ok(_) if cancelled => Err(cancelled_error()),
+            Ok(_) if cancelled => Err(Error::cancelled()),
             other => other,
         };
         let reply = match reply {
@@ -733,8 +733,4 @@ impl<'a> Turn<'a> {
 
 fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
-}
-
-fn cancelled_error() -> Error {
-    Error::new(ErrorCode::Cancelled, "the turn was cancelled")
 }

@@ -513,7 +513,7 @@ fn a_cancel_while_the_model_answers_ends_the_turn_as_cancelled() {
 fn a_cancel_before_a_retry_stops_the_retry() {
     let run = answer_turn(|_, _| Step {
         cancel: true,
-        ..Step::failure(Error::new(ErrorCode::Cancelled, "the turn was cancelled"))
+        ..Step::failure(Error::cancelled())
     });
     assert_eq!(run.asks.len(), 1);
     assert_eq!(run.done().status, DoneStatus::Cancelled);

@@ -503,7 +503,7 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
     let _ = writeln!(
         out,
         "# Runtime compatibility\n\n\
-         Measured by `laika-compat-matrix` (`host/src/bin/laika-compat-matrix.rs`): every turn goes \
+         Measured by `laika-compat-matrix` (`host/laika-host/src/bin/laika-compat-matrix.rs`): every turn goes \
          through the built `laika-host` binary over stdio frames, as the extension sends it, so a \
          turn includes packing, validation retries, sanitizing and the SQLite commit. \
          Re-run with `bash scripts/real-runtime.sh --matrix` (llama.cpp) or the command line below.\n"
@@ -561,7 +561,7 @@ const NOT_MEASURED: &str = "
 
 These runtimes have a profile in the host (`docs/runtimes.md`) and are covered by
 request-shape and stream-decoding tests against a stub server
-(`host/tests/runtime_faults.rs`, unit tests in `host/src/runtime/`), but were **not**
+(`host/laika-host/tests/runtime_faults.rs`, unit tests in `host/laika-runtime/src/`), but were **not**
 measured with a real model on this machine:
 
 | runtime | profile | why not measured here |

@@ -524,10 +524,10 @@ impl PreparedTurn {
             (TurnStatus::Ok, Some(_)) => return Err(bad("an ok turn cannot carry an error")),
             (TurnStatus::Failed, None) => return Err(bad("a failed turn needs its error")),
             (TurnStatus::Ok, None) => (None, None),
-            (TurnStatus::Cancelled, None) => (
-                Some(ErrorCode::Cancelled.as_str().to_owned()),
-                Some("the turn was cancelled".to_owned()),
-            ),
+            (TurnStatus::Cancelled, None) => {
+                let e = Error::cancelled();
+                (Some(e.code.as_str().to_owned()), Some(e.message))
+            }
             (_, Some(e)) => (Some(e.code.as_str().to_owned()), Some(e.message.clone())),
         };
         if t.citations_verified > t.citations_total {
