@@ -1,0 +1,55 @@
+//! The crate edges `docs/ARCHITECTURE.md` promises, checked: the core has no
+//! I/O dependency, and only the host touches SQLite.
+
+use std::path::Path;
+
+/// The crate names under `[dependencies]` (and target-specific ones) of a
+/// manifest, dev-dependencies left out.
+fn dependencies(crate_dir: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(crate_dir)
+        .join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let mut names: Vec<String> = Vec::new();
+    let mut take = |table: Option<&toml::Value>| {
+        if let Some(t) = table.and_then(toml::Value::as_table) {
+            names.extend(t.keys().cloned());
+        }
+    };
+    take(manifest.get("dependencies"));
+    if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+        for target in targets.values() {
+            take(target.get("dependencies"));
+        }
+    }
+    names
+}
+
+#[test]
+fn the_core_has_no_io_dependency() {
+    let deps = dependencies("laika-core");
+    assert!(deps.contains(&"serde_json".to_string()), "{deps:?}");
+    for io in [
+        "tokio",
+        "reqwest",
+        "rusqlite",
+        "uuid",
+        "humantime",
+        "dirs",
+        "tempfile",
+        "rustix",
+        "laika-runtime",
+        "laika-host",
+    ] {
+        assert!(!deps.iter().any(|d| d == io), "laika-core depends on {io}");
+    }
+}
+
+#[test]
+fn only_the_host_touches_sqlite() {
+    let deps = dependencies("laika-runtime");
+    assert!(deps.contains(&"laika-core".to_string()), "{deps:?}");
+    assert!(!deps.iter().any(|d| d == "rusqlite" || d == "laika-host"));
+}
