@@ -58,7 +58,7 @@ function generateTools() {
   const { tools } = JSON.parse(fs.readFileSync(toolsPath, "utf8"));
   const names = (executor) => tools.filter((t) => t.executor === executor).map((t) => t.name);
   for (const t of tools) {
-    if (!["page", "tab", "unavailable"].includes(t.executor)) throw new Error(`${t.name}: unknown executor ${t.executor}`);
+    if (!["page", "tab", "host", "unavailable"].includes(t.executor)) throw new Error(`${t.name}: unknown executor ${t.executor}`);
   }
   const union = (list) => list.map((n) => JSON.stringify(n)).join(" | ");
   const set = (list) => `new Set<string>(${JSON.stringify(list)})`;

@@ -42,6 +42,13 @@ pub enum ErrorCode {
     InvalidModelOutput,
     /// A tool call was refused by the Policy Gate.
     PolicyDenied,
+    /// A `tool_result` or `approval` names a call nobody waits on (it ended,
+    /// timed out, or never existed).
+    UnknownCall,
+    /// An `approval` whose digest is not that of the call waiting for it.
+    ApprovalMismatch,
+    /// An `approval` that came after the call's approval expired.
+    ApprovalExpired,
     /// Reading or writing the SQLite store failed.
     StoreFailed,
     /// The named conversation, message or key does not exist.
@@ -72,6 +79,9 @@ impl ErrorCode {
             ErrorCode::RuntimeError => "RUNTIME_ERROR",
             ErrorCode::InvalidModelOutput => "INVALID_MODEL_OUTPUT",
             ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::UnknownCall => "UNKNOWN_CALL",
+            ErrorCode::ApprovalMismatch => "APPROVAL_MISMATCH",
+            ErrorCode::ApprovalExpired => "APPROVAL_EXPIRED",
             ErrorCode::StoreFailed => "STORE_FAILED",
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::Cancelled => "CANCELLED",

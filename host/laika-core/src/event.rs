@@ -8,7 +8,11 @@
 
 use crate::citation::VerifiedCitation;
 use crate::error::{Error, ErrorCode};
+use crate::agent::{
+    AgentState, OperationAction, OperationStatus, StopReason, ToolError, ToolStatus,
+};
 use crate::gate::{Decision, Reason};
+use crate::tools::Executor;
 use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
 use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
@@ -71,6 +75,15 @@ pub enum Event {
     Assistant(AssistantMessage),
     #[serde(rename = "tool_call")]
     ToolCall(ToolCallProposal),
+    #[serde(rename = "agent_state")]
+    AgentState(AgentStateChange),
+    #[serde(rename = "operation")]
+    Operation(Operation),
+    #[serde(rename = "tool_result")]
+    ToolResult(ToolCallResult),
+    /// The answer to an `approval` the host accepted.
+    #[serde(rename = "approval.result")]
+    ApprovalResult { call_id: String, approved: bool },
     #[serde(rename = "error")]
     Error(ErrorBody),
     #[serde(rename = "done")]
@@ -192,6 +205,9 @@ pub struct RenderDelta {
     pub conversation_id: String,
     #[schemars(range(min = 1))]
     pub turn: u32,
+    /// The agent loop's step whose answer this previews.
+    #[schemars(range(min = 1))]
+    pub step: u32,
     /// Position of the first block among the render's top-level blocks.
     pub start_index: usize,
     #[schemars(length(min = 1))]
@@ -216,15 +232,21 @@ pub struct RenderReset {
     pub conversation_id: String,
     #[schemars(range(min = 1))]
     pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
     pub reason: ResetReason,
 }
 
-/// `assistant`: the validated, sanitized answer.
+/// `assistant`: one step's validated, sanitized answer. A step whose answer
+/// proposes tool calls is followed by them and, usually, by another step;
+/// the last `assistant` of a turn is its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AssistantMessage {
     pub conversation_id: String,
     #[schemars(range(min = 1))]
     pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
     pub response_id: String,
     pub title: String,
     pub render: Doc,
@@ -234,14 +256,21 @@ pub struct AssistantMessage {
     pub data: Option<Map<String, Value>>,
 }
 
-/// `tool_call`: a proposed call and the gate's verdict on it.
+/// `tool_call`: a proposed call and the gate's verdict on it, sent when its
+/// turn in the step comes. An `allow` browser call runs when `agent_state`
+/// says `executing` for it; an `ask` call only after an accepted `approval`;
+/// a `deny` call never (its `tool_result` follows at once).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ToolCallProposal {
     pub conversation_id: String,
     #[schemars(range(min = 1))]
     pub turn: u32,
+    /// The agent loop's step (one model answer and its calls), from 1.
+    #[schemars(range(min = 1))]
+    pub step: u32,
     /// `<response id>:<index>`.
     pub call_id: String,
+    /// Position among the calls of its step.
     pub index: usize,
     pub name: String,
     /// As the model proposed them; `null` when it omitted them.
@@ -251,6 +280,75 @@ pub struct ToolCallProposal {
     pub reason: Reason,
     /// One sentence for the user.
     pub detail: String,
+    /// Who runs it: the extension (`page`, `tab`) or the host (`host`).
+    pub executor: Executor,
+    /// SHA-256 of the name and arguments: an `approval` must repeat it.
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
+    pub digest: String,
+    /// The element a handle call acts on, as the observation showed it: the
+    /// extension acts only if the handle still points at an element with
+    /// this role and text.
+    pub target: Option<ToolTarget>,
+    /// For `ask`: milliseconds until the approval expires.
+    pub expires_in_ms: Option<u64>,
+}
+
+/// The element behind a call's `handleId`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ToolTarget {
+    pub handle_id: String,
+    pub role: String,
+    pub text: String,
+}
+
+/// `agent_state`: where the agent loop is.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AgentStateChange {
+    pub conversation_id: String,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
+    pub state: AgentState,
+    /// The call being executed or waiting for approval.
+    pub call_id: Option<String>,
+}
+
+/// `operation`: a human-readable line for the step list ("Clicking “Show
+/// more comments”"), at its start and at its end.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Operation {
+    pub conversation_id: String,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
+    pub call_id: String,
+    pub action: OperationAction,
+    pub title: String,
+    pub status: OperationStatus,
+    /// At the end: what came of it, in one sentence.
+    pub message: Option<String>,
+}
+
+/// `tool_result`: how a call ended, whoever ran it (the gate's and the
+/// user's denials included).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ToolCallResult {
+    pub conversation_id: String,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
+    pub call_id: String,
+    pub name: String,
+    pub status: ToolStatus,
+    /// One sentence for the user.
+    pub summary: String,
+    /// The tool's data, size-capped (app tools' answers, selection links).
+    pub result: Option<Value>,
+    /// Present unless `status` is `ok`.
+    pub error: Option<ToolError>,
 }
 
 /// `error`.
@@ -318,6 +416,9 @@ pub struct Timings {
     pub runtime_ms: f64,
     #[schemars(range(min = 0.0))]
     pub validate_ms: f64,
+    /// Waiting for browser tools and approvals.
+    #[schemars(range(min = 0.0))]
+    pub tools_ms: f64,
     #[schemars(range(min = 0.0))]
     pub store_ms: f64,
     #[schemars(range(min = 0.0))]
@@ -333,14 +434,15 @@ pub struct CitationCounts {
     pub ratio: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DecisionCounts {
     pub allow: usize,
     pub ask: usize,
     pub deny: usize,
 }
 
-/// What `done` says about an answer, when there was one.
+/// What `done` says about an answer, when there was one (the last step's,
+/// with the tool calls of every step counted).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AnswerSummary {
     pub response_id: String,
@@ -378,6 +480,10 @@ pub struct Done {
     pub runtime: RuntimeInfo,
     /// Whether the turn is in the history.
     pub stored: bool,
+    /// Why the agent loop stopped.
+    pub stop_reason: StopReason,
+    /// Model answers the loop got (0 when the first call failed).
+    pub steps: u32,
     pub timings: Timings,
     /// Present exactly when an `assistant` event was sent.
     #[serde(flatten)]

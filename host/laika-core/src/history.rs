@@ -71,6 +71,23 @@ pub struct TurnRecord {
     pub timings: Value,
     /// `LAIKA_LOG_FULL_LLM=1`: store packets whole instead of redacted.
     pub store_full_packets: bool,
+    /// The agent loop's steps, in order (empty when the turn failed before
+    /// its first model call).
+    pub steps: Vec<StepRecord>,
+}
+
+/// One step of a turn's agent loop, as history keeps it. The turn's own
+/// request (step 1's) and response (the last step's) are in the
+/// [`TurnRecord`]; a step holds what comes in between.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    pub step: u32,
+    /// The request of steps after the first.
+    pub request_packet: Option<Value>,
+    /// The response of every step but the last.
+    pub response_packet: Option<Value>,
+    /// One `tool` packet per call of the step, in order.
+    pub tool_packets: Vec<Value>,
 }
 
 /// One conversation in the history list.
@@ -125,6 +142,64 @@ pub struct TurnDetail {
     pub redacted: bool,
     pub request_packet: Value,
     pub response_packet: Option<Value>,
+    /// The agent loop's tool calls, by step (empty for a turn that called
+    /// no tool).
+    pub steps: Vec<StepDetail>,
+}
+
+/// One step of a turn's agent loop, as history shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StepDetail {
+    pub step: u32,
+    pub calls: Vec<StepCall>,
+}
+
+/// One tool call of a step and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StepCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    /// `ok`, `error`, `denied` or `timeout`.
+    pub status: String,
+    pub summary: String,
+    pub error: Option<StoredError>,
+}
+
+impl StepDetail {
+    /// Groups stored `tool` packets (in the order they were made) by step.
+    pub fn from_tool_packets<'a>(packets: impl IntoIterator<Item = &'a Value>) -> Vec<StepDetail> {
+        let mut steps: Vec<StepDetail> = Vec::new();
+        for packet in packets {
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+            let step = packet.get("step").and_then(Value::as_u64).unwrap_or(0) as u32;
+            let outcome = packet.get("outcome");
+            let call = StepCall {
+                call_id: text(packet.pointer("/in_reply_to/call_id")),
+                name: text(packet.pointer("/tool_call/name")),
+                arguments: packet
+                    .pointer("/tool_call/arguments")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                status: text(outcome.and_then(|o| o.get("status"))),
+                summary: text(outcome.and_then(|o| o.get("summary"))),
+                error: outcome.and_then(|o| o.get("error")).filter(|e| !e.is_null()).map(|e| {
+                    StoredError {
+                        code: text(e.get("code")),
+                        message: text(e.get("message")),
+                    }
+                }),
+            };
+            match steps.last_mut() {
+                Some(last) if last.step == step => last.calls.push(call),
+                _ => steps.push(StepDetail {
+                    step,
+                    calls: vec![call],
+                }),
+            }
+        }
+        steps
+    }
 }
 
 /// A conversation with all its turns, oldest first.

@@ -11,7 +11,9 @@
 //! [`ambient::Ambient`]. The crate's `Cargo.toml` and `clippy.toml` keep it
 //! so. See `docs/ARCHITECTURE.md`.
 
+pub mod agent;
 pub mod ambient;
+pub mod app;
 pub mod builtin;
 pub mod cancel;
 pub mod citation;

@@ -1,6 +1,7 @@
 //! The limits a turn and a connection work within (the `[limits]` table of
 //! the config file).
 
+use crate::agent;
 use serde::{Deserialize, Serialize};
 
 /// Browser → host frames above this are refused before allocating.
@@ -32,6 +33,18 @@ pub struct Limits {
     /// Validation retries after the first attempt.
     #[schemars(range(max = MAX_RETRIES))]
     pub max_retries: u32,
+    /// Model calls one turn's agent loop may make.
+    #[schemars(range(min = 1, max = agent::MAX_STEPS))]
+    pub max_steps: u32,
+    /// Seconds an `ask` call waits for the user before it expires.
+    #[schemars(range(min = 1, max = 3600))]
+    pub approval_timeout_secs: u64,
+    /// Seconds a browser tool call may take before it counts as timed out.
+    #[schemars(range(min = 1, max = 3600))]
+    pub tool_timeout_secs: u64,
+    /// Seconds one turn may take in all, model calls and waits included.
+    #[schemars(range(min = 1, max = 86_400))]
+    pub turn_budget_secs: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +56,10 @@ impl Default for Limits {
             context_max_tokens: None,
             max_tool_calls: crate::gate::DEFAULT_MAX_CALLS_PER_TURN,
             max_retries: MAX_RETRIES,
+            max_steps: agent::DEFAULT_MAX_STEPS,
+            approval_timeout_secs: agent::DEFAULT_APPROVAL_TIMEOUT_SECS,
+            tool_timeout_secs: agent::DEFAULT_TOOL_TIMEOUT_SECS,
+            turn_budget_secs: agent::DEFAULT_TURN_BUDGET_SECS,
         }
     }
 }

@@ -94,6 +94,60 @@ pub struct Document {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Context {
     pub documents: Vec<Document>,
+    /// The agent loop's earlier steps: each call and its result, as `tool`
+    /// packets, oldest first. Results carry web data, so they sit in the
+    /// context with the documents (and are redacted with them in storage).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<ToolPacket>,
+}
+
+/// What a `tool` packet answers: the response that proposed the call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInReplyTo {
+    pub response_id: String,
+    pub call_id: String,
+}
+
+/// A tool call's outcome, as the model is shown it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    pub status: crate::agent::ToolStatus,
+    /// One sentence: what happened.
+    pub summary: String,
+    /// The tool's data, size-capped (compacted away in older steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::agent::ToolError>,
+    /// The page after the call, when the call changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageRef>,
+    /// Always `untrusted`: results come from the web and the extension.
+    pub trust: String,
+}
+
+/// Where a call left the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRef {
+    pub url: String,
+    pub title: String,
+}
+
+/// A `type: "tool"` packet (`sender.role: "tool"`): one call of one step and
+/// its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolPacket {
+    pub protocol: Protocol,
+    pub id: String,
+    #[serde(rename = "type")]
+    pub packet_type: String,
+    pub created_at: String,
+    pub conversation: ConversationRef,
+    pub sender: Sender,
+    pub in_reply_to: ToolInReplyTo,
+    pub step: u32,
+    pub tool_call: ToolCall,
+    pub outcome: ToolOutcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

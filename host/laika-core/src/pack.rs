@@ -311,7 +311,10 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             },
             task,
         },
-        context: Context { documents },
+        context: Context {
+            documents,
+            transcript: Vec::new(),
+        },
         output: Output {
             format: "json".into(),
         },

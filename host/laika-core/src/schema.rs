@@ -411,7 +411,10 @@ mod tests {
                     args: Default::default(),
                 },
             },
-            context: Context { documents: vec![] },
+            context: Context {
+            documents: vec![],
+            transcript: vec![],
+        },
             output: Output {
                 format: "json".into(),
             },

@@ -17,13 +17,15 @@ use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
 
 /// Where a tool runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Executor {
     /// The extension's content script, on the observed page.
     Page,
     /// The extension's background, on the tab (navigation, search).
     Tab,
+    /// The host itself, in pure code (`crate::app`): exact arithmetic.
+    Host,
     /// No executor in this version: the gate checks the arguments, then
     /// denies the call (`TOOL_NOT_AVAILABLE`), and the model is not offered it.
     Unavailable,
@@ -46,6 +48,8 @@ pub enum GateClass {
     Url,
     /// A web search.
     Search,
+    /// Pure computation in the host: reads nothing, changes nothing.
+    Compute,
     /// App-level tools: shape-checked, then denied (no executor in v1).
     AppLevel,
 }
@@ -318,7 +322,7 @@ fn tool(
 
 fn registry() -> Vec<Tool> {
     use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_ITEMS, MAX_OUTLINE};
-    use Executor::{Page, Tab, Unavailable};
+    use Executor::{Host, Page, Tab, Unavailable};
     use GateClass::*;
     let url_arg = || object([("url", url())], []);
     vec![
@@ -517,9 +521,9 @@ fn registry() -> Vec<Tool> {
         ),
         tool(
             "app.calculate",
-            "evaluates an arithmetic expression (precision: 0 to 6 decimals)",
-            AppLevel,
-            Unavailable,
+            "evaluates an arithmetic expression exactly, in decimal (precision: 0 to 6 decimals)",
+            Compute,
+            Host,
             object([("expression", text())], [("precision", integer(0, 6))]),
             json!({ "expression": "2 * (3 + 4)", "precision": 2 }),
         ),
@@ -596,9 +600,9 @@ fn registry() -> Vec<Tool> {
         ),
         tool(
             "app.money_calculate",
-            "evaluates a money expression in fixed-point decimal",
-            AppLevel,
-            Unavailable,
+            "evaluates a money expression in fixed-point decimal, rounded to the currency's minor units",
+            Compute,
+            Host,
             object(
                 [("expression", text()), ("currency", text())],
                 [("rounding", one_of(&["bankers", "up", "down"]))],
@@ -683,10 +687,20 @@ mod tests {
         }
         let offered: Vec<&str> = offered().map(|t| t.name).collect();
         assert!(offered.contains(&"search"));
+        assert!(offered.contains(&"app.calculate"));
+        assert!(offered.contains(&"app.money_calculate"));
         assert!(offered
             .iter()
-            .all(|n| n.starts_with("browser.") || *n == "search"));
-        assert_eq!(offered.len(), 12);
+            .all(|n| n.starts_with("browser.") || n.starts_with("app.") || *n == "search"));
+        assert_eq!(offered.len(), 14);
+        for t in all() {
+            assert_eq!(
+                t.gate == GateClass::Compute,
+                t.executor == Executor::Host,
+                "{}",
+                t.name
+            );
+        }
     }
 
     #[test]

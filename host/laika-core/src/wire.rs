@@ -6,6 +6,7 @@
 //! answers something names it in `reply_to`. Inbound messages are parsed into
 //! [`Request`]; outbound ones are [`crate::event::Event`]s.
 
+use crate::agent::{ToolError, ToolStatus};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llmcp::Task;
 use crate::observation::Observation;
@@ -224,6 +225,45 @@ pub enum Request {
         #[schemars(with = "RequestId")]
         id: String,
     },
+    #[serde(rename = "tool_result")]
+    ToolResult(Box<ToolResultRequest>),
+    /// The user's answer to an `ask` call. Accepted only for the call the
+    /// turn waits on, with the digest its `tool_call` gave, before it expires;
+    /// answered with `approval.result` or an `error`.
+    #[serde(rename = "approval")]
+    Approval {
+        #[schemars(with = "RequestId")]
+        id: String,
+        call_id: String,
+        /// The `digest` of the `tool_call` the user saw.
+        digest: String,
+        approved: bool,
+    },
+}
+
+/// `tool_result`: how a browser tool call the host asked for ended. No reply
+/// on success (the turn's own `tool_result` event follows); an `error`
+/// replies to a result for a call nobody waits on.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResultRequest {
+    #[schemars(with = "RequestId")]
+    pub id: String,
+    /// The `call_id` of the host's `tool_call`.
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
+    pub call_id: String,
+    pub status: ToolStatus,
+    /// The tool's data (`browser.get_selection_links`: `{links}`).
+    #[serde(default)]
+    pub result: Option<Map<String, Value>>,
+    /// The page as seen after the call (after a mutating action, and for
+    /// `browser.observe_dom`). Checked by the host like a turn's observation.
+    #[serde(default)]
+    #[schemars(with = "Option<Observation>")]
+    pub observation: Option<Value>,
+    /// Why it failed; expected unless `status` is `ok`.
+    #[serde(default)]
+    pub error: Option<ToolError>,
 }
 
 /// A slice of a host message too large for one frame; concatenating the
@@ -269,6 +309,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "config.get",
     "config.set",
     "ping",
+    "tool_result",
+    "approval",
 ];
 
 impl Request {
@@ -286,12 +328,15 @@ impl Request {
             Request::ConfigGet { .. } => "config.get",
             Request::ConfigSet { .. } => "config.set",
             Request::Ping { .. } => "ping",
+            Request::ToolResult(_) => "tool_result",
+            Request::Approval { .. } => "approval",
         }
     }
 
     pub fn id(&self) -> &str {
         match self {
             Request::Turn(t) => &t.id,
+            Request::ToolResult(r) => &r.id,
             Request::Hello { id, .. }
             | Request::Cancel { id, .. }
             | Request::HistoryList { id, .. }
@@ -301,7 +346,8 @@ impl Request {
             | Request::HistoryExport { id, .. }
             | Request::ConfigGet { id }
             | Request::ConfigSet { id, .. }
-            | Request::Ping { id } => id,
+            | Request::Ping { id }
+            | Request::Approval { id, .. } => id,
         }
     }
 }
@@ -383,6 +429,9 @@ mod tests {
             json!({"type": "config.set", "id": "10", "values": {"runtime.kind": "builtin"}}),
             json!({"type": "turn", "id": "11", "message": {"text": "hi"},
                    "task": {"name": "web.answer", "args": {}}, "observation": {}}),
+            json!({"type": "tool_result", "id": "12", "call_id": "r:0", "status": "ok",
+                   "result": {"links": []}}),
+            json!({"type": "approval", "id": "13", "call_id": "r:0", "digest": "ab", "approved": true}),
         ];
         for (i, c) in cases.into_iter().enumerate() {
             let r = parse_request(obj(c));

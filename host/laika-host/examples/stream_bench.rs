@@ -162,7 +162,10 @@ fn direct(output: &str, chunk_delay_ms: u64, threshold: usize, runs: usize) -> V
                 args: Default::default(),
             },
         },
-        context: Context { documents: vec![] },
+        context: Context {
+            documents: vec![],
+            transcript: vec![],
+        },
         output: Output {
             format: "json".into(),
         },

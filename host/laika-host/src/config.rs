@@ -201,6 +201,21 @@ impl Config {
                 "limits.max_retries must be 0..={MAX_RETRIES}"
             )));
         }
+        if !(1..=laika_core::agent::MAX_STEPS).contains(&l.max_steps) {
+            return Err(config_error(format!(
+                "limits.max_steps must be 1..={}",
+                laika_core::agent::MAX_STEPS
+            )));
+        }
+        for (key, secs, max) in [
+            ("approval_timeout_secs", l.approval_timeout_secs, 3600),
+            ("tool_timeout_secs", l.tool_timeout_secs, 3600),
+            ("turn_budget_secs", l.turn_budget_secs, 86_400),
+        ] {
+            if !(1..=max).contains(&secs) {
+                return Err(config_error(format!("limits.{key} must be 1..={max} seconds")));
+            }
+        }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
                 "limits.context_max_chars/context_max_tokens must be > 0",
@@ -345,6 +360,12 @@ mod tests {
         let e = Config::from_toml("[runtime]\nkind = \"builtin\"\nmodle = \"x\"\n").err();
         let msg = e.map(|e| e.message).unwrap_or_default();
         assert!(msg.contains("modle"), "{msg}");
+        let e = Config::from_toml("[limits]\nmax_steps = 33\n").err();
+        assert!(e.map(|e| e.message).unwrap_or_default().contains("limits.max_steps must be 1..=32"));
+        let c = Config::from_toml("[limits]\nmax_steps = 32\nturn_budget_secs = 30\n");
+        assert_eq!(c.map(|c| (c.limits.max_steps, c.limits.turn_budget_secs)).ok(), Some((32, 30)));
+        let e = Config::from_toml("[limits]\napproval_timeout_secs = 0\n").err();
+        assert!(e.map(|e| e.message).unwrap_or_default().contains("approval_timeout_secs"));
         let e = Config::from_toml("[limits]\nmax_retries = 9\n").err();
         assert!(e
             .map(|e| e.message)

@@ -8,7 +8,7 @@ use crate::store::Store;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
-use laika_core::error::{Error, Result};
+use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
 use laika_core::llmcp::TaskName;
 use laika_core::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
@@ -31,6 +31,9 @@ struct Shared {
     runtime: RwLock<Arc<dyn Runtime>>,
     store: Mutex<Store>,
     in_flight: Mutex<HashMap<String, Running>>,
+    /// Tool call id → the id of the running turn that made it, so the
+    /// extension's results and approvals reach that turn.
+    calls: Mutex<HashMap<String, String>>,
 }
 
 /// A running turn, as the session reaches it: by its request id.
@@ -72,6 +75,7 @@ impl Session {
                 runtime: RwLock::new(runtime),
                 store: Mutex::new(store),
                 in_flight: Mutex::new(HashMap::new()),
+                calls: Mutex::new(HashMap::new()),
             }),
             workers: Vec::new(),
             threaded,
@@ -163,11 +167,60 @@ impl Session {
                 })
             }),
             Request::ConfigSet { values, .. } => self.set_config(&values),
+            // The turn answers these itself (a result only when it is stale).
+            Request::ToolResult(result) => {
+                let call_id = result.call_id.clone();
+                match self.forward(&call_id, Input::ToolResult(result)) {
+                    Ok(()) => return,
+                    Err(e) => Err(e),
+                }
+            }
+            Request::Approval {
+                id,
+                call_id,
+                digest,
+                approved,
+            } => {
+                let input = Input::Approval {
+                    reply_to: id,
+                    call_id: call_id.clone(),
+                    digest,
+                    approved,
+                };
+                match self.forward(&call_id, input) {
+                    Ok(()) => return,
+                    Err(e) => Err(e),
+                }
+            }
         };
         match result {
             Ok(event) => sink.emit(Some(&id), event),
             Err(e) => sink.emit(Some(&id), Event::error(&e)),
         }
+    }
+
+    /// Hands a tool result or an approval to the turn that made the call;
+    /// the turn answers it. A call no running turn made is `UNKNOWN_CALL`.
+    fn forward(&self, call_id: &str, input: Input) -> Result<()> {
+        let turn = self
+            .shared
+            .calls
+            .lock()
+            .ok()
+            .and_then(|calls| calls.get(call_id).cloned());
+        let sent = turn.and_then(|turn| {
+            let running = self.shared.in_flight.lock().ok()?;
+            running.get(&turn)?.inbox.send(input).ok()
+        });
+        sent.ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnknownCall,
+                format!(
+                    "no running turn made call {}; the message was ignored",
+                    laika_core::text::clip_quoted(call_id, 80)
+                ),
+            )
+        })
     }
 
     fn hello(&self) -> Event {
@@ -189,6 +242,7 @@ impl Session {
                 "config",
                 "parts",
                 "render_delta",
+                "agent_loop",
             ],
             runtime: self.runtime().info(),
             limits: HelloLimits {
@@ -328,10 +382,21 @@ struct TurnSink {
 
 impl Sink for TurnSink {
     fn emit(&self, reply_to: Option<&str>, event: Event) {
-        if matches!(event, Event::Done(_)) {
-            if let Ok(mut m) = self.shared.in_flight.lock() {
-                m.remove(&self.turn_id);
+        match &event {
+            Event::ToolCall(call) => {
+                if let Ok(mut calls) = self.shared.calls.lock() {
+                    calls.insert(call.call_id.clone(), self.turn_id.clone());
+                }
             }
+            Event::Done(_) => {
+                if let Ok(mut m) = self.shared.in_flight.lock() {
+                    m.remove(&self.turn_id);
+                }
+                if let Ok(mut calls) = self.shared.calls.lock() {
+                    calls.retain(|_, turn| *turn != self.turn_id);
+                }
+            }
+            _ => {}
         }
         self.inner.emit(reply_to, event);
     }

@@ -1,8 +1,10 @@
 //! Drives one turn: runs the engine's actions against the real runtime, the
 //! store and a sink, and feeds the results back (`laika_core::engine`).
 //!
-//! The turn's inbox carries what the session forwards while it runs (today a
-//! cancel); it is drained between actions and while the model streams.
+//! The turn's inbox carries what the session forwards while it runs (a
+//! cancel, the extension's tool results and approvals); it is drained
+//! between actions and while the model streams, and waited on when the
+//! engine waits for the extension.
 
 use crate::config::Config;
 use crate::store::Store;
@@ -12,7 +14,8 @@ use laika_core::event::Sink;
 use laika_core::wire::TurnRequest;
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use std::collections::VecDeque;
-use std::sync::mpsc::Receiver;
+use laika_core::ambient::Ambient;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Mutex, MutexGuard};
 
 /// What a turn needs from the session.
@@ -42,6 +45,19 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
             Action::Emit(event) => {
                 ctx.sink.emit(Some(&reply_to), event);
                 continue;
+            }
+            Action::Reply { to, event } => {
+                ctx.sink.emit(Some(&to), event);
+                continue;
+            }
+            Action::Await { until } => {
+                let wait = until.saturating_sub(SystemAmbient.monotonic());
+                match ctx.inbox.recv_timeout(wait) {
+                    Ok(input) => turn.handle(input),
+                    Err(RecvTimeoutError::Timeout) => turn.handle(Input::Tick),
+                    // The session is gone: nobody can answer any more.
+                    Err(RecvTimeoutError::Disconnected) => turn.handle(Input::Cancel),
+                }
             }
             Action::Reserve { conversation_id } => {
                 let reserved = lock(ctx.store).and_then(|mut s| s.reserve_turn(&conversation_id));

@@ -6,16 +6,29 @@
 //! runtime, emit an event, commit the turn. Time and ids come from the
 //! [`Ambient`] it is given.
 //!
-//! The steps: validate → reserve the turn number → pack → compose schema and
-//! prompts (interceptors) → ask the runtime, previewing the render as it
-//! streams (with validation-retry) → sanitize → verify citations → gate tool
-//! calls → interceptors' `post_response` → commit → `done`.
+//! The steps: validate → reserve the turn number → pack → then the agent
+//! loop, one step per model answer: compose schema and prompts
+//! (interceptors) → ask the runtime, previewing the render as it streams
+//! (with validation-retry) → sanitize → verify citations → `assistant` → for
+//! each proposed call in order: gate it against the page as it is now → run
+//! it (host tools here, browser tools by the extension, `ask` calls after
+//! the user's approval) → its `tool_result` → then ask again with the
+//! transcript and the latest page, until the model answers without calls, the
+//! step cap, a repeated call on an unchanged page, the time budget or a
+//! cancel → commit → `done` (the stop reason in it).
 //!
 //! Invariants kept here:
-//! - the events of a turn are `turn.started`, `context_usage`, any number of
-//!   `render_delta` / `render_reset`, then either `assistant` and one
-//!   `tool_call` per proposed call, or `error`; `done` is always last and is
+//! - the events of a turn are `turn.started`, `context_usage`, then per step
+//!   any number of `render_delta` / `render_reset` and an `assistant`, each
+//!   `tool_call` followed (after its `agent_state`/`operation` events) by
+//!   exactly one `tool_result`, or an `error`; `done` is always last and is
 //!   emitted only after the store answered the commit;
+//! - calls run one after another in the model's order; nothing runs while
+//!   an earlier `ask` waits, after a call that did not succeed (the rest of
+//!   the step is reported `NOT_RUN`), or after a cancel;
+//! - an approval counts only for the call waiting on it, with its digest,
+//!   before it expires; a result counts only for the call waiting on it;
+//!   anything else is answered with a coded error and changes nothing;
 //! - a turn rejected before it has a number (bad conversation id, no number
 //!   to be had) gets an `error` and no `done`;
 //! - every `render_delta` block is either confirmed by the `assistant` that
@@ -27,19 +40,20 @@
 //! - output cut by the token limit is not retried: asking again with the
 //!   same limit would cut it again.
 
+mod act;
 mod output;
 #[cfg(test)]
 mod tests;
 
+use crate::agent::{AgentState, StopReason};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
-    AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done, DoneStatus, Event,
-    RenderDelta, RenderReset, ResetReason, Timings, ToolCallProposal, TurnStarted,
+    AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
+    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, Timings, TurnStarted,
 };
-use crate::gate::{self, Decision, GateContext, Verdict};
-use crate::history::{TurnRecord, TurnStatus};
+use crate::history::{StepRecord, TurnRecord, TurnStatus};
 use crate::interceptor::{ComposedSchema, Pipeline};
 use crate::limits::Limits;
 use crate::llmcp::{self, RequestPacket, ResponsePacket};
@@ -50,8 +64,10 @@ use crate::render::ast::Doc;
 use crate::render::{self, RenderLimits};
 use crate::schema::{self, Issue};
 use crate::stream::{Batch, Preview, COALESCE_INTERVAL};
-use crate::wire::TurnRequest;
+use crate::wire::{ToolResultRequest, TurnRequest};
+use act::Acting;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,6 +92,17 @@ pub enum Input {
     ModelText(String),
     /// The runtime's answer to [`Action::Ask`].
     ModelReply(Result<ModelReply>),
+    /// The extension's result for a browser call.
+    ToolResult(Box<ToolResultRequest>),
+    /// The user's answer to an `ask` call, from the message `reply_to`.
+    Approval {
+        reply_to: String,
+        call_id: String,
+        digest: String,
+        approved: bool,
+    },
+    /// The wait of an [`Action::Await`] ran out.
+    Tick,
     /// The store's answer to [`Action::Commit`].
     Committed(Result<()>),
     /// The user cancelled. The driver also interrupts the runtime; whatever
@@ -99,6 +126,13 @@ pub enum Action {
     /// The engine keeps its own handle for the retry that may follow; the
     /// driver drops its handle once the runtime answered.
     Ask(Arc<ModelRequest>),
+    /// Wait for the extension (a tool result, an approval, a cancel) and
+    /// feed what comes; if nothing has come when the ambient's monotonic
+    /// clock reaches `until`, feed [`Input::Tick`].
+    Await { until: Duration },
+    /// Answer a message other than the turn request (an approval, a stale
+    /// tool result).
+    Reply { to: String, event: Event },
     /// Store the turn (the store releases the reserved number whatever the
     /// outcome); answer with [`Input::Committed`].
     Commit(Box<TurnRecord>),
@@ -112,7 +146,6 @@ struct Answer {
     /// The sanitized render; the response holds its JSON for storage.
     render: Doc,
     citations: CitationReport,
-    verdicts: Vec<Verdict>,
     model: String,
     endpoint: Option<String>,
     attempts: u32,
@@ -125,7 +158,9 @@ struct Answer {
 /// What a turn has once it has a number and a packet.
 struct Started {
     turn: u32,
+    /// The first step's request: the turn's request in history.
     packet: RequestPacket,
+    /// The page as first observed; `Err` fails the turn.
     observation: Result<Observation>,
 }
 
@@ -143,6 +178,7 @@ struct Asking {
 enum Phase {
     Reserving,
     Asking(Box<Asking>),
+    Acting(Box<Acting>),
     Committing {
         /// How the committed record ended (the record itself went to the
         /// driver: it holds the whole request packet).
@@ -166,6 +202,22 @@ pub struct Turn<'a> {
     timings: Timings,
     started: Option<Started>,
     phase: Phase,
+    /// The agent loop's current step, from 1 (0 before the first ask).
+    step: u32,
+    /// The page as last seen: the first observation, then the latest one a
+    /// tool result brought.
+    page: Option<Observation>,
+    /// Every call so far and its outcome, for the next step's request.
+    transcript: Vec<crate::llmcp::ToolPacket>,
+    /// What each step asked, answered and did, for history.
+    steps: Vec<StepRecord>,
+    /// (call digest, page digest) of every call proposed so far.
+    seen: HashSet<(String, String)>,
+    /// Gate decisions over every step.
+    decisions: DecisionCounts,
+    /// The latest step's answer; the last one is the turn's.
+    last: Option<Answer>,
+    stop: StopReason,
 }
 
 impl<'a> Turn<'a> {
@@ -192,6 +244,14 @@ impl<'a> Turn<'a> {
             timings: Timings::default(),
             started: None,
             phase: Phase::Reserving,
+            step: 0,
+            page: None,
+            transcript: Vec::new(),
+            steps: Vec::new(),
+            seen: HashSet::new(),
+            decisions: DecisionCounts::default(),
+            last: None,
+            stop: StopReason::Answered,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -213,10 +273,27 @@ impl<'a> Turn<'a> {
     /// waiting for changes nothing.
     pub fn handle(&mut self, input: Input) -> Vec<Action> {
         match (input, &mut self.phase) {
+            // Nothing runs after a cancel: a loop waiting on the extension
+            // ends now; a model call ends when the interrupted runtime answers.
+            (Input::Cancel, Phase::Acting(_)) => {
+                self.cancelled = true;
+                self.fail(Error::cancelled())
+            }
             (Input::Cancel, _) => {
                 self.cancelled = true;
                 Vec::new()
             }
+            (Input::ToolResult(result), _) => self.tool_result(*result),
+            (
+                Input::Approval {
+                    reply_to,
+                    call_id,
+                    digest,
+                    approved,
+                },
+                _,
+            ) => self.approval(reply_to, &call_id, &digest, approved),
+            (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
             (Input::Reserved(Ok(number)), Phase::Reserving) => self.begin(number),
             (Input::ModelText(piece), Phase::Asking(asking)) => {
@@ -274,6 +351,8 @@ impl<'a> Turn<'a> {
             Action::Emit(Event::ContextUsage(packed.usage)),
         ];
         let invalid = observation.as_ref().err().cloned();
+        self.page = observation.as_ref().ok().cloned();
+        let first = packed.packet.clone();
         self.started = Some(Started {
             turn: number,
             packet: packed.packet,
@@ -281,25 +360,30 @@ impl<'a> Turn<'a> {
         });
         let next = match invalid {
             Some(e) => self.fail(e),
-            None => self.compose(),
+            None => self.compose(first),
         };
         actions.extend(next);
         actions
     }
 
-    /// Composes the schema and prompts, then makes the first attempt.
-    fn compose(&mut self) -> Vec<Action> {
-        let Some(started) = &self.started else {
-            return self.fail(Error::internal("the turn lost its packet"));
-        };
+    /// Starts the next step with `packet`: composes the schema and prompts,
+    /// then makes the first attempt.
+    fn compose(&mut self, packet: RequestPacket) -> Vec<Action> {
+        self.step += 1;
+        self.steps.push(StepRecord {
+            step: self.step,
+            request_packet: (self.step > 1).then(|| serde_json::to_value(&packet).ok()).flatten(),
+            response_packet: None,
+            tool_packets: Vec::new(),
+        });
         let pipeline = Pipeline::standard();
-        let composed = match pipeline.schema(started.packet.input.task.name, self.ambient) {
+        let composed = match pipeline.schema(packet.input.task.name, self.ambient) {
             Ok(c) => c,
             Err(e) => return self.fail(e),
         };
-        let prompts = pipeline.prompts(&started.packet, &composed);
+        let prompts = pipeline.prompts(&packet, &composed);
         let request = ModelRequest {
-            packet: started.packet.clone(),
+            packet,
             response_schema: composed.schema().clone(),
             system_prompt: prompts.system,
             user_prompt: prompts.user.clone(),
@@ -351,10 +435,11 @@ impl<'a> Turn<'a> {
                 return actions;
             }
         };
-        let Some(started) = &self.started else {
-            return self.fail(Error::internal("the turn lost its packet"));
-        };
-        let checked = output::check(&reply.text, &started.packet, asking.composed.validator());
+        let checked = output::check(
+            &reply.text,
+            &asking.request.packet,
+            asking.composed.validator(),
+        );
         self.timings.validate_ms += self.ms_since(now);
         match checked {
             Ok(valid) => self.accept(valid, reply),
@@ -456,11 +541,24 @@ impl<'a> Turn<'a> {
         if !confirmed {
             actions.extend(self.reset(ResetReason::Replaced));
         }
-        actions.extend(self.succeed(answer));
+        actions.push(self.assistant(&answer));
+        let calls = answer.response.tool_calls.clone();
+        let response_id = answer.response.id.clone();
+        if let Some(step) = self.steps.last_mut() {
+            step.response_packet = Some(stored_response(&answer));
+        }
+        self.last = Some(answer);
+        if calls.is_empty() {
+            actions.extend(self.finish_loop(StopReason::Answered));
+        } else {
+            self.phase = Phase::Acting(Box::new(Acting::new(response_id, calls)));
+            actions.extend(self.act());
+        }
         actions
     }
 
-    /// Sanitizes the render, verifies citations and gates the tool calls.
+    /// Sanitizes the render and verifies citations against the documents
+    /// this step was shown.
     fn review(
         &self,
         valid: output::Valid,
@@ -468,14 +566,15 @@ impl<'a> Turn<'a> {
         attempts: u32,
         attachments: Map<String, Value>,
     ) -> Option<Answer> {
-        let started = self.started.as_ref()?;
-        let observation = started.observation.as_ref().ok()?;
+        let Phase::Asking(asking) = &self.phase else {
+            return None;
+        };
         let mut response = valid.response;
         let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
         response.assistant.render = sanitized.render.to_value();
         let citations = citation::verify(
             &response.assistant.citations,
-            &started.packet.context.documents,
+            &asking.request.packet.context.documents,
         );
         response.assistant.citations = citations
             .citations
@@ -488,19 +587,10 @@ impl<'a> Turn<'a> {
                 verified: Some(c.verified),
             })
             .collect();
-        let verdicts = gate::review(
-            &response.tool_calls,
-            &GateContext {
-                observation,
-                user_message: &self.request.message.text,
-                max_calls: self.settings.limits.max_tool_calls,
-            },
-        );
         Some(Answer {
             response,
             render: sanitized.render,
             citations,
-            verdicts,
             model: reply.model,
             endpoint: reply.endpoint,
             attempts,
@@ -510,49 +600,38 @@ impl<'a> Turn<'a> {
         })
     }
 
-    /// Shows the answer and its tool calls, then commits.
-    fn succeed(&mut self, answer: Answer) -> Vec<Action> {
-        let turn = self.turn_number();
-        let mut actions = vec![Action::Emit(Event::Assistant(AssistantMessage {
+    /// One step's `assistant` event.
+    fn assistant(&self, answer: &Answer) -> Action {
+        Action::Emit(Event::Assistant(AssistantMessage {
             conversation_id: self.conversation_id.clone(),
-            turn,
+            turn: self.turn_number(),
+            step: self.step,
             response_id: answer.response.id.clone(),
             title: answer.response.assistant.title.clone(),
             render: answer.render.clone(),
             citations: answer.citations.citations.clone(),
             data: answer.response.assistant.data.clone(),
-        }))];
-        for (index, (call, verdict)) in answer
-            .response
-            .tool_calls
-            .iter()
-            .zip(&answer.verdicts)
-            .enumerate()
-        {
-            actions.push(Action::Emit(Event::ToolCall(ToolCallProposal {
-                conversation_id: self.conversation_id.clone(),
-                turn,
-                call_id: format!("{}:{index}", answer.response.id),
-                index,
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-                decision: verdict.decision,
-                reason: verdict.reason,
-                detail: verdict.detail.clone(),
-            })));
-        }
+        }))
+    }
+
+    /// Ends the loop for `reason` with the latest step's answer as the
+    /// turn's, then commits.
+    fn finish_loop(&mut self, reason: StopReason) -> Vec<Action> {
+        self.stop = reason;
+        let Some(answer) = self.last.take() else {
+            return self.fail(Error::internal("the agent loop stopped without an answer"));
+        };
         let mut record = self.record(true);
-        let mut stored_response = serde_json::to_value(&answer.response).unwrap_or(Value::Null);
-        if let Value::Object(stored) = &mut stored_response {
-            stored.extend(answer.attachments);
+        // The last step's response is the turn's response.
+        if let Some(step) = record.steps.last_mut() {
+            step.response_packet = None;
         }
-        record.response_packet = Some(stored_response);
+        record.response_packet = Some(stored_response(&answer));
         record.answer_text = answer.render.plain_text();
         record.model_id = Some(answer.model.clone());
         record.attempts = answer.attempts;
         record.citations_total = answer.citations.total as u32;
         record.citations_verified = answer.citations.verified as u32;
-        let count = |d: Decision| answer.verdicts.iter().filter(|v| v.decision == d).count();
         let summary = AnswerSummary {
             response_id: answer.response.id.clone(),
             model: answer.model,
@@ -565,24 +644,19 @@ impl<'a> Turn<'a> {
                 verified: answer.citations.verified,
                 ratio: answer.citations.ratio,
             },
-            tool_calls: DecisionCounts {
-                allow: count(Decision::Allow),
-                ask: count(Decision::Ask),
-                deny: count(Decision::Deny),
-            },
+            tool_calls: self.decisions,
             endpoint: answer.endpoint,
         };
-        actions.extend(self.commit(record, Some(summary)));
-        actions
+        self.commit(record, Some(summary))
     }
 
     /// Reports the error, then commits the turn as failed or cancelled.
     fn fail(&mut self, error: Error) -> Vec<Action> {
         let mut record = self.record(false);
-        record.status = if error.code == ErrorCode::Cancelled {
-            TurnStatus::Cancelled
+        (record.status, self.stop) = if error.code == ErrorCode::Cancelled {
+            (TurnStatus::Cancelled, StopReason::Cancelled)
         } else {
-            TurnStatus::Failed
+            (TurnStatus::Failed, StopReason::Failed)
         };
         let mut actions = vec![Action::Emit(Event::error(&error))];
         record.error = Some(error);
@@ -595,15 +669,23 @@ impl<'a> Turn<'a> {
             "pack_ms": self.timings.pack_ms,
             "runtime_ms": self.timings.runtime_ms,
             "validate_ms": self.timings.validate_ms,
+            "tools_ms": self.timings.tools_ms,
             "total_ms": self.ms_since(self.started_at),
+            "steps": self.step,
+            "stop_reason": self.stop,
         });
+        let mut actions = Vec::new();
+        if self.step > 0 {
+            actions.push(self.agent_state(AgentState::Done, None));
+        }
         self.phase = Phase::Committing {
             status: record.status,
             error_code: record.error.as_ref().map(|e| e.code),
             answer,
             since: self.ambient.monotonic(),
         };
-        vec![Action::Commit(Box::new(record))]
+        actions.push(Action::Commit(Box::new(record)));
+        actions
     }
 
     /// The store answered: report a failed commit, then `done`.
@@ -640,6 +722,12 @@ impl<'a> Turn<'a> {
             error_code: error_code.or(stored.as_ref().err().map(|e| e.code)),
             runtime: self.settings.runtime.clone(),
             stored: stored.is_ok(),
+            stop_reason: self.stop,
+            steps: self
+                .steps
+                .iter()
+                .filter(|s| s.response_packet.is_some())
+                .count() as u32,
             timings: self.timings,
             answer,
         })));
@@ -696,6 +784,7 @@ impl<'a> Turn<'a> {
             citations_verified: 0,
             timings: Value::Null,
             store_full_packets: self.settings.store_full_packets,
+            steps: self.steps.clone(),
         }
     }
 
@@ -707,6 +796,7 @@ impl<'a> Turn<'a> {
         Action::Emit(Event::RenderDelta(RenderDelta {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
+            step: self.step,
             start_index: batch.start_index,
             blocks: batch.blocks,
         }))
@@ -719,6 +809,7 @@ impl<'a> Turn<'a> {
                 vec![Action::Emit(Event::RenderReset(RenderReset {
                     conversation_id: self.conversation_id.clone(),
                     turn: self.turn_number(),
+                    step: self.step,
                     reason,
                 }))]
             }
@@ -726,9 +817,29 @@ impl<'a> Turn<'a> {
         }
     }
 
+    fn agent_state(&self, state: AgentState, call_id: Option<String>) -> Action {
+        Action::Emit(Event::AgentState(AgentStateChange {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step: self.step.max(1),
+            state,
+            call_id,
+        }))
+    }
+
     fn ms_since(&self, since: Duration) -> f64 {
         ms(self.ambient.monotonic().saturating_sub(since))
     }
+}
+
+/// A step's response as history keeps it: the validated packet plus what
+/// the `post_response` hooks attached.
+fn stored_response(answer: &Answer) -> Value {
+    let mut stored = serde_json::to_value(&answer.response).unwrap_or(Value::Null);
+    if let Value::Object(fields) = &mut stored {
+        fields.extend(answer.attachments.clone());
+    }
+    stored
 }
 
 fn ms(d: Duration) -> f64 {

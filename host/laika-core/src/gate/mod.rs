@@ -72,6 +72,8 @@ pub enum Reason {
     OrdinaryInput,
     /// A search that carries nothing personal.
     OrdinaryQuery,
+    /// Arithmetic in the host: reads and changes nothing.
+    LocalCompute,
     /// The click looks like it buys, pays, deletes, sends or confirms.
     CommitAction,
     /// The target is on another origin than the page.
@@ -103,13 +105,14 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub const ALL: [Reason; 20] = [
+    pub const ALL: [Reason; 21] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
         Reason::OrdinaryClick,
         Reason::OrdinaryInput,
         Reason::OrdinaryQuery,
+        Reason::LocalCompute,
         Reason::CommitAction,
         Reason::CrossOriginNavigation,
         Reason::UrlNotFromContext,
@@ -135,6 +138,7 @@ impl Reason {
             Reason::OrdinaryClick => "ORDINARY_CLICK",
             Reason::OrdinaryInput => "ORDINARY_INPUT",
             Reason::OrdinaryQuery => "ORDINARY_QUERY",
+            Reason::LocalCompute => "LOCAL_COMPUTE",
             Reason::CommitAction => "COMMIT_ACTION",
             Reason::CrossOriginNavigation => "CROSS_ORIGIN_NAVIGATION",
             Reason::UrlNotFromContext => "URL_NOT_FROM_CONTEXT",
@@ -160,7 +164,8 @@ impl Reason {
             | Reason::UrlFromContext
             | Reason::OrdinaryClick
             | Reason::OrdinaryInput
-            | Reason::OrdinaryQuery => Decision::Allow,
+            | Reason::OrdinaryQuery
+            | Reason::LocalCompute => Decision::Allow,
             Reason::CommitAction
             | Reason::CrossOriginNavigation
             | Reason::UrlNotFromContext
@@ -207,25 +212,29 @@ pub struct GateContext<'a> {
     pub max_calls: usize,
 }
 
-/// Reviews the tool calls of one turn: one verdict per call, same order.
+/// Reviews the tool calls of one model answer: one verdict per call, same
+/// order.
 pub fn review(calls: &[ToolCall], ctx: &GateContext) -> Vec<Verdict> {
     calls
         .iter()
         .enumerate()
-        .map(|(i, call)| {
-            if i >= ctx.max_calls {
-                Verdict::new(
-                    Reason::TooManyCalls,
-                    format!(
-                        "Only {} tool calls are allowed per turn; this one was not run.",
-                        ctx.max_calls
-                    ),
-                )
-            } else {
-                review_call(call, ctx)
-            }
-        })
+        .map(|(i, call)| review_at(i, call, ctx))
         .collect()
+}
+
+/// Reviews the call at `index` among its answer's calls, against the page
+/// as it is now (the agent loop reviews each call just before it runs).
+pub fn review_at(index: usize, call: &ToolCall, ctx: &GateContext) -> Verdict {
+    if index >= ctx.max_calls {
+        return Verdict::new(
+            Reason::TooManyCalls,
+            format!(
+                "Only {} tool calls are allowed per step; this one was not run.",
+                ctx.max_calls
+            ),
+        );
+    }
+    review_call(call, ctx)
 }
 
 fn arg_str<'a>(args: Args<'a>, key: &str) -> Option<&'a str> {
@@ -275,6 +284,10 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
         GateClass::Search => review_search(
             arg_str(args, "query").unwrap_or(""),
             arg_str(args, "engine"),
+        ),
+        GateClass::Compute => Verdict::new(
+            Reason::LocalCompute,
+            format!("{} computes locally and changes nothing.", tool.name),
         ),
         GateClass::AppLevel => Verdict::new(
             Reason::ToolNotAvailable,

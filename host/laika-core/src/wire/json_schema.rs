@@ -43,7 +43,14 @@ pub fn schema_document() -> Value {
     let mut host = message_definitions(&message, Some(&envelope), &defs);
     answers_a_usable_id(&mut host);
     host.push(("part".into(), part));
-    let extension = message_definitions(&request, None, &defs);
+    let mut extension = message_definitions(&request, None, &defs);
+    // A type both sides send (`tool_result`) is two messages: name the
+    // extension's by its direction.
+    for (name, _) in extension.iter_mut() {
+        if host.iter().any(|(h, _)| h == name) {
+            name.push_str("_request");
+        }
+    }
 
     let root = one_of_refs(
         "Generated from laika-core's types (laika_core::wire::schema_document); do not edit. \

@@ -22,7 +22,7 @@ use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::history::{
     ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StoredError,
-    TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
+    StepDetail, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
 };
 use laika_core::text::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
@@ -224,6 +224,20 @@ impl Store {
                 row.redacted
             ])?;
         }
+        for m in &row.step_messages {
+            insert_message.execute(params![
+                m.id,
+                t.conversation_id,
+                t.turn,
+                row.created_at,
+                m.sender_role,
+                m.packet_type,
+                m.in_reply_to,
+                m.model_id,
+                m.json,
+                row.redacted
+            ])?;
+        }
         drop(insert_message);
 
         tx.prepare_cached(
@@ -363,7 +377,42 @@ impl Store {
             let raw = raw.map_err(|e| self.failed("reading a conversation's turns", e))?;
             detail.turns.push(raw.into_detail(&self.location)?);
         }
+        drop(stmt);
+        let tools = self.tool_packets(id)?;
+        for turn in &mut detail.turns {
+            turn.steps = StepDetail::from_tool_packets(
+                tools.iter().filter(|(n, _)| *n == turn.turn).map(|(_, p)| p),
+            );
+        }
         Ok(detail)
+    }
+
+    /// The conversation's `tool` packets with their turn numbers, in the
+    /// order they were stored.
+    fn tool_packets(&self, conversation_id: &str) -> Result<Vec<(u32, Value)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT turn, packet_json FROM messages
+                 WHERE conversation_id = ?1 AND packet_type = 'tool'
+                 ORDER BY rowid",
+            )
+            .map_err(sqlite)?;
+        let rows = stmt
+            .query_map([conversation_id], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sqlite)?;
+        let mut packets = Vec::new();
+        for row in rows {
+            let (turn, json) = row.map_err(|e| self.failed("reading a turn's tool calls", e))?;
+            let packet = serde_json::from_str(&json).map_err(|e| {
+                Error::store(format!(
+                    "a stored tool packet of turn {turn} in {} is not valid JSON: {e}",
+                    self.location
+                ))
+            })?;
+            packets.push((turn, packet));
+        }
+        Ok(packets)
     }
 
     /// Turns whose user message or answer match `query`, best match first
@@ -497,6 +546,18 @@ struct PreparedTurn {
     timings_json: String,
     user_text: String,
     answer_text: String,
+    /// The agent loop's steps: later requests, earlier responses, tool packets.
+    step_messages: Vec<StepMessage>,
+}
+
+/// A `messages` row of an agent-loop step.
+struct StepMessage {
+    id: String,
+    sender_role: &'static str,
+    packet_type: &'static str,
+    in_reply_to: Option<String>,
+    model_id: Option<String>,
+    json: String,
 }
 
 impl PreparedTurn {
@@ -551,6 +612,47 @@ impl PreparedTurn {
         };
         let request_json = to_json(&request)?;
         let response_json = response.as_ref().map(to_json).transpose()?;
+        let mut step_messages = Vec::new();
+        let mut asked = t.request_packet.get("id").and_then(Value::as_str).map(str::to_owned);
+        for step in &t.steps {
+            let mut message = |role, kind, in_reply_to, model_id: Option<String>, packet: Value| {
+                to_json(&packet).map(|json| {
+                    step_messages.push(StepMessage {
+                        id: laika_runtime::SystemAmbient.new_id(),
+                        sender_role: role,
+                        packet_type: kind,
+                        in_reply_to,
+                        model_id,
+                        json,
+                    })
+                })
+            };
+            if let Some(request) = &step.request_packet {
+                asked = request.get("id").and_then(Value::as_str).map(str::to_owned);
+                let stored = if t.store_full_packets {
+                    request.clone()
+                } else {
+                    redaction::redact_request_packet(request)
+                };
+                message("agent", "request", None, None, stored)?;
+            }
+            if let Some(response) = &step.response_packet {
+                let stored = if t.store_full_packets {
+                    response.clone()
+                } else {
+                    redaction::redact_response_packet(response)
+                };
+                message("assistant", "response", asked.clone(), t.model_id.clone(), stored)?;
+            }
+            for tool in &step.tool_packets {
+                let stored = if t.store_full_packets {
+                    tool.clone()
+                } else {
+                    redaction::redact_tool_packet(tool)
+                };
+                message("tool", "tool", None, None, stored)?;
+            }
+        }
         let page_url = t
             .page_url
             .as_deref()
@@ -585,6 +687,7 @@ impl PreparedTurn {
             timings_json: to_json(&t.timings)?,
             user_text: index_text(&t.user_text),
             answer_text: index_text(&t.answer_text),
+            step_messages,
         })
     }
 }
@@ -664,6 +767,7 @@ impl RawTurn {
             redacted: self.redacted,
             request_packet,
             response_packet,
+            steps: Vec::new(),
         })
     }
 }

@@ -61,6 +61,25 @@ pub fn redact_response_packet(packet: &Value) -> Value {
     out
 }
 
+/// A `tool` packet as it may be stored by default: the call, its status,
+/// error and summary are kept; the result (web data) becomes a digest, and
+/// the page it led to keeps its URL and a capped title.
+pub fn redact_tool_packet(packet: &Value) -> Value {
+    let mut out = packet.clone();
+    if let Some(outcome) = out.get_mut("outcome").and_then(Value::as_object_mut) {
+        if let Some(result) = outcome.get_mut("result") {
+            *result = opaque(result);
+        }
+        if let Some(Value::String(summary)) = outcome.get_mut("summary") {
+            *summary = prefix_chars(summary, PREVIEW_CHARS).to_owned();
+        }
+        if let Some(Value::String(title)) = outcome.get_mut("page").and_then(|p| p.get_mut("title")) {
+            *title = prefix_chars(title, TITLE_CHARS).to_owned();
+        }
+    }
+    out
+}
+
 /// `sha256:<hex>` of the canonical JSON of `value` (see [`canonical_json`]).
 pub fn content_digest(value: &Value) -> String {
     let hash = Sha256::digest(canonical_json(value).as_bytes());

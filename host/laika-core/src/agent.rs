@@ -1,0 +1,321 @@
+//! The agent loop's vocabulary (laika.llmcp seed, "Tool call execution";
+//! agentic-chat seed, events): how a tool call ended, the states and
+//! operations the sidebar shows, why a loop stops, and the digests that bind
+//! an approval to one call and spot a loop.
+//!
+//! The loop itself is the turn engine's (`crate::engine`); this module is the
+//! plain data and the pure helpers it shares with the wire and the store.
+
+use crate::observation::Observation;
+use crate::text::prefix_chars;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Most steps a turn may take: the configurable cap's upper bound.
+pub const MAX_STEPS: u32 = 32;
+/// The step cap when the config does not set one.
+pub const DEFAULT_MAX_STEPS: u32 = 8;
+/// How long an `ask` call waits for the user by default.
+pub const DEFAULT_APPROVAL_TIMEOUT_SECS: u64 = 120;
+/// How long a browser tool may take by default (navigation included).
+pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+/// A whole turn's default time budget, model calls included.
+pub const DEFAULT_TURN_BUDGET_SECS: u64 = 600;
+
+/// Bytes of a tool result's JSON kept in the transcript the model sees.
+pub const MAX_RESULT_BYTES: usize = 4_000;
+/// Characters kept of any one string inside a tool result.
+const MAX_RESULT_STRING_CHARS: usize = 500;
+/// Entries kept of any one array inside a tool result.
+const MAX_RESULT_ITEMS: usize = 25;
+/// Bytes of an error message or summary kept.
+const MAX_MESSAGE_BYTES: usize = 500;
+/// Bytes of an error code from the extension.
+const MAX_CODE_BYTES: usize = 64;
+
+/// How one tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    /// The gate, the user or the extension refused it: it did not run.
+    Denied,
+    /// No result (or no approval) came in time.
+    Timeout,
+}
+
+impl ToolStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Timeout => "timeout",
+        }
+    }
+}
+
+/// A tool call's error: a code (the host's, the gate's reason, or the
+/// extension's) and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolError {
+    #[schemars(length(min = 1, max = MAX_CODE_BYTES))]
+    pub code: String,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
+        ToolError {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error with its code and message cut to size (they may come
+    /// from the extension).
+    pub fn bounded(self) -> ToolError {
+        ToolError {
+            code: prefix_chars(&self.code, MAX_CODE_BYTES).to_owned(),
+            message: prefix_chars(&self.message, MAX_MESSAGE_BYTES).to_owned(),
+        }
+    }
+}
+
+/// Host error codes of tool results (beyond the gate's reasons and the
+/// extension's own codes).
+pub mod codes {
+    /// The user denied the call.
+    pub const USER_DENIED: &str = "USER_DENIED";
+    /// Nobody approved or denied the call before its approval expired.
+    pub const APPROVAL_EXPIRED: &str = "APPROVAL_EXPIRED";
+    /// The extension did not report a result in time.
+    pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+    /// An earlier call of the same step did not succeed, so this one was
+    /// not run (it may have depended on it).
+    pub const NOT_RUN: &str = "NOT_RUN";
+}
+
+/// Where the agent is, as the sidebar shows it (agentic-chat seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// The model is being asked.
+    Thinking,
+    /// A tool call is running.
+    Executing,
+    /// An `ask` call waits for the user.
+    WaitingForApproval,
+    /// The loop is over; `done` follows.
+    Done,
+}
+
+/// A human-readable operation's progress (agentic-chat seed, 6.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OperationStatus {
+    Start,
+    Success,
+    Error,
+}
+
+/// What an operation does to the page, for its icon and wording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationAction {
+    Read,
+    Click,
+    Type,
+    Select,
+    Scroll,
+    Navigate,
+    Search,
+    Calculate,
+    Other,
+}
+
+/// Why an agent loop stopped: a code in `done`, told to the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without tool calls.
+    Answered,
+    /// The step cap was reached.
+    StepCap,
+    /// The model proposed the same call again on an unchanged page.
+    LoopDetected,
+    /// The turn's time budget ran out.
+    TimeBudget,
+    /// The user stopped it.
+    Cancelled,
+    /// A step failed (the `error` event says why).
+    Failed,
+}
+
+/// The digest that binds an approval to one exact call: SHA-256 over the
+/// tool name and its arguments' canonical JSON (object keys sorted).
+pub fn call_digest(name: &str, arguments: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(name.as_bytes());
+    hasher.update([0]);
+    hasher.update(serde_json::to_string(arguments).unwrap_or_default().as_bytes());
+    hex(&hasher.finalize())
+}
+
+/// A digest of what the page shows, to tell an unchanged page from a new one.
+pub fn page_digest(observation: &Observation) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(
+        serde_json::to_string(&observation.summary)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    hex(&hasher.finalize()[..16])
+}
+
+/// Text from the model or the page, as an operation quotes it: one line,
+/// clipped, in typographic quotes.
+fn quoted(s: &str) -> String {
+    let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kept = prefix_chars(&line, 60);
+    let more = if kept.len() < line.len() { "…" } else { "" };
+    format!("“{kept}{more}”")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A tool result cut to a size the model can be shown: long strings
+/// clipped, long arrays shortened, and, if it is still too big, replaced by
+/// a preview of its JSON.
+pub fn bounded_result(result: &Value) -> Value {
+    let trimmed = trim(result, 0);
+    let text = serde_json::to_string(&trimmed).unwrap_or_default();
+    if text.len() <= MAX_RESULT_BYTES {
+        return trimmed;
+    }
+    serde_json::json!({
+        "truncated": true,
+        "preview": prefix_chars(&text, MAX_RESULT_BYTES / 2),
+    })
+}
+
+fn trim(value: &Value, depth: usize) -> Value {
+    match value {
+        Value::String(s) => Value::String(prefix_chars(s, MAX_RESULT_STRING_CHARS).to_owned()),
+        Value::Array(items) if depth < 8 => Value::Array(
+            items
+                .iter()
+                .take(MAX_RESULT_ITEMS)
+                .map(|v| trim(v, depth + 1))
+                .collect(),
+        ),
+        Value::Object(map) if depth < 8 => Value::Object(
+            map.iter()
+                .take(MAX_RESULT_ITEMS * 2)
+                .map(|(k, v)| (prefix_chars(k, 64).to_owned(), trim(v, depth + 1)))
+                .collect::<Map<String, Value>>(),
+        ),
+        Value::Array(_) | Value::Object(_) => Value::String("…".into()),
+        other => other.clone(),
+    }
+}
+
+/// A one-line message, cut to size.
+pub fn bounded_message(message: &str) -> String {
+    prefix_chars(message.trim(), MAX_MESSAGE_BYTES).to_owned()
+}
+
+/// The wording of an operation: what it does and to what, e.g.
+/// (`Click`, `Clicking “Show more comments”`).
+pub fn describe(name: &str, arguments: &Value, target: Option<&str>) -> (OperationAction, String) {
+    let arg = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
+    let on = target.filter(|t| !t.trim().is_empty()).map(quoted);
+    let element = || on.clone().unwrap_or_else(|| "an element".to_owned());
+    match name {
+        "browser.observe_dom" => (OperationAction::Read, "Reading the page".into()),
+        "browser.get_selection_links" => {
+            (OperationAction::Read, "Reading the selected links".into())
+        }
+        "browser.click" => (OperationAction::Click, format!("Clicking {}", element())),
+        "browser.type" => (OperationAction::Type, format!("Typing into {}", element())),
+        "browser.select" => (
+            OperationAction::Select,
+            format!("Choosing {} in {}", quoted(arg("value")), element()),
+        ),
+        "browser.scroll" => {
+            let down = arguments.get("deltaY").and_then(Value::as_f64).unwrap_or(0.0) >= 0.0;
+            let way = if down { "down" } else { "up" };
+            (OperationAction::Scroll, format!("Scrolling {way}"))
+        }
+        "browser.navigate" => (
+            OperationAction::Navigate,
+            format!("Opening {}", quoted(arg("url"))),
+        ),
+        "browser.open_tab" => (
+            OperationAction::Navigate,
+            format!("Opening {} in a new tab", quoted(arg("url"))),
+        ),
+        "browser.back" => (OperationAction::Navigate, "Going back".into()),
+        "browser.forward" => (OperationAction::Navigate, "Going forward".into()),
+        "browser.refresh" => (OperationAction::Navigate, "Reloading the page".into()),
+        "search" => (
+            OperationAction::Search,
+            format!("Searching for {}", quoted(arg("query"))),
+        ),
+        "app.calculate" | "app.money_calculate" => (
+            OperationAction::Calculate,
+            format!("Calculating {}", quoted(arg("expression"))),
+        ),
+        other => (OperationAction::Other, format!("Running {}", quoted(other))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_digest_binds_name_and_arguments_whatever_the_key_order() {
+        let a = call_digest("browser.click", &json!({"handleId": "laika-1"}));
+        let b: Value = serde_json::from_str(r#"{"handleId":"laika-1"}"#).unwrap_or_default();
+        assert_eq!(a, call_digest("browser.click", &b));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, call_digest("browser.click", &json!({"handleId": "laika-2"})));
+        assert_ne!(a, call_digest("browser.type", &json!({"handleId": "laika-1"})));
+        let one = json!({"url": "https://a.example/", "x": 1});
+        let other: Value =
+            serde_json::from_str(r#"{"x":1,"url":"https://a.example/"}"#).unwrap_or_default();
+        assert_eq!(call_digest("t", &one), call_digest("t", &other));
+    }
+
+    #[test]
+    fn big_results_are_cut_to_size() {
+        let huge = json!({"links": (0..500).map(|i| json!({"text": "x".repeat(900), "url": format!("https://e.example/{i}")})).collect::<Vec<_>>()});
+        let bounded = bounded_result(&huge);
+        let text = serde_json::to_string(&bounded).unwrap_or_default();
+        assert!(text.len() <= MAX_RESULT_BYTES + 64, "{}", text.len());
+        let small = json!({"result": 3, "formatted": "3"});
+        assert_eq!(bounded_result(&small), small);
+    }
+
+    #[test]
+    fn operations_read_like_sentences() {
+        let (action, title) = describe(
+            "browser.click",
+            &json!({"handleId": "laika-3"}),
+            Some("Show more comments"),
+        );
+        assert_eq!(action, OperationAction::Click);
+        assert_eq!(title, "Clicking “Show more comments”");
+        let (_, title) = describe("search", &json!({"query": "rust"}), None);
+        assert_eq!(title, "Searching for “rust”");
+        let (_, title) = describe("browser.type", &json!({"handleId": "h", "text": "x"}), None);
+        assert_eq!(title, "Typing into an element");
+    }
+}

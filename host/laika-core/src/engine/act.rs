@@ -1,0 +1,658 @@
+//! The acting half of an agent-loop step: the proposed calls, one after
+//! another — gate, run (here for host tools, by the extension for browser
+//! tools, after the user's approval for `ask`), report — then the next step's
+//! request with the transcript and the latest page.
+
+use super::{ms, Action, Phase, Turn};
+use crate::agent::{self, codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus};
+use crate::app;
+use crate::error::{Error, ErrorCode};
+use crate::event::{Event, Operation, ToolCallProposal, ToolCallResult, ToolTarget};
+use crate::gate::{self, Decision, GateContext, Verdict};
+use crate::llmcp::{
+    ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
+    ToolOutcome, ToolPacket,
+};
+use crate::observation::Observation;
+use crate::pack::{self, Budget, PackInput};
+use crate::tools::{self, Executor};
+use crate::wire::ToolResultRequest;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Steps whose tool results the model sees in full; older ones keep their
+/// status and summary only.
+const FULL_RESULT_STEPS: u32 = 2;
+/// Tool packets a request carries at most (the oldest go first).
+const MAX_TRANSCRIPT_PACKETS: usize = 48;
+
+/// The calls of one model answer and how far they got.
+pub(super) struct Acting {
+    response_id: String,
+    calls: Vec<ToolCall>,
+    next: usize,
+    /// An earlier call of this step did not succeed: the rest are not run.
+    halted: bool,
+    waiting: Option<Waiting>,
+}
+
+impl Acting {
+    pub(super) fn new(response_id: String, calls: Vec<ToolCall>) -> Acting {
+        Acting {
+            response_id,
+            calls,
+            next: 0,
+            halted: false,
+            waiting: None,
+        }
+    }
+}
+
+/// The call the loop waits on.
+struct Waiting {
+    call_id: String,
+    call: ToolCall,
+    digest: String,
+    executor: Executor,
+    title: String,
+    action: agent::OperationAction,
+    /// Still waiting for the user (an `ask` call), not for a result.
+    approval: bool,
+    deadline: Duration,
+    since: Duration,
+}
+
+/// How a call ended, before it becomes a `tool` packet and an event.
+struct Outcome {
+    status: ToolStatus,
+    summary: String,
+    result: Option<Value>,
+    error: Option<ToolError>,
+    page: Option<PageRef>,
+}
+
+impl Outcome {
+    fn failed(status: ToolStatus, code: &str, message: impl Into<String>) -> Outcome {
+        let message = message.into();
+        Outcome {
+            status,
+            summary: message.clone(),
+            result: None,
+            error: Some(ToolError::new(code, message)),
+            page: None,
+        }
+    }
+}
+
+impl Turn<'_> {
+    /// Runs the current step's calls from where it stopped, until one has
+    /// to wait for the extension or the user, then starts the next step.
+    pub(super) fn act(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        loop {
+            if self.cancelled {
+                actions.extend(self.fail(Error::cancelled()));
+                return actions;
+            }
+            let Phase::Acting(acting) = &mut self.phase else {
+                return actions;
+            };
+            let index = acting.next;
+            let Some(call) = acting.calls.get(index).cloned() else {
+                actions.extend(self.next_step());
+                return actions;
+            };
+            acting.next += 1;
+            let halted = acting.halted;
+            let call_id = self.ambient.new_id();
+            let Some(page) = self.page.as_ref() else {
+                actions.extend(self.fail(Error::internal("the agent loop lost the page")));
+                return actions;
+            };
+            let digest = agent::call_digest(&call.name, &call.arguments);
+            if !halted && !self.seen.insert((digest.clone(), agent::page_digest(page))) {
+                actions.extend(self.finish_loop(StopReason::LoopDetected));
+                return actions;
+            }
+            let verdict = if halted {
+                None
+            } else {
+                Some(gate::review_at(
+                    index,
+                    &call,
+                    &GateContext {
+                        observation: page,
+                        user_message: &self.request.message.text,
+                        max_calls: self.settings.limits.max_tool_calls,
+                    },
+                ))
+            };
+            let target = target_of(page, &call);
+            let Some(verdict) = verdict else {
+                let outcome = Outcome::failed(
+                    ToolStatus::Error,
+                    codes::NOT_RUN,
+                    "Not run: an earlier action of this step did not succeed.",
+                );
+                actions.extend(self.conclude(&call_id, &call, outcome));
+                continue;
+            };
+            let executor = tools::find(&call.name).map_or(Executor::Unavailable, |t| t.executor);
+            actions.push(self.proposal(&call_id, index, &call, &verdict, executor, &digest, target.clone()));
+            let label = page
+                .element(call.arguments.get("handleId").and_then(Value::as_str).unwrap_or(""))
+                .map(|e| {
+                    if e.text.trim().is_empty() {
+                        e.label.clone().unwrap_or_default()
+                    } else {
+                        e.text.clone()
+                    }
+                });
+            let (action, title) = agent::describe(&call.name, &call.arguments, label.as_deref());
+            let now = self.ambient.monotonic();
+            let limits = &self.settings.limits;
+            let mut waiting = Waiting {
+                call_id: call_id.clone(),
+                call,
+                digest,
+                executor,
+                title,
+                action,
+                approval: false,
+                deadline: now + Duration::from_secs(limits.tool_timeout_secs),
+                since: now,
+            };
+            match verdict.decision {
+                Decision::Deny => {
+                    self.decisions.deny += 1;
+                    let outcome = Outcome::failed(
+                        ToolStatus::Denied,
+                        verdict.reason.as_str(),
+                        verdict.detail,
+                    );
+                    actions.extend(self.conclude(&call_id, &waiting.call, outcome));
+                    self.halt();
+                }
+                Decision::Allow => {
+                    self.decisions.allow += 1;
+                    actions.extend(self.execute(waiting));
+                    if self.waiting().is_some() {
+                        return actions;
+                    }
+                }
+                Decision::Ask => {
+                    self.decisions.ask += 1;
+                    waiting.approval = true;
+                    waiting.deadline = now + Duration::from_secs(limits.approval_timeout_secs);
+                    actions.push(self.agent_state(AgentState::WaitingForApproval, Some(call_id)));
+                    actions.push(self.set_waiting(waiting));
+                    return actions;
+                }
+            }
+        }
+    }
+
+    /// Starts a call that may run: a host tool runs here and now, a browser
+    /// tool is handed to the extension and waited on.
+    fn execute(&mut self, mut waiting: Waiting) -> Vec<Action> {
+        let call_id = waiting.call_id.clone();
+        waiting.since = self.ambient.monotonic();
+        let mut actions = vec![
+            self.agent_state(AgentState::Executing, Some(call_id.clone())),
+            self.operation(&waiting, OperationStatus::Start, None),
+        ];
+        if waiting.executor == Executor::Host {
+            let outcome = match app::run(&waiting.call.name, &waiting.call.arguments) {
+                Ok(result) => Outcome {
+                    status: ToolStatus::Ok,
+                    summary: result
+                        .get("formatted")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| "Done.".to_owned(), |f| format!("= {f}")),
+                    result: Some(result),
+                    error: None,
+                    page: None,
+                },
+                Err(e) => Outcome::failed(ToolStatus::Error, e.code.as_str(), e.message),
+            };
+            actions.extend(self.finish_call(&waiting, outcome));
+            return actions;
+        }
+        let now = waiting.since;
+        waiting.approval = false;
+        waiting.deadline = now + Duration::from_secs(self.settings.limits.tool_timeout_secs);
+        actions.push(self.set_waiting(waiting));
+        actions
+    }
+
+    /// Reports a call's end (operation, result) and stops the rest of the
+    /// step if it did not succeed.
+    fn finish_call(&mut self, waiting: &Waiting, outcome: Outcome) -> Vec<Action> {
+        self.timings.tools_ms += self.ms_since(waiting.since);
+        let status = if outcome.status == ToolStatus::Ok {
+            OperationStatus::Success
+        } else {
+            OperationStatus::Error
+        };
+        let mut actions = vec![self.operation(waiting, status, Some(outcome.summary.clone()))];
+        let ok = outcome.status == ToolStatus::Ok;
+        actions.extend(self.conclude(&waiting.call_id, &waiting.call, outcome));
+        if !ok {
+            self.halt();
+        }
+        actions
+    }
+
+    /// The extension reported a result.
+    pub(super) fn tool_result(&mut self, result: ToolResultRequest) -> Vec<Action> {
+        let expected = match self.waiting() {
+            Some(w) if w.call_id == result.call_id && !w.approval => true,
+            Some(w) if w.call_id == result.call_id => {
+                return vec![reply_error(
+                    &result.id,
+                    ErrorCode::UnknownCall,
+                    format!("call {} waits for the user's approval: it must not have run", w.call_id),
+                )]
+            }
+            _ => false,
+        };
+        if !expected {
+            return vec![reply_error(
+                &result.id,
+                ErrorCode::UnknownCall,
+                format!(
+                    "no call {} waits for a result (it ended, timed out or never existed); the result was ignored",
+                    crate::text::clip_quoted(&result.call_id, 80)
+                ),
+            )];
+        }
+        let Some(waiting) = self.take_waiting() else {
+            return Vec::new();
+        };
+        let mut outcome = Outcome {
+            status: result.status,
+            summary: String::new(),
+            result: result
+                .result
+                .map(|r| agent::bounded_result(&Value::Object(r))),
+            error: result.error.map(ToolError::bounded),
+            page: None,
+        };
+        if let Some(raw) = result.observation {
+            match Observation::from_value(raw) {
+                Ok(page) => {
+                    outcome.page = Some(PageRef {
+                        url: crate::redact::strip_url_credentials(&page.summary.url),
+                        title: page.summary.title.clone(),
+                    });
+                    self.page = Some(page);
+                }
+                Err(e) => {
+                    outcome.summary = format!("(the page could not be read afterwards: {}) ", e.message);
+                }
+            }
+        }
+        let message = outcome
+            .result
+            .as_ref()
+            .and_then(|r| r.get("message"))
+            .and_then(Value::as_str)
+            .map(agent::bounded_message);
+        let said = match (outcome.status, &outcome.error, message) {
+            (_, _, Some(m)) if !m.is_empty() => m,
+            (ToolStatus::Ok, _, _) => "Done.".to_owned(),
+            (_, Some(e), _) => e.message.clone(),
+            (status, None, _) => format!("The extension reported {}.", status.as_str()),
+        };
+        outcome.summary.push_str(&said);
+        if outcome.status != ToolStatus::Ok && outcome.error.is_none() {
+            outcome.error = Some(ToolError::new("TOOL_FAILED", outcome.summary.clone()));
+        }
+        let mut actions = self.finish_call(&waiting, outcome);
+        actions.extend(self.act());
+        actions
+    }
+
+    /// The user approved or denied the `ask` call.
+    pub(super) fn approval(
+        &mut self,
+        reply_to: String,
+        call_id: &str,
+        digest: &str,
+        approved: bool,
+    ) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        match self.waiting() {
+            Some(w) if w.call_id == call_id && w.approval => {
+                if w.digest != digest {
+                    return vec![reply_error(
+                        &reply_to,
+                        ErrorCode::ApprovalMismatch,
+                        "the approval does not match the call waiting for it (its arguments differ); nothing was run",
+                    )];
+                }
+                if now >= w.deadline {
+                    let mut actions = vec![reply_error(
+                        &reply_to,
+                        ErrorCode::ApprovalExpired,
+                        "the approval came after the call expired; nothing was run",
+                    )];
+                    actions.extend(self.tick());
+                    return actions;
+                }
+            }
+            Some(w) if w.call_id == call_id => {
+                return vec![reply_error(
+                    &reply_to,
+                    ErrorCode::UnknownCall,
+                    "this call was already approved",
+                )]
+            }
+            _ => {
+                return vec![reply_error(
+                    &reply_to,
+                    ErrorCode::UnknownCall,
+                    format!(
+                        "no call {} waits for approval (it ended, expired or never existed)",
+                        crate::text::clip_quoted(call_id, 80)
+                    ),
+                )]
+            }
+        }
+        let Some(waiting) = self.take_waiting() else {
+            return Vec::new();
+        };
+        self.timings.tools_ms += ms(now.saturating_sub(waiting.since));
+        let mut actions = vec![Action::Reply {
+            to: reply_to,
+            event: Event::ApprovalResult {
+                call_id: call_id.to_owned(),
+                approved,
+            },
+        }];
+        if approved {
+            actions.extend(self.execute(waiting));
+            if self.waiting().is_some() {
+                return actions;
+            }
+        } else {
+            let outcome = Outcome::failed(
+                ToolStatus::Denied,
+                codes::USER_DENIED,
+                "You denied this action.",
+            );
+            actions.extend(self.conclude(&waiting.call_id, &waiting.call, outcome));
+            self.halt();
+        }
+        actions.extend(self.act());
+        actions
+    }
+
+    /// Time passed: expire the call waited on, or end the loop when the
+    /// turn's budget is spent, or wait on.
+    pub(super) fn tick(&mut self) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let over_budget = now >= self.budget_deadline();
+        let expired = self.waiting().is_some_and(|w| now >= w.deadline);
+        if !expired && !over_budget {
+            return vec![self.await_action()];
+        }
+        let Some(waiting) = self.take_waiting() else {
+            return self.finish_loop(StopReason::TimeBudget);
+        };
+        let (code, message) = match (waiting.approval, over_budget && !expired) {
+            (_, true) => (
+                codes::TOOL_TIMEOUT,
+                "The turn's time budget ran out while this action was pending.",
+            ),
+            (true, false) => (
+                codes::APPROVAL_EXPIRED,
+                "Nobody approved this action in time, so it was not run.",
+            ),
+            (false, false) => (
+                codes::TOOL_TIMEOUT,
+                "The browser did not report a result in time.",
+            ),
+        };
+        let outcome = Outcome::failed(ToolStatus::Timeout, code, message);
+        let mut actions = if waiting.approval {
+            self.timings.tools_ms += ms(now.saturating_sub(waiting.since));
+            let actions = self.conclude(&waiting.call_id, &waiting.call, outcome);
+            self.halt();
+            actions
+        } else {
+            self.finish_call(&waiting, outcome)
+        };
+        if over_budget {
+            actions.extend(self.finish_loop(StopReason::TimeBudget));
+        } else {
+            actions.extend(self.act());
+        }
+        actions
+    }
+
+    /// After a step's calls: stop, or ask the model again with what they did.
+    fn next_step(&mut self) -> Vec<Action> {
+        if self.cancelled {
+            return self.fail(Error::cancelled());
+        }
+        if self.step >= self.settings.limits.max_steps {
+            return self.finish_loop(StopReason::StepCap);
+        }
+        if self.ambient.monotonic() >= self.budget_deadline() {
+            return self.finish_loop(StopReason::TimeBudget);
+        }
+        let t = self.ambient.monotonic();
+        let Some(packet) = self.next_packet() else {
+            return self.fail(Error::internal("the agent loop lost its packet"));
+        };
+        self.timings.pack_ms += self.ms_since(t);
+        let mut actions = vec![self.agent_state(AgentState::Thinking, None)];
+        actions.extend(self.compose(packet));
+        actions
+    }
+
+    /// The next step's request: the same question, the latest page, and the
+    /// transcript (recent results in full, older ones compacted).
+    fn next_packet(&self) -> Option<RequestPacket> {
+        let started = self.started.as_ref()?;
+        let first = &started.packet;
+        let transcript = self.compacted_transcript();
+        let transcript_chars = serde_json::to_string(&transcript).map_or(0, |t| t.chars().count());
+        let budget = Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits);
+        let budget = Budget {
+            max_chars: budget.max_chars.saturating_sub(transcript_chars).max(2_000),
+            max_tokens: budget
+                .max_tokens
+                .saturating_sub(pack::estimate_tokens(transcript_chars))
+                .max(500),
+        };
+        let mut packed = pack::pack(
+            &PackInput {
+                conversation_id: &self.conversation_id,
+                turn: started.turn,
+                user_message_id: &first.input.user_message.id,
+                user_text: &first.input.user_message.text,
+                task: &first.input.task,
+                observation: self.page.as_ref(),
+                browser: &first
+                    .context
+                    .documents
+                    .first()
+                    .map_or_else(|| "unknown".to_owned(), |d| d.source.browser.clone()),
+                tab_id: first.context.documents.first().and_then(|d| d.source.tab_id.clone()),
+                ambient: self.ambient,
+            },
+            budget,
+        );
+        packed.packet.context.transcript = transcript;
+        Some(packed.packet)
+    }
+
+    fn compacted_transcript(&self) -> Vec<ToolPacket> {
+        let skip = self.transcript.len().saturating_sub(MAX_TRANSCRIPT_PACKETS);
+        self.transcript
+            .iter()
+            .skip(skip)
+            .map(|p| {
+                let mut p = p.clone();
+                if p.step + FULL_RESULT_STEPS <= self.step {
+                    p.outcome.result = None;
+                }
+                p
+            })
+            .collect()
+    }
+
+    /// Records a call's outcome as a `tool` packet and says it.
+    fn conclude(&mut self, call_id: &str, call: &ToolCall, outcome: Outcome) -> Vec<Action> {
+        let response_id = match &self.phase {
+            Phase::Acting(a) => a.response_id.clone(),
+            _ => String::new(),
+        };
+        let packet = ToolPacket {
+            protocol: Protocol::default(),
+            id: self.ambient.new_id(),
+            packet_type: "tool".into(),
+            created_at: self.ambient.now_iso8601(),
+            conversation: ConversationRef {
+                id: self.conversation_id.clone(),
+                turn: self.turn_number(),
+            },
+            sender: Sender {
+                role: "tool".into(),
+            },
+            in_reply_to: ToolInReplyTo {
+                response_id,
+                call_id: call_id.to_owned(),
+            },
+            step: self.step,
+            tool_call: call.clone(),
+            outcome: ToolOutcome {
+                status: outcome.status,
+                summary: outcome.summary.clone(),
+                result: outcome.result.clone(),
+                error: outcome.error.clone(),
+                page: outcome.page,
+                trust: "untrusted".into(),
+            },
+        };
+        if let Some(step) = self.steps.last_mut() {
+            step.tool_packets
+                .push(serde_json::to_value(&packet).unwrap_or(Value::Null));
+        }
+        self.transcript.push(packet);
+        vec![Action::Emit(Event::ToolResult(ToolCallResult {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step: self.step,
+            call_id: call_id.to_owned(),
+            name: call.name.clone(),
+            status: outcome.status,
+            summary: outcome.summary,
+            result: outcome.result,
+            error: outcome.error,
+        }))]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn proposal(
+        &self,
+        call_id: &str,
+        index: usize,
+        call: &ToolCall,
+        verdict: &Verdict,
+        executor: Executor,
+        digest: &str,
+        target: Option<ToolTarget>,
+    ) -> Action {
+        let expires_in_ms = (verdict.decision == Decision::Ask)
+            .then(|| self.settings.limits.approval_timeout_secs.saturating_mul(1000));
+        Action::Emit(Event::ToolCall(ToolCallProposal {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step: self.step,
+            call_id: call_id.to_owned(),
+            index,
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            decision: verdict.decision,
+            reason: verdict.reason,
+            detail: verdict.detail.clone(),
+            executor,
+            digest: digest.to_owned(),
+            target,
+            expires_in_ms,
+        }))
+    }
+
+    fn operation(&self, waiting: &Waiting, status: OperationStatus, message: Option<String>) -> Action {
+        Action::Emit(Event::Operation(Operation {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step: self.step,
+            call_id: waiting.call_id.clone(),
+            action: waiting.action,
+            title: waiting.title.clone(),
+            status,
+            message,
+        }))
+    }
+
+    fn halt(&mut self) {
+        if let Phase::Acting(acting) = &mut self.phase {
+            acting.halted = true;
+        }
+    }
+
+    fn waiting(&self) -> Option<&Waiting> {
+        match &self.phase {
+            Phase::Acting(acting) => acting.waiting.as_ref(),
+            _ => None,
+        }
+    }
+
+    fn take_waiting(&mut self) -> Option<Waiting> {
+        match &mut self.phase {
+            Phase::Acting(acting) => acting.waiting.take(),
+            _ => None,
+        }
+    }
+
+    /// Parks `waiting` and asks the driver to wait for the extension.
+    fn set_waiting(&mut self, waiting: Waiting) -> Action {
+        if let Phase::Acting(acting) = &mut self.phase {
+            acting.waiting = Some(waiting);
+        }
+        self.await_action()
+    }
+
+    fn await_action(&self) -> Action {
+        let until = self
+            .waiting()
+            .map_or(self.budget_deadline(), |w| w.deadline.min(self.budget_deadline()));
+        Action::Await { until }
+    }
+
+    fn budget_deadline(&self) -> Duration {
+        self.started_at + Duration::from_secs(self.settings.limits.turn_budget_secs)
+    }
+}
+
+/// The element a handle call acts on, if the observation lists it.
+fn target_of(page: &Observation, call: &ToolCall) -> Option<ToolTarget> {
+    let handle = call.arguments.get("handleId")?.as_str()?;
+    let element = page.element(handle)?;
+    Some(ToolTarget {
+        handle_id: element.handle_id.clone(),
+        role: element.role.clone(),
+        text: element.text.clone(),
+    })
+}
+
+fn reply_error(to: &str, code: ErrorCode, message: impl Into<String>) -> Action {
+    Action::Reply {
+        to: to.to_owned(),
+        event: Event::error(&Error::new(code, message)),
+    }
+}
