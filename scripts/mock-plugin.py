@@ -139,13 +139,16 @@ def tool_loop_step(task):
     tools = task.get("tools") or []
     transcript = task.get("transcript") or []
     if not transcript and tools:
-        return {"tool_call": {"name": tools[0]["name"], "args": {"query": task.get("question", "")}}}
+        # A web search when it is offered (Laika's registry), else the first tool.
+        names = [t.get("name") for t in tools]
+        name = "search" if "search" in names else names[0]
+        return {"tool_call": {"name": name, "args": {"query": task.get("question", "")}}}
     quote = first_sentence(summary_text(task.get("packet", {})))
     last = transcript[-1] if transcript else {}
     return {
         "final_answer": {
             "answer": f"{quote} (after {len(transcript)} tool call(s): {last.get('tool', 'none')})",
-            "citations": [SUMMARY_DOC_ID],
+            "citations": [SUMMARY_DOC_ID, quote],
             "notes": ["mock plugin"],
         }
     }

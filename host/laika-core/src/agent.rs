@@ -94,6 +94,8 @@ pub mod codes {
     pub const APPROVAL_EXPIRED: &str = "APPROVAL_EXPIRED";
     /// The extension did not report a result in time.
     pub const TOOL_TIMEOUT: &str = "TOOL_TIMEOUT";
+    /// The user stopped the turn while the call was pending.
+    pub const CANCELLED: &str = "CANCELLED";
     /// An earlier call of the same step did not succeed, so this one was
     /// not run (it may have depended on it).
     pub const NOT_RUN: &str = "NOT_RUN";

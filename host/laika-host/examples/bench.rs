@@ -255,6 +255,7 @@ fn commits(runs: usize) -> Vec<f64> {
                 citations_verified: 3,
                 timings: json!({"total_ms": 1.0}),
                 store_full_packets: false,
+                steps: Vec::new(),
             };
             let t = Instant::now();
             store.commit_turn(&record).unwrap();

@@ -50,6 +50,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                 ctx.sink.emit(Some(&to), event);
                 continue;
             }
+            Action::Await { .. } if !queue.is_empty() => continue,
             Action::Await { until } => {
                 let wait = until.saturating_sub(SystemAmbient.monotonic());
                 match ctx.inbox.recv_timeout(wait) {
@@ -97,6 +98,9 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         };
         queue.extend(next);
         queue.extend(drain_inbox(&mut turn, ctx.inbox));
+    }
+    if !turn.is_finished() {
+        tracing::error!("turn {reply_to} stopped before it finished: an engine bug");
     }
 }
 

@@ -299,54 +299,6 @@ fn model_render_is_sanitized_and_citations_are_checked() {
 }
 
 #[test]
-fn tool_calls_are_gated_with_reason_codes() {
-    let calls = json!([
-        {"name": "browser.click", "arguments": {"handleId": "laika-7"}},
-        {"name": "browser.click", "arguments": {"handleId": "laika-4"}},
-        {"name": "browser.type", "arguments": {"handleId": "laika-6", "text": "hunter2"}},
-        {"name": "browser.navigate", "arguments": {"url": "https://evil.example.net/steal"}},
-        {"name": "browser.navigate", "arguments": {"url": "javascript:alert(1)"}},
-        {"name": "browser.click", "arguments": {"handleId": "laika-404"}},
-        {"name": "browser.click", "arguments": {"handleId": "laika-7", "force": true}},
-        {"name": "shell.exec", "arguments": {"cmd": "rm -rf /"}}
-    ]);
-    let packet = response_packet(paragraph("Doing it."), json!([]), calls);
-    let mut host = Host::scripted(&json!([raw(&packet)]));
-    let events = host.turn(
-        "g1",
-        json!({"name": "web.answer"}),
-        "Open the comments",
-        observation("article-night-trains.observation.json"),
-    );
-    let verdicts: Vec<(String, String)> = of_type(&events, "tool_call")
-        .iter()
-        .map(|c| {
-            (
-                c["decision"].as_str().unwrap().to_string(),
-                c["name"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    let decisions: Vec<&str> = verdicts.iter().map(|(d, _)| d.as_str()).collect();
-    assert_eq!(
-        decisions,
-        ["allow", "ask", "deny", "ask", "deny", "deny", "deny", "deny"],
-        "{events:#?}"
-    );
-    for c in of_type(&events, "tool_call") {
-        assert!(
-            c["reason"].as_str().is_some_and(
-                |r| !r.is_empty() && r.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_')
-            ),
-            "{c}"
-        );
-        assert!(c["detail"].as_str().is_some_and(|d| !d.is_empty()));
-    }
-    let done = one(&events, "done");
-    assert_eq!(done["tool_calls"], json!({"allow": 1, "ask": 2, "deny": 5}));
-}
-
-#[test]
 fn a_three_mib_answer_arrives_in_parts_under_one_mib() {
     let paragraphs: Vec<Value> = (0..48)
         .map(|i| json!({"type": "paragraph", "children": [{"type": "text", "text": format!("{i}:{}", "é\"\\<x> ".repeat(10_000))}]}))

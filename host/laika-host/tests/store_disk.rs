@@ -68,6 +68,7 @@ fn record(conv: &str, turn: u32, question: &str, answer: &str) -> TurnRecord {
         citations_verified: 1,
         timings: json!({"total_ms": 40, "runtime_ms": 31}),
         store_full_packets: false,
+        steps: Vec::new(),
     }
 }
 

@@ -67,7 +67,7 @@ fn pong() -> Value {
 fn assistant(render: Value) -> Value {
     json!({
         "type": "assistant", "id": UUID, "reply_to": "turn-1", "conversation_id": UUID,
-        "turn": 1, "response_id": UUID, "title": "t", "render": render,
+        "turn": 1, "step": 1, "response_id": UUID, "title": "t", "render": render,
         "citations": [], "data": null,
     })
 }
@@ -188,8 +188,8 @@ fn done_fields_agree_with_each_other() {
         "type": "done", "id": UUID, "reply_to": "turn-1", "conversation_id": UUID, "turn": 1,
         "request_id": UUID, "status": "failed", "error_code": "RUNTIME_TIMEOUT",
         "runtime": { "kind": "builtin", "model": "m", "offline": true, "label": "l" },
-        "stored": true,
-        "timings": { "pack_ms": 1.0, "runtime_ms": 1.0, "validate_ms": 0.0, "store_ms": 0.5, "total_ms": 2.5 },
+        "stored": true, "stop_reason": "failed", "steps": 0,
+        "timings": { "pack_ms": 1.0, "runtime_ms": 1.0, "validate_ms": 0.0, "tools_ms": 0.0, "store_ms": 0.5, "total_ms": 2.5 },
     });
     assert!(
         accepted("host_message", &done),

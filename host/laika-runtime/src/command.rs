@@ -110,11 +110,17 @@ pub struct CommandConfig {
     /// Sent to the plugin as `model` and stored with each answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The plugin speaks the seed's v3 tool loop: each step of a turn is a
+    /// `tool_loop_step` (one tool call or a final answer) instead of an
+    /// `llmcp_turn`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tool_loop: bool,
 }
 
 impl CommandConfig {
     /// The field names above, for the config loader's key check.
-    pub const KEYS: &'static [&'static str] = &["command", "args", "timeout_ms", "env", "model"];
+    pub const KEYS: &'static [&'static str] =
+        &["command", "args", "timeout_ms", "env", "model", "tool_loop"];
 
     /// Every key's check. The program must resolve the same way whatever
     /// the host's working directory (the browser picks it).
@@ -179,6 +185,7 @@ pub struct CommandRuntime {
     timeout: Duration,
     env: BTreeMap<String, String>,
     model: Option<String>,
+    tool_loop: bool,
 }
 
 impl CommandRuntime {
@@ -195,24 +202,26 @@ impl CommandRuntime {
             timeout,
             env,
             model,
+            tool_loop: false,
         }
     }
 
     pub fn from_config(config: &CommandConfig) -> Result<Self> {
-        Ok(CommandRuntime::new(
+        let mut runtime = CommandRuntime::new(
             config.program()?.to_path_buf(),
             config.args.clone(),
             Duration::from_millis(config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
             config.env.clone(),
             config.model.clone(),
-        ))
+        );
+        runtime.tool_loop = config.tool_loop;
+        Ok(runtime)
     }
 
     /// One step of the tool loop (seed v3): the plugin answers either a tool
-    /// call or a final answer. The host's tool loop (execute the call, append
-    /// it to the transcript, ask again) is not wired into turns yet; this is
-    /// the call it will make. A plugin `error` is `RUNTIME_ERROR`; a step that
-    /// breaks the rules is `INVALID_MODEL_OUTPUT`.
+    /// call or a final answer. With `tool_loop` set, every model call of a
+    /// turn is one (see [`Runtime::complete`]). A plugin `error` is
+    /// `RUNTIME_ERROR`; a step that breaks the rules is `INVALID_MODEL_OUTPUT`.
     pub fn tool_loop_step(&self, task: &ToolLoopTask, cancel: &CancelToken) -> Result<Step> {
         let response = self.call(&tool_loop_request(task, self.model.as_deref()), cancel)?;
         match parse_step(&response, &task.tools)? {
@@ -444,6 +453,16 @@ impl Runtime for CommandRuntime {
         cancel: &CancelToken,
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
+        if self.tool_loop {
+            let step = self.tool_loop_step(&ToolLoopTask::for_request(request), cancel)?;
+            let text = step_response(&step, &request.packet).to_string();
+            on_text(&text);
+            return Ok(ModelReply {
+                text,
+                model: self.model_id(),
+                ..ModelReply::default()
+            });
+        }
         let response = self.call(&turn_request(request, self.model.as_deref()), cancel)?;
         if let Some(notes) = response.get("notes") {
             tracing::debug!(plugin = %self.name(), %notes, "plugin notes");
@@ -847,6 +866,90 @@ pub struct ToolLoopTask {
     pub packet: RequestPacket,
     pub tools: Vec<ToolSpec>,
     pub transcript: Vec<TranscriptEntry>,
+}
+
+impl ToolLoopTask {
+    /// The step a turn's model call stands for: its question and context,
+    /// the registry's offered tools, and the turn's calls so far with their
+    /// outcomes (from the packet's transcript).
+    pub fn for_request(request: &ModelRequest) -> ToolLoopTask {
+        let mut packet = request.packet.clone();
+        let done = std::mem::take(&mut packet.context.transcript);
+        ToolLoopTask {
+            question: packet.input.user_message.text.clone(),
+            tools: laika_core::tools::offered()
+                .map(|t| ToolSpec {
+                    name: t.name.into(),
+                    description: t.description.into(),
+                    args_schema: t.arguments.clone(),
+                })
+                .collect(),
+            transcript: done
+                .into_iter()
+                .map(|p| TranscriptEntry {
+                    tool: p.tool_call.name,
+                    args: p.tool_call.arguments,
+                    result: serde_json::to_value(&p.outcome).unwrap_or(Value::Null),
+                })
+                .collect(),
+            packet,
+        }
+    }
+}
+
+/// A tool-loop step as the llmcp response packet the turn validates: a
+/// tool call becomes `tool_calls: [call]`, a final answer a render of its
+/// paragraphs. Citations that are quotes are cited against the page summary
+/// (and verified like any other); bare document ids carry no quote to check
+/// and are dropped.
+pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
+    let doc_ids: Vec<&str> = packet
+        .context
+        .documents
+        .iter()
+        .map(|d| d.doc_id.as_str())
+        .collect();
+    let summary = doc_ids.first().copied().unwrap_or("doc:web:summary");
+    let paragraph = |text: &str| {
+        json!({"type": "paragraph", "children": [{"type": "text", "text": text}]})
+    };
+    let (title, blocks, citations, calls) = match step {
+        Step::ToolCall { name, args } => (
+            String::new(),
+            vec![paragraph(&format!("Using {name}."))],
+            Vec::new(),
+            vec![json!({"name": name, "arguments": args})],
+        ),
+        Step::FinalAnswer(answer) => (
+            String::new(),
+            answer
+                .answer
+                .split("\n\n")
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(paragraph)
+                .collect(),
+            answer
+                .citations
+                .iter()
+                .filter(|c| !doc_ids.contains(&c.as_str()))
+                .map(|quote| json!({"doc_id": summary, "quote": quote}))
+                .collect(),
+            Vec::new(),
+        ),
+        Step::Error(message) => (String::new(), vec![paragraph(message)], Vec::new(), Vec::new()),
+    };
+    json!({
+        "protocol": {"name": laika_core::llmcp::PROTOCOL_NAME, "version": laika_core::llmcp::PROTOCOL_VERSION},
+        "id": laika_core::ambient::Ambient::new_id(&crate::SystemAmbient),
+        "type": "response",
+        "created_at": laika_core::ambient::Ambient::now_iso8601(&crate::SystemAmbient),
+        "conversation": packet.conversation,
+        "sender": {"role": "assistant"},
+        "in_reply_to": {"request_id": packet.id},
+        "assistant": {"title": title, "render": {"type": "doc", "children": blocks}, "citations": citations},
+        "tool_calls": calls,
+    })
 }
 
 /// The request for one tool-loop step (the seed's v3 task shape, with the

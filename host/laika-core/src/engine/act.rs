@@ -431,6 +431,27 @@ impl Turn<'_> {
         actions
     }
 
+    /// The user cancelled: the call waited on (if any) is reported as
+    /// stopped, nothing else runs, and the turn ends as cancelled.
+    pub(super) fn stop_acting(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if let Some(waiting) = self.take_waiting() {
+            let message = if waiting.approval {
+                "Not run: you stopped the turn."
+            } else {
+                "You stopped the turn while this action was running; it may have completed."
+            };
+            let outcome = Outcome::failed(ToolStatus::Error, codes::CANCELLED, message);
+            actions.extend(if waiting.approval {
+                self.conclude(&waiting.call_id, &waiting.call, outcome)
+            } else {
+                self.finish_call(&waiting, outcome)
+            });
+        }
+        actions.extend(self.fail(Error::cancelled()));
+        actions
+    }
+
     /// After a step's calls: stop, or ask the model again with what they did.
     fn next_step(&mut self) -> Vec<Action> {
         if self.cancelled {
@@ -597,6 +618,18 @@ impl Turn<'_> {
             status,
             message,
         }))
+    }
+
+    /// A message that was refused leaves the turn waiting: make sure the
+    /// driver goes on waiting too.
+    pub(super) fn still_waiting(&self, mut actions: Vec<Action>) -> Vec<Action> {
+        let waits = actions
+            .iter()
+            .any(|a| matches!(a, Action::Await { .. } | Action::Finish | Action::Commit(_)));
+        if !waits && self.waiting().is_some() {
+            actions.push(self.await_action());
+        }
+        actions
     }
 
     fn halt(&mut self) {

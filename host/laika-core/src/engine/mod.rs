@@ -128,7 +128,9 @@ pub enum Action {
     Ask(Arc<ModelRequest>),
     /// Wait for the extension (a tool result, an approval, a cancel) and
     /// feed what comes; if nothing has come when the ambient's monotonic
-    /// clock reaches `until`, feed [`Input::Tick`].
+    /// clock reaches `until`, feed [`Input::Tick`]. An `Await` with more
+    /// actions queued behind it is stale (each refused message renews the
+    /// wait): carry those out instead.
     Await { until: Duration },
     /// Answer a message other than the turn request (an approval, a stale
     /// tool result).
@@ -277,13 +279,16 @@ impl<'a> Turn<'a> {
             // ends now; a model call ends when the interrupted runtime answers.
             (Input::Cancel, Phase::Acting(_)) => {
                 self.cancelled = true;
-                self.fail(Error::cancelled())
+                self.stop_acting()
             }
             (Input::Cancel, _) => {
                 self.cancelled = true;
                 Vec::new()
             }
-            (Input::ToolResult(result), _) => self.tool_result(*result),
+            (Input::ToolResult(result), _) => {
+                let actions = self.tool_result(*result);
+                self.still_waiting(actions)
+            }
             (
                 Input::Approval {
                     reply_to,
@@ -292,7 +297,10 @@ impl<'a> Turn<'a> {
                     approved,
                 },
                 _,
-            ) => self.approval(reply_to, &call_id, &digest, approved),
+            ) => {
+                let actions = self.approval(reply_to, &call_id, &digest, approved);
+                self.still_waiting(actions)
+            }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
             (Input::Reserved(Ok(number)), Phase::Reserving) => self.begin(number),
@@ -675,7 +683,8 @@ impl<'a> Turn<'a> {
             "stop_reason": self.stop,
         });
         let mut actions = Vec::new();
-        if self.step > 0 {
+        // Only a loop that acted has a state worth closing in the step list.
+        if !self.transcript.is_empty() {
             actions.push(self.agent_state(AgentState::Done, None));
         }
         self.phase = Phase::Committing {

@@ -4,7 +4,8 @@
 use super::*;
 use crate::ambient::Fixed;
 use crate::event::DoneStatus;
-use crate::gate::Reason;
+use crate::event::ToolCallProposal;
+use crate::gate::{Decision, Reason};
 use serde_json::json;
 
 /// What the scripted model does for one attempt.
@@ -68,6 +69,9 @@ struct Run {
     asks: Vec<ModelRequest>,
     reserved_for: Vec<String>,
     commits: Vec<TurnRecord>,
+    /// What the turn answered to other messages (approvals, stale results).
+    replies: Vec<(String, Event)>,
+    waits: usize,
     finished: bool,
 }
 
@@ -117,13 +121,27 @@ use crate::event::ErrorBody;
 
 /// Drives a turn the way the host does: the model's answer for attempt `n`
 /// comes from `model(n, request)`, the store reserves `number` and answers
-/// commits with `stored`.
+/// commits with `stored`. No extension answers: a wait runs out.
 fn drive(
     request: TurnRequest,
     settings: TurnSettings,
     number: Result<u32>,
     stored: Result<()>,
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+) -> Run {
+    drive_agent(request, settings, number, stored, model, |_| Vec::new())
+}
+
+/// [`drive`] with a scripted extension: when the turn waits, `extension`
+/// sees the events so far and gives the inputs to feed; when it gives none,
+/// the clock jumps to the end of the wait.
+fn drive_agent(
+    request: TurnRequest,
+    settings: TurnSettings,
+    number: Result<u32>,
+    stored: Result<()>,
     mut model: impl FnMut(usize, &ModelRequest) -> Step,
+    mut extension: impl FnMut(&[Event]) -> Vec<Input>,
 ) -> Run {
     let ambient = Fixed::new();
     let mut run = Run::default();
@@ -135,6 +153,10 @@ fn drive(
         let next = match action {
             Action::Emit(event) => {
                 run.events.push(event);
+                Vec::new()
+            }
+            Action::Reply { to, event } => {
+                run.replies.push((to, event));
                 Vec::new()
             }
             Action::Reserve { conversation_id } => {
@@ -162,6 +184,19 @@ fn drive(
                 ambient.advance(Duration::from_millis(5));
                 next.extend(turn.handle(Input::ModelReply(step.reply)));
                 next
+            }
+            Action::Await { .. } if !queue.is_empty() => Vec::new(),
+            Action::Await { until } => {
+                run.waits += 1;
+                assert!(run.waits < 200, "the turn waits forever");
+                let inputs = extension(&run.events);
+                if inputs.is_empty() {
+                    ambient.advance(until.saturating_sub(ambient.monotonic()));
+                    turn.handle(Input::Tick)
+                } else {
+                    ambient.advance(Duration::from_millis(20));
+                    inputs.into_iter().flat_map(|i| turn.handle(i)).collect()
+                }
             }
             Action::Commit(record) => {
                 run.commits.push(*record);
@@ -645,37 +680,6 @@ fn a_failed_stream_is_withdrawn() {
 }
 
 #[test]
-fn tool_calls_are_gated_and_reported_one_by_one() {
-    let run = answer_turn(|_, r| {
-        Step::answer(answer(
-            r,
-            vec![paragraph("Opening it.")],
-            json!([
-                {"name": "browser.scroll", "arguments": {"deltaY": 400}},
-                {"name": "browser.click", "arguments": {"handleId": "laika-404"}},
-                {"name": "shell.exec", "arguments": {}}
-            ]),
-        ))
-    });
-    let calls: Vec<&ToolCallProposal> = run
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCall(c) => Some(c),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(calls.len(), 3);
-    assert_eq!(calls[0].call_id, "response-1:0");
-    assert_eq!(calls[2].index, 2);
-    assert_eq!(calls[1].decision, Decision::Deny);
-    assert_eq!(calls[2].reason, Reason::UnknownTool);
-    let counts = run.done().answer.as_ref().unwrap().tool_calls;
-    assert_eq!(counts.allow + counts.ask + counts.deny, 3);
-    assert_eq!(counts.deny, 2);
-}
-
-#[test]
 fn a_store_failure_is_reported_and_done_says_not_stored() {
     let run = drive(
         request(Some("c-1"), observation()),
@@ -722,4 +726,479 @@ fn inputs_the_turn_is_not_waiting_for_change_nothing() {
     assert!(turn.handle(Input::Committed(Ok(()))).is_empty());
     assert!(!turn.is_finished());
     assert_eq!(turn.reply_to(), "turn-1");
+}
+
+// ---------------------------------------------------------------------------
+// The agent loop.
+
+fn tool_calls(run: &Run) -> Vec<&ToolCallProposal> {
+    run.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_results(run: &Run) -> Vec<&crate::event::ToolCallResult> {
+    run.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The model's answer for step `n` (from 0): `calls[n]`, or a plain answer
+/// once the list runs out.
+fn stepping(calls: Vec<Value>) -> impl FnMut(usize, &ModelRequest) -> Step {
+    move |n, r| match calls.get(n) {
+        Some(c) => Step::answer(answer(r, vec![paragraph("Working on it.")], c.clone())),
+        None => Step::answer(ok_answer(r)),
+    }
+}
+
+/// The page after following "Read more".
+fn next_page() -> Value {
+    json!({
+        "summary": {
+            "doc_type": "web.observation.summary.v1",
+            "url": "https://news.example.org/night-trains/full",
+            "title": "Night trains: the full story",
+            "text": "The train carried 312 passengers and 14 bicycles.",
+            "elements": [{"handle_id": "laika-7", "role": "link", "text": "Back"}]
+        }
+    })
+}
+
+/// The extension's `tool_result` for the latest `tool_call`.
+fn result_for(events: &[Event], status: &str, observation: Option<Value>) -> Input {
+    let call = events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::ToolCall(c) => Some(c.call_id.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut v = json!({
+        "id": format!("r-{call}"),
+        "call_id": call,
+        "status": status,
+        "result": {"message": "Clicked “Read more”"},
+    });
+    if let Some(o) = observation {
+        v["observation"] = o;
+    }
+    if status != "ok" {
+        v["error"] = json!({"code": "PAGE_GONE", "message": "the tab was closed"});
+    }
+    Input::ToolResult(Box::new(serde_json::from_value(v).unwrap()))
+}
+
+fn latest_call(events: &[Event]) -> Option<&ToolCallProposal> {
+    events.iter().rev().find_map(|e| match e {
+        Event::ToolCall(c) => Some(c),
+        _ => None,
+    })
+}
+
+/// The state of the latest `agent_state` event.
+fn state(events: &[Event]) -> Option<crate::agent::AgentState> {
+    events.iter().rev().find_map(|e| match e {
+        Event::AgentState(s) => Some(s.state),
+        _ => None,
+    })
+}
+
+fn agent_turn(
+    limits: Limits,
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+    extension: impl FnMut(&[Event]) -> Vec<Input>,
+) -> Run {
+    let mut settings = settings();
+    settings.limits = limits;
+    drive_agent(
+        request(Some("c-1"), observation()),
+        settings,
+        Ok(1),
+        Ok(()),
+        model,
+        extension,
+    )
+}
+
+#[test]
+fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}])]),
+        |events| vec![result_for(events, "ok", Some(next_page()))],
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 1);
+    assert_eq!((calls[0].step, calls[0].decision), (1, Decision::Allow));
+    let target = calls[0].target.as_ref().unwrap();
+    assert_eq!((target.role.as_str(), target.text.as_str()), ("button", "Read more"));
+    assert_eq!(calls[0].digest, crate::agent::call_digest("browser.click", &json!({"handleId": "laika-1"})));
+    let kinds = run.kinds();
+    let from = kinds.iter().position(|k| k == "tool_call").unwrap();
+    assert_eq!(
+        kinds[from..],
+        [
+            "tool_call",
+            "agent_state",
+            "operation",
+            "operation",
+            "tool_result",
+            "agent_state",
+            "assistant",
+            "agent_state",
+            "done"
+        ]
+    );
+    let operations: Vec<&crate::event::Operation> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Operation(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(operations[0].title, "Clicking “Read more”");
+    assert_eq!(operations[1].message.as_deref(), Some("Clicked “Read more”"));
+    // Step 2 sees the transcript and the new page, not the old one.
+    assert_eq!(run.asks.len(), 2);
+    let second = &run.asks[1].packet;
+    assert_eq!(second.context.transcript.len(), 1);
+    let packet = &second.context.transcript[0];
+    assert_eq!((packet.sender.role.as_str(), packet.packet_type.as_str()), ("tool", "tool"));
+    assert_eq!(packet.outcome.status, crate::agent::ToolStatus::Ok);
+    assert_eq!(packet.outcome.page.as_ref().unwrap().title, "Night trains: the full story");
+    let page = serde_json::to_string(&second.context.documents).unwrap();
+    assert!(page.contains("14 bicycles") && !page.contains("Brussels"), "{page}");
+    assert!(run.asks[1].user_prompt.contains("14 bicycles"));
+    let done = run.done();
+    assert_eq!((done.status, done.stop_reason, done.steps), (DoneStatus::Ok, StopReason::Answered, 2));
+    assert_eq!(done.answer.as_ref().unwrap().tool_calls.allow, 1);
+    // History keeps both steps: the tool packet, the second request.
+    let record = run.record();
+    assert_eq!(record.steps.len(), 2);
+    assert_eq!(record.steps[0].tool_packets.len(), 1);
+    assert!(record.steps[0].response_packet.is_some());
+    assert!(record.steps[1].request_packet.is_some());
+    assert!(record.steps[1].response_packet.is_none(), "the turn's own response");
+    assert_eq!(record.answer_text, "There were 312 passengers.");
+}
+
+#[test]
+fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
+    let mut seen_before_approval = Vec::new();
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "browser.click", "arguments": {"handleId": "laika-2"}},
+            {"name": "browser.scroll", "arguments": {"deltaY": 300}}
+        ])]),
+        |events| {
+            let call = latest_call(events).unwrap();
+            assert_eq!(call.decision, Decision::Ask);
+            assert_eq!(call.expires_in_ms, Some(120_000));
+            seen_before_approval = events.iter().map(|e| serde_json::to_value(e).unwrap()["type"].clone()).collect();
+            assert_eq!(state(events), Some(crate::agent::AgentState::WaitingForApproval));
+            vec![Input::Approval {
+                reply_to: "a-1".into(),
+                call_id: call.call_id.clone(),
+                digest: call.digest.clone(),
+                approved: false,
+            }]
+        },
+    );
+    assert!(!seen_before_approval.contains(&json!("operation")), "nothing ran before the user decided");
+    assert_eq!(run.replies.len(), 1);
+    assert!(matches!(&run.replies[0], (to, Event::ApprovalResult { approved: false, .. }) if to == "a-1"));
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "USER_DENIED");
+    assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_RUN", "nothing after a denied call");
+    assert_eq!(tool_calls(&run).len(), 1, "the call after the denial is never proposed");
+    let transcript = &run.asks[1].packet.context.transcript;
+    assert_eq!(transcript[0].outcome.status, crate::agent::ToolStatus::Denied);
+    assert!(run.asks[1].user_prompt.contains("USER_DENIED"));
+    assert_eq!(run.done().stop_reason, StopReason::Answered);
+}
+
+#[test]
+fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
+    let mut round = 0;
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        |events| {
+            round += 1;
+            let call = latest_call(events).unwrap().clone();
+            let approval = |digest: &str| Input::Approval {
+                reply_to: format!("a-{round}"),
+                call_id: call.call_id.clone(),
+                digest: digest.into(),
+                approved: true,
+            };
+            match round {
+                // A stale result and a forged approval change nothing.
+                1 => vec![result_for(events, "ok", None), approval("0".repeat(64).as_str())],
+                2 => {
+                    assert_eq!(state(events), Some(crate::agent::AgentState::WaitingForApproval));
+                    vec![approval(&call.digest)]
+                }
+                _ => {
+                    assert_eq!(state(events), Some(crate::agent::AgentState::Executing));
+                    vec![result_for(events, "ok", Some(next_page()))]
+                }
+            }
+        },
+    );
+    let codes: Vec<String> = run
+        .replies
+        .iter()
+        .map(|(to, e)| format!("{to}:{}", serde_json::to_value(e).unwrap()["code"].as_str().unwrap_or("accepted")))
+        .collect();
+    assert_eq!(codes[0], format!("r-{}:UNKNOWN_CALL", tool_calls(&run)[0].call_id));
+    assert_eq!(codes[1], "a-1:APPROVAL_MISMATCH");
+    assert_eq!(codes[2], "a-2:accepted");
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    let counts = run.done().answer.as_ref().unwrap().tool_calls;
+    assert_eq!((counts.allow, counts.ask, counts.deny), (0, 1, 0));
+}
+
+#[test]
+fn the_loop_stops_at_the_step_cap() {
+    let limits = Limits {
+        max_steps: 3,
+        ..Limits::default()
+    };
+    let mut n = 0;
+    let run = agent_turn(
+        limits,
+        |_, r| {
+            n += 1;
+            Step::answer(answer(
+                r,
+                vec![paragraph("Scrolling.")],
+                json!([{"name": "browser.scroll", "arguments": {"deltaY": n * 100}}]),
+            ))
+        },
+        |events| vec![result_for(events, "ok", None)],
+    );
+    assert_eq!(run.asks.len(), 3);
+    let done = run.done();
+    assert_eq!((done.status, done.stop_reason, done.steps), (DoneStatus::Ok, StopReason::StepCap, 3));
+    assert_eq!(tool_results(&run).len(), 3);
+    assert_eq!(run.record().steps.len(), 3);
+}
+
+#[test]
+fn the_same_call_on_an_unchanged_page_is_a_loop() {
+    let run = agent_turn(
+        Limits::default(),
+        |_, r| {
+            Step::answer(answer(
+                r,
+                vec![paragraph("Scrolling.")],
+                json!([{"name": "browser.scroll", "arguments": {"deltaY": 400}}]),
+            ))
+        },
+        |events| vec![result_for(events, "ok", None)],
+    );
+    assert_eq!(run.asks.len(), 2);
+    assert_eq!(tool_calls(&run).len(), 1, "the repeat is not run");
+    assert_eq!(run.done().stop_reason, StopReason::LoopDetected);
+    assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+#[test]
+fn a_new_page_makes_the_same_call_new() {
+    let mut pages = 0;
+    let run = agent_turn(
+        Limits {
+            max_steps: 3,
+            ..Limits::default()
+        },
+        |_, r| {
+            Step::answer(answer(
+                r,
+                vec![paragraph("Scrolling.")],
+                json!([{"name": "browser.scroll", "arguments": {"deltaY": 400}}]),
+            ))
+        },
+        |events| {
+            pages += 1;
+            let mut page = next_page();
+            page["summary"]["text"] = json!(format!("More comments, page {pages}."));
+            vec![result_for(events, "ok", Some(page))]
+        },
+    );
+    assert_eq!(run.done().stop_reason, StopReason::StepCap);
+    assert_eq!(tool_calls(&run).len(), 3);
+}
+
+#[test]
+fn a_cancel_while_a_call_runs_stops_everything() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "browser.scroll", "arguments": {"deltaY": 300}},
+            {"name": "browser.scroll", "arguments": {"deltaY": 600}}
+        ])]),
+        |_| vec![Input::Cancel],
+    );
+    assert_eq!(run.asks.len(), 1, "no model call after a cancel");
+    assert_eq!(tool_calls(&run).len(), 1, "nothing runs after a cancel");
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "CANCELLED");
+    let done = run.done();
+    assert_eq!((done.status, done.stop_reason), (DoneStatus::Cancelled, StopReason::Cancelled));
+    assert_eq!(run.record().status, TurnStatus::Cancelled);
+    assert_eq!(run.record().steps[0].tool_packets.len(), 1, "the stopped call is in history");
+}
+
+#[test]
+fn a_cancel_while_waiting_for_approval_never_runs_the_call() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        |_| vec![Input::Cancel],
+    );
+    assert!(!run.kinds().contains(&"operation".to_string()));
+    assert_eq!(tool_results(&run)[0].summary, "Not run: you stopped the turn.");
+    assert_eq!(run.done().status, DoneStatus::Cancelled);
+}
+
+#[test]
+fn an_approval_that_never_comes_expires_and_the_model_is_told() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        |_| Vec::new(),
+    );
+    let results = tool_results(&run);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Timeout);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "APPROVAL_EXPIRED");
+    assert_eq!(run.asks.len(), 2);
+    assert_eq!(run.done().stop_reason, StopReason::Answered);
+}
+
+#[test]
+fn a_browser_that_never_answers_times_the_call_out() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}])]),
+        |_| Vec::new(),
+    );
+    let results = tool_results(&run);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "TOOL_TIMEOUT");
+    assert_eq!(run.done().timings.tools_ms, 60_000.0);
+}
+
+#[test]
+fn the_time_budget_ends_the_loop() {
+    let run = agent_turn(
+        Limits {
+            turn_budget_secs: 30,
+            ..Limits::default()
+        },
+        stepping(vec![json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}])]),
+        |_| Vec::new(),
+    );
+    assert_eq!(run.asks.len(), 1);
+    assert_eq!(run.done().stop_reason, StopReason::TimeBudget);
+    assert_eq!(tool_results(&run)[0].status, crate::agent::ToolStatus::Timeout);
+}
+
+#[test]
+fn a_failed_result_is_fed_back_and_halts_the_step() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "browser.scroll", "arguments": {"deltaY": 300}},
+            {"name": "browser.click", "arguments": {"handleId": "laika-1"}}
+        ])]),
+        |events| vec![result_for(events, "error", None)],
+    );
+    let results = tool_results(&run);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "PAGE_GONE");
+    assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_RUN");
+    assert!(run.asks[1].user_prompt.contains("PAGE_GONE"));
+}
+
+#[test]
+fn gate_denials_are_reported_and_unknown_tools_never_run() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "shell.exec", "arguments": {}},
+            {"name": "browser.scroll", "arguments": {"deltaY": 300}}
+        ])]),
+        |_| panic!("nothing may run"),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 1);
+    assert_eq!((calls[0].decision, calls[0].reason), (Decision::Deny, Reason::UnknownTool));
+    let results = tool_results(&run);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "UNKNOWN_TOOL");
+    assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_RUN");
+    assert_eq!(run.done().answer.as_ref().unwrap().tool_calls.deny, 1);
+}
+
+#[test]
+fn host_tools_run_in_the_host_and_their_errors_are_fed_back() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "app.calculate", "arguments": {"expression": "19.99 * 3", "precision": 2}},
+            {"name": "app.calculate", "arguments": {"expression": "1 / 0"}}
+        ])]),
+        |_| panic!("host tools need no extension"),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].executor, crate::tools::Executor::Host);
+    assert_eq!(calls[0].reason, Reason::LocalCompute);
+    let results = tool_results(&run);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].result.as_ref().unwrap()["formatted"], "59.97");
+    assert_eq!(results[1].status, crate::agent::ToolStatus::Error);
+    assert_eq!(results[1].error.as_ref().unwrap().code, "DIVISION_BY_ZERO");
+    assert!(run.asks[1].user_prompt.contains("DIVISION_BY_ZERO"));
+    assert!(run.asks[1].user_prompt.contains("59.97"));
+}
+
+#[test]
+fn older_results_are_compacted_in_the_transcript() {
+    let mut n = 0;
+    let run = agent_turn(
+        Limits {
+            max_steps: 4,
+            ..Limits::default()
+        },
+        |_, r| {
+            n += 1;
+            Step::answer(answer(
+                r,
+                vec![paragraph("Calculating.")],
+                json!([{"name": "app.calculate", "arguments": {"expression": format!("{n} + 1000")}}]),
+            ))
+        },
+        |_| Vec::new(),
+    );
+    let last = &run.asks[3].packet.context.transcript;
+    assert_eq!(last.len(), 3);
+    assert!(last[0].outcome.result.is_none(), "step 1 is compacted at step 4");
+    assert!(last[1].outcome.result.is_some() && last[2].outcome.result.is_some());
+    assert!(last[0].outcome.summary.contains("1001"), "{}", last[0].outcome.summary);
 }

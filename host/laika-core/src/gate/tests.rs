@@ -270,11 +270,7 @@ fn unknown_and_unavailable_tools() {
         ),
         ("shell.exec", json!({}), UnknownTool),
         ("", Value::Null, UnknownTool),
-        (
-            "app.calculate",
-            json!({"expression": "1+1"}),
-            ToolNotAvailable,
-        ),
+        ("app.calculate", json!({"expression": "1+1"}), LocalCompute),
         (
             "app.calculate",
             json!({"expression": "1+1", "precision": 9}),
@@ -283,7 +279,12 @@ fn unknown_and_unavailable_tools() {
         (
             "app.calculate",
             json!({"expression": "1+1", "precision": 2.0}),
-            ToolNotAvailable,
+            LocalCompute,
+        ),
+        (
+            "app.money_calculate",
+            json!({"expression": "19.99 * 3", "currency": "EUR"}),
+            LocalCompute,
         ),
         ("transform.list_types", Value::Null, ToolNotAvailable),
         (

@@ -110,6 +110,7 @@ mod tests {
             redacted: true,
             request_packet: json!({}),
             response_packet: None,
+            steps: Vec::new(),
         }
     }
 

@@ -936,6 +936,7 @@ mod tests {
             citations_verified: 3,
             timings: json!({"total_ms": 12, "runtime_ms": 9}),
             store_full_packets: false,
+            steps: Vec::new(),
         }
     }
 
@@ -1094,6 +1095,7 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         let rec = TurnRecord {
             store_full_packets: true,
+            steps: Vec::new(),
             ..record("c-1", 1, "q", "a")
         };
         store.commit_turn(&rec).unwrap();

@@ -62,10 +62,14 @@ pub fn redact_response_packet(packet: &Value) -> Value {
 }
 
 /// A `tool` packet as it may be stored by default: the call, its status,
-/// error and summary are kept; the result (web data) becomes a digest, and
-/// the page it led to keeps its URL and a capped title.
+/// error and summary are kept; the text to type (it may be a secret) and the
+/// result (web data) become digests, and the page it led to keeps its URL and
+/// a capped title.
 pub fn redact_tool_packet(packet: &Value) -> Value {
     let mut out = packet.clone();
+    if let Some(text) = out.pointer_mut("/tool_call/arguments/text") {
+        *text = opaque(text);
+    }
     if let Some(outcome) = out.get_mut("outcome").and_then(Value::as_object_mut) {
         if let Some(result) = outcome.get_mut("result") {
             *result = opaque(result);
