@@ -351,6 +351,16 @@ fn run_replay(
     }
     let _ = stdout.flush();
     if let Some(path) = expect {
+        // `LAIKA_BLESS=1` rewrites the golden, as the schema tests do.
+        if std::env::var_os("LAIKA_BLESS").is_some_and(|v| v == "1") {
+            let text: String = replay::normalize(&events)
+                .iter()
+                .map(|e| format!("{e}\n"))
+                .collect();
+            std::fs::write(&path, text).map_err(|e| io_error("write", &path, e))?;
+            eprintln!("laika-host: rewrote {}", path.display());
+            return Ok(ExitCode::SUCCESS);
+        }
         let golden = std::fs::read_to_string(&path).map_err(|e| io_error("read", &path, e))?;
         if let Err(diff) = replay::compare(&events, &golden) {
             eprintln!("laika-host: replay differs from {}: {diff}", path.display());

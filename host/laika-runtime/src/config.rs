@@ -338,6 +338,7 @@ mod tests {
                 timeout_ms: Some(9),
                 env: BTreeMap::from([("A".to_string(), "b".to_string())]),
                 model: Some("m".into()),
+                tool_loop: true,
             }),
         ]
     }
