@@ -4,7 +4,10 @@
 //! 1. process start → `hello.result` (spawn the binary, one framed hello);
 //! 2. a full `builtin` turn on a 1 MiB observation, frame in → `done` out,
 //!    through the running binary, and the in-process pack + answer part alone;
-//! 3. one turn's SQLite commit on disk.
+//! 3. one turn's SQLite commit on disk;
+//! 4. the agent loop: host time per step (model time excluded: the scripted
+//!    runtime answers at once), from the extension's `tool_result` to the
+//!    next call's `agent_state executing`, with a re-observed 200 KiB page.
 
 use laika_core::llmcp::{Task, TaskName};
 use laika_core::observation::Observation;
@@ -103,9 +106,107 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn p90(mut v: Vec<f64>) -> f64 {
+fn p90(v: Vec<f64>) -> f64 {
+    quantile(v, 0.9)
+}
+
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() * 9 / 10).copied().unwrap_or(f64::NAN)
+    let i = ((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1));
+    v.get(i).copied().unwrap_or(f64::NAN)
+}
+
+/// Steps per turn in the loop benchmark (the default step cap).
+const LOOP_STEPS: usize = 8;
+
+/// A page of about `bytes` of text with 120 elements; `n` varies it so
+/// every step sees a new page.
+fn page(bytes: usize, n: usize) -> Value {
+    json!({
+        "summary": {
+            "doc_type": "web.observation.summary.v1",
+            "url": format!("https://news.example.org/night-trains?page={n}"),
+            "title": format!("Night trains, page {n}"),
+            "text": article(bytes),
+            "elements": (0..120).map(|i| json!({"handle_id": format!("laika-{}", i + 1), "role": "link", "text": format!("Link {i}"), "href": format!("https://news.example.org/{i}")})).collect::<Vec<_>>()
+        }
+    })
+}
+
+fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
+    let dir = tempfile::tempdir().unwrap();
+    let response = |calls: Value| {
+        json!({
+            "protocol": {"name": "laika.llmcp", "version": 1}, "id": "{{new_id}}", "type": "response",
+            "created_at": "{{now}}", "conversation": {"id": "{{conversation_id}}", "turn": 999_999},
+            "sender": {"role": "assistant"}, "in_reply_to": {"request_id": "{{request_id}}"},
+            "assistant": {"title": "Reading", "render": {"type": "doc", "children": [{"type": "paragraph", "children": [{"type": "text", "text": "Scrolling on."}]}]}, "citations": []},
+            "tool_calls": calls
+        })
+        .to_string()
+        .replace("999999", "{{turn}}")
+    };
+    let mut outputs = Vec::new();
+    for _ in 0..turns + 1 {
+        for step in 0..LOOP_STEPS - 1 {
+            outputs.push(response(json!([{"name": "browser.scroll", "arguments": {"deltaY": (step + 1) * 100}}])));
+        }
+        outputs.push(response(json!([])));
+    }
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, serde_json::to_string(&outputs).unwrap()).unwrap();
+    let mut child = Command::new(bin)
+        .env("LAIKA_CONFIG", dir.path().join("none.toml"))
+        .env("LAIKA_DATA_DIR", dir.path())
+        .env("LAIKA_RUNTIME", "scripted")
+        .env("LAIKA_SCRIPT", &script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut send = |msg: &Value| {
+        stdin.write_all(&encode_frame(&serde_json::to_vec(msg).unwrap())).unwrap();
+        stdin.flush().unwrap();
+    };
+    let pages: Vec<Value> = (0..LOOP_STEPS).map(|n| page(200 << 10, n)).collect();
+    let mut out = Vec::new();
+    for i in 0..turns + 1 {
+        let id = format!("t{i}");
+        send(&json!({"type": "turn", "id": id, "message": {"text": "Read the comments"},
+            "task": {"name": "web.answer"}, "tab": {"browser": "chrome"}, "observation": pages[0]}));
+        let mut asm = PartAssembler::default();
+        let mut sent_at: Option<Instant> = None;
+        let mut step = 0;
+        loop {
+            let f = read_frame(&mut stdout).expect("host closed the pipe");
+            let Some(m) = asm.push(f).unwrap() else { continue };
+            if m["reply_to"] != id.as_str() {
+                continue;
+            }
+            if m["type"] == "done" {
+                assert_eq!(m["stop_reason"], "answered", "{m}");
+                break;
+            }
+            if m["type"] == "agent_state" && m["state"] == "executing" {
+                // The first turn warms the page cache and SQLite.
+                if let (Some(t), true) = (sent_at.take(), i > 0) {
+                    out.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                step += 1;
+                let result = json!({"type": "tool_result", "id": format!("r{i}-{step}"), "call_id": m["call_id"],
+                    "status": "ok", "result": {"message": "Scrolled down"}, "observation": pages[step % LOOP_STEPS]});
+                sent_at = Some(Instant::now());
+                send(&result);
+            }
+        }
+    }
+    drop(send);
+    drop(stdin);
+    let _ = child.wait();
+    out
 }
 
 fn read_frame(r: &mut impl Read) -> Option<Value> {
@@ -303,4 +404,12 @@ fn main() {
         turn_over_pipes(&bin, &obs, 20),
     );
     report("SQLite commit of one turn", "≤ 1 ms", commits(400));
+    let steps = loop_steps(&bin, 25);
+    println!(
+        "{:<44} median {:>8.3} ms   p99 {:>8.3} ms   n={:<4} (model time excluded)",
+        "agent loop step, host only (200 KiB page)",
+        median(steps.clone()),
+        quantile(steps.clone(), 0.99),
+        steps.len()
+    );
 }

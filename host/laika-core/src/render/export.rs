@@ -41,6 +41,19 @@ pub fn to_html(conversation: &ConversationDetail) -> String {
             Escaped(&turn.task),
             Escaped(&turn.user_text)
         );
+        if !turn.steps.is_empty() {
+            out.push_str("<details><summary>Steps</summary><ol>\n");
+            for call in turn.steps.iter().flat_map(|s| &s.calls) {
+                let _ = writeln!(
+                    out,
+                    "<li>{} · {}: {}</li>",
+                    Escaped(&call.name),
+                    Escaped(&call.status),
+                    Escaped(&call.summary)
+                );
+            }
+            out.push_str("</ol></details>\n");
+        }
         if let Some(render) = &turn.render {
             if let Some(t) = turn.answer_title.as_deref().filter(|t| !t.is_empty()) {
                 let _ = writeln!(out, "<h2>{}</h2>", Escaped(t));
@@ -110,7 +123,17 @@ mod tests {
             redacted: true,
             request_packet: json!({}),
             response_packet: None,
-            steps: Vec::new(),
+            steps: vec![crate::history::StepDetail {
+                step: 1,
+                calls: vec![crate::history::StepCall {
+                    call_id: "c".into(),
+                    name: "browser.click".into(),
+                    arguments: json!({"handleId": "laika-1"}),
+                    status: "ok".into(),
+                    summary: "Clicked “<script>x</script>”".into(),
+                    error: None,
+                }],
+            }],
         }
     }
 
@@ -149,6 +172,7 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("Page: https://x.example/?a=1&amp;b=&quot;2&quot;"));
+        assert!(html.contains("<li>browser.click · ok: Clicked “&lt;script&gt;x&lt;/script&gt;”</li>"), "{html}");
         assert!(html.contains("<h2>Title &amp; &lt;b&gt;</h2>\n<p>x</p>\n"));
         assert!(html.contains("<li>“&quot;q&quot; &lt;s&gt;”</li>"));
         assert!(html.contains("<li>“made up” (not found on the page)</li>"));
