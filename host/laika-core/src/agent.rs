@@ -163,7 +163,11 @@ pub fn call_digest(name: &str, arguments: &Value) -> String {
     let mut hasher = Sha256::new();
     hasher.update(name.as_bytes());
     hasher.update([0]);
-    hasher.update(serde_json::to_string(arguments).unwrap_or_default().as_bytes());
+    hasher.update(
+        serde_json::to_string(arguments)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     hex(&hasher.finalize())
 }
 
@@ -250,7 +254,11 @@ pub fn describe(name: &str, arguments: &Value, target: Option<&str>) -> (Operati
             format!("Choosing {} in {}", quoted(arg("value")), element()),
         ),
         "browser.scroll" => {
-            let down = arguments.get("deltaY").and_then(Value::as_f64).unwrap_or(0.0) >= 0.0;
+            let down = arguments
+                .get("deltaY")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+                >= 0.0;
             let way = if down { "down" } else { "up" };
             (OperationAction::Scroll, format!("Scrolling {way}"))
         }
@@ -288,8 +296,14 @@ mod tests {
         let b: Value = serde_json::from_str(r#"{"handleId":"laika-1"}"#).unwrap_or_default();
         assert_eq!(a, call_digest("browser.click", &b));
         assert_eq!(a.len(), 64);
-        assert_ne!(a, call_digest("browser.click", &json!({"handleId": "laika-2"})));
-        assert_ne!(a, call_digest("browser.type", &json!({"handleId": "laika-1"})));
+        assert_ne!(
+            a,
+            call_digest("browser.click", &json!({"handleId": "laika-2"}))
+        );
+        assert_ne!(
+            a,
+            call_digest("browser.type", &json!({"handleId": "laika-1"}))
+        );
         let one = json!({"url": "https://a.example/", "x": 1});
         let other: Value =
             serde_json::from_str(r#"{"x":1,"url":"https://a.example/"}"#).unwrap_or_default();

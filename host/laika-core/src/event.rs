@@ -6,19 +6,19 @@
 //! to a [`Sink`]; the stdio writer and the replay harness are sinks, and so
 //! will be the HTTP server's SSE stream.
 
-use crate::citation::VerifiedCitation;
-use crate::error::{Error, ErrorCode};
 use crate::agent::{
     AgentState, OperationAction, OperationStatus, StopReason, ToolError, ToolStatus,
 };
+use crate::citation::VerifiedCitation;
+use crate::error::{Error, ErrorCode};
 use crate::gate::{Decision, Reason};
-use crate::tools::Executor;
 use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
 use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
 use crate::pack::ContextUsage;
 use crate::render::ast::{Block, Doc};
+use crate::tools::Executor;
 use crate::wire::{HostId, RequestId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde::Serialize;

@@ -183,12 +183,13 @@ impl StepDetail {
                     .unwrap_or(Value::Null),
                 status: text(outcome.and_then(|o| o.get("status"))),
                 summary: text(outcome.and_then(|o| o.get("summary"))),
-                error: outcome.and_then(|o| o.get("error")).filter(|e| !e.is_null()).map(|e| {
-                    StoredError {
+                error: outcome
+                    .and_then(|o| o.get("error"))
+                    .filter(|e| !e.is_null())
+                    .map(|e| StoredError {
                         code: text(e.get("code")),
                         message: text(e.get("message")),
-                    }
-                }),
+                    }),
             };
             match steps.last_mut() {
                 Some(last) if last.step == step => last.calls.push(call),

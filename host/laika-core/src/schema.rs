@@ -412,9 +412,9 @@ mod tests {
                 },
             },
             context: Context {
-            documents: vec![],
-            transcript: vec![],
-        },
+                documents: vec![],
+                transcript: vec![],
+            },
             output: Output {
                 format: "json".into(),
             },

@@ -149,7 +149,9 @@ fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
     let mut outputs = Vec::new();
     for _ in 0..turns + 1 {
         for step in 0..LOOP_STEPS - 1 {
-            outputs.push(response(json!([{"name": "browser.scroll", "arguments": {"deltaY": (step + 1) * 100}}])));
+            outputs.push(response(
+                json!([{"name": "browser.scroll", "arguments": {"deltaY": (step + 1) * 100}}]),
+            ));
         }
         outputs.push(response(json!([])));
     }
@@ -167,22 +169,29 @@ fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
         .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
-    let mut send = |msg: &Value| {
-        stdin.write_all(&encode_frame(&serde_json::to_vec(msg).unwrap())).unwrap();
+    let send = |stdin: &mut std::process::ChildStdin, msg: &Value| {
+        stdin
+            .write_all(&encode_frame(&serde_json::to_vec(msg).unwrap()))
+            .unwrap();
         stdin.flush().unwrap();
     };
     let pages: Vec<Value> = (0..LOOP_STEPS).map(|n| page(200 << 10, n)).collect();
     let mut out = Vec::new();
     for i in 0..turns + 1 {
         let id = format!("t{i}");
-        send(&json!({"type": "turn", "id": id, "message": {"text": "Read the comments"},
-            "task": {"name": "web.answer"}, "tab": {"browser": "chrome"}, "observation": pages[0]}));
+        send(
+            &mut stdin,
+            &json!({"type": "turn", "id": id, "message": {"text": "Read the comments"},
+            "task": {"name": "web.answer"}, "tab": {"browser": "chrome"}, "observation": pages[0]}),
+        );
         let mut asm = PartAssembler::default();
         let mut sent_at: Option<Instant> = None;
         let mut step = 0;
         loop {
             let f = read_frame(&mut stdout).expect("host closed the pipe");
-            let Some(m) = asm.push(f).unwrap() else { continue };
+            let Some(m) = asm.push(f).unwrap() else {
+                continue;
+            };
             if m["reply_to"] != id.as_str() {
                 continue;
             }
@@ -199,11 +208,10 @@ fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
                 let result = json!({"type": "tool_result", "id": format!("r{i}-{step}"), "call_id": m["call_id"],
                     "status": "ok", "result": {"message": "Scrolled down"}, "observation": pages[step % LOOP_STEPS]});
                 sent_at = Some(Instant::now());
-                send(&result);
+                send(&mut stdin, &result);
             }
         }
     }
-    drop(send);
     drop(stdin);
     let _ = child.wait();
     out

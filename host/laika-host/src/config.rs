@@ -213,7 +213,9 @@ impl Config {
             ("turn_budget_secs", l.turn_budget_secs, 86_400),
         ] {
             if !(1..=max).contains(&secs) {
-                return Err(config_error(format!("limits.{key} must be 1..={max} seconds")));
+                return Err(config_error(format!(
+                    "limits.{key} must be 1..={max} seconds"
+                )));
             }
         }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
@@ -361,11 +363,21 @@ mod tests {
         let msg = e.map(|e| e.message).unwrap_or_default();
         assert!(msg.contains("modle"), "{msg}");
         let e = Config::from_toml("[limits]\nmax_steps = 33\n").err();
-        assert!(e.map(|e| e.message).unwrap_or_default().contains("limits.max_steps must be 1..=32"));
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("limits.max_steps must be 1..=32"));
         let c = Config::from_toml("[limits]\nmax_steps = 32\nturn_budget_secs = 30\n");
-        assert_eq!(c.map(|c| (c.limits.max_steps, c.limits.turn_budget_secs)).ok(), Some((32, 30)));
+        assert_eq!(
+            c.map(|c| (c.limits.max_steps, c.limits.turn_budget_secs))
+                .ok(),
+            Some((32, 30))
+        );
         let e = Config::from_toml("[limits]\napproval_timeout_secs = 0\n").err();
-        assert!(e.map(|e| e.message).unwrap_or_default().contains("approval_timeout_secs"));
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("approval_timeout_secs"));
         let e = Config::from_toml("[limits]\nmax_retries = 9\n").err();
         assert!(e
             .map(|e| e.message)

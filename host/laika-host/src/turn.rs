@@ -8,13 +8,13 @@
 
 use crate::config::Config;
 use crate::store::Store;
+use laika_core::ambient::Ambient;
 use laika_core::engine::{Action, Input, Turn, TurnSettings};
 use laika_core::error::{Error, Result};
 use laika_core::event::Sink;
 use laika_core::wire::TurnRequest;
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use std::collections::VecDeque;
-use laika_core::ambient::Ambient;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Mutex, MutexGuard};
 

@@ -27,7 +27,13 @@ fn run_turn(
     user: User,
     page: Option<Value>,
 ) -> (Vec<Value>, Vec<Value>) {
-    host.send(&turn_msg(id, json!({"name": "web.answer"}), text, observation, None));
+    host.send(&turn_msg(
+        id,
+        json!({"name": "web.answer"}),
+        text,
+        observation,
+        None,
+    ));
     let mut events: Vec<Value> = Vec::new();
     let mut replies = Vec::new();
     let mut calls: Vec<Value> = Vec::new();
@@ -150,15 +156,25 @@ fn every_call_is_gated_when_its_turn_comes_and_the_steps_are_stored() {
     );
     // Both asks were answered by the host, and nothing else was refused.
     assert_eq!(replies.len(), 2, "{replies:#?}");
-    assert!(replies.iter().all(|r| r["type"] == "approval.result" && r["approved"] == false));
+    assert!(replies
+        .iter()
+        .all(|r| r["type"] == "approval.result" && r["approved"] == false));
     let done = one(&events, "done");
     assert_eq!(done["tool_calls"], json!({"allow": 1, "ask": 2, "deny": 5}));
-    assert_eq!((done["stop_reason"].as_str(), done["steps"].as_u64()), (Some("answered"), Some(9)));
-    assert_eq!(of_type(&events, "assistant").last().unwrap()["render"]["children"][0]["children"][0]["text"], "All done.");
+    assert_eq!(
+        (done["stop_reason"].as_str(), done["steps"].as_u64()),
+        (Some("answered"), Some(9))
+    );
+    assert_eq!(
+        of_type(&events, "assistant").last().unwrap()["render"]["children"][0]["children"][0]
+            ["text"],
+        "All done."
+    );
 
     // History lists every step's call with how it ended.
     let conversation = one(&events, "done")["conversation_id"].clone();
-    let got = host.request(json!({"type": "history.get", "id": "h", "conversation_id": conversation}));
+    let got =
+        host.request(json!({"type": "history.get", "id": "h", "conversation_id": conversation}));
     let turn = &got["conversation"]["turns"][0];
     let stored: Vec<(u64, &str, &str)> = turn["steps"]
         .as_array()
@@ -206,16 +222,28 @@ fn an_approved_call_runs_and_the_model_sees_the_new_page() {
         Some(page),
     );
     assert_eq!(replies.len(), 1);
-    assert_eq!((replies[0]["type"].as_str(), replies[0]["approved"].as_bool()), (Some("approval.result"), Some(true)));
+    assert_eq!(
+        (
+            replies[0]["type"].as_str(),
+            replies[0]["approved"].as_bool()
+        ),
+        (Some("approval.result"), Some(true))
+    );
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let waiting = events
         .iter()
         .position(|e| e["state"] == "waiting_for_approval")
         .unwrap();
-    let executing = events.iter().position(|e| e["state"] == "executing").unwrap();
+    let executing = events
+        .iter()
+        .position(|e| e["state"] == "executing")
+        .unwrap();
     assert!(waiting < executing, "{kinds:?}");
     let result = one(&events, "tool_result");
-    assert_eq!((result["status"].as_str(), result["summary"].as_str()), (Some("ok"), Some("Ran browser.click")));
+    assert_eq!(
+        (result["status"].as_str(), result["summary"].as_str()),
+        (Some("ok"), Some("Ran browser.click"))
+    );
     let operations = of_type(&events, "operation");
     assert_eq!(operations[0]["title"], "Clicking “Subscribe now”");
     assert_eq!(operations[1]["status"], "success");
@@ -236,13 +264,21 @@ fn results_and_approvals_for_calls_nobody_waits_on_are_refused_with_codes() {
     let events = host.until("agent_state", "s1");
     let call = of_type(&events, "tool_call")[0].clone();
     assert_eq!(call["decision"], "ask");
-    let stale = host.request(json!({"type": "tool_result", "id": "x1", "call_id": "no-such-call", "status": "ok"}));
+    let stale = host.request(
+        json!({"type": "tool_result", "id": "x1", "call_id": "no-such-call", "status": "ok"}),
+    );
     assert_eq!(stale["code"], "UNKNOWN_CALL");
-    let early = host.request(json!({"type": "tool_result", "id": "x2", "call_id": call["call_id"], "status": "ok"}));
-    assert_eq!(early["code"], "UNKNOWN_CALL", "a result before the approval: {early}");
+    let early = host.request(
+        json!({"type": "tool_result", "id": "x2", "call_id": call["call_id"], "status": "ok"}),
+    );
+    assert_eq!(
+        early["code"], "UNKNOWN_CALL",
+        "a result before the approval: {early}"
+    );
     let forged = host.request(json!({"type": "approval", "id": "x3", "call_id": call["call_id"], "digest": "0".repeat(64), "approved": true}));
     assert_eq!(forged["code"], "APPROVAL_MISMATCH");
-    let bad = json!({"type": "tool_result", "id": "x4", "call_id": call["call_id"], "status": "fine"});
+    let bad =
+        json!({"type": "tool_result", "id": "x4", "call_id": call["call_id"], "status": "fine"});
     host.send_invalid(&bad);
     let bad = host.reply_to(&bad);
     assert_eq!(bad["code"], "INVALID_REQUEST");
@@ -253,17 +289,27 @@ fn results_and_approvals_for_calls_nobody_waits_on_are_refused_with_codes() {
     let result = rest.iter().find(|e| e["type"] == "tool_result").unwrap();
     assert_eq!(result["error"]["code"], "CANCELLED");
     let done = rest.last().unwrap();
-    assert_eq!((done["status"].as_str(), done["stop_reason"].as_str()), (Some("cancelled"), Some("cancelled")));
+    assert_eq!(
+        (done["status"].as_str(), done["stop_reason"].as_str()),
+        (Some("cancelled"), Some("cancelled"))
+    );
     let late = host.request(json!({"type": "approval", "id": "x5", "call_id": call["call_id"], "digest": call["digest"], "approved": true}));
     assert_eq!(late["code"], "UNKNOWN_CALL", "after done the call is gone");
-    let got = host.request(json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}));
+    let got = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
     assert_eq!(got["conversation"]["turns"][0]["status"], "cancelled");
-    assert_eq!(got["conversation"]["turns"][0]["steps"][0]["calls"][0]["error"]["code"], "CANCELLED");
+    assert_eq!(
+        got["conversation"]["turns"][0]["steps"][0]["calls"][0]["error"]["code"],
+        "CANCELLED"
+    );
 }
 
 #[test]
 fn host_tools_compute_without_the_extension() {
-    let calls = [json!({"name": "app.money_calculate", "arguments": {"expression": "19.99 * 3", "currency": "EUR"}})];
+    let calls = [
+        json!({"name": "app.money_calculate", "arguments": {"expression": "19.99 * 3", "currency": "EUR"}}),
+    ];
     let mut host = host_with(&steps(&calls), "");
     let (events, replies) = run_turn(
         &mut host,
@@ -275,7 +321,10 @@ fn host_tools_compute_without_the_extension() {
     );
     assert!(replies.is_empty());
     let call = one(&events, "tool_call");
-    assert_eq!((call["executor"].as_str(), call["decision"].as_str()), (Some("host"), Some("allow")));
+    assert_eq!(
+        (call["executor"].as_str(), call["decision"].as_str()),
+        (Some("host"), Some("allow"))
+    );
     let result = one(&events, "tool_result");
     assert_eq!(result["status"], "ok", "{result}");
     assert_eq!(result["result"]["amountMinor"], 5997);
@@ -283,7 +332,8 @@ fn host_tools_compute_without_the_extension() {
 
 #[test]
 fn a_tool_loop_plugin_drives_the_same_loop_until_its_final_answer() {
-    let mock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mock-plugin.py");
+    let mock =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mock-plugin.py");
     let config = format!(
         "[runtime]\nkind = \"command\"\ncommand = \"python3\"\nargs = [{:?}, \"--mode\", \"tool-call\"]\ntool_loop = true\n",
         mock.display().to_string()
@@ -302,14 +352,28 @@ fn a_tool_loop_plugin_drives_the_same_loop_until_its_final_answer() {
     );
     assert!(replies.is_empty(), "{replies:#?}");
     let call = one(&events, "tool_call");
-    assert_eq!((call["name"].as_str(), call["decision"].as_str()), (Some("search"), Some("allow")));
+    assert_eq!(
+        (call["name"].as_str(), call["decision"].as_str()),
+        (Some("search"), Some("allow"))
+    );
     assert_eq!(call["arguments"]["query"], "Night trains Brussels Prague");
     assert_eq!(one(&events, "tool_result")["status"], "ok");
     let answers = of_type(&events, "assistant");
     assert_eq!(answers.len(), 2);
     let last = answers[1]["render"].to_string();
     assert!(last.contains("after 1 tool call(s): search"), "{last}");
-    assert_eq!(answers[1]["citations"][0]["verified"], true, "{}", answers[1]);
+    assert_eq!(
+        answers[1]["citations"][0]["verified"], true,
+        "{}",
+        answers[1]
+    );
     let done = one(&events, "done");
-    assert_eq!((done["status"].as_str(), done["stop_reason"].as_str(), done["steps"].as_u64()), (Some("ok"), Some("answered"), Some(2)));
+    assert_eq!(
+        (
+            done["status"].as_str(),
+            done["stop_reason"].as_str(),
+            done["steps"].as_u64()
+        ),
+        (Some("ok"), Some("answered"), Some(2))
+    );
 }

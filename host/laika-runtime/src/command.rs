@@ -910,9 +910,8 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
         .map(|d| d.doc_id.as_str())
         .collect();
     let summary = doc_ids.first().copied().unwrap_or("doc:web:summary");
-    let paragraph = |text: &str| {
-        json!({"type": "paragraph", "children": [{"type": "text", "text": text}]})
-    };
+    let paragraph =
+        |text: &str| json!({"type": "paragraph", "children": [{"type": "text", "text": text}]});
     let (title, blocks, citations, calls) = match step {
         Step::ToolCall { name, args } => (
             String::new(),
@@ -937,7 +936,12 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
                 .collect(),
             Vec::new(),
         ),
-        Step::Error(message) => (String::new(), vec![paragraph(message)], Vec::new(), Vec::new()),
+        Step::Error(message) => (
+            String::new(),
+            vec![paragraph(message)],
+            Vec::new(),
+            Vec::new(),
+        ),
     };
     json!({
         "protocol": {"name": laika_core::llmcp::PROTOCOL_NAME, "version": laika_core::llmcp::PROTOCOL_VERSION},

@@ -138,9 +138,22 @@ impl Turn<'_> {
                 continue;
             };
             let executor = tools::find(&call.name).map_or(Executor::Unavailable, |t| t.executor);
-            actions.push(self.proposal(&call_id, index, &call, &verdict, executor, &digest, target.clone()));
+            actions.push(self.proposal(
+                &call_id,
+                index,
+                &call,
+                &verdict,
+                executor,
+                &digest,
+                target.clone(),
+            ));
             let label = page
-                .element(call.arguments.get("handleId").and_then(Value::as_str).unwrap_or(""))
+                .element(
+                    call.arguments
+                        .get("handleId")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                )
                 .map(|e| {
                     if e.text.trim().is_empty() {
                         e.label.clone().unwrap_or_default()
@@ -251,7 +264,10 @@ impl Turn<'_> {
                 return vec![reply_error(
                     &result.id,
                     ErrorCode::UnknownCall,
-                    format!("call {} waits for the user's approval: it must not have run", w.call_id),
+                    format!(
+                        "call {} waits for the user's approval: it must not have run",
+                        w.call_id
+                    ),
                 )]
             }
             _ => false,
@@ -288,7 +304,8 @@ impl Turn<'_> {
                     self.page = Some(page);
                 }
                 Err(e) => {
-                    outcome.summary = format!("(the page could not be read afterwards: {}) ", e.message);
+                    outcome.summary =
+                        format!("(the page could not be read afterwards: {}) ", e.message);
                 }
             }
         }
@@ -501,7 +518,11 @@ impl Turn<'_> {
                     .documents
                     .first()
                     .map_or_else(|| "unknown".to_owned(), |d| d.source.browser.clone()),
-                tab_id: first.context.documents.first().and_then(|d| d.source.tab_id.clone()),
+                tab_id: first
+                    .context
+                    .documents
+                    .first()
+                    .and_then(|d| d.source.tab_id.clone()),
                 ambient: self.ambient,
             },
             budget,
@@ -587,8 +608,12 @@ impl Turn<'_> {
         digest: &str,
         target: Option<ToolTarget>,
     ) -> Action {
-        let expires_in_ms = (verdict.decision == Decision::Ask)
-            .then(|| self.settings.limits.approval_timeout_secs.saturating_mul(1000));
+        let expires_in_ms = (verdict.decision == Decision::Ask).then(|| {
+            self.settings
+                .limits
+                .approval_timeout_secs
+                .saturating_mul(1000)
+        });
         Action::Emit(Event::ToolCall(ToolCallProposal {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
@@ -607,7 +632,12 @@ impl Turn<'_> {
         }))
     }
 
-    fn operation(&self, waiting: &Waiting, status: OperationStatus, message: Option<String>) -> Action {
+    fn operation(
+        &self,
+        waiting: &Waiting,
+        status: OperationStatus,
+        message: Option<String>,
+    ) -> Action {
         Action::Emit(Event::Operation(Operation {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
@@ -661,9 +691,9 @@ impl Turn<'_> {
     }
 
     fn await_action(&self) -> Action {
-        let until = self
-            .waiting()
-            .map_or(self.budget_deadline(), |w| w.deadline.min(self.budget_deadline()));
+        let until = self.waiting().map_or(self.budget_deadline(), |w| {
+            w.deadline.min(self.budget_deadline())
+        });
         Action::Await { until }
     }
 

@@ -380,7 +380,9 @@ impl<'a> Turn<'a> {
         self.step += 1;
         self.steps.push(StepRecord {
             step: self.step,
-            request_packet: (self.step > 1).then(|| serde_json::to_value(&packet).ok()).flatten(),
+            request_packet: (self.step > 1)
+                .then(|| serde_json::to_value(&packet).ok())
+                .flatten(),
             response_packet: None,
             tool_packets: Vec::new(),
         });

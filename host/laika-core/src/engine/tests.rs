@@ -834,15 +834,23 @@ fn agent_turn(
 fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}])]),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+        ]),
         |events| vec![result_for(events, "ok", Some(next_page()))],
     );
     let calls = tool_calls(&run);
     assert_eq!(calls.len(), 1);
     assert_eq!((calls[0].step, calls[0].decision), (1, Decision::Allow));
     let target = calls[0].target.as_ref().unwrap();
-    assert_eq!((target.role.as_str(), target.text.as_str()), ("button", "Read more"));
-    assert_eq!(calls[0].digest, crate::agent::call_digest("browser.click", &json!({"handleId": "laika-1"})));
+    assert_eq!(
+        (target.role.as_str(), target.text.as_str()),
+        ("button", "Read more")
+    );
+    assert_eq!(
+        calls[0].digest,
+        crate::agent::call_digest("browser.click", &json!({"handleId": "laika-1"}))
+    );
     let kinds = run.kinds();
     let from = kinds.iter().position(|k| k == "tool_call").unwrap();
     assert_eq!(
@@ -868,20 +876,35 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
         })
         .collect();
     assert_eq!(operations[0].title, "Clicking “Read more”");
-    assert_eq!(operations[1].message.as_deref(), Some("Clicked “Read more”"));
+    assert_eq!(
+        operations[1].message.as_deref(),
+        Some("Clicked “Read more”")
+    );
     // Step 2 sees the transcript and the new page, not the old one.
     assert_eq!(run.asks.len(), 2);
     let second = &run.asks[1].packet;
     assert_eq!(second.context.transcript.len(), 1);
     let packet = &second.context.transcript[0];
-    assert_eq!((packet.sender.role.as_str(), packet.packet_type.as_str()), ("tool", "tool"));
+    assert_eq!(
+        (packet.sender.role.as_str(), packet.packet_type.as_str()),
+        ("tool", "tool")
+    );
     assert_eq!(packet.outcome.status, crate::agent::ToolStatus::Ok);
-    assert_eq!(packet.outcome.page.as_ref().unwrap().title, "Night trains: the full story");
+    assert_eq!(
+        packet.outcome.page.as_ref().unwrap().title,
+        "Night trains: the full story"
+    );
     let page = serde_json::to_string(&second.context.documents).unwrap();
-    assert!(page.contains("14 bicycles") && !page.contains("Brussels"), "{page}");
+    assert!(
+        page.contains("14 bicycles") && !page.contains("Brussels"),
+        "{page}"
+    );
     assert!(run.asks[1].user_prompt.contains("14 bicycles"));
     let done = run.done();
-    assert_eq!((done.status, done.stop_reason, done.steps), (DoneStatus::Ok, StopReason::Answered, 2));
+    assert_eq!(
+        (done.status, done.stop_reason, done.steps),
+        (DoneStatus::Ok, StopReason::Answered, 2)
+    );
     assert_eq!(done.answer.as_ref().unwrap().tool_calls.allow, 1);
     // History keeps both steps: the tool packet, the second request.
     let record = run.record();
@@ -889,7 +912,10 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
     assert_eq!(record.steps[0].tool_packets.len(), 1);
     assert!(record.steps[0].response_packet.is_some());
     assert!(record.steps[1].request_packet.is_some());
-    assert!(record.steps[1].response_packet.is_none(), "the turn's own response");
+    assert!(
+        record.steps[1].response_packet.is_none(),
+        "the turn's own response"
+    );
     assert_eq!(record.answer_text, "There were 312 passengers.");
 }
 
@@ -906,8 +932,14 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
             let call = latest_call(events).unwrap();
             assert_eq!(call.decision, Decision::Ask);
             assert_eq!(call.expires_in_ms, Some(120_000));
-            seen_before_approval = events.iter().map(|e| serde_json::to_value(e).unwrap()["type"].clone()).collect();
-            assert_eq!(state(events), Some(crate::agent::AgentState::WaitingForApproval));
+            seen_before_approval = events
+                .iter()
+                .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+                .collect();
+            assert_eq!(
+                state(events),
+                Some(crate::agent::AgentState::WaitingForApproval)
+            );
             vec![Input::Approval {
                 reply_to: "a-1".into(),
                 call_id: call.call_id.clone(),
@@ -916,17 +948,33 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
             }]
         },
     );
-    assert!(!seen_before_approval.contains(&json!("operation")), "nothing ran before the user decided");
+    assert!(
+        !seen_before_approval.contains(&json!("operation")),
+        "nothing ran before the user decided"
+    );
     assert_eq!(run.replies.len(), 1);
-    assert!(matches!(&run.replies[0], (to, Event::ApprovalResult { approved: false, .. }) if to == "a-1"));
+    assert!(
+        matches!(&run.replies[0], (to, Event::ApprovalResult { approved: false, .. }) if to == "a-1")
+    );
     let results = tool_results(&run);
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
     assert_eq!(results[0].error.as_ref().unwrap().code, "USER_DENIED");
-    assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_RUN", "nothing after a denied call");
-    assert_eq!(tool_calls(&run).len(), 1, "the call after the denial is never proposed");
+    assert_eq!(
+        results[1].error.as_ref().unwrap().code,
+        "NOT_RUN",
+        "nothing after a denied call"
+    );
+    assert_eq!(
+        tool_calls(&run).len(),
+        1,
+        "the call after the denial is never proposed"
+    );
     let transcript = &run.asks[1].packet.context.transcript;
-    assert_eq!(transcript[0].outcome.status, crate::agent::ToolStatus::Denied);
+    assert_eq!(
+        transcript[0].outcome.status,
+        crate::agent::ToolStatus::Denied
+    );
     assert!(run.asks[1].user_prompt.contains("USER_DENIED"));
     assert_eq!(run.done().stop_reason, StopReason::Answered);
 }
@@ -936,7 +984,9 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
     let mut round = 0;
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+        ]),
         |events| {
             round += 1;
             let call = latest_call(events).unwrap().clone();
@@ -948,9 +998,15 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
             };
             match round {
                 // A stale result and a forged approval change nothing.
-                1 => vec![result_for(events, "ok", None), approval("0".repeat(64).as_str())],
+                1 => vec![
+                    result_for(events, "ok", None),
+                    approval("0".repeat(64).as_str()),
+                ],
                 2 => {
-                    assert_eq!(state(events), Some(crate::agent::AgentState::WaitingForApproval));
+                    assert_eq!(
+                        state(events),
+                        Some(crate::agent::AgentState::WaitingForApproval)
+                    );
                     vec![approval(&call.digest)]
                 }
                 _ => {
@@ -963,9 +1019,19 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
     let codes: Vec<String> = run
         .replies
         .iter()
-        .map(|(to, e)| format!("{to}:{}", serde_json::to_value(e).unwrap()["code"].as_str().unwrap_or("accepted")))
+        .map(|(to, e)| {
+            format!(
+                "{to}:{}",
+                serde_json::to_value(e).unwrap()["code"]
+                    .as_str()
+                    .unwrap_or("accepted")
+            )
+        })
         .collect();
-    assert_eq!(codes[0], format!("r-{}:UNKNOWN_CALL", tool_calls(&run)[0].call_id));
+    assert_eq!(
+        codes[0],
+        format!("r-{}:UNKNOWN_CALL", tool_calls(&run)[0].call_id)
+    );
     assert_eq!(codes[1], "a-1:APPROVAL_MISMATCH");
     assert_eq!(codes[2], "a-2:accepted");
     let results = tool_results(&run);
@@ -996,7 +1062,10 @@ fn the_loop_stops_at_the_step_cap() {
     );
     assert_eq!(run.asks.len(), 3);
     let done = run.done();
-    assert_eq!((done.status, done.stop_reason, done.steps), (DoneStatus::Ok, StopReason::StepCap, 3));
+    assert_eq!(
+        (done.status, done.stop_reason, done.steps),
+        (DoneStatus::Ok, StopReason::StepCap, 3)
+    );
     assert_eq!(tool_results(&run).len(), 3);
     assert_eq!(run.record().steps.len(), 3);
 }
@@ -1062,20 +1131,32 @@ fn a_cancel_while_a_call_runs_stops_everything() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].error.as_ref().unwrap().code, "CANCELLED");
     let done = run.done();
-    assert_eq!((done.status, done.stop_reason), (DoneStatus::Cancelled, StopReason::Cancelled));
+    assert_eq!(
+        (done.status, done.stop_reason),
+        (DoneStatus::Cancelled, StopReason::Cancelled)
+    );
     assert_eq!(run.record().status, TurnStatus::Cancelled);
-    assert_eq!(run.record().steps[0].tool_packets.len(), 1, "the stopped call is in history");
+    assert_eq!(
+        run.record().steps[0].tool_packets.len(),
+        1,
+        "the stopped call is in history"
+    );
 }
 
 #[test]
 fn a_cancel_while_waiting_for_approval_never_runs_the_call() {
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+        ]),
         |_| vec![Input::Cancel],
     );
     assert!(!run.kinds().contains(&"operation".to_string()));
-    assert_eq!(tool_results(&run)[0].summary, "Not run: you stopped the turn.");
+    assert_eq!(
+        tool_results(&run)[0].summary,
+        "Not run: you stopped the turn."
+    );
     assert_eq!(run.done().status, DoneStatus::Cancelled);
 }
 
@@ -1083,7 +1164,9 @@ fn a_cancel_while_waiting_for_approval_never_runs_the_call() {
 fn an_approval_that_never_comes_expires_and_the_model_is_told() {
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}])]),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+        ]),
         |_| Vec::new(),
     );
     let results = tool_results(&run);
@@ -1097,7 +1180,9 @@ fn an_approval_that_never_comes_expires_and_the_model_is_told() {
 fn a_browser_that_never_answers_times_the_call_out() {
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}])]),
+        stepping(vec![
+            json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}]),
+        ]),
         |_| Vec::new(),
     );
     let results = tool_results(&run);
@@ -1112,12 +1197,17 @@ fn the_time_budget_ends_the_loop() {
             turn_budget_secs: 30,
             ..Limits::default()
         },
-        stepping(vec![json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}])]),
+        stepping(vec![
+            json!([{"name": "browser.scroll", "arguments": {"deltaY": 300}}]),
+        ]),
         |_| Vec::new(),
     );
     assert_eq!(run.asks.len(), 1);
     assert_eq!(run.done().stop_reason, StopReason::TimeBudget);
-    assert_eq!(tool_results(&run)[0].status, crate::agent::ToolStatus::Timeout);
+    assert_eq!(
+        tool_results(&run)[0].status,
+        crate::agent::ToolStatus::Timeout
+    );
 }
 
 #[test]
@@ -1148,7 +1238,10 @@ fn gate_denials_are_reported_and_unknown_tools_never_run() {
     );
     let calls = tool_calls(&run);
     assert_eq!(calls.len(), 1);
-    assert_eq!((calls[0].decision, calls[0].reason), (Decision::Deny, Reason::UnknownTool));
+    assert_eq!(
+        (calls[0].decision, calls[0].reason),
+        (Decision::Deny, Reason::UnknownTool)
+    );
     let results = tool_results(&run);
     assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
     assert_eq!(results[0].error.as_ref().unwrap().code, "UNKNOWN_TOOL");
@@ -1198,7 +1291,14 @@ fn older_results_are_compacted_in_the_transcript() {
     );
     let last = &run.asks[3].packet.context.transcript;
     assert_eq!(last.len(), 3);
-    assert!(last[0].outcome.result.is_none(), "step 1 is compacted at step 4");
+    assert!(
+        last[0].outcome.result.is_none(),
+        "step 1 is compacted at step 4"
+    );
     assert!(last[1].outcome.result.is_some() && last[2].outcome.result.is_some());
-    assert!(last[0].outcome.summary.contains("1001"), "{}", last[0].outcome.summary);
+    assert!(
+        last[0].outcome.summary.contains("1001"),
+        "{}",
+        last[0].outcome.summary
+    );
 }

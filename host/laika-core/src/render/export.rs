@@ -172,7 +172,10 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("Page: https://x.example/?a=1&amp;b=&quot;2&quot;"));
-        assert!(html.contains("<li>browser.click · ok: Clicked “&lt;script&gt;x&lt;/script&gt;”</li>"), "{html}");
+        assert!(
+            html.contains("<li>browser.click · ok: Clicked “&lt;script&gt;x&lt;/script&gt;”</li>"),
+            "{html}"
+        );
         assert!(html.contains("<h2>Title &amp; &lt;b&gt;</h2>\n<p>x</p>\n"));
         assert!(html.contains("<li>“&quot;q&quot; &lt;s&gt;”</li>"));
         assert!(html.contains("<li>“made up” (not found on the page)</li>"));

@@ -21,8 +21,8 @@ pub mod schema;
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::history::{
-    ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StoredError,
-    StepDetail, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
+    ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StepDetail,
+    StoredError, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
 };
 use laika_core::text::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
@@ -381,7 +381,10 @@ impl Store {
         let tools = self.tool_packets(id)?;
         for turn in &mut detail.turns {
             turn.steps = StepDetail::from_tool_packets(
-                tools.iter().filter(|(n, _)| *n == turn.turn).map(|(_, p)| p),
+                tools
+                    .iter()
+                    .filter(|(n, _)| *n == turn.turn)
+                    .map(|(_, p)| p),
             );
         }
         Ok(detail)
@@ -399,7 +402,9 @@ impl Store {
             )
             .map_err(sqlite)?;
         let rows = stmt
-            .query_map([conversation_id], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?)))
+            .query_map([conversation_id], |r| {
+                Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(sqlite)?;
         let mut packets = Vec::new();
         for row in rows {
@@ -613,7 +618,11 @@ impl PreparedTurn {
         let request_json = to_json(&request)?;
         let response_json = response.as_ref().map(to_json).transpose()?;
         let mut step_messages = Vec::new();
-        let mut asked = t.request_packet.get("id").and_then(Value::as_str).map(str::to_owned);
+        let mut asked = t
+            .request_packet
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         for step in &t.steps {
             let mut message = |role, kind, in_reply_to, model_id: Option<String>, packet: Value| {
                 to_json(&packet).map(|json| {
@@ -642,7 +651,13 @@ impl PreparedTurn {
                 } else {
                     redaction::redact_response_packet(response)
                 };
-                message("assistant", "response", asked.clone(), t.model_id.clone(), stored)?;
+                message(
+                    "assistant",
+                    "response",
+                    asked.clone(),
+                    t.model_id.clone(),
+                    stored,
+                )?;
             }
             for tool in &step.tool_packets {
                 let stored = if t.store_full_packets {

@@ -77,7 +77,8 @@ pub fn redact_tool_packet(packet: &Value) -> Value {
         if let Some(Value::String(summary)) = outcome.get_mut("summary") {
             *summary = prefix_chars(summary, PREVIEW_CHARS).to_owned();
         }
-        if let Some(Value::String(title)) = outcome.get_mut("page").and_then(|p| p.get_mut("title")) {
+        if let Some(Value::String(title)) = outcome.get_mut("page").and_then(|p| p.get_mut("title"))
+        {
             *title = prefix_chars(title, TITLE_CHARS).to_owned();
         }
     }
