@@ -15,10 +15,12 @@ use laika_core::pack::{self, Budget, PackInput};
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
 use laika_runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest, Runtime};
+mod support;
+
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::Instant;
+use support::{read_frame, spawn};
 
 const WORDS: &[&str] = &[
     "rail",
@@ -157,16 +159,7 @@ fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
     }
     let script = dir.path().join("script.json");
     std::fs::write(&script, serde_json::to_string(&outputs).unwrap()).unwrap();
-    let mut child = Command::new(bin)
-        .env("LAIKA_CONFIG", dir.path().join("none.toml"))
-        .env("LAIKA_DATA_DIR", dir.path())
-        .env("LAIKA_RUNTIME", "scripted")
-        .env("LAIKA_SCRIPT", &script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let mut child = spawn(bin, dir.path(), Some(&script));
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let send = |stdin: &mut std::process::ChildStdin, msg: &Value| {
@@ -217,25 +210,6 @@ fn loop_steps(bin: &str, turns: usize) -> Vec<f64> {
     out
 }
 
-fn read_frame(r: &mut impl Read) -> Option<Value> {
-    let mut h = [0u8; 4];
-    r.read_exact(&mut h).ok()?;
-    let mut body = vec![0u8; u32::from_ne_bytes(h) as usize];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
-
-fn spawn(bin: &str, dir: &std::path::Path) -> std::process::Child {
-    Command::new(bin)
-        .env("LAIKA_CONFIG", dir.join("none.toml"))
-        .env("LAIKA_DATA_DIR", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"))
-}
-
 fn start_to_hello(bin: &str, runs: usize) -> Vec<f64> {
     let dir = tempfile::tempdir().unwrap();
     let hello =
@@ -243,7 +217,7 @@ fn start_to_hello(bin: &str, runs: usize) -> Vec<f64> {
     (0..runs)
         .map(|_| {
             let t = Instant::now();
-            let mut child = spawn(bin, dir.path());
+            let mut child = spawn(bin, dir.path(), None);
             let mut stdin = child.stdin.take().unwrap();
             let mut stdout = child.stdout.take().unwrap();
             stdin.write_all(&hello).unwrap();
@@ -260,7 +234,7 @@ fn start_to_hello(bin: &str, runs: usize) -> Vec<f64> {
 
 fn turn_over_pipes(bin: &str, obs: &Value, runs: usize) -> Vec<f64> {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn(bin, dir.path());
+    let mut child = spawn(bin, dir.path(), None);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let mut out = Vec::new();

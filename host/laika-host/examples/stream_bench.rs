@@ -21,10 +21,12 @@ use laika_core::stream::RenderStream;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_runtime::scripted::{Scripted, Step};
 use laika_runtime::{CancelToken, ModelRequest, Runtime};
+mod support;
+
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::time::Instant;
+use support::{read_frame, spawn};
 
 const TOKEN_BYTES: usize = 4;
 
@@ -72,30 +74,13 @@ fn observation() -> Value {
         "title": "Night trains", "text": "H1: Night trains\nThe night train network grew again this year, with new routes."}})
 }
 
-fn read_frame(r: &mut impl Read) -> Option<Value> {
-    let mut h = [0u8; 4];
-    r.read_exact(&mut h).ok()?;
-    let mut body = vec![0u8; u32::from_ne_bytes(h) as usize];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
-}
-
 /// Per turn through the binary: (ms to first render_delta, ms to assistant,
 /// number of render_delta events).
 fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join("script.json");
     std::fs::write(&script_path, Value::Array(script.to_vec()).to_string()).unwrap();
-    let mut child = Command::new(bin)
-        .env("LAIKA_CONFIG", dir.path().join("none.toml"))
-        .env("LAIKA_DATA_DIR", dir.path())
-        .env("LAIKA_RUNTIME", "scripted")
-        .env("LAIKA_SCRIPT", &script_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let mut child = spawn(bin, dir.path(), Some(&script_path));
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let mut out = Vec::new();

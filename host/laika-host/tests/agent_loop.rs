@@ -96,21 +96,6 @@ fn steps(calls: &[Value]) -> Value {
     json!(outputs)
 }
 
-fn host_with(script: &Value, config: &str) -> Host {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    Host::launch(Launch {
-        env: vec![
-            ("LAIKA_RUNTIME".into(), "scripted".into()),
-            ("LAIKA_SCRIPT".into(), path.display().to_string()),
-        ],
-        config,
-        dir: Some(dir),
-        ..Launch::default()
-    })
-}
-
 #[test]
 fn every_call_is_gated_when_its_turn_comes_and_the_steps_are_stored() {
     let calls = [
@@ -123,7 +108,7 @@ fn every_call_is_gated_when_its_turn_comes_and_the_steps_are_stored() {
         json!({"name": "browser.click", "arguments": {"handleId": "laika-7", "force": true}}),
         json!({"name": "shell.exec", "arguments": {"cmd": "rm -rf /"}}),
     ];
-    let mut host = host_with(&steps(&calls), "[limits]\nmax_steps = 9\n");
+    let mut host = Host::scripted_with(&steps(&calls), "[limits]\nmax_steps = 9\n");
     let (events, replies) = run_turn(
         &mut host,
         "g1",
@@ -212,7 +197,7 @@ fn an_approved_call_runs_and_the_model_sees_the_new_page() {
     let mut page = observation("article-night-trains.observation.json");
     page["summary"]["title"] = json!("Subscribed");
     page["summary"]["text"] = json!("Thanks for subscribing to the night train newsletter.");
-    let mut host = host_with(&steps(&calls), "");
+    let mut host = Host::scripted_with(&steps(&calls), "");
     let (events, replies) = run_turn(
         &mut host,
         "a1",
@@ -253,7 +238,7 @@ fn an_approved_call_runs_and_the_model_sees_the_new_page() {
 #[test]
 fn results_and_approvals_for_calls_nobody_waits_on_are_refused_with_codes() {
     let calls = [json!({"name": "browser.click", "arguments": {"handleId": "laika-4"}})];
-    let mut host = host_with(&steps(&calls), "");
+    let mut host = Host::scripted_with(&steps(&calls), "");
     host.send(&turn_msg(
         "s1",
         json!({"name": "web.answer"}),
@@ -310,7 +295,7 @@ fn host_tools_compute_without_the_extension() {
     let calls = [
         json!({"name": "app.money_calculate", "arguments": {"expression": "19.99 * 3", "currency": "EUR"}}),
     ];
-    let mut host = host_with(&steps(&calls), "");
+    let mut host = Host::scripted_with(&steps(&calls), "");
     let (events, replies) = run_turn(
         &mut host,
         "m1",

@@ -81,6 +81,11 @@ impl Host {
     }
 
     pub fn scripted(outputs: &Value) -> Host {
+        Host::scripted_with(outputs, "")
+    }
+
+    /// A scripted host with `config` as its config file.
+    pub fn scripted_with(outputs: &Value, config: &str) -> Host {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("script.json");
         std::fs::write(&script, outputs.to_string()).unwrap();
@@ -89,6 +94,7 @@ impl Host {
                 ("LAIKA_RUNTIME".into(), "scripted".into()),
                 ("LAIKA_SCRIPT".into(), script.display().to_string()),
             ],
+            config,
             dir: Some(dir),
             ..Launch::default()
         })
