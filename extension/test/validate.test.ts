@@ -39,7 +39,7 @@ describe("schema validation of host messages", () => {
 
   it("rejects an assistant render with raw HTML nodes", () => {
     const assistant = {
-      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t",
       render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text: "ok" }] }] },
       citations: [], data: null,
     };
@@ -68,19 +68,20 @@ describe("schema validation of host messages", () => {
   it("accepts what the generated types describe", () => {
     const runtime = { kind: "builtin", model: "m", offline: true, label: "Offline" };
     const assistant: AssistantMessage = {
-      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t",
       render: { type: "doc", children: [{ type: "list", ordered: false, items: [{ type: "list_item", children: [{ type: "code_block", language: "rust", text: "x" }] }] }] },
       citations: [{ doc_id: "doc:web:summary", quote: "q", verified: false }],
       data: { price: null },
     };
     const tool: ToolCallMessage = {
-      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0,
+      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
       name: "browser.scroll", arguments: null, decision: "allow", reason: "REVERSIBLE", detail: "Scrolling can be undone.",
+      executor: "page", digest: "a".repeat(64), target: null, expires_in_ms: null,
     };
     const done: DoneMessage = {
       type: "done", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, request_id: uuid, status: "cancelled",
-      error_code: "CANCELLED", runtime, stored: true,
-      timings: { pack_ms: 1, runtime_ms: 2, validate_ms: 0, store_ms: 0.5, total_ms: 3.5 },
+      error_code: "CANCELLED", runtime, stored: true, steps: 1, stop_reason: "cancelled",
+      timings: { pack_ms: 1, runtime_ms: 2, validate_ms: 0, store_ms: 0.5, tools_ms: 0, total_ms: 3.5 },
     };
     for (const msg of [assistant, tool, done]) {
       const r = checkHostMessage(msg);
