@@ -18,7 +18,11 @@ describe("schema validation of host messages", () => {
   });
 
   it("accepts a tool call and a part", () => {
-    const tool = { type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0, name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm." };
+    const tool = {
+      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
+      name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm.",
+      executor: "page", digest: "0".repeat(64), target: { handle_id: "laika-3", role: "button", text: "Confirm" }, expires_in_ms: 120000,
+    };
     expect(checkHostMessage(tool).ok).toBe(true);
     const part = { type: "part", id: uuid, part_of: uuid, index: 0, count: 2, data: "{" };
     expect(checkHostMessage(part).ok).toBe(true);
@@ -58,7 +62,7 @@ describe("schema validation of host messages", () => {
   });
 
   it("names the error of the message its type selects", () => {
-    const bad = { type: "assistant", id: uuid, reply_to: "t", conversation_id: uuid, turn: 1, response_id: uuid, title: "t", render: { type: "doc", children: [{ type: "html" }] }, citations: [], data: null };
+    const bad = { type: "assistant", id: uuid, reply_to: "t", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t", render: { type: "doc", children: [{ type: "html" }] }, citations: [], data: null };
     const r = checkHostMessage(bad);
     expect(r.ok ? "" : r.error).toContain("/render/children/0/type");
     const extra = checkHostMessage({ type: "pong", id: uuid, reply_to: "p", extra: 1 });

@@ -131,3 +131,58 @@ export async function openSidebar(context) {
 export function norm(s) {
   return String(s).replace(/\s+/g, " ").trim();
 }
+
+/**
+ * One scripted model output: a `laika.llmcp` response packet (as its raw
+ * JSON text) with the scripted runtime's placeholders, answering `text` and
+ * proposing `toolCalls` (none: the answer ends the loop).
+ */
+export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [] }) {
+  const packet = {
+    protocol: { name: "laika.llmcp", version: 1 },
+    id: "{{new_id}}",
+    type: "response",
+    created_at: "{{now}}",
+    conversation: { id: "{{conversation_id}}", turn: 999999 },
+    sender: { role: "assistant" },
+    in_reply_to: { request_id: "{{request_id}}" },
+    assistant: {
+      title,
+      render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text }] }] },
+      citations,
+    },
+  };
+  if (toolCalls.length) packet.tool_calls = toolCalls;
+  return JSON.stringify(packet).replace("999999", "{{turn}}");
+}
+
+/** Asks the content script of the tab showing `url` for its observation (through the worker). */
+export async function observeTab(worker, url) {
+  const res = await worker.evaluate(async (pageUrl) => {
+    const tabs = await chrome.tabs.query({});
+    const tab = tabs.find((t) => t.url === pageUrl);
+    if (!tab) return { ok: false, error: `no tab shows ${pageUrl}` };
+    return chrome.tabs.sendMessage(tab.id, { kind: "observe" });
+  }, url);
+  assert(res?.ok, `observation of ${url} works (${JSON.stringify(res)})`);
+  return res.observation;
+}
+
+/** The element of an observation whose text (or label) is `text`. */
+export function element(observation, text) {
+  const found = (observation.summary.elements ?? []).find((e) => e.text === text || e.label === text);
+  assert(found, `an element "${text}" is observed (${JSON.stringify(observation.summary.elements)})`);
+  return found;
+}
+
+/** Waits until the sidebar's step item for a call in `state` exists; returns its text. */
+export async function waitForStep(sidebar, selector, timeout = 30_000) {
+  await sidebar.waitForSelector(selector, { timeout });
+  return norm(await sidebar.textContent(selector));
+}
+
+/** Waits for the turn to end; returns its `done.stop_reason` (the sidebar keeps it on the turn). */
+export async function waitForDone(sidebar, timeout = 60_000) {
+  await sidebar.waitForSelector(".turn[data-stop-reason]", { timeout });
+  return sidebar.getAttribute(".turn[data-stop-reason]", "data-stop-reason");
+}

@@ -20,11 +20,11 @@ export type StepState = "pending" | "waiting" | "running" | "ok" | "error" | "bl
 const ICONS: Record<StepState, [string, string]> = {
   pending: ["…", "pending"],
   waiting: ["?", "waiting for your approval"],
-  running: ["⏳", "running"],
+  running: ["↻", "running"],
   ok: ["✓", "done"],
   error: ["✗", "failed"],
-  blocked: ["⛔", "blocked"],
-  expired: ["⌛", "expired"],
+  blocked: ["⊘", "blocked"],
+  expired: ["◷", "expired"],
   stopped: ["■", "stopped"],
 };
 
@@ -64,8 +64,10 @@ export function describeCall(name: string, args: Record<string, unknown>, target
   switch (name) {
     case "browser.click":
       return `Click ${element}`;
-    case "browser.type":
-      return `Type ${q(str(args, "text"))} into ${target?.text.trim() ? q(target.text) : "a field"}`;
+    case "browser.type": {
+      const field = target?.text.trim() ? q(target.text) : "a field";
+      return typeof args["text"] === "string" ? `Type ${q(args["text"])} into ${field}` : `Type into ${field}`;
+    }
     case "browser.select":
       return `Choose ${q(str(args, "value"))} in ${element}`;
     case "browser.scroll":
@@ -195,7 +197,9 @@ export class StepList {
 
   toolCall(msg: ToolCallMessage): void {
     const args = isObject(msg.arguments) ? msg.arguments : {};
-    const item = this.item(msg.call_id, describeCall(msg.name, args, msg.target));
+    // What a blocked call would have typed is not repeated (it may be a secret).
+    const shown = msg.decision === "deny" ? {} : args;
+    const item = this.item(msg.call_id, describeCall(msg.name, shown, msg.target));
     item.li.dataset["decision"] = msg.decision;
     if (msg.decision === "deny") {
       this.setState(item, "blocked", `Blocked: ${msg.detail}`);
