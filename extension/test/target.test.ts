@@ -14,7 +14,7 @@ function setup() {
   const target = (text: string): ToolTarget => {
     const e = obs.summary.elements?.find((x) => x.text === text || x.label === text);
     if (!e) throw new Error(`no ${text}`);
-    return { handle_id: e.handle_id, role: e.role, text: e.text };
+    return { handle_id: e.handle_id, role: e.role ?? "", text: e.text ?? "" };
   };
   return { doc, reg, target };
 }
