@@ -186,3 +186,35 @@ export async function waitForDone(sidebar, timeout = 60_000) {
   await sidebar.waitForSelector(".turn[data-stop-reason]", { timeout });
   return sidebar.getAttribute(".turn[data-stop-reason]", "data-stop-reason");
 }
+
+/**
+ * A loopback server whose pages come from `route(url, base)` (an object
+ * `{body, type?, status?}` or null for 404). Counts every request it gets,
+ * by path, so a test can prove a page was never asked for.
+ */
+export async function serveRoutes(route) {
+  const requests = [];
+  let base = "";
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", base);
+    requests.push(url.pathname + url.search);
+    const page = route(url, base);
+    if (!page) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(page.status ?? 200, { "content-type": page.type ?? "text/html; charset=utf-8" }).end(page.body);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    base,
+    requests,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/** Escapes text for the test pages' HTML. */
+export function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}

@@ -437,6 +437,18 @@ async function showConversation(id: string): Promise<void> {
     for (const t of conv.turns) {
       const box = h("div", "turn");
       box.append(h("div", "user", t.user_text));
+      const calls = t.steps.flatMap((st) => st.calls.map((c) => ({ step: st.step, c })));
+      if (calls.length) {
+        const list = h("ol", "history-steps");
+        list.setAttribute("aria-label", "Steps");
+        for (const { step, c } of calls) {
+          const mark = c.status === "ok" ? "✓" : c.status === "denied" ? "⊘" : "✗";
+          const li = h("li", undefined, `${mark} Step ${step}: ${c.name} — ${c.summary || c.status}`);
+          li.dataset["status"] = c.status;
+          list.append(li);
+        }
+        box.append(list);
+      }
       box.append(h("p", undefined, t.answer_text || t.status));
       detail.append(box);
     }
