@@ -327,7 +327,7 @@ export class StepList {
         return;
       case "denied":
         this.closeCard(item, "Denied");
-        this.setState(item, "blocked", msg.error?.code === "USER_DENIED" ? `Denied by you: ${msg.summary}` : `Blocked: ${msg.summary}`);
+        this.setState(item, "blocked", msg.error?.code === "USER_DENIED" ? "Denied by you — not run." : `Blocked: ${msg.summary}`);
         return;
       case "timeout":
         if (msg.error?.code === "APPROVAL_EXPIRED") {
