@@ -45,9 +45,9 @@ export async function serve() {
  * Launches Chromium with the extension. `hostEnv` is added to the host's
  * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
  * dirs and a `history(args)` helper running `laika-host history …` on the
- * same data dir.
+ * same data dir. `config` is the host's config file (TOML), if any.
  */
-export async function launch(hostEnv = {}, { installHost = true } = {}) {
+export async function launch(hostEnv = {}, { installHost = true, config = null } = {}) {
   assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
   assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
@@ -56,6 +56,7 @@ export async function launch(hostEnv = {}, { installHost = true } = {}) {
   const configPath = path.join(tmp, "config.toml");
   fs.mkdirSync(path.join(userDataDir, "NativeMessagingHosts"), { recursive: true });
   fs.mkdirSync(dataDir, { recursive: true });
+  if (config) fs.writeFileSync(configPath, config);
   const env = { LAIKA_DATA_DIR: dataDir, LAIKA_CONFIG: configPath, ...hostEnv };
   const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
   const wrapper = path.join(tmp, "laika-host-wrapper.sh");
