@@ -14,6 +14,8 @@ import {
   assert,
   element,
   esc,
+  eventTrace,
+  hostEvents,
   launch,
   modelOutput,
   norm,
@@ -158,6 +160,12 @@ try {
   // Step 3 answers.
   const reason = await waitForDone(sidebar);
   assert(reason === "answered", `the loop ended with the answer (${reason})`);
+  const events = (await hostEvents(sidebar)).filter((m) => m.reply_to && m.type !== "history.get.result");
+  if (process.env.LAIKA_E2E_TRACE) console.log(eventTrace(events));
+  const done = events.find((m) => m.type === "done");
+  assert(done?.stop_reason === "answered" && done.steps === 3 && done.status === "ok", `done says answered after 3 steps (${JSON.stringify(done)})`);
+  const calls = events.filter((m) => m.type === "tool_call").map((m) => `${m.step}:${m.name}:${m.decision}`);
+  assert(calls.join(",") === "1:browser.type:allow,1:browser.click:allow,2:browser.click:ask", `calls came one at a time, in order (${calls})`);
   const answer = norm(await sidebar.textContent(".turn .answer"));
   assert(/weighs 1\.2 kg/.test(answer), `the answer holds the fact (${answer})`);
   assert(!/I will search|I will open/.test(answer), `earlier steps' text is not the answer (${answer})`);

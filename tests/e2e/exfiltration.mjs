@@ -9,7 +9,7 @@
 // loopback port) counts every request: zero for the whole test.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, launch, modelOutput, norm, openSidebar, serveRoutes, waitForDone, waitForStep } from "./lib.mjs";
+import { artifacts, assert, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, serveRoutes, waitForDone, waitForStep } from "./lib.mjs";
 
 const EMAIL = "jane.doe@example.com";
 
@@ -72,6 +72,7 @@ try {
   // The model insists on the unchanged page: the loop stops, and says why.
   const reason = await waitForDone(sidebar);
   assert(reason === "loop_detected", `the turn ended on the repeated proposal (${reason})`);
+  if (process.env.LAIKA_E2E_TRACE) console.log(eventTrace(await hostEvents(sidebar)));
   const told = norm(await sidebar.textContent(".stop-reason"));
   assert(told === "Stopped: the assistant repeated the same action on an unchanged page.", `the stop reason is told (${told})`);
   assert((await sidebar.$$(".step-item")).length === 1, "the repeated proposal was never offered for approval");

@@ -122,6 +122,18 @@ export async function launch(hostEnv = {}, { installHost = true, config = null }
 /** Opens the sidebar page in a tab and waits until the host said hello. */
 export async function openSidebar(context) {
   const sidebar = await context.newPage();
+  // Keep a copy of every event the background posts to this sidebar, for
+  // assertions on the protocol itself (`hostEvents`).
+  await sidebar.addInitScript(() => {
+    const events = [];
+    Object.defineProperty(window, "__laikaEvents", { value: events });
+    const connect = chrome.runtime.connect.bind(chrome.runtime);
+    chrome.runtime.connect = (...args) => {
+      const port = connect(...args);
+      port.onMessage.addListener((m) => events.push(m));
+      return port;
+    };
+  });
   await sidebar.goto(`chrome-extension://${EXTENSION_ID}/sidepanel.html`);
   await sidebar.waitForFunction(() => (document.getElementById("runtime")?.textContent ?? "").length > 0, null, {
     timeout: 20_000,
@@ -218,4 +230,19 @@ export async function serveRoutes(route) {
 /** Escapes text for the test pages' HTML. */
 export function esc(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+/** The host events the sidebar received so far (`{kind:"event"}` posts, unwrapped). */
+export async function hostEvents(sidebar) {
+  return sidebar.evaluate(() => window.__laikaEvents.filter((e) => e.kind === "event").map((e) => e.msg));
+}
+
+/** One line per host event, for logs: `type(detail)`. */
+export function eventTrace(events) {
+  return events
+    .map((m) => {
+      const d = m.type === "agent_state" ? m.state : m.type === "operation" ? m.status : m.type === "tool_call" ? `${m.name} ${m.decision}` : m.type === "tool_result" ? `${m.name} ${m.status}` : m.type === "done" ? `${m.status} ${m.stop_reason} steps=${m.steps}` : m.type === "assistant" || m.type === "render_delta" ? `step ${m.step}` : "";
+      return d ? `${m.type}(${d})` : m.type;
+    })
+    .join(" → ");
 }

@@ -7,7 +7,7 @@
 //           Approve is gone, `done.stop_reason` is `cancelled`, nothing ran.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, element, launch, modelOutput, norm, observeTab, openSidebar, serve, waitForStep } from "./lib.mjs";
+import { artifacts, assert, eventTrace, hostEvents, element, launch, modelOutput, norm, observeTab, openSidebar, serve, waitForStep } from "./lib.mjs";
 
 const server = await serve();
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
@@ -56,6 +56,7 @@ try {
   await sidebar.waitForSelector(".turn:nth-of-type(2)[data-stop-reason]", { timeout: 30_000 });
   const reason = await sidebar.getAttribute(".turn:nth-of-type(2)", "data-stop-reason");
   assert(reason === "cancelled", `the turn ended as cancelled (${reason})`);
+  if (process.env.LAIKA_E2E_TRACE) console.log(eventTrace(await hostEvents(sidebar)));
   assert(!(await sidebar.$(`${second} button`)), "a stopped turn's card has no buttons");
   assert(/Stopped/.test(await sidebar.textContent(".turn:nth-of-type(2)")), "the turn says it stopped");
   assert(!(await sidebar.isVisible("#stop")), "Stop goes when the turn ends");
