@@ -250,6 +250,7 @@ export class StepList {
       const deadline = this.now() + msg.expires_in_ms;
       const timer = this.h("span", "countdown");
       timer.setAttribute("role", "timer");
+      timer.setAttribute("aria-live", "off");
       buttons.append(timer);
       const tick = () => {
         const left = deadline - this.now();
