@@ -2,7 +2,9 @@
 # Browser end-to-end tests: headless Debian Chromium + the built extension +
 # the real laika-host (debug build). Installs chromium (apt) and the
 # extension's npm dependencies if missing.
-#   scripts/e2e.sh            summarize, tool calls, XSS rendering check
+#   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
+#                             exfiltration, approval expiry and Stop, host not
+#                             installed, XSS rendering check
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -21,7 +23,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools not-installed xss; do
+for t in summarize tools agent exfiltration stop not-installed xss; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

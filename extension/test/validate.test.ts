@@ -18,7 +18,11 @@ describe("schema validation of host messages", () => {
   });
 
   it("accepts a tool call and a part", () => {
-    const tool = { type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0, name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm." };
+    const tool = {
+      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
+      name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm.",
+      executor: "page", digest: "0".repeat(64), target: { handle_id: "laika-3", role: "button", text: "Confirm" }, expires_in_ms: 120000,
+    };
     expect(checkHostMessage(tool).ok).toBe(true);
     const part = { type: "part", id: uuid, part_of: uuid, index: 0, count: 2, data: "{" };
     expect(checkHostMessage(part).ok).toBe(true);
@@ -39,7 +43,7 @@ describe("schema validation of host messages", () => {
 
   it("rejects an assistant render with raw HTML nodes", () => {
     const assistant = {
-      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t",
       render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text: "ok" }] }] },
       citations: [], data: null,
     };
@@ -58,7 +62,7 @@ describe("schema validation of host messages", () => {
   });
 
   it("names the error of the message its type selects", () => {
-    const bad = { type: "assistant", id: uuid, reply_to: "t", conversation_id: uuid, turn: 1, response_id: uuid, title: "t", render: { type: "doc", children: [{ type: "html" }] }, citations: [], data: null };
+    const bad = { type: "assistant", id: uuid, reply_to: "t", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t", render: { type: "doc", children: [{ type: "html" }] }, citations: [], data: null };
     const r = checkHostMessage(bad);
     expect(r.ok ? "" : r.error).toContain("/render/children/0/type");
     const extra = checkHostMessage({ type: "pong", id: uuid, reply_to: "p", extra: 1 });
@@ -68,19 +72,20 @@ describe("schema validation of host messages", () => {
   it("accepts what the generated types describe", () => {
     const runtime = { kind: "builtin", model: "m", offline: true, label: "Offline" };
     const assistant: AssistantMessage = {
-      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, response_id: uuid, title: "t",
+      type: "assistant", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, response_id: uuid, title: "t",
       render: { type: "doc", children: [{ type: "list", ordered: false, items: [{ type: "list_item", children: [{ type: "code_block", language: "rust", text: "x" }] }] }] },
       citations: [{ doc_id: "doc:web:summary", quote: "q", verified: false }],
       data: { price: null },
     };
     const tool: ToolCallMessage = {
-      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, call_id: `${uuid}:0`, index: 0,
+      type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
       name: "browser.scroll", arguments: null, decision: "allow", reason: "REVERSIBLE", detail: "Scrolling can be undone.",
+      executor: "page", digest: "a".repeat(64), target: null, expires_in_ms: null,
     };
     const done: DoneMessage = {
       type: "done", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, request_id: uuid, status: "cancelled",
-      error_code: "CANCELLED", runtime, stored: true,
-      timings: { pack_ms: 1, runtime_ms: 2, validate_ms: 0, store_ms: 0.5, total_ms: 3.5 },
+      error_code: "CANCELLED", runtime, stored: true, steps: 1, stop_reason: "cancelled",
+      timings: { pack_ms: 1, runtime_ms: 2, validate_ms: 0, store_ms: 0.5, tools_ms: 0, total_ms: 3.5 },
     };
     for (const msg of [assistant, tool, done]) {
       const r = checkHostMessage(msg);

@@ -45,9 +45,9 @@ export async function serve() {
  * Launches Chromium with the extension. `hostEnv` is added to the host's
  * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
  * dirs and a `history(args)` helper running `laika-host history …` on the
- * same data dir.
+ * same data dir. `config` is the host's config file (TOML), if any.
  */
-export async function launch(hostEnv = {}, { installHost = true } = {}) {
+export async function launch(hostEnv = {}, { installHost = true, config = null } = {}) {
   assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
   assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
@@ -56,6 +56,7 @@ export async function launch(hostEnv = {}, { installHost = true } = {}) {
   const configPath = path.join(tmp, "config.toml");
   fs.mkdirSync(path.join(userDataDir, "NativeMessagingHosts"), { recursive: true });
   fs.mkdirSync(dataDir, { recursive: true });
+  if (config) fs.writeFileSync(configPath, config);
   const env = { LAIKA_DATA_DIR: dataDir, LAIKA_CONFIG: configPath, ...hostEnv };
   const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
   const wrapper = path.join(tmp, "laika-host-wrapper.sh");
@@ -121,6 +122,18 @@ export async function launch(hostEnv = {}, { installHost = true } = {}) {
 /** Opens the sidebar page in a tab and waits until the host said hello. */
 export async function openSidebar(context) {
   const sidebar = await context.newPage();
+  // Keep a copy of every event the background posts to this sidebar, for
+  // assertions on the protocol itself (`hostEvents`).
+  await sidebar.addInitScript(() => {
+    const events = [];
+    Object.defineProperty(window, "__laikaEvents", { value: events });
+    const connect = chrome.runtime.connect.bind(chrome.runtime);
+    chrome.runtime.connect = (...args) => {
+      const port = connect(...args);
+      port.onMessage.addListener((m) => events.push(m));
+      return port;
+    };
+  });
   await sidebar.goto(`chrome-extension://${EXTENSION_ID}/sidepanel.html`);
   await sidebar.waitForFunction(() => (document.getElementById("runtime")?.textContent ?? "").length > 0, null, {
     timeout: 20_000,
@@ -130,4 +143,106 @@ export async function openSidebar(context) {
 
 export function norm(s) {
   return String(s).replace(/\s+/g, " ").trim();
+}
+
+/**
+ * One scripted model output: a `laika.llmcp` response packet (as its raw
+ * JSON text) with the scripted runtime's placeholders, answering `text` and
+ * proposing `toolCalls` (none: the answer ends the loop).
+ */
+export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [] }) {
+  const packet = {
+    protocol: { name: "laika.llmcp", version: 1 },
+    id: "{{new_id}}",
+    type: "response",
+    created_at: "{{now}}",
+    conversation: { id: "{{conversation_id}}", turn: 999999 },
+    sender: { role: "assistant" },
+    in_reply_to: { request_id: "{{request_id}}" },
+    assistant: {
+      title,
+      render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text }] }] },
+      citations,
+    },
+  };
+  if (toolCalls.length) packet.tool_calls = toolCalls;
+  return JSON.stringify(packet).replace("999999", "{{turn}}");
+}
+
+/** Asks the content script of the tab showing `url` for its observation (through the worker). */
+export async function observeTab(worker, url) {
+  const res = await worker.evaluate(async (pageUrl) => {
+    const tabs = await chrome.tabs.query({});
+    const tab = tabs.find((t) => t.url === pageUrl);
+    if (!tab) return { ok: false, error: `no tab shows ${pageUrl}` };
+    return chrome.tabs.sendMessage(tab.id, { kind: "observe" });
+  }, url);
+  assert(res?.ok, `observation of ${url} works (${JSON.stringify(res)})`);
+  return res.observation;
+}
+
+/** The element of an observation whose text (or label) is `text`. */
+export function element(observation, text) {
+  const found = (observation.summary.elements ?? []).find((e) => e.text === text || e.label === text);
+  assert(found, `an element "${text}" is observed (${JSON.stringify(observation.summary.elements)})`);
+  return found;
+}
+
+/** Waits until the sidebar's step item for a call in `state` exists; returns its text. */
+export async function waitForStep(sidebar, selector, timeout = 30_000) {
+  await sidebar.waitForSelector(selector, { timeout });
+  return norm(await sidebar.textContent(selector));
+}
+
+/** Waits for the turn to end; returns its `done.stop_reason` (the sidebar keeps it on the turn). */
+export async function waitForDone(sidebar, timeout = 60_000) {
+  await sidebar.waitForSelector(".turn[data-stop-reason]", { timeout });
+  return sidebar.getAttribute(".turn[data-stop-reason]", "data-stop-reason");
+}
+
+/**
+ * A loopback server whose pages come from `route(url, base)` (an object
+ * `{body, type?, status?}` or null for 404). Counts every request it gets,
+ * by path, so a test can prove a page was never asked for.
+ */
+export async function serveRoutes(route) {
+  const requests = [];
+  let base = "";
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", base);
+    requests.push(url.pathname + url.search);
+    const page = route(url, base);
+    if (!page) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    res.writeHead(page.status ?? 200, { "content-type": page.type ?? "text/html; charset=utf-8" }).end(page.body);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    base,
+    requests,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/** Escapes text for the test pages' HTML. */
+export function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+/** The host events the sidebar received so far (`{kind:"event"}` posts, unwrapped). */
+export async function hostEvents(sidebar) {
+  return sidebar.evaluate(() => window.__laikaEvents.filter((e) => e.kind === "event").map((e) => e.msg));
+}
+
+/** One line per host event, for logs: `type(detail)`. */
+export function eventTrace(events) {
+  return events
+    .map((m) => {
+      const d = m.type === "agent_state" ? m.state : m.type === "operation" ? m.status : m.type === "tool_call" ? `${m.name} ${m.decision}` : m.type === "tool_result" ? `${m.name} ${m.status}` : m.type === "done" ? `${m.status} ${m.stop_reason} steps=${m.steps}` : m.type === "assistant" || m.type === "render_delta" ? `step ${m.step}` : "";
+      return d ? `${m.type}(${d})` : m.type;
+    })
+    .join(" → ");
 }

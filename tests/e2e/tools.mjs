@@ -1,10 +1,11 @@
-// E2E: gated tool calls. The host runs the scripted runtime, whose one answer
+// E2E: gated tool calls, one at a time. The scripted model's first answer
 // proposes a click on "Buy now" (gate: ask) and typing into a password field
-// (gate: deny). The click must happen only after Approve; the denied call
-// must never run.
+// (gate: deny); its second answers without tool calls. The click must happen
+// only after Approve; the denied call is reported after it and never runs;
+// the loop then ends with the answer.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, launch, openSidebar, serve } from "./lib.mjs";
+import { artifacts, assert, element, launch, modelOutput, norm, observeTab, openSidebar, serve, waitForDone, waitForStep } from "./lib.mjs";
 
 const server = await serve();
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
@@ -19,63 +20,67 @@ try {
 
   // Learn the handles the content script gives this page (they are stable per
   // element for the document's lifetime), so the scripted model can use them.
-  const observation = await worker.evaluate(async (pageUrl) => {
-    const tabs = await chrome.tabs.query({});
-    const tab = tabs.find((t) => t.url === pageUrl);
-    return chrome.tabs.sendMessage(tab.id, { kind: "observe" });
-  }, url);
-  assert(observation?.ok, `observation works (${JSON.stringify(observation)})`);
-  const elements = observation.observation.summary.elements ?? [];
-  const buy = elements.find((e) => e.text === "Buy now");
-  const pw = elements.find((e) => e.input_type === "password");
-  assert(buy && pw, `handles for Buy now and the password field (${JSON.stringify(elements)})`);
+  const observation = await observeTab(worker, url);
+  const buy = element(observation, "Buy now");
+  const pw = (observation.summary.elements ?? []).find((e) => e.input_type === "password");
+  assert(pw, "the password field is observed");
 
-  const packet = {
-    protocol: { name: "laika.llmcp", version: 1 },
-    id: "{{new_id}}",
-    type: "response",
-    created_at: "{{now}}",
-    conversation: { id: "{{conversation_id}}", turn: 999999 },
-    sender: { role: "assistant" },
-    in_reply_to: { request_id: "{{request_id}}" },
-    assistant: {
-      title: "Buying",
-      render: { type: "doc", children: [{ type: "paragraph", children: [{ type: "text", text: "I can buy the backpack for you." }] }] },
-      citations: [{ doc_id: "doc:web:summary", quote: "Price: $89.00." }],
-    },
-    tool_calls: [
-      { name: "browser.click", arguments: { handleId: buy.handle_id } },
-      { name: "browser.type", arguments: { handleId: pw.handle_id, text: "hunter2" } },
-    ],
-  };
-  fs.writeFileSync(scriptPath, JSON.stringify([JSON.stringify(packet).replace("999999", "{{turn}}")]));
+  fs.writeFileSync(
+    scriptPath,
+    JSON.stringify([
+      modelOutput({
+        title: "Buying",
+        text: "I can buy the backpack for you.",
+        citations: [{ doc_id: "doc:web:summary", quote: "Price: $89.00." }],
+        toolCalls: [
+          { name: "browser.click", arguments: { handleId: buy.handle_id } },
+          { name: "browser.type", arguments: { handleId: pw.handle_id, text: "hunter2" } },
+        ],
+      }),
+      modelOutput({ title: "Bought", text: "The backpack is purchased; I did not type your password." }),
+    ]),
+  );
 
   const sidebar = await openSidebar(context);
   await sidebar.fill("#question", "Buy this backpack for me");
   await sidebar.click("#send");
-  await sidebar.waitForSelector(".tool-card >> nth=1", { timeout: 30_000 });
-  const cards = await sidebar.$$(".tool-card");
-  assert(cards.length === 2, `two tool cards (got ${cards.length})`);
-  const [askCard, denyCard] = cards;
-  assert((await askCard.textContent()).includes("ask"), "the click is an ask card");
-  assert((await denyCard.textContent()).includes("deny"), "the typing is a deny card");
-  assert(!(await denyCard.$("button")), "a denied call offers no button");
+  const ask = ".step-item[data-decision=ask]";
+  await sidebar.waitForSelector(`${ask} .approval-card button:has-text('Approve')`, { timeout: 30_000 });
+  const card = norm(await sidebar.textContent(`${ask} .approval-card`));
+  assert(/Buy now/.test(card), `the card names the element (${card})`);
+  assert(/Expires in \d+:\d\d/.test(card), `the card counts down (${card})`);
+  assert(!(await sidebar.$(".step-item[data-decision=deny]")), "calls come one at a time: the denied one is not proposed yet");
+  assert(await sidebar.isVisible("#stop"), "the Stop button shows while the turn runs");
 
   // Nothing has run yet: give a wrongly auto-running executor time to act.
   await sidebar.waitForTimeout(1500);
   assert((await page.textContent("#status")) === "Not purchased.", "ask call waits for approval");
   assert((await page.evaluate(() => document.body.dataset.bought ?? "0")) === "0", "no click before Approve");
 
-  await askCard.$("button:has-text('Approve')").then((b) => b.click());
-  await sidebar.waitForFunction(() => /Done:/.test(document.querySelector(".tool-card .result")?.textContent ?? ""), null, { timeout: 20_000 });
+  await sidebar.click(`${ask} button:has-text('Approve')`);
+  const done = await waitForStep(sidebar, `${ask}[data-state=ok]`);
+  assert(/Clicking “Buy now”/.test(done), `the step names the operation (${done})`);
   assert((await page.textContent("#status")) === "Purchased!", "the approved click ran");
   assert((await page.evaluate(() => document.body.dataset.bought)) === "1", "the click ran exactly once");
+  assert(!(await sidebar.$(`${ask} .approval-card button`)), "the answered card has no buttons left");
+
+  const denied = await waitForStep(sidebar, ".step-item[data-decision=deny][data-state=blocked]");
+  assert(/Blocked/.test(denied), `the denied call shows as blocked with its reason (${denied})`);
+  assert(!(await sidebar.$(".step-item[data-decision=deny] button")), "a denied call offers no button");
+
+  const reason = await waitForDone(sidebar);
+  assert(reason === "answered", `the loop ended with the answer (${reason})`);
+  const answer = norm(await sidebar.textContent(".turn .answer"));
+  assert(/purchased; I did not type/.test(answer) && !/I can buy/.test(answer), `the last step's answer is the answer (${answer})`);
+  assert(/I can buy the backpack/.test(await sidebar.textContent(".steps .step-note")), "the first step's text is in the step list");
+  assert(!(await sidebar.isVisible("#stop")), "the Stop button goes when the turn ends");
   assert((await page.evaluate(() => document.getElementById("pw").value)) === "", "the denied call never typed");
-  assert(/Blocked/.test(await denyCard.textContent()), "the deny card says it was blocked");
+  assert((await page.evaluate(() => document.body.dataset.bought)) === "1", "still clicked exactly once");
 
   fs.mkdirSync(artifacts, { recursive: true });
+  await sidebar.setViewportSize({ width: 420, height: 900 });
   await sidebar.screenshot({ path: path.join(artifacts, "sidebar-tools.png"), fullPage: true });
-  console.log("ok tools: ask ran only after Approve, deny never ran");
+  console.log("ok tools: ask ran only after Approve, deny never ran, the loop answered");
 } finally {
   await browser.close();
   await server.close();

@@ -1,47 +1,60 @@
 /**
- * Background (service worker on Chromium, event page on Firefox): owns the
- * native port, builds turns from the sidebar's requests and the content
- * script's observation, routes host events to the sidebar that asked (by
- * `reply_to`), and executes gated tool calls.
+ * Background (service worker on Chromium, event page on Firefox): the router.
+ * It owns the native port, builds turns from the sidebar's requests and the
+ * content script's observation, routes host events to the sidebar that asked
+ * (by `reply_to`), and hands gated tool calls to the call state machine
+ * (`calls.ts`) and the executor (`run.ts`).
  *
  * Invariants: every internal message is checked to come from this extension
- * (sidebar pages by URL, content scripts by tab); a tool call runs only if the
- * host's verdict was `allow`, or `ask` and the user approved it, and only once;
- * `deny` never runs.
+ * (sidebar pages by URL, content scripts by tab); the sidebar may ask only
+ * what the `handlers` table names, and only the host requests `HOST_REQUESTS`
+ * lists; a tool call runs only if the host's verdict was `allow`, or `ask` and
+ * the user of the sidebar that asked approved it and the host accepted the
+ * approval; only when the host says `executing` for it; only once; never
+ * after its turn was cancelled; never a `host` tool; `deny` never runs.
  */
 import { BUILD_BROWSER, ext } from "../shared/api.js";
 import {
   SIDEBAR_PORT,
   isObject,
-  type ContentRequest,
-  type ContentResponse,
   type SidebarEvent,
   type SidebarRequest,
 } from "../shared/messages.js";
-import type { Decision, ExtensionMessage, Observation, ToolCallMessage } from "../generated/wire.js";
+import type { ExtensionMessage, Observation } from "../generated/wire.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { HostConnection } from "./host.js";
-import { isPageTool, isTabTool } from "../generated/tools.js";
-import { runTabTool, waitForLoad } from "./tools.js";
+import { CallBook, type Call } from "./calls.js";
+import { observe, toContent } from "./content.js";
+import { toolResultMessage } from "./results.js";
+import { runCall } from "./run.js";
 
-const sidebars = new Set<chrome.runtime.Port>();
+type Port = chrome.runtime.Port;
+
+const sidebars = new Set<Port>();
 /** Request id (turn or other request) → the sidebar port that asked. */
-const routes = new Map<string, chrome.runtime.Port>();
-/** Turn id → the tab it observed. */
+const routes = new Map<string, Port>();
+/** Turn id → the tab it acts on (the observed tab, or the tab a call opened). */
 const turnTabs = new Map<string, number>();
-
-interface PendingCall {
-  decision: Decision;
-  name: string;
-  args: Record<string, unknown>;
-  tabId: number;
-  port: chrome.runtime.Port;
-  state: "waiting" | "running" | "finished" | "denied";
-}
-const calls = new Map<string, PendingCall>();
+/** Turns started and not yet `done`, with the sidebar that asked. */
+const running = new Map<string, Port>();
+const calls = new CallBook<Port>();
+/** Ids of `tool_result`s sent: the host answers one only when nobody waited on it. */
+const sentResults = new Set<string>();
 let pendingCommand: "summarize" | null = null;
 
-function post(port: chrome.runtime.Port | undefined, ev: SidebarEvent): void {
+/** The host requests a sidebar may have sent for it (anything else is dropped). */
+const HOST_REQUESTS: ReadonlySet<string> = new Set([
+  "history.list",
+  "history.get",
+  "history.search",
+  "history.delete",
+  "history.export",
+  "config.get",
+  "config.set",
+  "ping",
+]);
+
+function post(port: Port | undefined, ev: SidebarEvent): void {
   try {
     port?.postMessage(ev);
   } catch {
@@ -78,92 +91,89 @@ const host = new HostConnection(
 
 function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
-  const port = replyTo ? routes.get(replyTo) : undefined;
-  if (!port || !replyTo) {
-    if (msg.type === "error") broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
+  if (replyTo && calls.isApproval(replyTo)) {
+    onApprovalAnswer(replyTo, msg);
     return;
   }
-  if (msg.type === "tool_call") registerCall(msg, replyTo, port);
+  if (replyTo && sentResults.delete(replyTo)) {
+    // Only a result nobody waited on is answered (UNKNOWN_CALL): the call had ended.
+    if (msg.type === "error") console.info(`Laika: the host ignored a tool result (${msg.code}: ${msg.message})`);
+    return;
+  }
+  const port = replyTo ? routes.get(replyTo) : undefined;
+  if (!port || !replyTo) {
+    if (msg.type === "error" && !replyTo) broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
+    return;
+  }
+  const isTurn = running.has(replyTo);
   post(port, { kind: "event", msg });
-  if (msg.type === "tool_call") void execute(msg.call_id, false);
-  const isTurn = turnTabs.has(replyTo);
+  if (isTurn) onTurnEvent(replyTo, port, msg);
   // A turn ends with `done`; other requests with their one result or error.
   if (msg.type === "done" || (!isTurn && msg.type !== "turn.started" && msg.type !== "context_usage")) {
     routes.delete(replyTo);
   }
 }
 
-function registerCall(msg: ToolCallMessage, turnId: string, port: chrome.runtime.Port): void {
-  const tabId = turnTabs.get(turnId);
-  if (tabId === undefined || calls.has(msg.call_id)) return;
-  calls.set(msg.call_id, {
-    decision: msg.decision,
-    name: msg.name,
-    args: isObject(msg.arguments) ? msg.arguments : {},
-    tabId,
-    port,
-    state: msg.decision === "deny" ? "denied" : "waiting",
+/** The parts of a turn's events the background acts on: the call lifecycle. */
+function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
+  switch (msg.type) {
+    case "tool_call":
+      calls.propose(msg, turnId, port);
+      return;
+    case "agent_state": {
+      if (msg.state !== "executing" || !msg.call_id) return;
+      const call = calls.executing(turnId, msg.call_id);
+      if (call) void execute(call);
+      return;
+    }
+    case "tool_result":
+      calls.concluded(msg.call_id);
+      return;
+    case "done":
+      running.delete(turnId);
+      calls.endTurn(turnId);
+      return;
+    default:
+      return;
+  }
+}
+
+function onApprovalAnswer(approvalId: string, msg: RoutedHostMessage): void {
+  const accepted = msg.type === "approval.result";
+  const approved = msg.type === "approval.result" && msg.approved;
+  const call = calls.approvalAnswered(approvalId, accepted, approved);
+  if (!call) return;
+  post(call.owner, {
+    kind: "approval.answer",
+    call_id: call.callId,
+    accepted,
+    approved,
+    code: msg.type === "error" ? msg.code : undefined,
+    message: msg.type === "error" ? msg.message : undefined,
   });
 }
 
-async function toContent(tabId: number, req: ContentRequest): Promise<ContentResponse> {
-  const send = () => ext.tabs.sendMessage(tabId, req) as Promise<ContentResponse | undefined>;
-  let res: ContentResponse | undefined;
-  try {
-    res = await send();
-  } catch {
-    // The page was open before Laika was installed: inject the content script once.
-    await ext.scripting.executeScript({ target: { tabId }, files: ["content.js"] });
-    res = await send();
+/** Runs a call the state machine released, then reports it to the host. */
+async function execute(call: Call<Port>): Promise<void> {
+  const tabId = turnTabs.get(call.turnId);
+  const { outcome, tabId: nextTab } =
+    tabId === undefined
+      ? { outcome: { status: "error" as const, code: "NO_PAGE", message: "the turn's tab is gone" }, tabId: -1 }
+      : await runCall(call, tabId);
+  calls.finished(call.callId);
+  if (nextTab >= 0) turnTabs.set(call.turnId, nextTab);
+  const id = `result-${crypto.randomUUID()}`;
+  sentResults.add(id);
+  let err = host.send(toolResultMessage(id, call.callId, outcome));
+  if (err && outcome.observation) {
+    // The page did not make a valid observation: report the call without it.
+    console.warn("Laika: tool result not sent with its observation:", err);
+    err = host.send(toolResultMessage(id, call.callId, { ...outcome, observation: undefined }));
   }
-  if (!res || typeof res !== "object") return { ok: false, error: "the page did not answer" };
-  return res;
-}
-
-async function observe(tabId: number): Promise<Observation> {
-  const res = await toContent(tabId, { kind: "observe" });
-  if (!res.ok) throw new Error(res.error);
-  if (!res.observation) throw new Error("the page did not return an observation");
-  return res.observation;
-}
-
-/**
- * Runs a call once: an `allow` at once, an `ask` only when `approved`. The
- * verdict is the one recorded when the call first arrived, so a host message
- * repeating a `call_id` cannot turn an `ask` into an `allow`.
- */
-async function execute(callId: string, approved: boolean): Promise<void> {
-  const call = calls.get(callId);
-  if (!call || call.state !== "waiting") return;
-  if (!(call.decision === "allow" || (call.decision === "ask" && approved))) return;
-  call.state = "running";
-  let ok = true;
-  let message: string;
-  try {
-    let tabId = call.tabId;
-    if (isPageTool(call.name)) {
-      const res = await toContent(tabId, { kind: "tool", name: call.name, args: call.args });
-      if (!res.ok) throw new Error(res.error);
-      message = res.message ?? "done";
-    } else if (isTabTool(call.name)) {
-      const r = await runTabTool(tabId, call.name, call.args);
-      tabId = r.tabId;
-      message = r.message;
-    } else {
-      throw new Error(`${call.name} is not a tool Laika can run in the browser`);
-    }
-    // Every action is followed by a fresh observation of the page it touched.
-    if (call.name !== "browser.observe_dom") {
-      await waitForLoad(tabId, 15_000);
-      const obs = await observe(tabId);
-      message += ` · page re-observed (${obs.summary.elements?.length ?? 0} elements)`;
-    }
-  } catch (e) {
-    ok = false;
-    message = e instanceof Error ? e.message : String(e);
+  if (err) {
+    console.warn("Laika: could not report a tool result:", err);
+    host.send(toolResultMessage(id, call.callId, { status: "error", code: "TOOL_FAILED", message: "the result could not be reported" }));
   }
-  call.state = "finished";
-  post(call.port, { kind: "tool.result", call_id: callId, ok, message });
 }
 
 async function targetTab(): Promise<chrome.tabs.Tab | null> {
@@ -177,7 +187,7 @@ async function targetTab(): Promise<chrome.tabs.Tab | null> {
   return web[0] ?? null;
 }
 
-async function ask(port: chrome.runtime.Port, req: Extract<SidebarRequest, { kind: "ask" }>): Promise<void> {
+async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): Promise<void> {
   const fail = (code: string, message: string) => post(port, { kind: "turn.failed", turn_id: req.turn_id, code, message });
   const tab = await targetTab();
   if (!tab || tab.id === undefined) {
@@ -203,60 +213,71 @@ async function ask(port: chrome.runtime.Port, req: Extract<SidebarRequest, { kin
     observation,
   };
   routes.set(req.turn_id, port);
+  running.set(req.turn_id, port);
   turnTabs.set(req.turn_id, tab.id);
   const err = host.send(turn);
   if (err) {
     routes.delete(req.turn_id);
+    running.delete(req.turn_id);
     fail("INVALID_REQUEST", err);
   }
 }
 
-function onSidebarMessage(port: chrome.runtime.Port, raw: unknown): void {
-  if (!isObject(raw) || typeof raw["kind"] !== "string") return;
-  const req = raw as SidebarRequest;
-  switch (req.kind) {
-    case "status":
-      post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
-      if (host.state === "disconnected" || host.state === "not_installed") host.connect();
-      return;
-    case "ask":
-      void ask(port, req);
-      return;
-    case "host": {
-      const allowed = ["history.list", "history.get", "history.search", "history.delete", "history.export", "config.get", "config.set", "ping"];
-      if (!isObject(req.request) || !allowed.includes(String(req.request.type))) return;
-      routes.set(req.request_id, port);
-      const err = host.send({ ...req.request, id: req.request_id });
-      if (err) {
-        routes.delete(req.request_id);
-        post(port, { kind: "request.failed", request_id: req.request_id, message: err });
-      }
-      return;
+/** Stops a turn: nothing of it runs from now on, and the host is told. */
+function cancelTurn(turnId: string): void {
+  calls.cancel(turnId);
+  host.send({ type: "cancel", id: `cancel-${crypto.randomUUID()}`, target: turnId });
+}
+
+type Handler<K extends SidebarRequest["kind"]> = (port: Port, req: Extract<SidebarRequest, { kind: K }>) => void;
+
+/** What a sidebar may ask; the keys are the allow-list. */
+const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
+  status(port) {
+    post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
+    if (host.state === "disconnected" || host.state === "not_installed") host.connect();
+  },
+  ask(port, req) {
+    if (typeof req.turn_id !== "string" || routes.has(req.turn_id) || turnTabs.has(req.turn_id)) return;
+    void ask(port, req);
+  },
+  host(port, req) {
+    if (typeof req.request_id !== "string" || !isObject(req.request) || !HOST_REQUESTS.has(String(req.request.type))) return;
+    routes.set(req.request_id, port);
+    const err = host.send({ ...req.request, id: req.request_id });
+    if (err) {
+      routes.delete(req.request_id);
+      post(port, { kind: "request.failed", request_id: req.request_id, message: err });
     }
-    case "cancel":
-      host.send({ type: "cancel", id: `cancel-${crypto.randomUUID()}`, target: req.turn_id });
-      return;
-    case "tool.approve": {
-      const call = calls.get(req.call_id);
-      if (call && call.port === port) void execute(req.call_id, true);
-      return;
+  },
+  cancel(port, req) {
+    // Only the sidebar that asked may stop a turn.
+    if (running.get(req.turn_id) !== port) return;
+    cancelTurn(req.turn_id);
+  },
+  approval(port, req) {
+    if (typeof req.call_id !== "string" || typeof req.approved !== "boolean") return;
+    const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`);
+    if (!msg) return;
+    const err = host.send(msg);
+    if (err) {
+      calls.approvalAnswered(msg.id, false, false);
+      post(port, { kind: "approval.answer", call_id: req.call_id, accepted: false, approved: false, code: "INVALID_REQUEST", message: err });
     }
-    case "tool.deny": {
-      const call = calls.get(req.call_id);
-      if (call && call.port === port && call.state === "waiting") call.state = "denied";
-      return;
-    }
-    case "highlight": {
-      const tabId = turnTabs.get(req.turn_id);
-      if (tabId === undefined) return;
-      void toContent(tabId, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
-        .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
-        .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
-      return;
-    }
-    default:
-      return;
-  }
+  },
+  highlight(port, req) {
+    const tabId = turnTabs.get(req.turn_id);
+    if (tabId === undefined) return;
+    void toContent(tabId, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
+      .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
+      .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
+  },
+};
+
+function onSidebarMessage(port: Port, raw: unknown): void {
+  if (!isObject(raw) || typeof raw["kind"] !== "string" || !Object.hasOwn(handlers, raw["kind"])) return;
+  const kind = raw["kind"] as SidebarRequest["kind"];
+  (handlers[kind] as (port: Port, req: SidebarRequest) => void)(port, raw as SidebarRequest);
 }
 
 ext.runtime.onConnect.addListener((port) => {
@@ -272,7 +293,13 @@ ext.runtime.onConnect.addListener((port) => {
   port.onDisconnect.addListener(() => {
     sidebars.delete(port);
     for (const [id, p] of routes) if (p === port) routes.delete(id);
-    for (const [id, c] of calls) if (c.port === port) calls.delete(id);
+    // Nobody is left to watch or approve its turns: stop them.
+    for (const [id, p] of running) {
+      if (p !== port) continue;
+      running.delete(id);
+      cancelTurn(id);
+    }
+    calls.dropOwner(port);
   });
   post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
   if (pendingCommand) {

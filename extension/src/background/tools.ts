@@ -6,6 +6,7 @@
  */
 import type { TabTool } from "../generated/tools.js";
 import { ext } from "../shared/api.js";
+import { ToolFailure } from "./results.js";
 
 const ENGINES: Record<string, string> = {
   duckduckgo: "https://duckduckgo.com/?q=",
@@ -43,13 +44,13 @@ export async function runTabTool(
   switch (name) {
     case "browser.navigate": {
       const url = webUrl(args["url"]);
-      if (!url) throw new Error("only http(s) URLs can be opened");
+      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be opened");
       await ext.tabs.update(tabId, { url });
       return { tabId, message: `Opened ${url}` };
     }
     case "browser.open_tab": {
       const url = webUrl(args["url"]);
-      if (!url) throw new Error("only http(s) URLs can be opened");
+      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be opened");
       const tab = await ext.tabs.create({ url });
       return { tabId: tab.id ?? tabId, message: `Opened ${url} in a new tab` };
     }
@@ -64,38 +65,39 @@ export async function runTabTool(
       return { tabId, message: "Reloaded the page" };
     case "search": {
       const url = searchUrl(args);
-      if (!url) throw new Error("the search query is empty or too long");
+      if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long");
       if (args["newTab"] === true) {
         const tab = await ext.tabs.create({ url });
-        return { tabId: tab.id ?? tabId, message: "Searched in a new tab" };
+        return { tabId: tab.id ?? tabId, message: `Searched for “${String(args["query"])}” in a new tab` };
       }
       await ext.tabs.update(tabId, { url });
-      return { tabId, message: "Searched" };
+      return { tabId, message: `Searched for “${String(args["query"])}”` };
     }
   }
 }
 
-/** Resolves when the tab has finished loading (or after a timeout). */
-export function waitForLoad(tabId: number, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      ext.tabs.onUpdated.removeListener(listener);
-      clearTimeout(timer);
-      resolve();
-    };
-    const listener = (id: number, info: chrome.tabs.OnUpdatedInfo) => {
-      if (id === tabId && info.status === "complete") finish();
-    };
-    const timer = setTimeout(finish, timeoutMs);
-    ext.tabs.onUpdated.addListener(listener);
-    ext.tabs
-      .get(tabId)
-      .then((t) => {
-        if (t.status === "complete") setTimeout(finish, 300);
-      })
-      .catch(finish);
-  });
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Resolves when the tab has finished loading after an action: first lets a
+ * navigation the action started begin, then waits until the tab says
+ * `complete` (true) or `timeoutMs` passed or the tab is gone (false).
+ */
+export async function waitForLoad(tabId: number, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  await sleep(Math.min(400, timeoutMs));
+  let completeSince: number | null = null;
+  while (Date.now() < deadline) {
+    const tab = await ext.tabs.get(tabId).catch(() => null);
+    if (!tab) return false;
+    if (tab.status === "complete") {
+      // Complete twice in a row, a little apart: not the old page just before it unloads.
+      if (completeSince !== null && Date.now() - completeSince >= 150) return true;
+      completeSince ??= Date.now();
+    } else {
+      completeSince = null;
+    }
+    await sleep(100);
+  }
+  return false;
 }

@@ -6,9 +6,17 @@
 import type { ContentRequest, ContentResponse } from "../shared/messages.js";
 import { isObject } from "../shared/messages.js";
 import { ext } from "../shared/api.js";
+import type { ToolTarget } from "../generated/wire.js";
 import { HandleRegistry } from "./handles.js";
 import { buildObservation } from "./observe.js";
 import { highlight, runPageTool } from "./tools.js";
+
+// Injected again (the page predates the extension, or a retry): keep the
+// first instance, so one request is never answered, or acted on, twice.
+const marker = Symbol.for("laika.content");
+const scope = globalThis as unknown as Record<symbol, boolean>;
+const already = scope[marker] === true;
+scope[marker] = true;
 
 const registry = new HandleRegistry();
 let observedUrl = location.href;
@@ -20,9 +28,9 @@ function checkNavigation(): void {
     observedUrl = location.href;
   }
 }
-addEventListener("pagehide", () => registry.clear());
+if (!already) addEventListener("pagehide", () => registry.clear());
 const nav = (globalThis as { navigation?: EventTarget }).navigation;
-nav?.addEventListener("navigate", () => queueMicrotask(checkNavigation));
+if (!already) nav?.addEventListener("navigate", () => queueMicrotask(checkNavigation));
 
 function handle(req: ContentRequest): ContentResponse {
   checkNavigation();
@@ -30,19 +38,22 @@ function handle(req: ContentRequest): ContentResponse {
     case "observe":
       return { ok: true, observation: buildObservation(document, registry, req.options) };
     case "tool": {
-      const r = runPageTool(document, registry, req.name, isObject(req.args) ? req.args : {});
-      return r.ok ? { ok: true, message: r.message, data: r.data, observation: r.observation } : { ok: false, error: r.error };
+      const target = isObject(req.target) ? (req.target as unknown as ToolTarget) : null;
+      const r = runPageTool(document, registry, req.name, isObject(req.args) ? req.args : {}, target);
+      return r.ok
+        ? { ok: true, message: r.message, data: r.data, observation: r.observation }
+        : { ok: false, error: r.error, code: r.code };
     }
     case "highlight": {
       const r = highlight(document, registry, req.handle_id, req.quote);
-      return r.ok ? { ok: true, message: r.message } : { ok: false, error: r.error };
+      return r.ok ? { ok: true, message: r.message } : { ok: false, error: r.error, code: r.code };
     }
     default:
       return { ok: false, error: "unknown request" };
   }
 }
 
-ext.runtime.onMessage.addListener((msg: unknown, sender: chrome.runtime.MessageSender, reply: (r: ContentResponse) => void) => {
+if (!already) ext.runtime.onMessage.addListener((msg: unknown, sender: chrome.runtime.MessageSender, reply: (r: ContentResponse) => void) => {
   // Only this extension's background may drive the page (never another tab's script).
   if (sender.id !== ext.runtime.id || sender.tab !== undefined) return false;
   if (!isObject(msg) || typeof msg["kind"] !== "string") return false;

@@ -313,12 +313,22 @@ export function safeUrl(raw: string | null, base: string): string | undefined {
   }
 }
 
+/** An element's `role` exactly as observations report it. */
+export function elementRole(el: Element): string {
+  return implicitRole(el);
+}
+
+/** An element's `text` exactly as observations report it (clipped accessible name). */
+export function elementText(el: Element): string {
+  return clip(accessibleName(el), MAX_ELEMENT_TEXT);
+}
+
 function describeElement(el: Element, handle: string, base: string): ObservedElement {
   const tag = el.tagName.toLowerCase();
   const out: ObservedElement = {
     handle_id: handle,
-    role: implicitRole(el),
-    text: clip(accessibleName(el), MAX_ELEMENT_TEXT),
+    role: elementRole(el),
+    text: elementText(el),
     tag,
   };
   if (tag === "a") {

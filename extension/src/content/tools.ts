@@ -5,13 +5,20 @@
  * comes from the host's tool registry (src/generated/tools.ts).
  */
 import { isPageTool } from "../generated/tools.js";
-import type { Observation } from "../generated/wire.js";
+import type { Observation, ToolTarget } from "../generated/wire.js";
 import type { HandleRegistry } from "./handles.js";
 import { buildObservation, clip, isRendered, normalize, safeUrl } from "./observe.js";
+import { STALE_HANDLE, targetMismatch } from "./target.js";
 
 export type ToolOutcome =
-  | { ok: true; message: string; data?: unknown; observation?: Observation }
-  | { ok: false; error: string };
+  | { ok: true; message: string; data?: Record<string, unknown>; observation?: Observation }
+  | { ok: false; error: string; code?: string };
+
+type Failure = Extract<ToolOutcome, { ok: false }>;
+
+function fail(code: string, error: string): Failure {
+  return { ok: false, code, error };
+}
 
 const MAX_TYPE_CHARS = 10_000;
 const MAX_SCROLL = 100_000;
@@ -26,13 +33,27 @@ function describe(el: Element): string {
   return `"${clip(name, 60)}"`;
 }
 
-function target(registry: HandleRegistry, args: Record<string, unknown>): Element | string {
+/**
+ * The element a call acts on: its handle must resolve in this document and,
+ * when the host named the gated `expected` target, still have that role and
+ * text (else STALE_HANDLE, and nothing is done).
+ */
+function target(registry: HandleRegistry, args: Record<string, unknown>, expected: ToolTarget | null): Element | Failure {
   const handle = str(args, "handleId");
-  if (!handle) return "handleId is missing";
+  if (!handle) return fail("INVALID_ARGUMENTS", "handleId is missing");
+  if (expected && expected.handle_id !== handle) {
+    return fail(STALE_HANDLE, `the call names ${handle} but was approved for ${expected.handle_id}; nothing was done`);
+  }
   const el = registry.resolve(handle);
-  if (!el) return `element ${handle} is no longer on this page (observe again)`;
+  if (!el) return fail(STALE_HANDLE, `element ${handle} is no longer on this page (observe again); nothing was done`);
+  if (expected) {
+    const why = targetMismatch(el, expected);
+    if (why) return fail(STALE_HANDLE, why);
+  }
   return el;
 }
+
+const isFailure = (v: Element | Failure): v is Failure => !("tagName" in v);
 
 /** Sets a form control's value the way a user edit would, so page frameworks notice. */
 function setNativeValue(el: HTMLInputElement | HTMLTextAreaElement, value: string): void {
@@ -42,57 +63,65 @@ function setNativeValue(el: HTMLInputElement | HTMLTextAreaElement, value: strin
   else el.value = value;
 }
 
+/**
+ * Runs a page tool. `expected` is the `tool_call`'s `target` (null when the
+ * call names no observed element): handle calls act only on that element.
+ */
 export function runPageTool(
   doc: Document,
   registry: HandleRegistry,
   name: string,
   args: Record<string, unknown>,
+  expected: ToolTarget | null = null,
 ): ToolOutcome {
-  if (!isPageTool(name)) return { ok: false, error: `${name} is not a page tool` };
+  if (!isPageTool(name)) return fail("NOT_A_PAGE_TOOL", `${name} is not a page tool`);
   const win = doc.defaultView;
   // No default: the switch covers every PageTool, or the build fails.
   switch (name) {
-    case "browser.observe_dom":
-      return { ok: true, message: "observed", observation: buildObservation(doc, registry, args) };
+    case "browser.observe_dom": {
+      const observation = buildObservation(doc, registry, args);
+      const n = observation.summary.elements?.length ?? 0;
+      return { ok: true, message: `Read the page (${n} interactive element${n === 1 ? "" : "s"})`, observation };
+    }
     case "browser.click": {
-      const el = target(registry, args);
-      if (typeof el === "string") return { ok: false, error: el };
-      if (!isRendered(el)) return { ok: false, error: `${describe(el)} is not visible` };
-      if ((el as HTMLButtonElement).disabled) return { ok: false, error: `${describe(el)} is disabled` };
+      const el = target(registry, args, expected);
+      if (isFailure(el)) return el;
+      if (!isRendered(el)) return fail("NOT_VISIBLE", `${describe(el)} is not visible`);
+      if ((el as HTMLButtonElement).disabled) return fail("DISABLED", `${describe(el)} is disabled`);
       (el as HTMLElement).scrollIntoView?.({ block: "center" });
       (el as HTMLElement).click();
       return { ok: true, message: `Clicked ${describe(el)}` };
     }
     case "browser.type": {
-      const el = target(registry, args);
-      if (typeof el === "string") return { ok: false, error: el };
+      const el = target(registry, args, expected);
+      if (isFailure(el)) return el;
       const text = str(args, "text");
-      if (text === null) return { ok: false, error: "text is missing" };
-      if (text.length > MAX_TYPE_CHARS) return { ok: false, error: "text is too long" };
+      if (text === null) return fail("INVALID_ARGUMENTS", "text is missing");
+      if (text.length > MAX_TYPE_CHARS) return fail("INVALID_ARGUMENTS", "text is too long");
       const tag = el.tagName.toLowerCase();
       (el as HTMLElement).focus?.();
       if (tag === "input" || tag === "textarea") {
         const input = el as HTMLInputElement;
-        if (input.disabled || input.readOnly) return { ok: false, error: "the field is read-only" };
+        if (input.disabled || input.readOnly) return fail("NOT_EDITABLE", "the field is read-only");
         setNativeValue(input, text);
       } else if ((el as HTMLElement).isContentEditable || el.getAttribute("contenteditable") === "true") {
         el.textContent = text;
       } else {
-        return { ok: false, error: `${describe(el)} is not a text field` };
+        return fail("NOT_EDITABLE", `${describe(el)} is not a text field`);
       }
       el.dispatchEvent(new Event("input", { bubbles: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
       return { ok: true, message: `Typed ${Array.from(text).length} characters` };
     }
     case "browser.select": {
-      const el = target(registry, args);
-      if (typeof el === "string") return { ok: false, error: el };
+      const el = target(registry, args, expected);
+      if (isFailure(el)) return el;
       const value = str(args, "value");
-      if (value === null) return { ok: false, error: "value is missing" };
-      if (el.tagName.toLowerCase() !== "select") return { ok: false, error: `${describe(el)} is not a list box` };
+      if (value === null) return fail("INVALID_ARGUMENTS", "value is missing");
+      if (el.tagName.toLowerCase() !== "select") return fail("NOT_EDITABLE", `${describe(el)} is not a list box`);
       const select = el as HTMLSelectElement;
       const option = Array.from(select.options).find((o) => o.value === value || normalize(o.text) === normalize(value));
-      if (!option) return { ok: false, error: "no such option" };
+      if (!option) return fail("NO_SUCH_OPTION", "no such option");
       select.value = option.value;
       select.dispatchEvent(new Event("input", { bubbles: true }));
       select.dispatchEvent(new Event("change", { bubbles: true }));
@@ -100,7 +129,7 @@ export function runPageTool(
     }
     case "browser.scroll": {
       const dy = args["deltaY"];
-      if (typeof dy !== "number" || !Number.isFinite(dy)) return { ok: false, error: "deltaY must be a number" };
+      if (typeof dy !== "number" || !Number.isFinite(dy)) return fail("INVALID_ARGUMENTS", "deltaY must be a number");
       const by = Math.max(-MAX_SCROLL, Math.min(MAX_SCROLL, dy));
       win?.scrollBy(0, by);
       return { ok: true, message: `Scrolled ${by > 0 ? "down" : "up"} ${Math.abs(Math.round(by))} px` };
@@ -119,7 +148,7 @@ export function runPageTool(
           }
         }
       }
-      return { ok: true, message: `${links.length} link(s) in the selection`, data: links };
+      return { ok: true, message: `${links.length} link(s) in the selection`, data: { links } };
     }
   }
 }
@@ -155,7 +184,7 @@ export function highlight(doc: Document, registry: HandleRegistry, handle?: stri
     const inside = el ? findQuote(el, quote) : null;
     el = inside ?? (doc.body ? findQuote(doc.body, quote) : null) ?? el;
   }
-  if (!el) return { ok: false, error: "the cited text is no longer on this page" };
+  if (!el) return fail("NOT_FOUND", "the cited text is no longer on this page");
   for (const old of Array.from(doc.querySelectorAll(`[${HIGHLIGHT_ATTR}]`))) {
     old.removeAttribute(HIGHLIGHT_ATTR);
     (old as HTMLElement).style?.removeProperty("outline");

@@ -3,7 +3,7 @@
  * content script). They never cross to the host. Every receiver checks that
  * the sender is this extension (`sender.id === runtime.id`) before acting.
  */
-import type { ExtensionMessage, Observation, TaskName } from "../generated/wire.js";
+import type { ExtensionMessage, Observation, TaskName, ToolTarget } from "../generated/wire.js";
 import type { RoutedHostMessage } from "./protocol.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
@@ -37,8 +37,8 @@ export type SidebarRequest =
   | { kind: "ask"; turn_id: string; task: TaskName; text: string; fields?: string[]; conversation_id?: string | null }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
-  | { kind: "tool.approve"; call_id: string }
-  | { kind: "tool.deny"; call_id: string }
+  /** The user's answer on an approval card (the background adds the id and the digest it holds). */
+  | { kind: "approval"; call_id: string; approved: boolean }
   | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string }
   | { kind: "status" };
 
@@ -50,7 +50,12 @@ export type SidebarEvent =
   | { kind: "status"; state: ConnectionState; detail: string; runtime_label?: string }
   | { kind: "turn.failed"; turn_id: string; code: string; message: string }
   | { kind: "turn.tab"; turn_id: string; title: string; url: string }
-  | { kind: "tool.result"; call_id: string; ok: boolean; message: string }
+  /**
+   * How the host took the user's answer on an approval card: accepted
+   * (`approval.result`), or refused with an error code (`APPROVAL_EXPIRED`,
+   * `APPROVAL_MISMATCH`, `UNKNOWN_CALL`, …).
+   */
+  | { kind: "approval.answer"; call_id: string; accepted: boolean; approved: boolean; code?: string; message?: string }
   | { kind: "request.failed"; request_id: string; message: string }
   | { kind: "highlight.result"; ok: boolean; message: string }
   | { kind: "command"; action: "summarize" };
@@ -58,12 +63,13 @@ export type SidebarEvent =
 // ---- background → content script ----
 export type ContentRequest =
   | { kind: "observe"; options?: ObserveOptions }
-  | { kind: "tool"; name: string; args: Record<string, unknown> }
+  /** `target`: the gated element a handle call must still find (null: no check possible). */
+  | { kind: "tool"; name: string; args: Record<string, unknown>; target?: ToolTarget | null }
   | { kind: "highlight"; handle_id?: string; quote?: string };
 
 export type ContentResponse =
-  | { ok: true; observation?: Observation; message?: string; data?: unknown }
-  | { ok: false; error: string };
+  | { ok: true; observation?: Observation; message?: string; data?: Record<string, unknown> }
+  | { ok: false; error: string; code?: string };
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -7,11 +7,11 @@ import { ext } from "../shared/api.js";
 import type {
   AssistantMessage,
   ConfigView,
+  DoneMessage,
   RenderBlock,
   RenderDeltaMessage,
   SearchHit,
   TaskName,
-  ToolCallMessage,
   VerifiedCitation,
 } from "../generated/wire.js";
 import {
@@ -23,7 +23,8 @@ import {
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
-import { renderDoc } from "./render.js";
+import { plainText, renderDoc } from "./render.js";
+import { StepList, stopReasonText } from "./steps.js";
 
 function $(id: string): HTMLElement {
   const el = document.getElementById(id);
@@ -53,10 +54,17 @@ let activeTurn: string | null = null;
 interface TurnView {
   root: HTMLElement;
   progress: HTMLElement;
+  steps: StepList;
+  /** The answer: the last step's `assistant` (or its streamed preview). */
   body: HTMLElement;
-  tools: Map<string, HTMLElement>;
-  /** Streamed blocks, by index, until the final answer replaces them. */
+  /** Streamed blocks of `previewStep`, by index, until its `assistant` replaces them. */
   preview: RenderBlock[];
+  previewStep: number;
+  /** The latest step's `assistant`; it leaves the answer for the step list when calls follow it. */
+  latest: AssistantMessage | null;
+  /** An `error` was shown for the turn. */
+  failed: boolean;
+  ended: boolean;
 }
 const turns = new Map<string, TurnView>();
 const requests = new Map<string, (msg: RoutedHostMessage | null, error?: string) => void>();
@@ -115,11 +123,12 @@ function newTurnView(id: string, label: string): TurnView {
   const root = h("article", "turn");
   root.append(h("div", "user", label));
   const progress = h("div", "progress", "Reading the page…");
+  const steps = new StepList(document, (callId, approved) => send({ kind: "approval", call_id: callId, approved }));
   const body = h("div", "answer");
-  root.append(progress, body);
+  root.append(progress, steps.el, body);
   messages.append(root);
   root.scrollIntoView({ block: "end" });
-  const view: TurnView = { root, progress, body, tools: new Map(), preview: [] };
+  const view: TurnView = { root, progress, steps, body, preview: [], previewStep: 0, latest: null, failed: false, ended: false };
   turns.set(id, view);
   return view;
 }
@@ -134,7 +143,11 @@ function startTurn(task: TaskName, text: string, label: string, fieldList?: stri
 
 function endTurn(id: string): void {
   const view = turns.get(id);
-  if (view) view.progress.hidden = true;
+  if (view) {
+    view.progress.hidden = true;
+    view.ended = true;
+    view.steps.end();
+  }
   if (activeTurn === id) {
     activeTurn = null;
     stopBtn.hidden = true;
@@ -190,6 +203,12 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
  * which replaces them when it arrives.
  */
 function onRenderDelta(view: TurnView, msg: RenderDeltaMessage): void {
+  if (msg.step !== view.previewStep) {
+    // A new step's answer starts: an earlier step's text is no longer the answer.
+    view.preview = [];
+    view.previewStep = msg.step;
+    if (view.latest && view.latest.step < msg.step) moveToSteps(view);
+  }
   msg.blocks.forEach((block, i) => {
     view.preview[msg.start_index + i] = block;
   });
@@ -198,42 +217,41 @@ function onRenderDelta(view: TurnView, msg: RenderDeltaMessage): void {
   view.progress.textContent = "Writing the answer…";
 }
 
-function onToolCall(view: TurnView, msg: ToolCallMessage): void {
-  const card = h("div", "tool-card");
-  const head = h("div");
-  head.append(h("strong", undefined, msg.name), " ", h("span", `decision ${msg.decision}`, msg.decision));
-  const args = h("div", "args", JSON.stringify(msg.arguments ?? {}).slice(0, 400));
-  card.append(head, args);
-  if (msg.detail) card.append(h("div", "detail", msg.detail));
-  const result = h("div", "result");
-  if (msg.decision === "allow") {
-    result.textContent = "Running…";
-  } else if (msg.decision === "ask") {
-    const row = h("div", "row");
-    const approve = h("button", "primary", "Approve") as HTMLButtonElement;
-    const deny = h("button", undefined, "Deny") as HTMLButtonElement;
-    approve.type = deny.type = "button";
-    approve.addEventListener("click", () => {
-      approve.disabled = deny.disabled = true;
-      result.textContent = "Running…";
-      send({ kind: "tool.approve", call_id: msg.call_id });
-    });
-    deny.addEventListener("click", () => {
-      approve.disabled = deny.disabled = true;
-      result.textContent = "Denied: not run.";
-      send({ kind: "tool.deny", call_id: msg.call_id });
-    });
-    row.append(approve, deny);
-    card.append(row);
-    result.textContent = "Waiting for your approval.";
-  } else {
-    result.className = "result fail";
-    result.textContent = `Blocked (${msg.reason}): not run.`;
-  }
-  card.append(result);
-  view.tools.set(msg.call_id, result);
-  view.body.append(card);
+/**
+ * The latest step proposed calls, so its text was not the answer: it moves
+ * into the step list, in small print, and the answer area clears.
+ */
+function moveToSteps(view: TurnView): void {
+  const latest = view.latest;
+  if (!latest) return;
+  view.steps.note(latest.step, plainText(latest.render));
+  view.latest = null;
+  view.preview = [];
+  view.body.replaceChildren();
 }
+
+function onDone(view: TurnView, turnId: string, msg: DoneMessage): void {
+  // The last `assistant` is the answer, even when the loop stopped after it proposed calls.
+  if (!view.latest && !view.body.hasChildNodes() && lastAssistant.get(turnId)) {
+    const last = lastAssistant.get(turnId);
+    if (last) {
+      view.steps.dropNote(last.step);
+      onAssistant(view, last);
+    }
+  }
+  const reason = stopReasonText(msg.stop_reason, msg.steps);
+  // A failed or cancelled turn already said why (its `error`).
+  if (reason && !(view.failed && (msg.stop_reason === "failed" || msg.stop_reason === "cancelled"))) {
+    const p = h("p", "notice stop-reason", reason);
+    p.dataset["stopReason"] = msg.stop_reason;
+    view.root.append(p);
+  }
+  view.root.dataset["stopReason"] = msg.stop_reason;
+  if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+}
+
+/** Each turn's last `assistant`, whichever step it came from. */
+const lastAssistant = new Map<string, AssistantMessage>();
 
 function onHostEvent(msg: RoutedHostMessage): void {
   const turnId = msg.reply_to;
@@ -259,26 +277,54 @@ function onHostEvent(msg: RoutedHostMessage): void {
       onRenderDelta(view, msg);
       return;
     case "render_reset":
-      view.preview = [];
-      view.body.replaceChildren();
+      if (msg.step === view.previewStep) {
+        view.preview = [];
+        if (!view.latest || view.latest.step !== msg.step) view.body.replaceChildren();
+      }
       return;
     case "assistant":
       view.preview = [];
+      view.previewStep = msg.step;
+      if (view.latest && view.latest.step < msg.step) moveToSteps(view);
+      view.latest = msg;
+      lastAssistant.set(turnId, msg);
       onAssistant(view, msg);
       return;
     case "tool_call":
-      onToolCall(view, msg);
+      if (view.latest && view.latest.step === msg.step) moveToSteps(view);
+      view.steps.toolCall(msg);
+      return;
+    case "agent_state":
+      view.steps.agentState(msg);
+      if (!view.ended) {
+        view.progress.textContent =
+          msg.state === "thinking"
+            ? `Thinking… (step ${msg.step})`
+            : msg.state === "waiting_for_approval"
+              ? "Waiting for your approval…"
+              : msg.state === "executing"
+                ? `Working… (step ${msg.step})`
+                : "Finishing…";
+      }
+      return;
+    case "operation":
+      view.steps.operation(msg);
+      return;
+    case "tool_result":
+      view.steps.toolResult(msg);
       return;
     case "error": {
       const advice = errorAdvice(msg.code, msg.message);
+      view.failed = true;
       view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", advice));
       // An error ends the turn for the UI; a `done` may still follow and is accepted quietly.
       endTurn(turnId);
       return;
     }
     case "done":
-      if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+      onDone(view, turnId, msg);
       endTurn(turnId);
+      lastAssistant.delete(turnId);
       return;
     default:
       return;
@@ -307,15 +353,9 @@ function onEvent(ev: SidebarEvent): void {
       endTurn(ev.turn_id);
       return;
     }
-    case "tool.result": {
-      for (const view of turns.values()) {
-        const result = view.tools.get(ev.call_id);
-        if (!result) continue;
-        result.className = ev.ok ? "result ok" : "result fail";
-        result.textContent = ev.ok ? `Done: ${ev.message}` : `Failed: ${ev.message}`;
-      }
+    case "approval.answer":
+      for (const view of turns.values()) view.steps.approvalAnswer(ev.call_id, ev.accepted, ev.approved, ev.code, ev.message);
       return;
-    }
     case "request.failed": {
       const cb = requests.get(ev.request_id);
       requests.delete(ev.request_id);
@@ -397,6 +437,18 @@ async function showConversation(id: string): Promise<void> {
     for (const t of conv.turns) {
       const box = h("div", "turn");
       box.append(h("div", "user", t.user_text));
+      const calls = t.steps.flatMap((st) => st.calls.map((c) => ({ step: st.step, c })));
+      if (calls.length) {
+        const list = h("ol", "history-steps");
+        list.setAttribute("aria-label", "Steps");
+        for (const { step, c } of calls) {
+          const mark = c.status === "ok" ? "✓" : c.status === "denied" ? "⊘" : "✗";
+          const li = h("li", undefined, `${mark} Step ${step}: ${c.name} — ${c.summary || c.status}`);
+          li.dataset["status"] = c.status;
+          list.append(li);
+        }
+        box.append(list);
+      }
       box.append(h("p", undefined, t.answer_text || t.status));
       detail.append(box);
     }
@@ -477,7 +529,11 @@ $("new-chat").addEventListener("click", () => {
   messages.replaceChildren();
 });
 stopBtn.addEventListener("click", () => {
-  if (activeTurn) send({ kind: "cancel", turn_id: activeTurn });
+  if (!activeTurn) return;
+  const view = turns.get(activeTurn);
+  view?.steps.stop();
+  if (view) view.progress.textContent = "Stopping…";
+  send({ kind: "cancel", turn_id: activeTurn });
 });
 mode.addEventListener("change", () => {
   const extract = mode.value === "web.extract";

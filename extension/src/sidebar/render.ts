@@ -137,3 +137,23 @@ export function renderDoc(doc: Document, root: unknown): DocumentFragment {
   for (const block of children(root, "children")) renderBlock(doc, block, frag, 0, budget);
   return frag;
 }
+
+/** The text of a render AST, blocks separated by spaces, for one-line previews. */
+export function plainText(root: unknown): string {
+  const out: string[] = [];
+  let nodes = 0;
+  const walk = (node: unknown, depth: number): void => {
+    if (depth > MAX_DEPTH || nodes++ > MAX_NODES) return;
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n, depth + 1);
+      return;
+    }
+    if (!isObject(node)) return;
+    if (typeof node["text"] === "string") out.push(node["text"]);
+    for (const key of ["children", "items", "rows", "cells"]) {
+      if (Array.isArray(node[key])) walk(node[key], depth + 1);
+    }
+  };
+  walk(root, 0);
+  return out.join(" ").replace(/\s+/g, " ").trim();
+}

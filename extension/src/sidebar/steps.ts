@@ -1,0 +1,362 @@
+/**
+ * A turn's live step list: one item per tool call ("Clicking “Search”" →
+ * ✓/✗ with what came of it), the blocked ones with the gate's reason, the
+ * earlier steps' assistant text in small print, and the approval card of an
+ * `ask` call (what will happen, on which element or URL, Approve / Deny, a
+ * countdown). DOM APIs only; every string from the host or the page goes
+ * through textContent.
+ */
+import type {
+  AgentStateMessage,
+  OperationMessage,
+  ToolCallMessage,
+  ToolResultMessage,
+  ToolTarget,
+} from "../generated/wire.js";
+import { isObject } from "../shared/messages.js";
+
+export type StepState = "pending" | "waiting" | "running" | "ok" | "error" | "blocked" | "expired" | "stopped";
+
+const ICONS: Record<StepState, [string, string]> = {
+  pending: ["…", "pending"],
+  waiting: ["?", "waiting for your approval"],
+  running: ["↻", "running"],
+  ok: ["✓", "done"],
+  error: ["✗", "failed"],
+  blocked: ["⊘", "blocked"],
+  expired: ["◷", "expired"],
+  stopped: ["■", "stopped"],
+};
+
+/** Why a loop stopped, in plain words (`done.stop_reason` other than `answered`). */
+export function stopReasonText(reason: string, steps: number): string | null {
+  switch (reason) {
+    case "answered":
+      return null;
+    case "step_cap":
+      return `Stopped after ${steps} step${steps === 1 ? "" : "s"} — the step limit.`;
+    case "loop_detected":
+      return "Stopped: the assistant repeated the same action on an unchanged page.";
+    case "time_budget":
+      return "Stopped: the turn ran out of time.";
+    case "cancelled":
+      return "Stopped at your request.";
+    case "failed":
+      return "Stopped: a step failed.";
+    default:
+      return `Stopped (${reason}).`;
+  }
+}
+
+function q(s: string, max = 80): string {
+  const line = s.replace(/\s+/g, " ").trim();
+  return `“${line.length > max ? `${line.slice(0, max - 1)}…` : line}”`;
+}
+
+function str(args: Record<string, unknown>, key: string): string {
+  const v = args[key];
+  return typeof v === "string" ? v : "";
+}
+
+/** What a call will do, worded before it runs (the host's `operation` title replaces it once it starts). */
+export function describeCall(name: string, args: Record<string, unknown>, target: ToolTarget | null): string {
+  const element = target?.text.trim() ? q(target.text) : "an element";
+  switch (name) {
+    case "browser.click":
+      return `Click ${element}`;
+    case "browser.type": {
+      const field = target?.text.trim() ? q(target.text) : "a field";
+      return typeof args["text"] === "string" ? `Type ${q(args["text"])} into ${field}` : `Type into ${field}`;
+    }
+    case "browser.select":
+      return `Choose ${q(str(args, "value"))} in ${element}`;
+    case "browser.scroll":
+      return typeof args["deltaY"] === "number" && args["deltaY"] < 0 ? "Scroll up" : "Scroll down";
+    case "browser.navigate":
+      return "Open a web page";
+    case "browser.open_tab":
+      return "Open a web page in a new tab";
+    case "browser.back":
+      return "Go back";
+    case "browser.forward":
+      return "Go forward";
+    case "browser.refresh":
+      return "Reload the page";
+    case "search":
+      return `Search the web for ${q(str(args, "query"))}`;
+    case "browser.observe_dom":
+      return "Read the page";
+    case "browser.get_selection_links":
+      return "Read the selected links";
+    default:
+      return `Run ${q(name, 60)}`;
+  }
+}
+
+/** The URL a call would open, if it opens one. */
+export function callUrl(name: string, args: Record<string, unknown>): string | null {
+  if (name === "browser.navigate" || name === "browser.open_tab") return str(args, "url") || null;
+  return null;
+}
+
+function countdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+interface Item {
+  li: HTMLLIElement;
+  icon: HTMLElement;
+  title: HTMLElement;
+  summary: HTMLElement;
+  state: StepState;
+  card: ApprovalCard | null;
+}
+
+interface ApprovalCard {
+  root: HTMLElement;
+  buttons: HTMLElement;
+  status: HTMLElement;
+  timer: ReturnType<typeof setInterval> | null;
+}
+
+export type ApprovalSender = (callId: string, approved: boolean) => void;
+
+export class StepList {
+  readonly el: HTMLOListElement;
+  private items = new Map<string, Item>();
+  private notes = new Map<number, HTMLLIElement>();
+  private stopped = false;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly sendApproval: ApprovalSender,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    this.el = doc.createElement("ol");
+    this.el.className = "steps";
+    this.el.setAttribute("aria-live", "polite");
+    this.el.setAttribute("aria-label", "Steps");
+    this.el.hidden = true;
+  }
+
+  private h(tag: string, cls?: string, text?: string): HTMLElement {
+    const e = this.doc.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  /** An earlier step's assistant text, in small print, before that step's calls. */
+  note(step: number, text: string): void {
+    if (!text.trim() || this.notes.has(step)) return;
+    const li = this.h("li", "step-note") as HTMLLIElement;
+    li.dataset["step"] = String(step);
+    li.textContent = text.length > 600 ? `${text.slice(0, 599)}…` : text;
+    this.notes.set(step, li);
+    this.el.append(li);
+    this.el.hidden = false;
+  }
+
+  /** Takes back the note of `step` (it turned out to be the answer). */
+  dropNote(step: number): void {
+    this.notes.get(step)?.remove();
+    this.notes.delete(step);
+  }
+
+  private item(callId: string, title: string): Item {
+    const known = this.items.get(callId);
+    if (known) return known;
+    const li = this.h("li", "step-item") as HTMLLIElement;
+    li.dataset["callId"] = callId;
+    const icon = this.h("span", "icon");
+    icon.setAttribute("role", "img");
+    const titleEl = this.h("span", "title", title);
+    const summary = this.h("div", "summary");
+    li.append(icon, " ", titleEl, summary);
+    const item: Item = { li, icon, title: titleEl, summary, state: "pending", card: null };
+    this.items.set(callId, item);
+    this.setState(item, "pending");
+    this.el.append(li);
+    this.el.hidden = false;
+    return item;
+  }
+
+  private setState(item: Item, state: StepState, summary?: string): void {
+    item.state = state;
+    item.li.dataset["state"] = state;
+    const [glyph, label] = ICONS[state];
+    item.icon.textContent = glyph;
+    item.icon.setAttribute("aria-label", label);
+    if (summary !== undefined) item.summary.textContent = summary;
+  }
+
+  state(callId: string): StepState | null {
+    return this.items.get(callId)?.state ?? null;
+  }
+
+  toolCall(msg: ToolCallMessage): void {
+    const args = isObject(msg.arguments) ? msg.arguments : {};
+    // What a blocked call would have typed is not repeated (it may be a secret).
+    const shown = msg.decision === "deny" ? {} : args;
+    const item = this.item(msg.call_id, describeCall(msg.name, shown, msg.target));
+    item.li.dataset["decision"] = msg.decision;
+    if (msg.decision === "deny") {
+      this.setState(item, "blocked", `Blocked: ${msg.detail}`);
+    } else if (msg.decision === "ask") {
+      this.setState(item, "waiting", "Waiting for your approval.");
+      item.card = this.approvalCard(msg, args);
+      item.li.append(item.card.root);
+    }
+  }
+
+  private approvalCard(msg: ToolCallMessage, args: Record<string, unknown>): ApprovalCard {
+    const root = this.h("div", "approval-card");
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-label", "Approval needed");
+    root.append(this.h("div", "approval-title", `Laika wants to: ${describeCall(msg.name, args, msg.target)}`));
+    const url = callUrl(msg.name, args);
+    if (url) {
+      const row = this.h("div", "approval-target");
+      row.append("Address: ", this.h("code", "url", url));
+      root.append(row);
+    } else if (msg.name === "search") {
+      const row = this.h("div", "approval-target");
+      row.append("Query: ", this.h("code", "query", str(args, "query")));
+      root.append(row);
+    } else if (msg.target) {
+      const row = this.h("div", "approval-target");
+      row.append(`On the ${msg.target.role || "element"}: `, this.h("strong", undefined, q(msg.target.text || msg.target.handle_id)));
+      root.append(row);
+    }
+    if (msg.detail) root.append(this.h("div", "approval-detail", msg.detail));
+    const status = this.h("div", "approval-status");
+    const buttons = this.h("div", "row approval-buttons");
+    const approve = this.h("button", "primary", "Approve") as HTMLButtonElement;
+    const deny = this.h("button", undefined, "Deny") as HTMLButtonElement;
+    approve.type = deny.type = "button";
+    buttons.append(approve, deny);
+    root.append(buttons, status);
+    const card: ApprovalCard = { root, buttons, status, timer: null };
+    const answer = (approved: boolean) => {
+      if (this.stopped) return;
+      approve.disabled = deny.disabled = true;
+      status.textContent = approved ? "Approved — asking Laika to go ahead…" : "Denied — it will not run.";
+      this.sendApproval(msg.call_id, approved);
+    };
+    approve.addEventListener("click", () => answer(true));
+    deny.addEventListener("click", () => answer(false));
+    if (msg.expires_in_ms !== null) {
+      const deadline = this.now() + msg.expires_in_ms;
+      const timer = this.h("span", "countdown");
+      timer.setAttribute("role", "timer");
+      timer.setAttribute("aria-live", "off");
+      buttons.append(timer);
+      const tick = () => {
+        const left = deadline - this.now();
+        if (left <= 0) {
+          this.expire(msg.call_id);
+          return;
+        }
+        timer.textContent = `Expires in ${countdown(left)}`;
+      };
+      tick();
+      card.timer = setInterval(tick, 1000);
+    }
+    return card;
+  }
+
+  /** The card is answered or over: its buttons go, its countdown stops. */
+  private closeCard(item: Item, status: string): void {
+    const card = item.card;
+    if (!card) return;
+    if (card.timer) clearInterval(card.timer);
+    card.timer = null;
+    card.buttons.remove();
+    card.status.textContent = status;
+    card.root.classList.add("closed");
+  }
+
+  private expire(callId: string): void {
+    const item = this.items.get(callId);
+    if (!item) return;
+    this.closeCard(item, "Expired");
+    this.setState(item, "expired", "Expired: nobody approved it in time, so it was not run.");
+  }
+
+  /** How the host took the user's answer. */
+  approvalAnswer(callId: string, accepted: boolean, approved: boolean, code?: string, message?: string): void {
+    const item = this.items.get(callId);
+    if (!item) return;
+    if (accepted && approved) {
+      this.closeCard(item, "Approved");
+      this.setState(item, "pending", "Approved.");
+    } else if (accepted) {
+      this.closeCard(item, "Denied");
+    } else if (code === "APPROVAL_EXPIRED") {
+      this.expire(callId);
+    } else {
+      this.closeCard(item, `Not accepted (${code ?? "error"}): ${message ?? ""}`.trim());
+    }
+  }
+
+  agentState(msg: AgentStateMessage): void {
+    if (!msg.call_id) return;
+    const item = this.items.get(msg.call_id);
+    if (item && msg.state === "executing" && item.state !== "blocked") this.setState(item, "running");
+  }
+
+  operation(msg: OperationMessage): void {
+    const item = this.item(msg.call_id, msg.title);
+    item.title.textContent = msg.title;
+    item.li.dataset["action"] = msg.action;
+    if (msg.status === "start") this.setState(item, "running", "");
+    else if (msg.status === "success") this.setState(item, "ok", msg.message ?? "");
+    else this.setState(item, "error", msg.message ?? "");
+  }
+
+  toolResult(msg: ToolResultMessage): void {
+    const item = this.item(msg.call_id, describeCall(msg.name, {}, null));
+    switch (msg.status) {
+      case "ok":
+        this.closeCard(item, "Approved");
+        this.setState(item, "ok", msg.summary);
+        return;
+      case "error":
+        this.closeCard(item, "Not run");
+        this.setState(item, "error", msg.summary);
+        return;
+      case "denied":
+        this.closeCard(item, "Denied");
+        this.setState(item, "blocked", msg.error?.code === "USER_DENIED" ? "Denied by you — not run." : `Blocked: ${msg.summary}`);
+        return;
+      case "timeout":
+        if (msg.error?.code === "APPROVAL_EXPIRED") {
+          this.expire(msg.call_id);
+          return;
+        }
+        this.closeCard(item, "Timed out");
+        this.setState(item, "error", `Timed out: ${msg.summary}`);
+        return;
+    }
+  }
+
+  /** The user stopped the turn: no card can be answered, nothing pending will run. */
+  stop(): void {
+    this.stopped = true;
+    for (const item of this.items.values()) {
+      if (item.state === "pending" || item.state === "waiting") {
+        this.closeCard(item, "Stopped");
+        this.setState(item, "stopped", "Not run: you stopped the turn.");
+      }
+    }
+  }
+
+  /** The turn is over: countdowns stop, open cards close. */
+  end(): void {
+    for (const item of this.items.values()) {
+      if (item.card?.timer) this.closeCard(item, item.state === "waiting" ? "No longer needed" : "");
+      if (item.state === "waiting" || item.state === "pending") this.setState(item, "stopped", "Not run.");
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { StepList, describeCall, stopReasonText } from "../src/sidebar/steps";
+import type { ToolCallMessage, ToolResultMessage } from "../src/generated/wire";
+import { htmlDoc } from "./helpers";
+
+function call(over: Partial<ToolCallMessage>): ToolCallMessage {
+  return {
+    type: "tool_call", id: "e1", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "r:0", index: 0,
+    name: "browser.navigate", arguments: { url: "http://127.0.0.1:9/collect?data=a%40b.example" }, decision: "ask",
+    reason: "URL_NOT_FROM_CONTEXT", detail: "This address is not among the page's links; please confirm.", executor: "tab",
+    digest: "0".repeat(64), target: null, expires_in_ms: 120_000, ...over,
+  };
+}
+
+function result(over: Partial<ToolResultMessage>): ToolResultMessage {
+  return {
+    type: "tool_result", id: "e2", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "r:0",
+    name: "browser.navigate", status: "ok", summary: "Opened it", result: null, error: null, ...over,
+  };
+}
+
+describe("the step list", () => {
+  it("shows an approval card with the URL, and answers it once", () => {
+    const doc = htmlDoc("<main></main>");
+    const sent: [string, boolean][] = [];
+    const now = 0;
+    const steps = new StepList(doc, (id, ok) => sent.push([id, ok]), () => now);
+    doc.body.append(steps.el);
+    steps.toolCall(call({}));
+    expect(steps.el.tagName).toBe("OL");
+    expect(steps.el.getAttribute("aria-live")).toBe("polite");
+    const card = steps.el.querySelector(".approval-card");
+    expect(card?.textContent).toContain("http://127.0.0.1:9/collect?data=a%40b.example");
+    expect(card?.textContent).toContain("Expires in 2:00");
+    const [approve, deny] = Array.from(card?.querySelectorAll("button") ?? []);
+    expect(approve?.textContent).toBe("Approve");
+    deny?.click();
+    approve?.click();
+    expect(sent).toEqual([["r:0", false]]);
+    steps.toolResult(result({ status: "denied", summary: "You denied this action.", error: { code: "USER_DENIED", message: "x" } }));
+    expect(steps.state("r:0")).toBe("blocked");
+    expect(card?.querySelector("button")).toBeNull();
+  });
+
+  it("turns an expired card into Expired without buttons", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined, () => 0);
+    steps.toolCall(call({}));
+    steps.toolResult(result({ status: "timeout", summary: "Nobody approved this action in time", error: { code: "APPROVAL_EXPIRED", message: "x" } }));
+    expect(steps.state("r:0")).toBe("expired");
+    expect(steps.el.querySelector(".approval-card")?.textContent).toContain("Expired");
+    expect(steps.el.querySelector(".approval-card button")).toBeNull();
+  });
+
+  it("follows an allowed call from start to ✓, and shows a deny as blocked", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined);
+    steps.toolCall(call({ decision: "allow", name: "browser.click", arguments: { handleId: "laika-2" }, expires_in_ms: null, target: { handle_id: "laika-2", role: "button", text: "Show more comments" } }));
+    expect(steps.el.querySelector(".approval-card")).toBeNull();
+    steps.operation({ type: "operation", id: "e3", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "r:0", action: "click", title: "Clicking “Show more comments”", status: "start", message: null });
+    expect(steps.state("r:0")).toBe("running");
+    steps.operation({ type: "operation", id: "e4", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "r:0", action: "click", title: "Clicking “Show more comments”", status: "success", message: "Clicked \"Show more comments\"" });
+    expect(steps.state("r:0")).toBe("ok");
+    expect(steps.el.textContent).toContain("✓");
+    steps.toolCall(call({ call_id: "r:1", decision: "deny", name: "browser.type", arguments: { handleId: "laika-5", text: "hunter2" }, reason: "SENSITIVE_FIELD", detail: "Laika never fills in password fields.", expires_in_ms: null }));
+    expect(steps.state("r:1")).toBe("blocked");
+    expect(steps.el.textContent).toContain("Laika never fills in password fields.");
+    expect(steps.el.textContent).not.toContain("hunter2");
+  });
+
+  it("stops: open cards lose their buttons and nothing pending is shown as running", () => {
+    const doc = htmlDoc("<main></main>");
+    const sent: unknown[] = [];
+    const steps = new StepList(doc, (...a) => sent.push(a));
+    steps.toolCall(call({}));
+    const approve = steps.el.querySelector("button");
+    steps.stop();
+    approve?.click();
+    expect(sent).toEqual([]);
+    expect(steps.state("r:0")).toBe("stopped");
+    expect(steps.el.querySelector("button")).toBeNull();
+  });
+
+  it("words stop reasons and calls plainly", () => {
+    expect(stopReasonText("answered", 3)).toBeNull();
+    expect(stopReasonText("step_cap", 8)).toBe("Stopped after 8 steps — the step limit.");
+    expect(stopReasonText("loop_detected", 2)).toBe("Stopped: the assistant repeated the same action on an unchanged page.");
+    expect(stopReasonText("time_budget", 2)).toBe("Stopped: the turn ran out of time.");
+    expect(describeCall("browser.click", { handleId: "x" }, { handle_id: "x", role: "button", text: "Confirm" })).toBe("Click “Confirm”");
+    expect(describeCall("search", { query: "trail pack" }, null)).toBe("Search the web for “trail pack”");
+  });
+});
