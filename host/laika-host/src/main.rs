@@ -351,9 +351,11 @@ fn run_replay(
     }
     let _ = stdout.flush();
     if let Some(path) = expect {
-        // `LAIKA_BLESS=1` rewrites the golden, as the schema tests do.
+        // `LAIKA_BLESS=1` rewrites the golden, as the schema tests do. It
+        // keeps real ids and times (comparison normalizes both sides), so the
+        // extension's tests can validate it against the wire schema.
         if std::env::var_os("LAIKA_BLESS").is_some_and(|v| v == "1") {
-            let text: String = replay::normalize(&events)
+            let text: String = events
                 .iter()
                 .map(|e| format!("{e}\n"))
                 .collect();
