@@ -355,10 +355,7 @@ fn run_replay(
         // keeps real ids and times (comparison normalizes both sides), so the
         // extension's tests can validate it against the wire schema.
         if std::env::var_os("LAIKA_BLESS").is_some_and(|v| v == "1") {
-            let text: String = events
-                .iter()
-                .map(|e| format!("{e}\n"))
-                .collect();
+            let text: String = events.iter().map(|e| format!("{e}\n")).collect();
             std::fs::write(&path, text).map_err(|e| io_error("write", &path, e))?;
             eprintln!("laika-host: rewrote {}", path.display());
             return Ok(ExitCode::SUCCESS);
