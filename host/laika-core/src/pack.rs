@@ -19,6 +19,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
+/// How `context_usage` names the conversation block.
+pub const CONVERSATION_DOC_ID: &str = "conversation";
 
 /// Rough tokens-per-char ratio for budgeting: 4 chars per token is the usual
 /// estimate for English BPE vocabularies and errs on the safe side for code.
@@ -46,11 +48,55 @@ impl Budget {
         }
     }
 
-    fn char_limit(&self) -> usize {
+    /// The budget for the context of a request to a model whose context
+    /// window is `window` tokens: what is left after the answer's
+    /// `output_tokens` and `fixed_chars` of prompt that are there whatever
+    /// is packed (system prompt, packet envelope, question). Counted with
+    /// [`WINDOW_CHARS_PER_TOKEN`], so the prompt fits even where the page
+    /// tokenizes worse than English prose. Configured limits still cap it.
+    pub fn for_window(
+        window: usize,
+        output_tokens: usize,
+        fixed_chars: usize,
+        limits: &crate::limits::Limits,
+    ) -> Budget {
+        let free_tokens = window
+            .saturating_sub(output_tokens)
+            .saturating_sub(fixed_chars.div_ceil(WINDOW_CHARS_PER_TOKEN))
+            .saturating_sub(WINDOW_MARGIN_TOKENS);
+        let chars = free_tokens * WINDOW_CHARS_PER_TOKEN;
+        Budget {
+            max_chars: limits.context_max_chars.map_or(chars, |c| c.min(chars)),
+            max_tokens: limits
+                .context_max_tokens
+                .map_or(free_tokens, |t| t.min(free_tokens)),
+        }
+    }
+
+    pub fn char_limit(&self) -> usize {
         self.max_chars
             .min(self.max_tokens.saturating_mul(CHARS_PER_TOKEN))
     }
+
+    /// This budget less `chars` already spent elsewhere in the request.
+    pub fn less(&self, chars: usize) -> Budget {
+        Budget {
+            max_chars: self.max_chars.saturating_sub(chars).max(MIN_CHARS),
+            max_tokens: self
+                .max_tokens
+                .saturating_sub(estimate_tokens(chars))
+                .max(MIN_CHARS / CHARS_PER_TOKEN),
+        }
+    }
 }
+
+/// Chars per token when fitting a runtime's real context window: JSON
+/// punctuation, numbers and non-English text cost more tokens than prose.
+pub const WINDOW_CHARS_PER_TOKEN: usize = 3;
+/// Tokens kept free in a window for the chat template's own tokens.
+const WINDOW_MARGIN_TOKENS: usize = 64;
+/// The least budget a request is packed with, whatever else took room.
+const MIN_CHARS: usize = 2_000;
 
 pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
@@ -103,6 +149,11 @@ pub struct PackInput<'a> {
     pub observation: Option<&'a Observation>,
     pub browser: &'a str,
     pub tab_id: Option<String>,
+    /// The conversation so far (see `conversation`): packed first, at most a
+    /// third of the budget, the documents get the rest.
+    pub history: Option<&'a crate::conversation::History>,
+    /// Earlier turns sent verbatim at most.
+    pub recent_turns: usize,
     /// The packet's id and `created_at` come from here.
     pub ambient: &'a dyn crate::ambient::Ambient,
 }
@@ -191,11 +242,34 @@ fn truncate_string(s: &mut String, excess: usize) -> usize {
 
 /// Builds the request packet for one turn.
 pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
-    let limit = budget.char_limit();
-    let tab_id = input.tab_id.clone();
     let mut redacted = 0;
-    let mut documents = Vec::new();
     let mut usage_docs = Vec::new();
+    let (conversation, conversation_chars) = match input.history {
+        Some(history) => {
+            let (block, assembled) =
+                crate::conversation::assemble(history, input.recent_turns, budget.char_limit() / 3);
+            let block = block.map(|b| {
+                let mut value = serde_json::to_value(&b).unwrap_or(Value::Null);
+                redacted += crate::redact::redact_value(&mut value);
+                serde_json::from_value(value).unwrap_or(b)
+            });
+            if block.is_some() {
+                usage_docs.push(DocumentUsage {
+                    doc_id: CONVERSATION_DOC_ID.into(),
+                    kind: "conversation".into(),
+                    chars: assembled.chars,
+                    tokens: estimate_tokens(assembled.chars),
+                    included: true,
+                    truncated: assembled.turns_left_out > 0,
+                });
+            }
+            (block, assembled.chars)
+        }
+        None => (None, 0),
+    };
+    let limit = budget.char_limit().saturating_sub(conversation_chars);
+    let tab_id = input.tab_id.clone();
+    let mut documents = Vec::new();
     let mut cut = Vec::new();
     let mut used = 0usize;
 
@@ -314,6 +388,7 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         context: Context {
             documents,
             transcript: Vec::new(),
+            conversation,
         },
         output: Output {
             format: "json".into(),
@@ -324,8 +399,8 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         usage: ContextUsage {
             budget,
             used: Used {
-                chars: used,
-                tokens: estimate_tokens(used),
+                chars: used + conversation_chars,
+                tokens: estimate_tokens(used + conversation_chars),
             },
             documents: usage_docs,
             cut,
@@ -368,6 +443,8 @@ mod tests {
             observation: Some(obs),
             browser: "chrome",
             tab_id: Some("7".into()),
+            history: None,
+            recent_turns: 8,
             ambient: &FIXED,
         }
     }

@@ -1,0 +1,93 @@
+//! The budget comes from the runtime's real context window: a loopback
+//! server advertising 4,096 or 8,192 tokens gets prompts that fit.
+
+mod common;
+mod stub;
+
+use common::{observation, one, Host, Launch};
+use serde_json::{json, Value};
+use stub::{answer_for, sse_answer, Stub};
+
+/// A page far larger than any of the windows below.
+fn long_page() -> Value {
+    let mut page = observation("article-night-trains.observation.json");
+    let sentence =
+        "The night train left the station with every berth taken and the dining car full. ";
+    page["summary"]["text"] = json!(sentence.repeat(2_000));
+    page["summary"]["primary"]["text"] = json!(sentence.repeat(2_000));
+    page
+}
+
+fn run_turn(stub: &Stub, profile: &str) -> (Vec<Value>, Value) {
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_BASE_URL".into(), stub.url.clone()),
+            ("LAIKA_MODEL".into(), "m".into()),
+        ],
+        config: &format!("[runtime]\nkind = \"openai\"\nprofile = \"{profile}\"\n"),
+        ..Launch::default()
+    });
+    let events = host.turn(
+        "t1",
+        json!({"name": "web.answer", "args": {}}),
+        "Which car was full?",
+        long_page(),
+    );
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let body = stub.wait_requests(1)[0].body.clone();
+    (events, body)
+}
+
+/// Prompt tokens counted at 3 chars a token (what the host budgets with;
+/// real tokenizers give fewer for this text) plus the answer's tokens.
+fn tokens_asked(body: &Value) -> usize {
+    let chars: usize = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().chars().count())
+        .sum();
+    chars.div_ceil(3) + body["max_tokens"].as_u64().unwrap() as usize
+}
+
+#[test]
+fn llama_cpp_props_window_is_filled_but_not_overflowed() {
+    let mut used = Vec::new();
+    for n_ctx in [4_096usize, 8_192] {
+        let stub = Stub::with_probes(
+            move |path| {
+                (path == "/props").then(|| json!({"default_generation_settings": {"n_ctx": n_ctx}}))
+            },
+            |body, _| sse_answer(&answer_for(body, "The dining car."), 9, "stop"),
+        );
+        let (events, body) = run_turn(&stub, "llama.cpp");
+        assert_eq!(stub.probes()[0], "/props");
+        let asked = tokens_asked(&body);
+        assert!(asked <= n_ctx, "{asked} tokens asked of a {n_ctx} window");
+        // Most of the window is used: the page was cut to fit, not to nothing.
+        assert!(asked > n_ctx * 3 / 4, "{asked} of {n_ctx}");
+        let usage = one(&events, "context_usage");
+        assert!(!usage["cut"].as_array().unwrap().is_empty());
+        used.push(usage["used"]["chars"].as_u64().unwrap());
+    }
+    assert!(used[1] > used[0] * 4, "{used:?}");
+}
+
+#[test]
+fn vllm_max_model_len_is_read_from_the_models_list() {
+    let stub = Stub::with_probes(
+        |path| {
+            (path == "/v1/models").then(|| {
+                json!({"object": "list", "data": [
+                    {"id": "other", "max_model_len": 131072},
+                    {"id": "m", "max_model_len": 4096}
+                ]})
+            })
+        },
+        |body, _| sse_answer(&answer_for(body, "The dining car."), 9, "stop"),
+    );
+    let (_, body) = run_turn(&stub, "vllm");
+    assert_eq!(stub.probes(), vec!["/props", "/v1/models"]);
+    assert!(tokens_asked(&body) <= 4_096);
+}
