@@ -35,6 +35,7 @@ pub mod prompt;
 pub mod redact;
 pub mod render;
 pub mod schema;
+pub mod select;
 pub mod stream;
 pub mod text;
 pub mod tools;

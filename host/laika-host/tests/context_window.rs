@@ -91,3 +91,68 @@ fn vllm_max_model_len_is_read_from_the_models_list() {
     assert_eq!(stub.probes(), vec!["/props", "/v1/models"]);
     assert!(tokens_asked(&body) <= 4_096);
 }
+
+/// A 400,000-character page in the extension's shape: the head in the
+/// summary, the rest in 4,000-char chunks.
+fn page_with_fact_at_90_percent() -> Value {
+    let mut text = String::new();
+    let mut line = 0;
+    while text.len() < 400_000 {
+        text.push_str(&format!(
+            "Line {line}: the council discussed budgets, roads, schools and parks once more.\n"
+        ));
+        line += 1;
+        if text.len() > 360_000 && !text.contains("Elbe") {
+            text.push_str("The new bridge over the Elbe will cost 48 million euros.\n");
+        }
+    }
+    let (head, rest) = text.split_at(8_000);
+    let chunks: Vec<&str> = rest
+        .as_bytes()
+        .chunks(4_000)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let n = chunks.len();
+    json!({
+        "summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.com/minutes", "title": "Council minutes", "text": head},
+        "chunks": chunks.iter().enumerate().map(|(i, c)| json!({
+            "doc_type": "web.observation.chunk.v1", "url": "https://example.com/minutes",
+            "title": "Council minutes", "chunk_index": i + 1, "chunk_count": n, "text": c
+        })).collect::<Vec<_>>()
+    })
+}
+
+#[test]
+fn a_fact_at_90_percent_of_a_400k_page_reaches_an_8k_model() {
+    let stub = Stub::with_probes(
+        |path| (path == "/props").then(|| json!({"n_ctx": 8192})),
+        |body, _| sse_answer(&answer_for(body, "48 million euros."), 9, "stop"),
+    );
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_BASE_URL".into(), stub.url.clone()),
+        ],
+        config: "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n",
+        ..Launch::default()
+    });
+    let events = host.turn(
+        "t1",
+        json!({"name": "web.answer", "args": {}}),
+        "How much will the bridge cost?",
+        page_with_fact_at_90_percent(),
+    );
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let body = stub.wait_requests(1)[0].body.clone();
+    assert!(body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("48 million euros"));
+    assert!(tokens_asked(&body) <= 8_192);
+    let selection = &one(&events, "context_usage")["selection"];
+    assert_eq!(selection["strategy"], "ranked");
+    assert_eq!(selection["about"], json!(["bridge", "cost"]));
+    let read =
+        selection["sent_chars"].as_f64().unwrap() / selection["page_chars"].as_f64().unwrap();
+    assert!(read < 0.05, "{selection}");
+}
