@@ -156,6 +156,17 @@ describe("observation builder: listing, comments, signals, chunks", () => {
     expectWireValid(obs);
   });
 
+  it("reads a 400,000-character page whole, to its last paragraph", () => {
+    const words = "the council discussed budgets, roads, schools and parks once more. ".repeat(6);
+    const paras = Array.from({ length: 1000 }, (_, i) => `<p>Paragraph ${i}: ${words}</p>`).join("");
+    const obs = buildObservation(htmlDoc(`<main>${paras}<p>The bridge will cost 48 million euros.</p></main>`), new HandleRegistry());
+    const chunks = obs.chunks ?? [];
+    const total = (obs.summary.text ?? "").length + chunks.reduce((n, c) => n + (c.text ?? "").length, 0);
+    expect(total).toBeGreaterThan(300_000);
+    expect(chunks.at(-1)?.text).toContain("48 million euros");
+    expectWireValid(obs);
+  });
+
   it("bounds hostile limits and element counts", () => {
     expect(resolveLimits({ maxElements: 1e9, maxChars: -5, maxItems: Number.NaN }).maxElements).toBe(1600);
     expect(resolveLimits({ maxChars: -5 }).maxChars).toBe(8000);

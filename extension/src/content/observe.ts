@@ -27,7 +27,7 @@ import { extractPrimary } from "./primary.js";
 export const DEFAULT_LIMITS = {
   maxChars: 8000,
   maxElements: 200,
-  maxBlocks: 2000,
+  maxBlocks: 20000,
   maxPrimaryChars: 4000,
   maxOutline: 60,
   maxOutlineChars: 160,
@@ -37,9 +37,11 @@ export const DEFAULT_LIMITS = {
   maxCommentChars: 600,
 } as const;
 
-/** Chunking of the text beyond `maxChars` (bounded: at most this many chunks). */
+/** Chunking of the text beyond `maxChars` (bounded: at most this many chunks).
+ * A long page is read whole (up to about 0.5 MB of text): the host picks
+ * the passages that fit the model, so nothing past a fixed prefix is lost. */
 export const CHUNK_CHARS = 4000;
-export const MAX_CHUNKS = 16;
+export const MAX_CHUNKS = 128;
 const MAX_TEXT_SCAN = CHUNK_CHARS * MAX_CHUNKS;
 const MAX_ELEMENT_TEXT = 120;
 

@@ -29,6 +29,21 @@ pub struct Limits {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize", range(min = 1))]
     pub context_max_tokens: Option<usize>,
+    /// The runtime's context window in tokens, when the server cannot be
+    /// asked (or says wrong): the prompt and the answer must fit in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize", range(min = 256))]
+    pub context_window_tokens: Option<usize>,
+    /// Earlier turns a follow-up carries verbatim; older ones only through
+    /// the rolling summary.
+    #[schemars(range(max = 64))]
+    pub recent_turns: usize,
+    /// A rolling summary is made once this many turns are not yet in one…
+    #[schemars(range(min = 1))]
+    pub summary_after_turns: usize,
+    /// …or their text (questions and answers) exceeds this many chars.
+    #[schemars(range(min = 1))]
+    pub summary_after_chars: usize,
     pub max_tool_calls: usize,
     /// Validation retries after the first attempt.
     #[schemars(range(max = MAX_RETRIES))]
@@ -54,6 +69,10 @@ impl Default for Limits {
             max_json_depth: DEFAULT_MAX_JSON_DEPTH,
             context_max_chars: None,
             context_max_tokens: None,
+            context_window_tokens: None,
+            recent_turns: crate::conversation::DEFAULT_RECENT_TURNS,
+            summary_after_turns: crate::conversation::DEFAULT_SUMMARY_AFTER_TURNS,
+            summary_after_chars: crate::conversation::DEFAULT_SUMMARY_AFTER_CHARS,
             max_tool_calls: crate::gate::DEFAULT_MAX_CALLS_PER_TURN,
             max_retries: MAX_RETRIES,
             max_steps: agent::DEFAULT_MAX_STEPS,

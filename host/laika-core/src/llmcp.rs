@@ -99,6 +99,10 @@ pub struct Context {
     /// context with the documents (and are redacted with them in storage).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<ToolPacket>,
+    /// The conversation so far (earlier turns of this conversation), for a
+    /// follow-up. Derived from pages and model answers: untrusted data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<crate::conversation::ConversationContext>,
 }
 
 /// What a `tool` packet answers: the response that proposed the call.
@@ -127,7 +131,7 @@ pub struct ToolOutcome {
 }
 
 /// Where a call left the browser.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageRef {
     pub url: String,
     pub title: String,

@@ -40,6 +40,19 @@ pub struct ModelRequest {
     /// 0 for the first try, 1..=3 for retries.
     pub attempt: u32,
     pub feedback: Option<RetryFeedback>,
+    /// The answer's token limit, when the engine fitted the prompt to the
+    /// runtime's context window: the prompt plus this fits in it.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// A runtime's context window: how many tokens the prompt and the answer
+/// may take together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ContextWindow {
+    #[schemars(range(min = 1))]
+    pub tokens: usize,
+    /// Where the figure comes from (`config`, `llama.cpp /props`, …).
+    pub source: String,
 }
 
 /// The model's raw answer.

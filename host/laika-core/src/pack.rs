@@ -19,6 +19,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
+/// How `context_usage` names the conversation block.
+pub const CONVERSATION_DOC_ID: &str = "conversation";
 
 /// Rough tokens-per-char ratio for budgeting: 4 chars per token is the usual
 /// estimate for English BPE vocabularies and errs on the safe side for code.
@@ -46,11 +48,55 @@ impl Budget {
         }
     }
 
-    fn char_limit(&self) -> usize {
+    /// The budget for the context of a request to a model whose context
+    /// window is `window` tokens: what is left after the answer's
+    /// `output_tokens` and `fixed_chars` of prompt that are there whatever
+    /// is packed (system prompt, packet envelope, question). Counted with
+    /// [`WINDOW_CHARS_PER_TOKEN`], so the prompt fits even where the page
+    /// tokenizes worse than English prose. Configured limits still cap it.
+    pub fn for_window(
+        window: usize,
+        output_tokens: usize,
+        fixed_chars: usize,
+        limits: &crate::limits::Limits,
+    ) -> Budget {
+        let free_tokens = window
+            .saturating_sub(output_tokens)
+            .saturating_sub(fixed_chars.div_ceil(WINDOW_CHARS_PER_TOKEN))
+            .saturating_sub(WINDOW_MARGIN_TOKENS);
+        let chars = free_tokens * WINDOW_CHARS_PER_TOKEN;
+        Budget {
+            max_chars: limits.context_max_chars.map_or(chars, |c| c.min(chars)),
+            max_tokens: limits
+                .context_max_tokens
+                .map_or(free_tokens, |t| t.min(free_tokens)),
+        }
+    }
+
+    pub fn char_limit(&self) -> usize {
         self.max_chars
             .min(self.max_tokens.saturating_mul(CHARS_PER_TOKEN))
     }
+
+    /// This budget less `chars` already spent elsewhere in the request.
+    pub fn less(&self, chars: usize) -> Budget {
+        Budget {
+            max_chars: self.max_chars.saturating_sub(chars).max(MIN_CHARS),
+            max_tokens: self
+                .max_tokens
+                .saturating_sub(estimate_tokens(chars))
+                .max(MIN_CHARS / CHARS_PER_TOKEN),
+        }
+    }
 }
+
+/// Chars per token when fitting a runtime's real context window: JSON
+/// punctuation, numbers and non-English text cost more tokens than prose.
+pub const WINDOW_CHARS_PER_TOKEN: usize = 3;
+/// Tokens kept free in a window for the chat template's own tokens.
+const WINDOW_MARGIN_TOKENS: usize = 64;
+/// The least budget a request is packed with, whatever else took room.
+const MIN_CHARS: usize = 2_000;
 
 pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
@@ -91,6 +137,36 @@ pub struct ContextUsage {
     pub cut: Vec<Cut>,
     /// How many strings had URL credentials stripped.
     pub redacted_strings: usize,
+    /// How a page over budget was read, when not all of it was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<PageSelection>,
+}
+
+/// How the page's text was chosen when it did not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectionStrategy {
+    /// The passages most relevant to the question, in page order.
+    Ranked,
+    /// Summarized in stages: each part, then the part summaries.
+    Staged,
+}
+
+/// What of a long page was read and sent (`context_usage.selection`): the
+/// sidebar says "read 34 % of this page: the parts about …".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PageSelection {
+    pub strategy: SelectionStrategy,
+    /// Chars of the page's text there were (summary text and chunks)…
+    pub page_chars: usize,
+    /// …and how many were sent.
+    pub sent_chars: usize,
+    pub passages_sent: usize,
+    pub passages_total: usize,
+    /// The chunk numbers sent, in page order.
+    pub chunks: Vec<usize>,
+    /// Words of the question the sent passages are about.
+    pub about: Vec<String>,
 }
 
 pub struct PackInput<'a> {
@@ -103,6 +179,11 @@ pub struct PackInput<'a> {
     pub observation: Option<&'a Observation>,
     pub browser: &'a str,
     pub tab_id: Option<String>,
+    /// The conversation so far (see `conversation`): packed first, at most a
+    /// third of the budget, the documents get the rest.
+    pub history: Option<&'a crate::conversation::History>,
+    /// Earlier turns sent verbatim at most.
+    pub recent_turns: usize,
     /// The packet's id and `created_at` come from here.
     pub ambient: &'a dyn crate::ambient::Ambient,
 }
@@ -189,39 +270,117 @@ fn truncate_string(s: &mut String, excess: usize) -> usize {
     total - s.chars().count()
 }
 
+/// The text passages are ranked by when a page is over budget: the
+/// question, plus the fields asked for by `web.extract`; `None` for
+/// `web.summarize` (a summary needs the whole page, not the parts a
+/// question names).
+fn ranking_question(input: &PackInput<'_>) -> Option<String> {
+    match input.task.name {
+        crate::llmcp::TaskName::Summarize => None,
+        crate::llmcp::TaskName::Answer => Some(input.user_text.to_owned()),
+        crate::llmcp::TaskName::Extract => {
+            let mut q = input.user_text.to_owned();
+            for field in input
+                .task
+                .args
+                .get("fields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let name = field
+                    .as_str()
+                    .or_else(|| field.get("name").and_then(Value::as_str))
+                    .unwrap_or_default();
+                q.push(' ');
+                q.push_str(&name.replace(['_', '-'], " "));
+            }
+            Some(q)
+        }
+    }
+}
+
+/// Shortens the summary content to `limit` chars, least valuable fields
+/// first (see [`REDUCIBLE`]), recording each cut. Returns its size.
+fn reduce_summary(content: &mut Value, limit: usize, cut: &mut Vec<Cut>) -> usize {
+    let mut size = json_chars(content);
+    for field in REDUCIBLE {
+        if size <= limit {
+            break;
+        }
+        let removed = reduce_field(content, field, size - limit);
+        if removed > 0 {
+            size = json_chars(content);
+            cut.push(Cut {
+                doc_id: SUMMARY_DOC_ID.into(),
+                field: Some(if *field == "primary" {
+                    "primary.text".into()
+                } else {
+                    (*field).into()
+                }),
+                chars_removed: removed,
+            });
+        }
+    }
+    size
+}
+
 /// Builds the request packet for one turn.
 pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
-    let limit = budget.char_limit();
-    let tab_id = input.tab_id.clone();
     let mut redacted = 0;
-    let mut documents = Vec::new();
     let mut usage_docs = Vec::new();
+    let (conversation, conversation_chars) = match input.history {
+        Some(history) => {
+            let (block, assembled) =
+                crate::conversation::assemble(history, input.recent_turns, budget.char_limit() / 3);
+            let block = block.map(|b| {
+                let mut value = serde_json::to_value(&b).unwrap_or(Value::Null);
+                redacted += crate::redact::redact_value(&mut value);
+                serde_json::from_value(value).unwrap_or(b)
+            });
+            if block.is_some() {
+                usage_docs.push(DocumentUsage {
+                    doc_id: CONVERSATION_DOC_ID.into(),
+                    kind: "conversation".into(),
+                    chars: assembled.chars,
+                    tokens: estimate_tokens(assembled.chars),
+                    included: true,
+                    truncated: assembled.turns_left_out > 0,
+                });
+            }
+            (block, assembled.chars)
+        }
+        None => (None, 0),
+    };
+    let limit = budget.char_limit().saturating_sub(conversation_chars);
+    let tab_id = input.tab_id.clone();
+    let mut documents = Vec::new();
     let mut cut = Vec::new();
     let mut used = 0usize;
 
+    let mut selection = None;
     if let Some(obs) = input.observation {
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
         redacted += crate::redact::redact_value(&mut content);
         let original = json_chars(&content);
-        let mut size = original;
-        for field in REDUCIBLE {
-            if size <= limit {
-                break;
-            }
-            let removed = reduce_field(&mut content, field, size - limit);
-            if removed > 0 {
-                size = json_chars(&content);
-                cut.push(Cut {
-                    doc_id: SUMMARY_DOC_ID.into(),
-                    field: Some(if *field == "primary" {
-                        "primary.text".into()
-                    } else {
-                        (*field).into()
-                    }),
-                    chars_removed: removed,
-                });
-            }
-        }
+        let mut chunks: Vec<(Value, usize)> = obs
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let mut content = serde_json::to_value(chunk).unwrap_or(Value::Null);
+                redacted += crate::redact::redact_value(&mut content);
+                let size = json_chars(&content);
+                (content, size)
+            })
+            .collect();
+        let page_chars = original + chunks.iter().map(|(_, size)| size).sum::<usize>();
+        // Over budget with a question to rank by: the summary keeps a
+        // quarter, the most relevant passages of the chunks get the rest.
+        let question = ranking_question(input).filter(|_| page_chars > limit && !chunks.is_empty());
+        let summary_limit = if question.is_some() { limit / 4 } else { limit };
+        let size = reduce_summary(&mut content, summary_limit, &mut cut);
+        let text_chars = |c: &Value| c["text"].as_str().map_or(0, |t| t.chars().count());
+        let summary_text = (obs.summary.text.chars().count(), text_chars(&content));
         used += size;
         usage_docs.push(DocumentUsage {
             doc_id: SUMMARY_DOC_ID.into(),
@@ -239,40 +398,92 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             content,
         ));
 
-        let mut chunks = Vec::new();
-        for (i, chunk) in obs.chunks.iter().enumerate() {
-            let mut content = serde_json::to_value(chunk).unwrap_or(Value::Null);
-            redacted += crate::redact::redact_value(&mut content);
-            let size = json_chars(&content);
-            let doc_id = format!("doc:web:chunk:{}", i + 1);
-            // Chunks are additive and ordered: once one does not fit, later
-            // ones are left out too so the model never sees a gap.
-            let fits = used + size <= limit && chunks.len() == i;
-            usage_docs.push(DocumentUsage {
-                doc_id: doc_id.clone(),
-                kind: CHUNK_DOC_TYPE.into(),
-                chars: size,
-                tokens: estimate_tokens(size),
-                included: fits,
-                truncated: false,
-            });
-            if fits {
-                used += size;
-                chunks.push(content);
-            } else {
-                cut.push(Cut {
-                    doc_id,
-                    field: None,
-                    chars_removed: size,
+        let count = chunks.len();
+        let mut kept = Vec::new();
+        match question {
+            Some(question) => {
+                let texts: Vec<(usize, &str)> = chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (c, _))| (i + 1, c["text"].as_str().unwrap_or_default()))
+                    .collect();
+                let chosen = crate::select::select(&texts, &question, limit.saturating_sub(used));
+                for (i, (content, size)) in chunks.iter_mut().enumerate() {
+                    let doc_id = format!("doc:web:chunk:{}", i + 1);
+                    let text = chosen.chunks.iter().find(|c| c.chunk == i + 1);
+                    let truncated =
+                        text.is_some_and(|t| Some(t.text.as_str()) != content["text"].as_str());
+                    if let Some(t) = text {
+                        content["text"] = Value::from(t.text.clone());
+                        // Numbers stay the page's: the model is told where each passage is.
+                        content["chunk_index"] = Value::from(i + 1);
+                        content["chunk_count"] = Value::from(count);
+                    }
+                    let sent = text.map_or(0, |_| json_chars(content));
+                    usage_docs.push(DocumentUsage {
+                        doc_id: doc_id.clone(),
+                        kind: CHUNK_DOC_TYPE.into(),
+                        chars: sent,
+                        tokens: estimate_tokens(sent),
+                        included: text.is_some(),
+                        truncated,
+                    });
+                    if text.is_some() {
+                        used += sent;
+                        kept.push((doc_id, std::mem::take(content)));
+                    } else {
+                        cut.push(Cut {
+                            doc_id,
+                            field: None,
+                            chars_removed: *size,
+                        });
+                    }
+                }
+                selection = Some(PageSelection {
+                    strategy: SelectionStrategy::Ranked,
+                    page_chars: chosen.total_chars + summary_text.0,
+                    sent_chars: chosen.sent_chars + summary_text.1,
+                    passages_sent: chosen.passages_sent,
+                    passages_total: chosen.passages_total,
+                    chunks: chosen.chunks.iter().map(|c| c.chunk).collect(),
+                    about: chosen.about,
                 });
             }
+            None => {
+                for (i, (content, size)) in chunks.into_iter().enumerate() {
+                    let doc_id = format!("doc:web:chunk:{}", i + 1);
+                    // Chunks are additive and ordered: once one does not fit,
+                    // later ones are left out too so the model never sees a gap.
+                    let fits = used + size <= limit && kept.len() == i;
+                    usage_docs.push(DocumentUsage {
+                        doc_id: doc_id.clone(),
+                        kind: CHUNK_DOC_TYPE.into(),
+                        chars: size,
+                        tokens: estimate_tokens(size),
+                        included: fits,
+                        truncated: false,
+                    });
+                    if fits {
+                        used += size;
+                        kept.push((doc_id, content));
+                    } else {
+                        cut.push(Cut {
+                            doc_id,
+                            field: None,
+                            chars_removed: size,
+                        });
+                    }
+                }
+                let count = kept.len();
+                for (i, (_, content)) in kept.iter_mut().enumerate() {
+                    content["chunk_count"] = Value::from(count);
+                    content["chunk_index"] = Value::from(i + 1);
+                }
+            }
         }
-        let count = chunks.len();
-        for (i, mut content) in chunks.into_iter().enumerate() {
-            content["chunk_count"] = Value::from(count);
-            content["chunk_index"] = Value::from(i + 1);
+        for (doc_id, content) in kept {
             documents.push(document(
-                format!("doc:web:chunk:{}", i + 1),
+                doc_id,
                 CHUNK_DOC_TYPE,
                 input.browser,
                 &tab_id,
@@ -314,6 +525,7 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         context: Context {
             documents,
             transcript: Vec::new(),
+            conversation,
         },
         output: Output {
             format: "json".into(),
@@ -324,12 +536,13 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         usage: ContextUsage {
             budget,
             used: Used {
-                chars: used,
-                tokens: estimate_tokens(used),
+                chars: used + conversation_chars,
+                tokens: estimate_tokens(used + conversation_chars),
             },
             documents: usage_docs,
             cut,
             redacted_strings: redacted,
+            selection,
         },
     }
 }
@@ -368,6 +581,8 @@ mod tests {
             observation: Some(obs),
             browser: "chrome",
             tab_id: Some("7".into()),
+            history: None,
+            recent_turns: 8,
             ambient: &FIXED,
         }
     }
@@ -442,6 +657,78 @@ mod tests {
             p.usage.documents.iter().filter(|d| !d.included).count(),
             5 - chunks.len()
         );
+    }
+
+    #[test]
+    fn a_fact_at_90_percent_of_a_400k_page_is_sent_for_a_question() {
+        let filler = |c: usize| {
+            (0..56)
+                .map(|l| format!("Line {l} of section {c}: the committee discussed budgets, roads and schools."))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut chunks: Vec<Value> = (1..=100)
+            .map(|c| {
+                json!({"doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "title": "A",
+                "chunk_index": c, "chunk_count": 100, "text": filler(c)})
+            })
+            .collect();
+        chunks[89]["text"] = json!(format!(
+            "{}\nThe new bridge over the Elbe will cost 48 million euros.",
+            filler(90)
+        ));
+        let obs = Observation::from_value(json!({
+            "summary": {"doc_type": SUMMARY_DOC_TYPE, "url": "https://example.com/a", "title": "Minutes", "text": filler(0)},
+            "chunks": chunks,
+        }))
+        .unwrap();
+        let page: usize = obs.chunks.iter().map(|c| c.text.len()).sum();
+        assert!(page > 400_000, "{page}");
+        let t = Task {
+            name: TaskName::Answer,
+            args: Default::default(),
+        };
+        let mut i = input(&obs, &t);
+        i.user_text = "How much will the bridge cost?";
+        let budget = Budget {
+            max_chars: 24_000,
+            max_tokens: 8_000,
+        };
+        let p = pack(&i, budget);
+        let text = serde_json::to_string(&p.packet.context.documents).unwrap();
+        assert!(text.contains("48 million euros"));
+        assert!(p.usage.used.chars <= 24_000, "{}", p.usage.used.chars);
+        let sel = p.usage.selection.as_ref().unwrap();
+        assert_eq!(sel.strategy, SelectionStrategy::Ranked);
+        assert!(sel.chunks.contains(&90));
+        assert!(sel.sent_chars * 10 < sel.page_chars);
+        assert_eq!(sel.about, vec!["bridge".to_string(), "cost".to_string()]);
+        let fact = p
+            .packet
+            .context
+            .documents
+            .iter()
+            .find(|d| {
+                d.content["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("48 million")
+            })
+            .unwrap();
+        assert_eq!(fact.doc_id, "doc:web:chunk:90");
+        assert_eq!(fact.content["chunk_index"], 90);
+        assert_eq!(fact.content["chunk_count"], 100);
+
+        // A summary has no question to rank by: the page is read in order.
+        let s = Task {
+            name: TaskName::Summarize,
+            args: Default::default(),
+        };
+        let p = pack(&input(&obs, &s), budget);
+        assert!(p.usage.selection.is_none());
+        assert!(!serde_json::to_string(&p.packet)
+            .unwrap()
+            .contains("48 million"));
     }
 
     #[test]

@@ -414,6 +414,7 @@ mod tests {
             context: Context {
                 documents: vec![],
                 transcript: vec![],
+                conversation: None,
             },
             output: Output {
                 format: "json".into(),

@@ -286,6 +286,8 @@ fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
                     observation: Some(&o),
                     browser: "chrome",
                     tab_id: None,
+                    history: None,
+                    recent_turns: 8,
                     ambient: &laika_runtime::SystemAmbient,
                 },
                 Budget::for_runtime("builtin", &Default::default()),
@@ -297,6 +299,7 @@ fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
                 packet: packed.packet,
                 attempt: 0,
                 feedback: None,
+                max_output_tokens: None,
             };
             let reply = runtime
                 .complete(&req, &CancelToken::default(), &mut |_| {})

@@ -150,6 +150,7 @@ fn direct(output: &str, chunk_delay_ms: u64, threshold: usize, runs: usize) -> V
         context: Context {
             documents: vec![],
             transcript: vec![],
+            conversation: None,
         },
         output: Output {
             format: "json".into(),
@@ -162,6 +163,7 @@ fn direct(output: &str, chunk_delay_ms: u64, threshold: usize, runs: usize) -> V
         user_prompt: String::new(),
         attempt: 0,
         feedback: None,
+        max_output_tokens: None,
     };
     (0..runs)
         .map(|_| {

@@ -223,6 +223,19 @@ impl Config {
                 "limits.context_max_chars/context_max_tokens must be > 0",
             ));
         }
+        if l.context_window_tokens.is_some_and(|t| t < 256) {
+            return Err(config_error(
+                "limits.context_window_tokens must be at least 256",
+            ));
+        }
+        if l.recent_turns > 64 {
+            return Err(config_error("limits.recent_turns must be 0..=64"));
+        }
+        if l.summary_after_turns == 0 || l.summary_after_chars == 0 {
+            return Err(config_error(
+                "limits.summary_after_turns/summary_after_chars must be > 0",
+            ));
+        }
         Ok(())
     }
 

@@ -11,6 +11,7 @@ use laika_core::engine::Input;
 use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
 use laika_core::llmcp::TaskName;
+use laika_core::model::ContextWindow;
 use laika_core::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::{CancelToken, Runtime};
 use serde_json::Value;
@@ -34,6 +35,41 @@ struct Shared {
     /// Tool call id → the id of the running turn that made it, so the
     /// extension's results and approvals reach that turn.
     calls: Mutex<HashMap<String, String>>,
+    /// The runtime's context window, asked once per runtime configuration.
+    window: Mutex<Option<(String, Option<ContextWindow>)>>,
+}
+
+impl Shared {
+    /// The context window turns are packed for: `limits.context_window_tokens`
+    /// when set, else what the configured runtime says (asked on the first
+    /// turn after each runtime change, then remembered).
+    fn context_window(&self, config: &Config) -> Option<ContextWindow> {
+        if let Some(tokens) = config.limits.context_window_tokens {
+            return Some(ContextWindow {
+                tokens,
+                source: "limits.context_window_tokens".into(),
+            });
+        }
+        let key = serde_json::to_string(&config.runtime).unwrap_or_default();
+        if let Ok(cache) = self.window.lock() {
+            if let Some((k, window)) = &*cache {
+                if *k == key {
+                    return window.clone();
+                }
+            }
+        }
+        let found = laika_runtime::context_window::probe(&config.runtime);
+        match &found {
+            Some(w) => {
+                tracing::info!(tokens = w.tokens, source = %w.source, "runtime context window")
+            }
+            None => tracing::info!("runtime context window unknown: using the fixed budget"),
+        }
+        if let Ok(mut cache) = self.window.lock() {
+            *cache = Some((key, found.clone()));
+        }
+        found
+    }
 }
 
 /// A running turn, as the session reaches it: by its request id.
@@ -76,6 +112,7 @@ impl Session {
                 store: Mutex::new(store),
                 in_flight: Mutex::new(HashMap::new()),
                 calls: Mutex::new(HashMap::new()),
+                window: Mutex::new(None),
             }),
             workers: Vec::new(),
             threaded,
@@ -351,6 +388,7 @@ impl Session {
                     cancel: &cancel,
                     inbox: &inbox,
                     sink: sink.as_ref(),
+                    context_window: shared.context_window(&config),
                 },
             );
             // Also covers a turn rejected before `turn.started` (no `done`).

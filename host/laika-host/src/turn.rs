@@ -9,7 +9,7 @@
 use crate::config::Config;
 use crate::store::Store;
 use laika_core::ambient::Ambient;
-use laika_core::engine::{Action, Input, Turn, TurnSettings};
+use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
 use laika_core::error::{Error, Result};
 use laika_core::event::Sink;
 use laika_core::wire::TurnRequest;
@@ -27,6 +27,8 @@ pub struct TurnContext<'a> {
     pub cancel: &'a CancelToken,
     pub inbox: &'a Receiver<Input>,
     pub sink: &'a dyn Sink,
+    /// The runtime's context window, when known (see `context_window`).
+    pub context_window: Option<laika_core::model::ContextWindow>,
 }
 
 /// Runs one turn to its end. Never panics; every failure becomes an `error`
@@ -37,6 +39,8 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         limits: ctx.config.limits.clone(),
         runtime: ctx.runtime.info(),
         store_full_packets: ctx.config.log_full_llm,
+        context_window: ctx.context_window.clone(),
+        max_output_tokens: ctx.config.runtime.max_output_tokens(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -61,7 +65,16 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                 }
             }
             Action::Reserve { conversation_id } => {
-                let reserved = lock(ctx.store).and_then(|mut s| s.reserve_turn(&conversation_id));
+                let reserved = lock(ctx.store).and_then(|mut s| {
+                    let turn = s.reserve_turn(&conversation_id)?;
+                    match s.history(&conversation_id) {
+                        Ok(history) => Ok(Reservation { turn, history }),
+                        Err(e) => {
+                            s.release_turn(&conversation_id, turn);
+                            Err(e)
+                        }
+                    }
+                });
                 turn.handle(Input::Reserved(reserved))
             }
             Action::Ask(request) => {

@@ -298,6 +298,7 @@ fn model_request() -> ModelRequest {
         user_prompt: "user".into(),
         attempt: 0,
         feedback: None,
+        max_output_tokens: None,
     }
 }
 

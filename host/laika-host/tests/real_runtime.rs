@@ -105,6 +105,8 @@ fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
             observation: Some(&obs),
             browser: "chrome",
             tab_id: None,
+            history: None,
+            recent_turns: 8,
             ambient: &laika_runtime::SystemAmbient,
         },
         Budget {
@@ -125,6 +127,7 @@ fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
         packet: packed.packet,
         attempt: 0,
         feedback: None,
+        max_output_tokens: None,
     }
 }
 

@@ -418,7 +418,11 @@ fn ollama_turn_streams_ndjson_with_schema_in_format() {
     let body = &seen[0].body;
     assert_eq!(body["model"], "qwen3:4b");
     assert_eq!(body["think"], false);
-    assert_eq!(body["options"], json!({"num_ctx": 8192}));
+    // The window is known (num_ctx), so the answer gets its share of it.
+    assert_eq!(
+        body["options"],
+        json!({"num_ctx": 8192, "num_predict": 2048})
+    );
     assert_eq!(body["keep_alive"], "5m");
     assert!(body["format"]["properties"]["assistant"].is_object());
     still_healthy(host);
@@ -442,6 +446,7 @@ fn model_request() -> ModelRequest {
         system_prompt: "SYS".into(),
         attempt: 0,
         feedback: None,
+        max_output_tokens: None,
     }
 }
 

@@ -76,6 +76,7 @@ mod tests {
             user_prompt: String::new(),
             attempt: 0,
             feedback: None,
+            max_output_tokens: None,
         };
         let cancel = CancelToken::default();
         cancel.cancel();

@@ -1375,6 +1375,7 @@ mod tests {
                 previous_output: "{bad".into(),
                 errors: vec!["/id: missing".into()],
             }),
+            max_output_tokens: None,
         };
         let r = turn_request(&request, Some("gemma"));
         assert_eq!(r["protocol"], PROTOCOL);

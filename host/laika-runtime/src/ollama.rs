@@ -119,8 +119,15 @@ impl OllamaRuntime {
         if self.think_off {
             body.insert("think".into(), json!(false));
         }
+        let mut options = serde_json::Map::new();
         if let Some(n) = self.num_ctx {
-            body.insert("options".into(), json!({"num_ctx": n}));
+            options.insert("num_ctx".into(), json!(n));
+        }
+        if let Some(n) = request.max_output_tokens {
+            options.insert("num_predict".into(), json!(n));
+        }
+        if !options.is_empty() {
+            body.insert("options".into(), Value::Object(options));
         }
         if let Some(k) = &self.keep_alive {
             body.insert("keep_alive".into(), json!(k));
@@ -334,6 +341,7 @@ mod tests {
             user_prompt: "USER".into(),
             attempt: 0,
             feedback: None,
+            max_output_tokens: None,
         };
         assert_eq!(
             rt.request_body(&req),

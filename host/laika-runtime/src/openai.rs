@@ -153,8 +153,15 @@ impl OpenAiRuntime {
             ]),
         );
         body.insert("stream".into(), json!(true));
-        if let Some(n) = self.max_tokens {
+        // The engine's limit keeps prompt + answer inside the server's
+        // context window; it already respects a configured one.
+        if let Some(n) = request.max_output_tokens.or(self.max_tokens) {
             body.insert("max_tokens".into(), json!(n));
+        }
+        // llama-server reuses the KV cache of the longest common prefix: the
+        // prompt is laid out stable-first (see `prompt::user_prompt`).
+        if self.profile.name == "llama.cpp" {
+            body.insert("cache_prompt".into(), json!(true));
         }
         self.profile
             .apply(&mut body, &request.response_schema, &self.reasoning_effort);
@@ -466,6 +473,7 @@ mod tests {
             user_prompt: "USER".into(),
             attempt: 0,
             feedback: None,
+            max_output_tokens: None,
         }
     }
 
@@ -497,7 +505,7 @@ mod tests {
         let cases = [
             (
                 "llama.cpp",
-                json!({"model": "qwen3-4b", "stream": true, "json_schema": schema, "chat_template_kwargs": off}),
+                json!({"model": "qwen3-4b", "stream": true, "json_schema": schema, "chat_template_kwargs": off, "cache_prompt": true}),
             ),
             (
                 "vllm",

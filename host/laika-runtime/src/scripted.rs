@@ -274,6 +274,7 @@ mod tests {
                 context: Context {
                     documents: vec![],
                     transcript: vec![],
+                    conversation: None,
                 },
                 output: Output {
                     format: "json".into(),
@@ -283,6 +284,7 @@ mod tests {
             user_prompt: String::new(),
             attempt: 0,
             feedback: None,
+            max_output_tokens: None,
         }
     }
 

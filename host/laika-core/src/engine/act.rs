@@ -497,14 +497,12 @@ impl Turn<'_> {
         let first = &started.packet;
         let transcript = self.compacted_transcript();
         let transcript_chars = serde_json::to_string(&transcript).map_or(0, |t| t.chars().count());
-        let budget = Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits);
-        let budget = Budget {
-            max_chars: budget.max_chars.saturating_sub(transcript_chars).max(2_000),
-            max_tokens: budget
-                .max_tokens
-                .saturating_sub(pack::estimate_tokens(transcript_chars))
-                .max(500),
-        };
+        let budget = self
+            .budget
+            .unwrap_or_else(|| {
+                Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits)
+            })
+            .less(transcript_chars);
         let mut packed = pack::pack(
             &PackInput {
                 conversation_id: &self.conversation_id,
@@ -523,6 +521,8 @@ impl Turn<'_> {
                     .documents
                     .first()
                     .and_then(|d| d.source.tab_id.clone()),
+                history: Some(&self.history),
+                recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
             },
             budget,

@@ -48,6 +48,7 @@ mod tests;
 use crate::agent::{AgentState, StopReason};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
+use crate::conversation::History;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
@@ -57,7 +58,7 @@ use crate::history::{StepRecord, TurnRecord, TurnStatus};
 use crate::interceptor::{ComposedSchema, Pipeline};
 use crate::limits::Limits;
 use crate::llmcp::{self, RequestPacket, ResponsePacket};
-use crate::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+use crate::model::{ContextWindow, ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
 use crate::observation::Observation;
 use crate::pack::{self, Budget, PackInput};
 use crate::render::ast::Doc;
@@ -72,6 +73,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const MAX_CONVERSATION_ID_LEN: usize = 128;
+/// The answer's tokens reserved in a known context window when none are
+/// configured: a long structured answer with citations fits.
+const DEFAULT_OUTPUT_TOKENS: usize = 2_048;
+/// The least the answer gets of a tight window…
+const MIN_OUTPUT_TOKENS: usize = 256;
+/// …and the least the context gets before the answer's share shrinks.
+const MIN_CONTEXT_TOKENS: usize = 256;
 
 /// What a turn needs to know about the host it runs in.
 #[derive(Debug, Clone)]
@@ -81,13 +89,35 @@ pub struct TurnSettings {
     pub runtime: RuntimeInfo,
     /// `LAIKA_LOG_FULL_LLM`: store packets whole instead of redacted.
     pub store_full_packets: bool,
+    /// The runtime's context window, as configured or as its server says;
+    /// `None` when unknown (a fixed budget is used then).
+    pub context_window: Option<ContextWindow>,
+    /// The answer's token limit the runtime is configured with, if any.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// The store's answer to [`Action::Reserve`]: the turn's number and what
+/// the conversation said before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reservation {
+    pub turn: u32,
+    pub history: History,
+}
+
+impl From<u32> for Reservation {
+    fn from(turn: u32) -> Self {
+        Reservation {
+            turn,
+            history: History::default(),
+        }
+    }
 }
 
 /// What the driver tells the engine.
 #[derive(Debug)]
 pub enum Input {
     /// The store's answer to [`Action::Reserve`].
-    Reserved(Result<u32>),
+    Reserved(Result<Reservation>),
     /// The next piece of the model's streamed text.
     ModelText(String),
     /// The runtime's answer to [`Action::Ask`].
@@ -116,8 +146,8 @@ pub enum Input {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Action {
-    /// Reserve the conversation's next turn number; answer with
-    /// [`Input::Reserved`].
+    /// Reserve the conversation's next turn number and load its history;
+    /// answer with [`Input::Reserved`].
     Reserve { conversation_id: String },
     /// Send this event, in reply to the turn request.
     Emit(Event),
@@ -220,6 +250,12 @@ pub struct Turn<'a> {
     /// The latest step's answer; the last one is the turn's.
     last: Option<Answer>,
     stop: StopReason,
+    /// What the conversation said before this turn (from the store).
+    history: History,
+    /// The context budget every step is packed within.
+    budget: Option<Budget>,
+    /// The answer's token limit in a known window (see [`Turn::budget`]).
+    output: Option<u32>,
 }
 
 impl<'a> Turn<'a> {
@@ -254,6 +290,9 @@ impl<'a> Turn<'a> {
             decisions: DecisionCounts::default(),
             last: None,
             stop: StopReason::Answered,
+            history: History::default(),
+            budget: None,
+            output: None,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -303,7 +342,7 @@ impl<'a> Turn<'a> {
             }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
-            (Input::Reserved(Ok(number)), Phase::Reserving) => self.begin(number),
+            (Input::Reserved(Ok(reserved)), Phase::Reserving) => self.begin(reserved),
             (Input::ModelText(piece), Phase::Asking(asking)) => {
                 let now = self.ambient.monotonic();
                 match asking.preview.push(&piece, now) {
@@ -324,12 +363,17 @@ impl<'a> Turn<'a> {
     }
 
     /// Packs the request, announces the turn and asks the model.
-    fn begin(&mut self, number: u32) -> Vec<Action> {
+    fn begin(&mut self, reserved: Reservation) -> Vec<Action> {
+        let number = reserved.turn;
+        self.history = reserved.history;
         let t = self.ambient.monotonic();
         // The raw observation is read once, here: take it rather than copy it.
         let observation = Observation::from_value(self.request.observation.take());
         let user_message_id = self.ambient.new_id();
-        let budget = Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits);
+        let budget = match self.budget() {
+            Ok(b) => b,
+            Err(e) => return self.fail(e),
+        };
         let packed = pack::pack(
             &PackInput {
                 conversation_id: &self.conversation_id,
@@ -343,6 +387,8 @@ impl<'a> Turn<'a> {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 }),
+                history: Some(&self.history),
+                recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
             },
             budget,
@@ -399,6 +445,7 @@ impl<'a> Turn<'a> {
             user_prompt: prompts.user.clone(),
             attempt: 0,
             feedback: None,
+            max_output_tokens: self.output_tokens(),
         };
         self.phase = Phase::Asking(Box::new(Asking {
             composed,
@@ -797,6 +844,73 @@ impl<'a> Turn<'a> {
             store_full_packets: self.settings.store_full_packets,
             steps: self.steps.clone(),
         }
+    }
+
+    /// The context budget of this turn's requests, worked out once: from
+    /// the runtime's context window when it is known (less the answer's
+    /// tokens and what every request carries besides the context: the
+    /// system prompt, the envelope, the question), else the runtime's fixed
+    /// budget. When the window is tight, the answer's share shrinks (down
+    /// to [`MIN_OUTPUT_TOKENS`]) so the documents keep some room.
+    fn budget(&mut self) -> Result<Budget> {
+        if let Some(budget) = self.budget {
+            return Ok(budget);
+        }
+        let limits = &self.settings.limits;
+        let budget = match (&self.settings.context_window, self.output_tokens()) {
+            (Some(window), Some(wanted)) => {
+                let pipeline = Pipeline::standard();
+                let composed = pipeline.schema(self.request.task.name, self.ambient)?;
+                let bare = pack::pack(
+                    &PackInput {
+                        conversation_id: &self.conversation_id,
+                        turn: 1,
+                        user_message_id: "",
+                        user_text: &self.request.message.text,
+                        task: &self.request.task,
+                        observation: None,
+                        browser: "",
+                        tab_id: None,
+                        history: None,
+                        recent_turns: 0,
+                        ambient: self.ambient,
+                    },
+                    Budget::for_runtime(&self.settings.runtime.kind, limits),
+                );
+                let prompts = pipeline.prompts(&bare.packet, &composed);
+                let fixed = prompts.system.chars().count() + prompts.user.chars().count();
+                let room = Budget::for_window(window.tokens, 0, fixed, limits).max_tokens;
+                let output = if room >= wanted as usize + MIN_CONTEXT_TOKENS {
+                    wanted
+                } else {
+                    room.saturating_sub(MIN_CONTEXT_TOKENS)
+                        .max(MIN_OUTPUT_TOKENS)
+                        .min(wanted as usize) as u32
+                };
+                self.output = Some(output);
+                Budget::for_window(window.tokens, output as usize, fixed, limits)
+            }
+            _ => Budget::for_runtime(&self.settings.runtime.kind, limits),
+        };
+        self.budget = Some(budget);
+        Ok(budget)
+    }
+
+    /// The answer's token limit: as worked out by [`Turn::budget`], else as
+    /// configured, else, when the window is known, a quarter of it (at most
+    /// [`DEFAULT_OUTPUT_TOKENS`]).
+    fn output_tokens(&self) -> Option<u32> {
+        if self.output.is_some() {
+            return self.output;
+        }
+        let window = self.settings.context_window.as_ref()?;
+        let default = (window.tokens / 4).min(DEFAULT_OUTPUT_TOKENS) as u32;
+        Some(
+            self.settings
+                .max_output_tokens
+                .unwrap_or(default)
+                .min(window.tokens as u32 / 2),
+        )
     }
 
     fn turn_number(&self) -> u32 {

@@ -162,7 +162,7 @@ fn drive_agent(
             Action::Reserve { conversation_id } => {
                 run.reserved_for.push(conversation_id);
                 let answer = number.take().unwrap_or(Ok(0));
-                turn.handle(Input::Reserved(answer))
+                turn.handle(Input::Reserved(answer.map(Reservation::from)))
             }
             Action::Ask(request) => {
                 let step = model(run.asks.len(), &request);
@@ -253,6 +253,8 @@ fn settings() -> TurnSettings {
             label: "Scripted".into(),
         },
         store_full_packets: false,
+        context_window: None,
+        max_output_tokens: None,
     }
 }
 

@@ -15,6 +15,7 @@
 //! Search goes through SQLite FTS5; user input is always turned into quoted
 //! phrases, so no query syntax from the user reaches FTS5.
 
+mod memory;
 pub mod redaction;
 pub mod schema;
 
@@ -499,6 +500,10 @@ impl Store {
             "DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE conversation_id = ?1)",
         )?
         .execute([id])?;
+        for table in memory::TABLES {
+            tx.prepare_cached(&format!("DELETE FROM {table} WHERE conversation_id = ?1"))?
+                .execute([id])?;
+        }
         tx.prepare_cached("DELETE FROM turns WHERE conversation_id = ?1")?
             .execute([id])?;
         tx.prepare_cached("DELETE FROM messages WHERE conversation_id = ?1")?

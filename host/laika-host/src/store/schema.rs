@@ -84,8 +84,44 @@ CREATE VIRTUAL TABLE turns_fts USING fts5(
 );
 "#;
 
+/// Conversation memory (agentic chat seed §5 and §8.6): every rolling
+/// summary kept as a numbered version (so what the model was told can be
+/// audited), and the agent state with each delta applied to it.
+const V_MEMORY: &str = r#"
+CREATE TABLE IF NOT EXISTS conversation_summaries (
+  conversation_id TEXT NOT NULL REFERENCES conversations(id),
+  version INTEGER NOT NULL CHECK (version >= 1),
+  -- The last turn the summary covers.
+  through_turn INTEGER NOT NULL CHECK (through_turn >= 1),
+  summary TEXT NOT NULL,
+  -- The runtime and model that wrote it (`builtin` summarizes extractively).
+  made_by TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, version)
+);
+
+CREATE TABLE IF NOT EXISTS agent_states (
+  conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
+  version INTEGER NOT NULL CHECK (version >= 1),
+  state_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS agent_state_deltas (
+  conversation_id TEXT NOT NULL REFERENCES conversations(id),
+  -- The state version this delta produced.
+  version INTEGER NOT NULL,
+  turn INTEGER NOT NULL,
+  -- `tool_result` (deterministic) or `summarizer`.
+  source TEXT NOT NULL,
+  delta_json TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, version)
+);
+"#;
+
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {
@@ -184,7 +220,7 @@ mod tests {
         configure(&conn).unwrap();
         enable_wal(&conn).unwrap();
         assert_eq!(migrate(&mut conn).unwrap(), latest_version());
-        assert_eq!(user_version(&conn).unwrap(), 1);
+        assert_eq!(user_version(&conn).unwrap(), latest_version());
         let names = tables(&conn);
         for want in [
             "conversations",
@@ -193,6 +229,9 @@ mod tests {
             "idx_conversations_updated",
             "turns",
             "turns_fts",
+            "conversation_summaries",
+            "agent_states",
+            "agent_state_deltas",
         ] {
             assert!(
                 names.iter().any(|n| n == want),

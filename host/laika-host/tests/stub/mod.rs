@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-const MAX_CONNECTIONS: usize = 16;
+// Room for the host's context-window probes besides the requests.
+const MAX_CONNECTIONS: usize = 32;
 const LIFETIME: Duration = Duration::from_secs(60);
 /// How long a stalled response waits for the client to give up.
 const MAX_HOLD: Duration = Duration::from_secs(20);
@@ -32,24 +33,40 @@ pub struct Seen {
 }
 
 type Respond = dyn Fn(&Value, usize) -> Vec<Step> + Send + Sync;
+type Probe = dyn Fn(&str) -> Option<Value> + Send + Sync;
 
 pub struct Stub {
     pub url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// Context-window probes (`GET …`, `POST /api/show`) received, by path.
+    probes: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Stub {
     /// `respond(request_body, index)` gives the script for each request.
+    /// The host's context-window probes are answered 404 and not counted.
     pub fn start(respond: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static) -> Stub {
+        Stub::with_probes(|_| None, respond)
+    }
+
+    /// Like [`Stub::start`], and `probe(path)` answers the host's
+    /// context-window probes (`/props`, `/v1/models`, …): a JSON body, or
+    /// `None` for a 404.
+    pub fn with_probes(
+        probe: impl Fn(&str) -> Option<Value> + Send + Sync + 'static,
+        respond: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Stub {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let url = format!("http://{}/v1", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let probes = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let respond: Arc<Respond> = Arc::new(respond);
-        let (seen2, stop2) = (seen.clone(), stop.clone());
+        let probe: Arc<Probe> = Arc::new(probe);
+        let (seen2, stop2, probes2) = (seen.clone(), stop.clone(), probes.clone());
         let thread = std::thread::spawn(move || {
             let started = Instant::now();
             let mut served = 0;
@@ -59,8 +76,9 @@ impl Stub {
                     Ok((stream, _)) if served < MAX_CONNECTIONS => {
                         served += 1;
                         let (seen, stop, respond) = (seen2.clone(), stop2.clone(), respond.clone());
+                        let (probe, probes) = (probe.clone(), probes2.clone());
                         workers.push(std::thread::spawn(move || {
-                            serve(stream, &seen, &stop, &*respond)
+                            serve(stream, &seen, &stop, &*respond, &*probe, &probes)
                         }));
                     }
                     Ok(_) => {}
@@ -74,9 +92,14 @@ impl Stub {
         Stub {
             url,
             seen,
+            probes,
             stop,
             thread: Some(thread),
         }
+    }
+
+    pub fn probes(&self) -> Vec<String> {
+        self.probes.lock().unwrap().clone()
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -116,7 +139,14 @@ impl Drop for Stub {
     }
 }
 
-fn serve(mut stream: TcpStream, seen: &Mutex<Vec<Seen>>, stop: &AtomicBool, respond: &Respond) {
+fn serve(
+    mut stream: TcpStream,
+    seen: &Mutex<Vec<Seen>>,
+    stop: &AtomicBool,
+    respond: &Respond,
+    probe: &Probe,
+    probes: &Mutex<Vec<String>>,
+) {
     stream.set_nonblocking(false).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -124,6 +154,29 @@ fn serve(mut stream: TcpStream, seen: &Mutex<Vec<Seen>>, stop: &AtomicBool, resp
     let Some((head, body)) = read_request(&mut stream) else {
         return;
     };
+    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    if head.starts_with("GET ") || path.ends_with("/api/show") {
+        probes.lock().unwrap().push(path.clone());
+        let steps = match probe(&path) {
+            Some(v) => {
+                let body = v.to_string();
+                vec![Step::Write(
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .into_bytes(),
+                )]
+            }
+            None => status(404, "{}"),
+        };
+        for step in steps {
+            if let Step::Write(bytes) = step {
+                let _ = stream.write_all(&bytes);
+            }
+        }
+        return;
+    }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let index = {
         let mut s = seen.lock().unwrap();

@@ -1,0 +1,297 @@
+//! The conversation a turn continues (agentic chat seed, "Rolling Context
+//! Window"): what the store hands the engine about earlier turns, and what
+//! of it a follow-up's request carries.
+//!
+//! The host's store loads a [`History`] when it reserves the turn number;
+//! [`assemble`] turns it into the packet's `context.conversation`: the last
+//! N turns verbatim (the user's text, the answer as plain text, tool steps
+//! compacted to one line each), the rolling summary of the turns before them,
+//! the latest `memory.summary` the model left (the memory interceptor), and
+//! earlier pages by title and URL only — their content is never re-sent.
+//!
+//! Invariants:
+//! - everything here comes from pages and model answers, so the whole block
+//!   is `trust: "untrusted"` and travels in the user message, never in the
+//!   system prompt;
+//! - the block fits the chars it is given: the oldest verbatim turns go
+//!   first, then long answers are clipped; the summary and memory are capped
+//!   on their own, so a large page document keeps its room.
+
+use crate::llmcp::PageRef;
+use crate::text::clip;
+use serde::{Deserialize, Serialize};
+
+/// Turns kept verbatim by default (seed: "Last N messages (default 8-12)").
+pub const DEFAULT_RECENT_TURNS: usize = 8;
+/// A rolling summary is due once this many turns are outside one (seed §5.3).
+pub const DEFAULT_SUMMARY_AFTER_TURNS: usize = 20;
+/// …or once their questions and answers exceed this many chars.
+pub const DEFAULT_SUMMARY_AFTER_CHARS: usize = 5_000;
+/// Longest answer kept verbatim for one earlier turn, in chars.
+const ANSWER_CHARS: usize = 4_000;
+/// Longest user text kept for one earlier turn, in chars.
+const USER_CHARS: usize = 2_000;
+/// Longest rolling summary or memory sent, in chars (seed: 1-2k tokens).
+pub const SUMMARY_CHARS: usize = 6_000;
+/// Earlier pages listed at most.
+const MAX_PAGES: usize = 32;
+
+/// One earlier turn, as the store hands it over.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PastTurn {
+    pub turn: u32,
+    pub task: String,
+    pub user_text: String,
+    /// The answer as plain text (empty for a failed turn).
+    pub answer_text: String,
+    /// `ok`, `failed` or `cancelled`.
+    pub status: String,
+    /// The page the turn was asked on.
+    pub page: Option<PageRef>,
+    /// One line per tool call: `name → status: summary`.
+    pub tools: Vec<String>,
+}
+
+/// The stored rolling summary of a conversation's older turns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredSummary {
+    /// 1 for the first summary of a conversation, then one more each time.
+    pub version: u32,
+    /// The last turn it covers.
+    pub through_turn: u32,
+    pub text: String,
+}
+
+/// What the store knows about a conversation before a new turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct History {
+    /// Earlier turns not covered by `summary`, oldest first.
+    pub turns: Vec<PastTurn>,
+    /// The latest rolling summary, if one was made.
+    pub summary: Option<StoredSummary>,
+    /// The latest `memory.summary` a model answer carried.
+    pub memory: Option<String>,
+    /// Every page the conversation was on, in order of first visit.
+    pub pages: Vec<PageRef>,
+}
+
+impl History {
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty() && self.summary.is_none() && self.memory.is_none()
+    }
+}
+
+/// One earlier turn as a follow-up's request shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationTurn {
+    pub turn: u32,
+    pub task: String,
+    pub user: String,
+    pub answer: String,
+    /// The URL of the page it was asked on (its title is in `pages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_ok")]
+    pub status: String,
+}
+
+fn is_ok(status: &String) -> bool {
+    status == "ok"
+}
+
+/// `context.conversation` of a request packet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationContext {
+    /// Always `untrusted`: it repeats pages and model answers.
+    pub trust: String,
+    /// The rolling summary of the turns before `turns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// What the model asked to remember (`memory.summary` of an earlier answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Pages the conversation was on, by title and URL (content not re-sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageRef>,
+    /// The most recent earlier turns, oldest first.
+    pub turns: Vec<ConversationTurn>,
+}
+
+/// What [`assemble`] left out to fit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Assembled {
+    /// Earlier turns sent verbatim.
+    pub turns_sent: usize,
+    /// Earlier turns left out (beyond the window or the chars).
+    pub turns_left_out: usize,
+    pub chars: usize,
+}
+
+/// The conversation block for a follow-up: at most `recent` turns verbatim,
+/// within `max_chars` of JSON. `None` for a new conversation.
+pub fn assemble(
+    history: &History,
+    recent: usize,
+    max_chars: usize,
+) -> (Option<ConversationContext>, Assembled) {
+    if history.is_empty() {
+        return (None, Assembled::default());
+    }
+    let skip = history.turns.len().saturating_sub(recent);
+    let mut turns: Vec<ConversationTurn> = history.turns[skip..]
+        .iter()
+        .map(|t| ConversationTurn {
+            turn: t.turn,
+            task: t.task.clone(),
+            user: clip(&t.user_text, USER_CHARS),
+            answer: clip(&t.answer_text, ANSWER_CHARS),
+            page_url: t.page.as_ref().map(|p| p.url.clone()),
+            tools: t.tools.clone(),
+            status: t.status.clone(),
+        })
+        .collect();
+    let mut left_out = skip;
+    let pages: Vec<PageRef> = history
+        .pages
+        .iter()
+        .rev()
+        .take(MAX_PAGES)
+        .rev()
+        .map(|p| PageRef {
+            url: p.url.clone(),
+            title: clip(&p.title, 200),
+        })
+        .collect();
+    let mut block = ConversationContext {
+        trust: "untrusted".into(),
+        summary: history
+            .summary
+            .as_ref()
+            .map(|s| clip(&s.text, SUMMARY_CHARS)),
+        memory: history.memory.as_deref().map(|m| clip(m, SUMMARY_CHARS)),
+        pages,
+        turns: Vec::new(),
+    };
+    // Newest turns are worth most: add from the newest back while they fit.
+    let mut size = json_chars(&block);
+    let mut kept = Vec::new();
+    while let Some(mut t) = turns.pop() {
+        let mut cost = json_chars(&t) + 1;
+        if size + cost > max_chars && t.answer.chars().count() > 500 {
+            t.answer = clip(&t.answer, 500);
+            cost = json_chars(&t) + 1;
+        }
+        if size + cost > max_chars {
+            left_out += 1 + turns.len();
+            break;
+        }
+        size += cost;
+        kept.push(t);
+    }
+    kept.reverse();
+    let sent = kept.len();
+    block.turns = kept;
+    let chars = json_chars(&block);
+    if chars > max_chars && sent == 0 {
+        // Not even the summary fits: send nothing rather than overflow.
+        return (
+            None,
+            Assembled {
+                turns_sent: 0,
+                turns_left_out: history.turns.len(),
+                chars: 0,
+            },
+        );
+    }
+    (
+        Some(block),
+        Assembled {
+            turns_sent: sent,
+            turns_left_out: left_out,
+            chars,
+        },
+    )
+}
+
+fn json_chars<T: Serialize>(value: &T) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.chars().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn past(turn: u32, user: &str, answer: &str) -> PastTurn {
+        PastTurn {
+            turn,
+            task: "web.answer".into(),
+            user_text: user.into(),
+            answer_text: answer.into(),
+            status: "ok".into(),
+            page: Some(PageRef {
+                url: format!("https://example.com/{turn}"),
+                title: format!("Page {turn}"),
+            }),
+            tools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_new_conversation_has_no_block() {
+        let (block, used) = assemble(&History::default(), 8, 10_000);
+        assert!(block.is_none());
+        assert_eq!(used, Assembled::default());
+    }
+
+    #[test]
+    fn keeps_the_last_turns_verbatim_with_memory_and_pages() {
+        let history = History {
+            turns: (1..=10)
+                .map(|i| past(i, &format!("question {i}"), &format!("answer {i}")))
+                .collect(),
+            summary: Some(StoredSummary {
+                version: 2,
+                through_turn: 0,
+                text: "The user compares laptops.".into(),
+            }),
+            memory: Some("The user's favourite colour is blue.".into()),
+            pages: vec![PageRef {
+                url: "https://example.com/1".into(),
+                title: "Page 1".into(),
+            }],
+        };
+        let (block, used) = assemble(&history, 8, 100_000);
+        let block = block.unwrap();
+        assert_eq!(block.trust, "untrusted");
+        assert_eq!(block.turns.len(), 8);
+        assert_eq!(block.turns[0].user, "question 3");
+        assert_eq!(block.turns[7].answer, "answer 10");
+        assert_eq!(
+            block.memory.as_deref(),
+            Some("The user's favourite colour is blue.")
+        );
+        assert_eq!(block.summary.as_deref(), Some("The user compares laptops."));
+        assert_eq!(block.pages[0].title, "Page 1");
+        assert_eq!(used.turns_sent, 8);
+        assert_eq!(used.turns_left_out, 2);
+        assert_eq!(used.chars, json_chars(&block));
+    }
+
+    #[test]
+    fn drops_the_oldest_turns_first_to_fit() {
+        let long = "x".repeat(3_000);
+        let history = History {
+            turns: (1..=6).map(|i| past(i, &format!("q{i}"), &long)).collect(),
+            ..History::default()
+        };
+        let (block, used) = assemble(&history, 8, 2_500);
+        let block = block.unwrap();
+        assert!(used.chars <= 2_500, "{}", used.chars);
+        assert!(!block.turns.is_empty());
+        assert_eq!(block.turns.last().unwrap().user, "q6");
+        assert!(block.turns.iter().all(|t| t.answer.chars().count() <= 501));
+        assert_eq!(used.turns_sent + used.turns_left_out, 6);
+    }
+}
