@@ -29,6 +29,8 @@
 
 mod arguments;
 mod commit;
+#[cfg(test)]
+mod corpus;
 mod fields;
 mod outbound;
 mod personal;
