@@ -59,7 +59,7 @@ pub(super) fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
             format!("{label} is page content, not a control; please confirm the click."),
         );
     };
-    if is_submit(el) {
+    if is_submit(el) && !is_search_form(el, ctx) {
         return Verdict::new(
             Reason::CommitAction,
             format!("Clicking {label} submits a form; please confirm."),
@@ -187,6 +187,30 @@ fn is_submit(el: &Element) -> bool {
         "button" => (ty == "submit" || ty.is_empty()) && el.form.is_some(),
         _ => false,
     }
+}
+
+/// A form whose only fields are search boxes: submitting it runs a search
+/// on the site, which changes nothing.
+fn is_search_form(el: &Element, ctx: &GateContext) -> bool {
+    let Some(form) = el.form.as_deref() else {
+        return false;
+    };
+    let fields: Vec<&Element> = ctx
+        .observation
+        .summary
+        .elements
+        .iter()
+        .filter(|e| e.form.as_deref() == Some(form) && super::fields::is_text_entry(e))
+        .collect();
+    let search = |e: &Element| {
+        e.input_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("search"))
+            || e.role
+                .split_ascii_whitespace()
+                .any(|r| r.eq_ignore_ascii_case("searchbox"))
+    };
+    !fields.is_empty() && fields.into_iter().all(search)
 }
 
 fn visible_label(el: &Element) -> String {

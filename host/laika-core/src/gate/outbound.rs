@@ -51,7 +51,7 @@ pub(super) fn check(
             format!("{what} contains {kind}, which would leave this page; please confirm."),
         ));
     }
-    if let Some(copied) = copied_from_page(&own, ctx.observation) {
+    if let Some(copied) = copied_from_page(&own, text, user, ctx.observation) {
         return Some(Verdict::new(
             Reason::DataFromPage,
             format!(
@@ -63,11 +63,15 @@ pub(super) fn check(
     None
 }
 
-/// `text` without the words the user's message also has (case-insensitive).
+/// `text` without the words the user's message also has (whole words,
+/// case-insensitive).
 fn without_user_words(text: &str, user: &str) -> String {
-    let user = user.to_lowercase();
+    let user: std::collections::HashSet<String> = user
+        .split_whitespace()
+        .map(|w| trim_token(w).to_lowercase())
+        .collect();
     text.split_whitespace()
-        .filter(|w| !user.contains(&w.to_lowercase()))
+        .filter(|w| !user.contains(&trim_token(w).to_lowercase()))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -100,7 +104,7 @@ fn trim_token(t: &str) -> &str {
 fn is_data(token: &str) -> bool {
     let n = token.chars().count();
     let digits = token.chars().filter(char::is_ascii_digit).count();
-    token.contains('@') || digits >= 6 || (n >= 12 && digits >= 3) || n >= 24
+    token.contains('@') || digits >= 6 || (n >= 12 && digits >= 3) || (n >= 24 && token.is_ascii())
 }
 
 /// Every piece of text the page showed.
@@ -126,9 +130,11 @@ fn page_texts(obs: &Observation) -> impl Iterator<Item = &str> {
         .chain(obs.chunks.iter().map(|c| c.text.as_str()))
 }
 
-/// A data token, or a run of words, that `text` copies from the page.
-fn copied_from_page(text: &str, obs: &Observation) -> Option<String> {
-    let tokens: Vec<&str> = text
+/// A data token (of `own`, the text without the user's words), or a run of
+/// words (of the whole `text`, not in the user's message), copied from the
+/// page.
+fn copied_from_page(own: &str, text: &str, user: &str, obs: &Observation) -> Option<String> {
+    let tokens: Vec<&str> = own
         .split_whitespace()
         .map(trim_token)
         .filter(|t| !t.is_empty())
@@ -145,7 +151,8 @@ fn copied_from_page(text: &str, obs: &Observation) -> Option<String> {
     let pages: Vec<String> = page_texts(obs).map(squeeze).collect();
     words.windows(COPIED_RUN_WORDS).find_map(|run| {
         let phrase = run.join(" ");
-        pages.iter().any(|p| p.contains(&phrase)).then_some(phrase)
+        let copied = !user.contains(&phrase) && pages.iter().any(|p| p.contains(&phrase));
+        copied.then_some(phrase)
     })
 }
 
