@@ -54,11 +54,14 @@ describe("observation builder: article", () => {
     const card = els.find((e) => e.name === "card");
     expect(card).toMatchObject({ autocomplete: "cc-number", label: "Card number" });
     expect(els.find((e) => e.name === "token")).toBeUndefined();
-    expect(els.find((e) => e.text === "Send")).toMatchObject({ role: "button", tag: "button" });
+    // Form membership and the submit type let the host's gate see a form submission.
+    expect(els.find((e) => e.text === "Send")).toMatchObject({ role: "button", tag: "button", input_type: "submit", form: "form-1" });
+    expect(email?.form).toBe("form-1");
     expect(reg.resolve(els.find((e) => e.text === "Send")?.handle_id ?? "")?.tagName).toBe("BUTTON");
-    // javascript: links keep their words but lose their target; credentials are stripped.
+    // javascript: links keep their words and only their scheme (so the gate
+    // sees a script link); credentials are stripped.
     const bad = els.find((e) => e.text === "Bad link");
-    expect(bad?.href).toBeUndefined();
+    expect(bad?.href).toBe("javascript:");
     expect(els.find((e) => e.text?.startsWith("Read more"))?.href).toBe("https://example.org/more?x=1");
   });
 

@@ -29,8 +29,11 @@ export function webUrl(raw: unknown): string | null {
 export function searchUrl(args: Record<string, unknown>): string | null {
   const q = args["query"];
   if (typeof q !== "string" || !q.trim() || q.length > 2000) return null;
-  const engine = typeof args["engine"] === "string" ? args["engine"].toLowerCase() : "duckduckgo";
-  const base = ENGINES[engine] ?? ENGINES["duckduckgo"] ?? "https://duckduckgo.com/?q=";
+  const engine = args["engine"] === undefined ? "duckduckgo" : args["engine"];
+  // An unknown engine is refused, never replaced by a default.
+  if (typeof engine !== "string") return null;
+  const base = Object.hasOwn(ENGINES, engine.trim().toLowerCase()) ? ENGINES[engine.trim().toLowerCase()] : undefined;
+  if (base === undefined) return null;
   return base + encodeURIComponent(q);
 }
 
@@ -65,7 +68,7 @@ export async function runTabTool(
       return { tabId, message: "Reloaded the page" };
     case "search": {
       const url = searchUrl(args);
-      if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long");
+      if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long, or the engine is not duckduckgo, google or bing");
       if (args["newTab"] === true) {
         const tab = await ext.tabs.create({ url });
         return { tabId: tab.id ?? tabId, message: `Searched for “${String(args["query"])}” in a new tab` };

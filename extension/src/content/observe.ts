@@ -5,7 +5,8 @@
  * Invariants:
  * - only the seed's fields are produced (the host refuses unknown fields);
  * - form field values are never read (`.value`, selected options, checked
- *   state): inputs are described by type, name, autocomplete and label only;
+ *   state): inputs are described by type, name, id, autocomplete, inputmode,
+ *   maxlength, form membership and label only;
  * - handles come from the in-memory `HandleRegistry`, never from the DOM;
  * - every list and string is bounded by the `browser.observe_dom` limits.
  */
@@ -261,25 +262,55 @@ function textOf(el: Element): string {
   return normalize(el.textContent ?? "");
 }
 
-/** The label of a form control: <label for>, wrapping <label>, aria-label(ledby), placeholder, title. */
+/**
+ * The label of a form control: every distinct one of aria-label,
+ * aria-labelledby, <label for> / wrapping <label>, placeholder and title,
+ * joined, so the host's gate sees a field's meaning even when one source
+ * is a decoy ("Field 1" as aria-label, "Card number" as label).
+ */
 function controlLabel(el: Element): string {
-  const aria = normalize(el.getAttribute("aria-label") ?? "");
-  if (aria) return aria;
+  const parts: string[] = [normalize(el.getAttribute("aria-label") ?? "")];
   const labelledBy = el.getAttribute("aria-labelledby");
   if (labelledBy) {
-    const parts = labelledBy
-      .split(/\s+/)
-      .map((id) => el.ownerDocument.getElementById(id))
-      .filter((x): x is HTMLElement => x !== null)
-      .map(textOf);
-    if (parts.join("")) return normalize(parts.join(" "));
+    parts.push(
+      normalize(
+        labelledBy
+          .split(/\s+/)
+          .map((id) => el.ownerDocument.getElementById(id))
+          .filter((x): x is HTMLElement => x !== null)
+          .map(textOf)
+          .join(" "),
+      ),
+    );
   }
   const labels = (el as HTMLInputElement).labels;
-  if (labels && labels.length > 0) {
-    const t = normalize(Array.from(labels).map(textOf).join(" "));
-    if (t) return t;
+  if (labels && labels.length > 0) parts.push(normalize(Array.from(labels).map(textOf).join(" ")));
+  parts.push(normalize(el.getAttribute("placeholder") ?? ""), normalize(el.getAttribute("title") ?? ""));
+  return [...new Set(parts.filter((p) => p))].join(" · ");
+}
+
+/** A key per form ("form-1", "form-2"…), the same for a form in every observation of the page. */
+const formKeys = new WeakMap<HTMLFormElement, string>();
+let formCount = 0;
+function formKey(form: HTMLFormElement | null): string | undefined {
+  if (!form) return undefined;
+  let key = formKeys.get(form);
+  if (!key) {
+    formCount += 1;
+    key = `form-${formCount}`;
+    formKeys.set(form, key);
   }
-  return normalize(el.getAttribute("placeholder") ?? el.getAttribute("title") ?? "");
+  return key;
+}
+
+/** The scheme of an href the observation does not carry whole (`javascript:`), so the gate still sees it. */
+function hrefScheme(raw: string | null, base: string): string | undefined {
+  if (!raw) return undefined;
+  try {
+    return new URL(raw, base).protocol;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Visible name of a clickable element; never a form value except button captions. */
@@ -334,17 +365,29 @@ function describeElement(el: Element, handle: string, base: string): ObservedEle
     tag,
   };
   if (tag === "a") {
-    const href = safeUrl(el.getAttribute("href"), base);
+    const raw = el.getAttribute("href");
+    const href = safeUrl(raw, base) ?? hrefScheme(raw, base);
     if (href) out.href = href;
   }
+  const id = normalize(el.getAttribute("id") ?? "");
+  if (id) out.id = clip(id, 64);
+  if (tag === "input" || tag === "textarea" || tag === "select" || tag === "button") {
+    const control = el as HTMLInputElement | HTMLButtonElement;
+    if (tag === "input" || tag === "button") out.input_type = (control.type || "text").toLowerCase();
+    const form = formKey(control.form);
+    if (form) out.form = form;
+  }
   if (tag === "input" || tag === "textarea" || tag === "select") {
-    if (tag === "input") out.input_type = ((el as HTMLInputElement).type || "text").toLowerCase();
     const ac = normalize(el.getAttribute("autocomplete") ?? "");
     if (ac) out.autocomplete = clip(ac, 64);
     const name = normalize(el.getAttribute("name") ?? "");
     if (name) out.name = clip(name, 64);
     const label = controlLabel(el);
     if (label) out.label = clip(label, MAX_ELEMENT_TEXT);
+    const mode = normalize(el.getAttribute("inputmode") ?? "");
+    if (mode) out.input_mode = clip(mode, 32);
+    const max = (el as HTMLInputElement).maxLength;
+    if (typeof max === "number" && max >= 0) out.max_length = max;
   }
   return out;
 }

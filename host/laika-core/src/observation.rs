@@ -100,7 +100,7 @@ pub struct Element {
     /// The tag name, lower case (`input`, `button`, `a`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
-    /// For inputs: the `type` attribute (`password`, `email`, …).
+    /// For inputs and buttons: the `type` attribute (`password`, `submit`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_type: Option<String>,
     /// For inputs: the `autocomplete` attribute (`cc-number`, `one-time-code`, …).
@@ -112,6 +112,20 @@ pub struct Element {
     /// For inputs: the placeholder or accessible label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// For inputs: the `inputmode` attribute (`numeric`, `email`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mode: Option<String>,
+    /// For inputs: the `maxlength` attribute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    /// The `id` attribute, used by the gate like `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The form the control belongs to, as a key shared by the controls of
+    /// one form in this observation (`form-1`), so the gate can tell a
+    /// field or button in a sign-in or payment form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -75,6 +75,116 @@ pub fn redact_value(value: &mut Value) -> usize {
     changed
 }
 
+/// Free text as it may be stored: credentials stripped from its
+/// `scheme://` URLs (prose like `a:b@c` is left alone) and every secret
+/// ([`crate::secrets`]) replaced. Unchanged text comes back borrowed.
+pub fn scrub_text(text: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut at = 0;
+    for span in find_url_spans(text) {
+        let Some(url) = text.get(span.clone()) else {
+            continue;
+        };
+        let clean = strip_url_credentials(url);
+        if clean != url {
+            out.push_str(text.get(at..span.start).unwrap_or(""));
+            out.push_str(&clean);
+            at = span.end;
+        }
+    }
+    if at == 0 {
+        return crate::secrets::scrub(text);
+    }
+    out.push_str(text.get(at..).unwrap_or(""));
+    Cow::Owned(crate::secrets::scrub(&out).into_owned())
+}
+
+/// [`scrub_text`] on every string inside a JSON value (object keys are left
+/// alone); returns how many strings changed.
+pub fn scrub_value(value: &mut Value) -> usize {
+    let mut changed = 0;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(new) = scrub_text(s) {
+                    *s = new;
+                    changed += 1;
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    changed
+}
+
+/// A value that looks like a secret whatever its parameter is called: a
+/// detector hit, or a long run of letters and digits (session ids, hashes).
+fn secret_shaped(value: &str) -> bool {
+    if !crate::secrets::find(value).is_empty() {
+        return true;
+    }
+    let n = value.chars().count();
+    let letters = value.chars().filter(char::is_ascii_alphabetic).count();
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    n >= 20
+        && letters >= 4
+        && digits >= 4
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '/' | '=')
+        })
+}
+
+/// A page URL as it may be stored: [`strip_url_credentials`], then every
+/// query parameter with a secret-shaped value dropped (whatever its name),
+/// and a fragment or path holding a secret removed or scrubbed.
+pub fn strip_url_secrets(url: &str) -> String {
+    let base = strip_url_credentials(url);
+    let Ok(mut parsed) = Url::parse(&base) else {
+        return crate::secrets::scrub(&base).into_owned();
+    };
+    let pairs: Vec<(String, String)> = parsed.query_pairs().into_owned().collect();
+    let kept: Vec<&(String, String)> = pairs
+        .iter()
+        .filter(|(k, v)| !secret_shaped(v) && !secret_shaped(k))
+        .collect();
+    let mut changed = false;
+    if kept.len() != pairs.len() {
+        changed = true;
+        if kept.is_empty() {
+            parsed.set_query(None);
+        } else {
+            let query: String = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(kept)
+                .finish();
+            parsed.set_query(Some(&query));
+        }
+    }
+    if parsed.fragment().is_some_and(|f| {
+        let decoded: String = form_urlencoded::parse(f.as_bytes())
+            .flat_map(|(k, v)| [k.into_owned(), v.into_owned()])
+            .collect::<Vec<_>>()
+            .join(" ");
+        secret_shaped(f)
+            || !crate::secrets::find(&decoded).is_empty()
+            || decoded.split(' ').any(secret_shaped)
+    }) {
+        changed = true;
+        parsed.set_fragment(None);
+    }
+    if let Cow::Owned(path) = crate::secrets::scrub(parsed.path()) {
+        changed = true;
+        parsed.set_path(&path);
+    }
+    if changed {
+        parsed.to_string()
+    } else {
+        base
+    }
+}
+
 /// Byte ranges of the `scheme://…` URLs in `text`, in order. Shared with the
 /// gate, which looks for the URLs a user typed.
 pub(crate) fn find_url_spans(text: &str) -> Vec<Range<usize>> {
@@ -688,6 +798,36 @@ fn split_words(name: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn scrubbed_text_keeps_no_secret() {
+        let text =
+            "see https://bob:pw@example.com/x and AKIAIOSFODNN7EXAMPLE, my password is Hunter22";
+        let out = scrub_text(text);
+        for secret in ["bob:pw", "AKIAIOSFODNN7EXAMPLE", "Hunter22"] {
+            assert!(!out.contains(secret), "{out}");
+        }
+        assert!(out.contains("https://example.com/x"), "{out}");
+        assert!(matches!(scrub_text("plain words"), Cow::Borrowed(_)));
+        let mut v = json!({"a": ["sk_live_4eC39HqLyjWDarjtT1zdp7dc", {"b": "ok"}]});
+        assert_eq!(scrub_value(&mut v), 1);
+        assert_eq!(v, json!({"a": ["[redacted]", {"b": "ok"}]}));
+    }
+
+    #[test]
+    fn stored_page_urls_drop_secret_shaped_values_whatever_the_name() {
+        let cases = [
+            ("https://a.example/p?ref=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789&page=2", "https://a.example/p?page=2"),
+            ("https://a.example/p?x=8f14e45fceea167a5a36dedd4bea2543", "https://a.example/p"),
+            ("https://a.example/p?q=rust+book&lang=en", "https://a.example/p?q=rust+book&lang=en"),
+            ("https://a.example/p#t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "https://a.example/p"),
+            ("https://a.example/p#section-2", "https://a.example/p#section-2"),
+            ("https://u:p@a.example/p?token=abc&id=7", "https://a.example/p?id=7"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(strip_url_secrets(url), want, "{url}");
+        }
+    }
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;

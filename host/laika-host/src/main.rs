@@ -217,6 +217,7 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(config: &Config) {
+    use laika_host::logging::Scrubbing;
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let dir = config.data_dir();
     let file = std::fs::create_dir_all(&dir)
@@ -233,9 +234,9 @@ fn init_logging(config: &Config) {
     // stdout carries frames only: logs go to stderr and the log file.
     let result = match file {
         Some(f) => builder
-            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
+            .with_writer(Scrubbing(std::io::stderr.and(std::sync::Mutex::new(f))))
             .try_init(),
-        None => builder.with_writer(std::io::stderr).try_init(),
+        None => builder.with_writer(Scrubbing(std::io::stderr)).try_init(),
     };
     drop(result);
 }

@@ -1,84 +1,236 @@
-//! Commit detection: whether a control's label says it buys, pays, deletes,
-//! sends or confirms something, so a click on it is asked, never done
-//! silently.
+//! Clicks: allowed only on a labelled control or a same-origin web link
+//! that neither submits a form nor says (in any language the lexicon
+//! knows) that it buys, pays, deletes, sends, subscribes, confirms or
+//! authorizes; everything else is asked, and links to `data:` or `file:`
+//! are denied.
 
-use super::fold::fold_words;
+use super::{clip, find_target, label_of, unknown_handle, GateContext, Reason, Target, Verdict};
+use crate::lexicon::{self, Category};
+use crate::observation::Element;
+use url::Url;
 
-const COMMIT_WORDS: &[&str] = &[
-    "buy",
-    "purchase",
-    "pay",
-    "checkout",
-    "order",
-    "delete",
-    "remove",
-    "send",
-    "transfer",
-    "subscribe",
-    "unsubscribe",
-    "confirm",
-    "donate",
-    "withdraw",
-    "deactivate",
-    "erase",
-    "bid",
-    "sell",
-    "reserve",
-    "buynow",
-    "paynow",
-    "ordernow",
-    "booknow",
-    "placeorder",
-    "sendmoney",
-];
-const COMMIT_PHRASES: &[&str] = &[
-    "book now",
-    "book it",
-    "book this",
-    "check out",
-    "submit payment",
-    "submit order",
-    "make payment",
-    "make a payment",
-    "cancel subscription",
-    "cancel membership",
-    "close account",
-    "cancel account",
+/// Roles of controls that show, hide or pick something on the page rather
+/// than commit it.
+const SAFE_ROLES: &[&str] = &[
+    "button",
+    "link",
+    "tab",
+    "menuitem",
+    "menuitemradio",
+    "menuitemcheckbox",
+    "option",
+    "treeitem",
+    "switch",
+    "checkbox",
+    "radio",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "listbox",
+    "spinbutton",
+    "slider",
+    "gridcell",
+    "row",
+    "columnheader",
+    "rowheader",
+    "heading",
 ];
 
-/// The commit word or phrase a label contains, if any.
-pub(super) fn commit_word(label: &str) -> Option<&'static str> {
-    let folded = fold_words(label, true);
-    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
-    if let Some(w) = COMMIT_WORDS.iter().find(|w| words.contains(w)) {
-        return Some(*w);
+pub(super) fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
+    let Some(target) = find_target(ctx.observation, handle) else {
+        return unknown_handle(handle);
+    };
+    let label = clip(label_of(&target));
+    if let Some(word) = commit_word(&target) {
+        return Verdict::new(
+            Reason::CommitAction,
+            format!(
+                "Clicking {label} looks like it commits an action ({}); please confirm.",
+                clip(&word)
+            ),
+        );
     }
-    if let Some(p) = COMMIT_PHRASES.iter().find(|p| contains_phrase(&folded, p)) {
-        return Some(*p);
+    if let Some(verdict) = target.href.and_then(|href| review_href(href, &label, ctx)) {
+        return verdict;
     }
-    // Spaced-out letters ("B U Y  N O W") glued back together.
-    let mut glued = String::new();
-    for w in words.iter().copied().chain([""]) {
-        if w.chars().count() == 1 {
-            glued.push_str(w);
-            continue;
+    let Some(el) = target.element else {
+        return Verdict::new(
+            Reason::UnverifiedClick,
+            format!("{label} is page content, not a control; please confirm the click."),
+        );
+    };
+    if is_submit(el) && !is_search_form(el, ctx) {
+        return Verdict::new(
+            Reason::CommitAction,
+            format!("Clicking {label} submits a form; please confirm."),
+        );
+    }
+    if visible_label(el).is_empty() {
+        return Verdict::new(
+            Reason::UnverifiedClick,
+            "This control has no visible label (an icon or an empty button), so Laika cannot tell what it does; please confirm.",
+        );
+    }
+    if target.href.is_none() && !is_known_control(el) {
+        return Verdict::new(
+            Reason::UnverifiedClick,
+            format!("{label} is not a button or link Laika can vouch for; please confirm."),
+        );
+    }
+    Verdict::new(
+        Reason::OrdinaryClick,
+        format!("Clicking {label} only opens or shows something on this site."),
+    )
+}
+
+/// A commit word in the element's text, label, name, id or link.
+fn commit_word(target: &Target) -> Option<String> {
+    let el = target.element;
+    let visible = [Some(target.text), el.and_then(|e| e.label.as_deref())];
+    let ids = [
+        el.and_then(|e| e.name.as_deref()),
+        el.and_then(|e| e.id.as_deref()),
+    ];
+    let from_visible = visible
+        .into_iter()
+        .flatten()
+        .find_map(|t| lexicon::find(Category::Commit, t));
+    let from_ids = || {
+        ids.into_iter()
+            .flatten()
+            .find_map(|t| lexicon::find_in_identifier(Category::Commit, t))
+    };
+    // A link's path and query name what it does as much as its text.
+    let from_href = || {
+        let href = target.href?;
+        let tail = match Url::parse(href) {
+            Ok(u) => format!("{} {}", u.path(), u.query().unwrap_or("")),
+            Err(_) => href.to_string(),
+        };
+        lexicon::find(Category::Commit, &tail)
+    };
+    if let Some(e) = from_visible {
+        return Some(e.text.clone());
+    }
+    from_ids().or_else(from_href).map(|e| e.text.clone())
+}
+
+/// Links: web links on the page's origin go on to the label checks; another
+/// origin is asked, script and mail links are asked, anything else denied.
+fn review_href(href: &str, label: &str, ctx: &GateContext) -> Option<Verdict> {
+    let page = Url::parse(&ctx.observation.summary.url).ok();
+    let dest = match &page {
+        Some(page) => page.join(href.trim()),
+        None => Url::parse(href.trim()),
+    };
+    let Ok(dest) = dest else {
+        return Some(Verdict::new(
+            Reason::UnverifiedClick,
+            format!("The link of {label} does not parse; please confirm the click."),
+        ));
+    };
+    match dest.scheme() {
+        "http" | "https" => {}
+        "javascript" => {
+            return Some(Verdict::new(
+                Reason::UnverifiedClick,
+                format!("{label} runs a script of the page; please confirm the click."),
+            ))
         }
-        if glued.len() > 1 {
-            if let Some(c) = COMMIT_WORDS.iter().find(|c| glued.contains(**c)) {
-                return Some(*c);
-            }
+        "mailto" | "tel" | "sms" => {
+            return Some(Verdict::new(
+                Reason::UnverifiedClick,
+                format!("{label} opens another program to send a message or call; please confirm."),
+            ))
         }
-        glued.clear();
+        scheme => {
+            return Some(Verdict::new(
+                Reason::BlockedUrlScheme,
+                format!(
+                    "Laika only follows http and https links, not {}: ones.",
+                    clip(scheme)
+                ),
+            ))
+        }
+    }
+    if !dest.username().is_empty() || dest.password().is_some() {
+        return Some(Verdict::new(
+            Reason::UrlHasCredentials,
+            "The link carries a user name or password, which Laika never opens.",
+        ));
+    }
+    if page.as_ref().map(Url::origin) != Some(dest.origin()) {
+        return Some(Verdict::new(
+            Reason::CrossOriginNavigation,
+            format!(
+                "This link leads to another site ({}); please confirm.",
+                clip(dest.host_str().unwrap_or(""))
+            ),
+        ));
     }
     None
 }
 
-/// Whether `folded` contains `phrase` as whole words.
-fn contains_phrase(folded: &str, phrase: &str) -> bool {
-    folded.match_indices(phrase).any(|(i, _)| {
-        let before = i == 0 || folded.as_bytes().get(i - 1) == Some(&b' ');
-        let end = i + phrase.len();
-        let after = end == folded.len() || folded.as_bytes().get(end) == Some(&b' ');
-        before && after
-    })
+/// A submit or image input, or a button of type submit (the HTML default)
+/// that belongs to a form.
+fn is_submit(el: &Element) -> bool {
+    let tag = el.tag.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+    let ty = el
+        .input_type
+        .as_deref()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match tag.as_str() {
+        "input" => ty == "submit" || ty == "image",
+        // A button outside any form submits nothing, whatever its type.
+        "button" => (ty == "submit" || ty.is_empty()) && el.form.is_some(),
+        _ => false,
+    }
+}
+
+/// A form whose only fields are search boxes: submitting it runs a search
+/// on the site, which changes nothing.
+fn is_search_form(el: &Element, ctx: &GateContext) -> bool {
+    let Some(form) = el.form.as_deref() else {
+        return false;
+    };
+    let fields: Vec<&Element> = ctx
+        .observation
+        .summary
+        .elements
+        .iter()
+        .filter(|e| e.form.as_deref() == Some(form) && super::fields::is_text_entry(e))
+        .collect();
+    let search = |e: &Element| {
+        e.input_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("search"))
+            || e.role
+                .split_ascii_whitespace()
+                .any(|r| r.eq_ignore_ascii_case("searchbox"))
+    };
+    !fields.is_empty() && fields.into_iter().all(search)
+}
+
+fn visible_label(el: &Element) -> String {
+    let text = [Some(el.text.as_str()), el.label.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    lexicon::fold_str(&text)
+}
+
+fn is_known_control(el: &Element) -> bool {
+    let tag = el.tag.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+    let by_tag = matches!(
+        tag.as_str(),
+        "button" | "a" | "summary" | "option" | "label" | "input" | "select" | "textarea"
+    );
+    by_tag
+        || el
+            .role
+            .split_ascii_whitespace()
+            .any(|r| SAFE_ROLES.iter().any(|ok| r.eq_ignore_ascii_case(ok)))
 }

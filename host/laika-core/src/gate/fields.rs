@@ -1,100 +1,18 @@
-//! Field tests for typing and selecting: which elements take text at all,
-//! and which hold secrets or identity data Laika never fills in.
+//! Typing and selecting: which elements take text at all, which hold
+//! secrets Laika never fills in (denied), which hold personal data or sit
+//! in a sign-in or payment form (asked), and what the typed text carries.
 
-use super::fold::fold_words;
-use crate::observation::Element;
+use super::{clip, find_target, label_of, outbound, unknown_handle, GateContext, Reason, Verdict};
+use crate::lexicon::{self, Category};
+use crate::observation::{Element, Observation};
 
-/// Whole words that mark a secret or identity field.
-const SENSITIVE_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "pwd",
-    "pw",
-    "passcode",
-    "passphrase",
-    "pin",
-    "otp",
-    "totp",
-    "hotp",
-    "2fa",
-    "mfa",
-    "cvv",
-    "cvv2",
-    "cvc",
-    "cvc2",
-    "csc",
-    "iban",
-    "ssn",
-    "passport",
-    "routing",
-];
-/// Phrases matched with separators removed, so `cardNumber`, `card-number`
-/// and `card number` all match `cardnumber`.
-const SENSITIVE_PHRASES: &[&str] = &[
-    "password",
-    "passwd",
-    "passcode",
-    "passphrase",
-    "onetimecode",
-    "onetimepassword",
-    "onetimepin",
-    "verificationcode",
-    "securitycode",
-    "authenticationcode",
-    "cardnumber",
-    "creditcard",
-    "debitcard",
-    "cardnum",
-    "ccnum",
-    "ccnumber",
-    "cardverification",
-    "cardsecurity",
-    "accountnumber",
-    "acctnumber",
-    "accountno",
-    "acctno",
-    "routingnumber",
-    "sortcode",
-    "socialsecurity",
-    "nationalid",
-    "nationalidentity",
-    "taxid",
-    "taxpayerid",
-    "taxnumber",
-    "driverslicense",
-    "driverslicence",
-    "driverlicense",
-    "driverlicence",
-    "drivinglicense",
-    "drivinglicence",
-    "passportnumber",
-    "idcardnumber",
-    "personalid",
-    "motdepasse",
-    "passwort",
-    "kennwort",
-    "contrasena",
-    "contraseña",
-    "senha",
-    "wachtwoord",
-    "lösenord",
-    "losenord",
-    "hasło",
-    "haslo",
-    "şifre",
-    "sifre",
-    "пароль",
-    "密码",
-    "密碼",
-    "パスワード",
-    "비밀번호",
-];
-/// `autocomplete` tokens of secret or identity fields (`cc-*` separately).
-const SENSITIVE_AUTOCOMPLETE: &[&str] = &[
+/// WHATWG autofill field names of secrets: passwords, one-time codes and
+/// everything about a payment card (`cc-*` is matched as a prefix), plus
+/// identity numbers some sites use although the standard has none.
+const SECRET_AUTOFILL: &[&str] = &[
     "current-password",
     "new-password",
     "one-time-code",
-    "webauthn",
     "national-id",
     "personal-id",
     "tax-id",
@@ -102,56 +20,194 @@ const SENSITIVE_AUTOCOMPLETE: &[&str] = &[
     "passport",
 ];
 
+/// WHATWG autofill field names of personal data. The remaining ones
+/// (`organization`, `country`, `language`, `url`, `transaction-currency`,
+/// the section and contact-type modifiers, `on`/`off`) are ordinary.
+const PERSONAL_AUTOFILL: &[&str] = &[
+    "name",
+    "honorific-prefix",
+    "given-name",
+    "additional-name",
+    "family-name",
+    "honorific-suffix",
+    "nickname",
+    "username",
+    "webauthn",
+    "street-address",
+    "address-line1",
+    "address-line2",
+    "address-line3",
+    "address-level4",
+    "address-level3",
+    "address-level2",
+    "address-level1",
+    "postal-code",
+    "transaction-amount",
+    "bday",
+    "bday-day",
+    "bday-month",
+    "bday-year",
+    "sex",
+    "photo",
+    "tel",
+    "tel-country-code",
+    "tel-national",
+    "tel-area-code",
+    "tel-local",
+    "tel-local-prefix",
+    "tel-local-suffix",
+    "tel-extension",
+    "email",
+    "impp",
+];
+
+pub(super) fn review_input(
+    tool: &str,
+    handle: &str,
+    text: Option<&str>,
+    ctx: &GateContext,
+) -> Verdict {
+    let Some(target) = find_target(ctx.observation, handle) else {
+        return unknown_handle(handle);
+    };
+    let Some(el) = target.element else {
+        return Verdict::new(
+            Reason::NotEditable,
+            format!("{} is page content, not a field.", clip(handle)),
+        );
+    };
+    if let Some(why) = sensitive_field(el) {
+        return Verdict::new(
+            Reason::SensitiveField,
+            format!("Laika never fills in {why}; please type it yourself."),
+        );
+    }
+    let label = clip(label_of(&target));
+    if !is_text_entry(el) {
+        return Verdict::new(
+            Reason::NotEditable,
+            format!("{tool} needs a text field or list, and {label} is not one."),
+        );
+    }
+    if let Some(why) = personal_field(el) {
+        return Verdict::new(
+            Reason::PersonalField,
+            format!("{label} asks for {why}; please confirm what Laika types there."),
+        );
+    }
+    if in_sensitive_form(el, ctx.observation) {
+        return Verdict::new(
+            Reason::PersonalField,
+            format!("{label} is part of a sign-in or payment form; please confirm."),
+        );
+    }
+    if let Some(verdict) = text.and_then(|t| outbound::check(t, "The typed text", false, ctx)) {
+        return verdict;
+    }
+    Verdict::new(
+        Reason::OrdinaryInput,
+        format!("Filling in {label} is an ordinary edit."),
+    )
+}
+
+fn lower(s: Option<&str>) -> String {
+    s.unwrap_or("").trim().to_ascii_lowercase()
+}
+
+fn autofill_tokens(el: &Element) -> Vec<String> {
+    lower(el.autocomplete.as_deref())
+        .split_ascii_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Why an element is a field Laika must not fill in, if it is one.
 pub(super) fn sensitive_field(el: &Element) -> Option<&'static str> {
-    let input_type = el.input_type.as_deref().unwrap_or("").trim();
-    if input_type.eq_ignore_ascii_case("password") {
+    let input_type = lower(el.input_type.as_deref());
+    if input_type == "password" {
         return Some("password fields");
     }
-    let autocomplete = el
-        .autocomplete
-        .as_deref()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    for token in autocomplete.split_ascii_whitespace() {
+    for token in autofill_tokens(el) {
         if token.starts_with("cc-") {
             return Some("payment card fields");
         }
-        if SENSITIVE_AUTOCOMPLETE.contains(&token) {
+        if SECRET_AUTOFILL.contains(&token.as_str()) {
             return Some("password, one-time-code or identity fields");
         }
     }
-    let hints = [
-        el.name.as_deref(),
-        el.label.as_deref(),
-        Some(el.text.as_str()),
-        Some(el.handle_id.as_str()),
-        el.autocomplete.as_deref(),
-    ];
-    hints
-        .into_iter()
+    let visible = [el.label.as_deref(), Some(el.text.as_str())];
+    let ids = [el.name.as_deref(), el.id.as_deref()];
+    let named = visible
+        .iter()
         .flatten()
-        .any(sensitive_hint)
-        .then_some("password, one-time-code, payment or identity fields")
+        .any(|t| lexicon::find(Category::SecretField, t).is_some())
+        || ids
+            .iter()
+            .flatten()
+            .any(|t| lexicon::find_in_identifier(Category::SecretField, t).is_some());
+    if named {
+        return Some("password, one-time-code, payment or identity fields");
+    }
+    // A one-character box is one digit of a split code.
+    let input_mode = lower(el.input_mode.as_deref());
+    let one_char = el.max_length == Some(1)
+        && (matches!(input_mode.as_str(), "numeric" | "decimal" | "")
+            && matches!(input_type.as_str(), "" | "text" | "number" | "tel"));
+    one_char.then_some("one-time-code fields")
 }
 
-fn sensitive_hint(hint: &str) -> bool {
-    let folded = fold_words(hint, false);
-    if folded.split(' ').any(|w| SENSITIVE_WORDS.contains(&w)) {
-        return true;
+/// A short or numeric field called "code" or "PIN": a verification code,
+/// or a postal or promo code; asked either way.
+fn code_field(el: &Element) -> bool {
+    let numeric = matches!(
+        lower(el.input_mode.as_deref()).as_str(),
+        "numeric" | "decimal"
+    ) || matches!(lower(el.input_type.as_deref()).as_str(), "number" | "tel");
+    let short = el.max_length.is_some_and(|n| n <= 10);
+    let hints = [
+        el.label.as_deref(),
+        Some(el.text.as_str()),
+        el.name.as_deref(),
+        el.id.as_deref(),
+    ];
+    (numeric || short)
+        && hints
+            .into_iter()
+            .flatten()
+            .any(|t| lexicon::find_in_identifier(Category::Code, t).is_some())
+}
+
+/// What personal data a field asks for, if it does.
+fn personal_field(el: &Element) -> Option<&'static str> {
+    match lower(el.input_type.as_deref()).as_str() {
+        "email" => return Some("an email address"),
+        "tel" => return Some("a phone number"),
+        _ => {}
     }
-    let joined: String = folded.chars().filter(|&c| c != ' ').collect();
-    SENSITIVE_PHRASES.iter().any(|p| joined.contains(p))
+    if code_field(el) {
+        return Some("a code");
+    }
+    autofill_tokens(el)
+        .iter()
+        .any(|t| PERSONAL_AUTOFILL.contains(&t.as_str()))
+        .then_some("personal data (name, address, contact or birthday)")
+}
+
+/// Whether the element's form also holds a password, code or card field.
+fn in_sensitive_form(el: &Element, obs: &Observation) -> bool {
+    let Some(form) = el.form.as_deref() else {
+        return false;
+    };
+    obs.summary
+        .elements
+        .iter()
+        .filter(|other| other.form.as_deref() == Some(form))
+        .any(|other| sensitive_field(other).is_some())
 }
 
 /// Inputs, text areas, selects and the ARIA roles that stand for them.
 pub(super) fn is_text_entry(el: &Element) -> bool {
-    let input_type = el
-        .input_type
-        .as_deref()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let input_type = lower(el.input_type.as_deref());
     let not_text = [
         "button", "submit", "reset", "image", "hidden", "checkbox", "radio", "file", "range",
         "color",
@@ -164,9 +220,6 @@ pub(super) fn is_text_entry(el: &Element) -> bool {
             .iter()
             .any(|ok| r.eq_ignore_ascii_case(ok))
     });
-    let tag = el.tag.as_deref().unwrap_or("").trim();
-    role_ok
-        || ["input", "textarea", "select"]
-            .iter()
-            .any(|t| tag.eq_ignore_ascii_case(t))
+    let tag = lower(el.tag.as_deref());
+    role_ok || ["input", "textarea", "select"].contains(&tag.as_str())
 }

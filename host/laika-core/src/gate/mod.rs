@@ -2,7 +2,11 @@
 //! model proposes, before anything runs.
 //!
 //! Model output is untrusted and so is the page it read, so a tool call is
-//! only ever a proposal. Invariants of [`review`]:
+//! only ever a proposal. The gate allows only what it positively knows to
+//! be safe (reading, scrolling, same-origin links present on the page with
+//! nothing added, ordinary text typed into a search or plain text field);
+//! anything else that changes state is asked; what can never be right is
+//! denied. Invariants of [`review`]:
 //! - one [`Verdict`] per call, in order; each has a stable [`Reason`] code,
 //!   the reason alone fixes the [`Decision`], and the detail is a sentence
 //!   for the UI (quoting at most a short, clipped piece of model text);
@@ -11,16 +15,24 @@
 //!   JSON types right, values in range, no extra keys;
 //! - handles and URLs come from the observation or the user's message, never
 //!   only from the model (page *text* is not a source: links are);
+//! - structure decides before words: submit controls, forms holding
+//!   credential or payment fields, `autocomplete` tokens, `inputmode` and
+//!   `maxlength`; words (buy, pay, delete, password, card…) come from the
+//!   multilingual [`crate::lexicon`] and are looked for in the whole folded
+//!   label, name, id and link;
 //! - nothing is typed into password, one-time-code, payment or identity
 //!   fields, and only http(s) URLs without credentials are opened;
-//! - commit-like clicks, cross-origin navigation and searches that carry
-//!   personal numbers or addresses are asked, never done silently;
+//! - what a call sends out (query, URL, typed text) carrying a secret
+//!   ([`crate::secrets`]) is denied; personal data, or data copied from the
+//!   page rather than the user's message, is asked;
 //! - calls beyond the per-turn cap are denied without being looked at.
 
 mod arguments;
 mod commit;
+#[cfg(test)]
+mod corpus;
 mod fields;
-mod fold;
+mod outbound;
 mod personal;
 #[cfg(test)]
 mod tests;
@@ -32,7 +44,6 @@ use crate::tools::{self, GateClass};
 use arguments::Args;
 use serde::Serialize;
 use serde_json::Value;
-use url::Url;
 
 /// How many tool calls one turn may propose before the rest are denied.
 pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
@@ -102,10 +113,22 @@ pub enum Reason {
     SensitiveField,
     /// The element is not something text can be typed or selected into.
     NotEditable,
+    /// A click the gate cannot vouch for: no visible label, a script link,
+    /// a content region rather than a control.
+    UnverifiedClick,
+    /// A personal-data field (email, phone, address, name) or a field of a
+    /// sign-in or payment form.
+    PersonalField,
+    /// What the call sends out carries data from the page rather than from
+    /// the user's message.
+    DataFromPage,
+    /// What the call sends out carries a secret: a key, token, password or
+    /// card number.
+    SecretInOutput,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 21] = [
+    pub const ALL: [Reason; 25] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -127,6 +150,10 @@ impl Reason {
         Reason::UrlHasCredentials,
         Reason::SensitiveField,
         Reason::NotEditable,
+        Reason::UnverifiedClick,
+        Reason::PersonalField,
+        Reason::DataFromPage,
+        Reason::SecretInOutput,
     ];
 
     /// The wire spelling, e.g. `COMMIT_ACTION`.
@@ -153,6 +180,10 @@ impl Reason {
             Reason::UrlHasCredentials => "URL_HAS_CREDENTIALS",
             Reason::SensitiveField => "SENSITIVE_FIELD",
             Reason::NotEditable => "NOT_EDITABLE",
+            Reason::UnverifiedClick => "UNVERIFIED_CLICK",
+            Reason::PersonalField => "PERSONAL_FIELD",
+            Reason::DataFromPage => "DATA_FROM_PAGE",
+            Reason::SecretInOutput => "SECRET_IN_OUTPUT",
         }
     }
 
@@ -169,7 +200,10 @@ impl Reason {
             Reason::CommitAction
             | Reason::CrossOriginNavigation
             | Reason::UrlNotFromContext
-            | Reason::SensitiveQuery => Decision::Ask,
+            | Reason::SensitiveQuery
+            | Reason::UnverifiedClick
+            | Reason::PersonalField
+            | Reason::DataFromPage => Decision::Ask,
             Reason::TooManyCalls
             | Reason::UnknownTool
             | Reason::ToolNotAvailable
@@ -179,7 +213,8 @@ impl Reason {
             | Reason::BlockedUrlScheme
             | Reason::UrlHasCredentials
             | Reason::SensitiveField
-            | Reason::NotEditable => Decision::Deny,
+            | Reason::NotEditable
+            | Reason::SecretInOutput => Decision::Deny,
         }
     }
 }
@@ -278,12 +313,18 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
             Reason::Reversible,
             format!("{} only moves around and can be undone.", tool.name),
         ),
-        GateClass::Click => review_click(arg_str(args, "handleId").unwrap_or(""), ctx),
-        GateClass::Input => review_input(tool.name, arg_str(args, "handleId").unwrap_or(""), ctx),
+        GateClass::Click => commit::review_click(arg_str(args, "handleId").unwrap_or(""), ctx),
+        GateClass::Input => fields::review_input(
+            tool.name,
+            arg_str(args, "handleId").unwrap_or(""),
+            arg_str(args, "text"),
+            ctx,
+        ),
         GateClass::Url => urls::review_url(arg_str(args, "url").unwrap_or(""), ctx),
         GateClass::Search => review_search(
             arg_str(args, "query").unwrap_or(""),
             arg_str(args, "engine"),
+            ctx,
         ),
         GateClass::Compute => Verdict::new(
             Reason::LocalCompute,
@@ -344,51 +385,6 @@ fn find_target<'a>(obs: &'a Observation, handle: &str) -> Option<Target<'a>> {
         })
 }
 
-fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
-    let Some(target) = find_target(ctx.observation, handle) else {
-        return unknown_handle(handle);
-    };
-    let el = target.element;
-    let labels = [
-        Some(target.text),
-        el.and_then(|e| e.label.as_deref()),
-        el.and_then(|e| e.name.as_deref()),
-        target.href,
-    ];
-    if let Some(word) = labels.into_iter().flatten().find_map(commit::commit_word) {
-        return Verdict::new(
-            Reason::CommitAction,
-            format!(
-                "Clicking {} looks like it commits an action (\"{word}\"); please confirm.",
-                clip(label_of(&target))
-            ),
-        );
-    }
-    if let Some(href) = target.href {
-        let page = Url::parse(&ctx.observation.summary.url).ok();
-        let dest = match &page {
-            Some(page) => page.join(href),
-            None => Url::parse(href),
-        };
-        if let Ok(dest) = dest {
-            let web = matches!(dest.scheme(), "http" | "https");
-            if web && page.as_ref().map(Url::origin) != Some(dest.origin()) {
-                return Verdict::new(
-                    Reason::CrossOriginNavigation,
-                    format!(
-                        "This link leads to another site ({}); please confirm.",
-                        clip(dest.host_str().unwrap_or(""))
-                    ),
-                );
-            }
-        }
-    }
-    Verdict::new(
-        Reason::OrdinaryClick,
-        format!("Clicking {} looks harmless.", clip(label_of(&target))),
-    )
-}
-
 fn label_of<'a>(target: &Target<'a>) -> &'a str {
     let text = target.text.trim();
     if !text.is_empty() {
@@ -401,52 +397,22 @@ fn label_of<'a>(target: &Target<'a>) -> &'a str {
         .unwrap_or("the element")
 }
 
-fn review_input(tool: &str, handle: &str, ctx: &GateContext) -> Verdict {
-    let Some(target) = find_target(ctx.observation, handle) else {
-        return unknown_handle(handle);
-    };
-    let Some(el) = target.element else {
-        return Verdict::new(
-            Reason::NotEditable,
-            format!("{} is page content, not a field.", clip(handle)),
-        );
-    };
-    if let Some(why) = fields::sensitive_field(el) {
-        return Verdict::new(
-            Reason::SensitiveField,
-            format!("Laika never fills in {why}; please type it yourself."),
-        );
-    }
-    if !fields::is_text_entry(el) {
-        return Verdict::new(
-            Reason::NotEditable,
-            format!(
-                "{tool} needs a text field or list, and {} is not one.",
-                clip(label_of(&target))
-            ),
-        );
-    }
-    Verdict::new(
-        Reason::OrdinaryInput,
-        format!(
-            "Filling in {} is an ordinary edit.",
-            clip(label_of(&target))
-        ),
-    )
-}
+/// The engines the extension knows; any other name is refused, never
+/// replaced by a default.
+pub const SEARCH_ENGINES: [&str; 3] = ["duckduckgo", "google", "bing"];
 
-fn review_search(query: &str, engine: Option<&str>) -> Verdict {
+fn review_search(query: &str, engine: Option<&str>, ctx: &GateContext) -> Verdict {
     if let Some(engine) = engine {
-        let plain = !engine.is_empty()
-            && engine
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !plain {
+        if !SEARCH_ENGINES
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(engine.trim()))
+        {
             return Verdict::new(
                 Reason::InvalidArguments,
                 format!(
-                    "search: engine {} must be a plain name like \"duckduckgo\".",
-                    clip(engine)
+                    "search: engine {} is not one of {}.",
+                    clip(engine),
+                    SEARCH_ENGINES.join(", ")
                 ),
             );
         }
@@ -454,11 +420,8 @@ fn review_search(query: &str, engine: Option<&str>) -> Verdict {
     if query.trim().is_empty() {
         return Verdict::new(Reason::InvalidArguments, "search: the query is empty.");
     }
-    if let Some(what) = personal::sensitive_query(query) {
-        return Verdict::new(
-            Reason::SensitiveQuery,
-            format!("The search query contains {what}, which would be sent to the search engine; please confirm."),
-        );
+    if let Some(verdict) = outbound::check(query, "The search query", true, ctx) {
+        return verdict;
     }
     Verdict::new(
         Reason::OrdinaryQuery,

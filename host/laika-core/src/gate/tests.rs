@@ -349,7 +349,7 @@ fn clicks() {
         ("browser.click", click("reviews"), OrdinaryClick),
         ("browser.click", click("help"), OrdinaryClick),
         ("browser.click", click("orders"), OrdinaryClick),
-        ("browser.click", click("js"), OrdinaryClick),
+        ("browser.click", click("js"), UnverifiedClick),
         ("browser.click", click("buyer"), OrdinaryClick),
         ("browser.click", click("payments"), OrdinaryClick),
         ("browser.click", click("next"), OrdinaryClick),
@@ -389,7 +389,7 @@ fn typing_and_selecting() {
     check(&[
         ("browser.type", ty("q"), OrdinaryInput),
         ("browser.type", ty("keyword"), OrdinaryInput),
-        ("browser.type", ty("email"), OrdinaryInput),
+        ("browser.type", ty("email"), PersonalField),
         ("browser.type", ty("area"), OrdinaryInput),
         ("browser.type", ty("combo"), OrdinaryInput),
         (
@@ -439,7 +439,12 @@ fn navigation() {
         (
             "browser.navigate",
             nav("https://SHOP.example/help/#top"),
-            UrlFromContext,
+            UrlNotFromContext,
+        ),
+        (
+            "browser.navigate",
+            nav("https://shop.example/help#c=4111111111111111"),
+            SecretInOutput,
         ),
         (
             "browser.open_tab",
@@ -549,8 +554,8 @@ fn searches() {
             OrdinaryQuery,
         ),
         ("search", q("john.doe@example.com reviews"), SensitiveQuery),
-        ("search", q("4111 1111 1111 1111"), SensitiveQuery),
-        ("search", q("ssn 123-45-6789"), SensitiveQuery),
+        ("search", q("4111 1111 1111 1111"), SecretInOutput),
+        ("search", q("ssn 123-45-6789"), SecretInOutput),
         ("search", q("who called +1 (555) 123-4567"), SensitiveQuery),
         ("search", q("call 555-1234"), SensitiveQuery),
         ("search", q("account 123456789"), SensitiveQuery),

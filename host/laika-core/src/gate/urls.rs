@@ -1,6 +1,8 @@
 //! URL checks for `browser.navigate` and `browser.open_tab`: only http(s)
-//! without credentials, and only URLs the page links to or the user typed;
-//! another origin than the page's is asked.
+//! without credentials, and only URLs the page links to or the user typed,
+//! exactly (an added `#fragment` or parameter is something added); another
+//! origin than the page's is asked, and a URL that is not from the context
+//! and carries a secret is denied.
 
 use super::{clip, GateContext, Reason, Verdict};
 use url::{Position, Url};
@@ -29,6 +31,15 @@ pub(super) fn review_url(raw: &str, ctx: &GateContext) -> Verdict {
     }
     let key = url_key(&url);
     if !context_url_keys(ctx).contains(&key) {
+        if let Some(finding) = crate::secrets::find(&url[Position::BeforePath..]).first() {
+            return Verdict::new(
+                Reason::SecretInOutput,
+                format!(
+                    "The URL carries {}, which Laika never sends out.",
+                    finding.kind
+                ),
+            );
+        }
         return Verdict::new(
             Reason::UrlNotFromContext,
             format!(
@@ -53,11 +64,15 @@ pub(super) fn review_url(raw: &str, ctx: &GateContext) -> Verdict {
     )
 }
 
-/// A URL for comparison: no fragment, no trailing slash.
+/// A URL for comparison: no trailing slash, an empty fragment dropped.
 fn url_key(url: &Url) -> String {
     let mut key = String::from(&url[..Position::BeforePath]);
     key.push_str(url.path().trim_end_matches('/'));
     key.push_str(&url[Position::AfterPath..Position::AfterQuery]);
+    if let Some(fragment) = url.fragment().filter(|f| !f.is_empty()) {
+        key.push('#');
+        key.push_str(fragment);
+    }
     key
 }
 

@@ -25,6 +25,8 @@ pub use laika_core::history::{
     ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StepDetail,
     StoredError, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
 };
+use laika_core::redact::{scrub_text, scrub_value, strip_url_secrets};
+use laika_core::secrets;
 use laika_core::text::prefix_chars;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -599,7 +601,10 @@ impl PreparedTurn {
                 let e = Error::cancelled();
                 (Some(e.code.as_str().to_owned()), Some(e.message))
             }
-            (_, Some(e)) => (Some(e.code.as_str().to_owned()), Some(e.message.clone())),
+            (_, Some(e)) => (
+                Some(e.code.as_str().to_owned()),
+                Some(scrub_text(&e.message).into_owned()),
+            ),
         };
         if t.citations_verified > t.citations_total {
             return Err(bad("more citations verified than there are"));
@@ -617,8 +622,13 @@ impl PreparedTurn {
                     .map(redaction::redact_response_packet),
             )
         };
+        // Secrets are never stored, full packets or not: every string of a
+        // packet is scrubbed as it is serialized.
         let to_json = |v: &Value| {
-            serde_json::to_string(v).map_err(|e| bad(&format!("a packet is not serializable: {e}")))
+            let mut scrubbed = v.clone();
+            scrub_value(&mut scrubbed);
+            serde_json::to_string(&scrubbed)
+                .map_err(|e| bad(&format!("a packet is not serializable: {e}")))
         };
         let request_json = to_json(&request)?;
         let response_json = response.as_ref().map(to_json).transpose()?;
@@ -677,13 +687,13 @@ impl PreparedTurn {
             .page_url
             .as_deref()
             .filter(|u| !u.trim().is_empty())
-            .map(redaction::strip_url_userinfo);
+            .map(strip_url_secrets);
         let page_origin = page_url.as_deref().and_then(origin_of);
         let title = t
             .title
             .as_deref()
-            .and_then(clean_title)
-            .or_else(|| clean_title(&t.user_text));
+            .and_then(|t| clean_title(&secrets::scrub(t)))
+            .or_else(|| clean_title(&secrets::scrub(&t.user_text)));
         Ok(PreparedTurn {
             created_at,
             title,
@@ -705,8 +715,8 @@ impl PreparedTurn {
             error_message,
             verified_ratio,
             timings_json: to_json(&t.timings)?,
-            user_text: index_text(&t.user_text),
-            answer_text: index_text(&t.answer_text),
+            user_text: index_text(&secrets::scrub(&t.user_text)),
+            answer_text: index_text(&scrub_text(&t.answer_text)),
             step_messages,
         })
     }

@@ -148,20 +148,6 @@ fn write_string(s: &str, out: &mut String) {
     }
 }
 
-/// Strips `user:password@` from an http(s)-style URL; other strings pass.
-pub fn strip_url_userinfo(raw: &str) -> String {
-    match url::Url::parse(raw) {
-        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
-            // Both setters only fail for URLs that cannot have credentials,
-            // which is not the case here since they had some.
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
-            url.to_string()
-        }
-        _ => raw.to_owned(),
-    }
-}
-
 fn redact_documents(documents: &Value) -> Value {
     let Some(list) = documents.as_array() else {
         return opaque(documents);
@@ -215,7 +201,9 @@ fn redact_content(content: &Value) -> Value {
     out.insert("chars".into(), Value::from(text.chars().count()));
     out.insert(
         "url".into(),
-        meta("url").map_or(Value::Null, |u| Value::String(strip_url_userinfo(u))),
+        meta("url").map_or(Value::Null, |u| {
+            Value::String(laika_core::redact::strip_url_secrets(u))
+        }),
     );
     out.insert(
         "title".into(),
@@ -401,15 +389,15 @@ mod tests {
     }
 
     #[test]
-    fn userinfo_is_stripped() {
+    fn document_urls_keep_no_credentials_or_secret_values() {
+        let packet = json!({"context": {"documents": [{"doc_id": "d", "content": {
+            "url": "https://u:p@x.example/a?sid=1&ref=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789&b=1",
+            "text": "t"
+        }}]}});
+        let stored = redact_request_packet(&packet);
         assert_eq!(
-            strip_url_userinfo("https://u:p@x.example/a"),
-            "https://x.example/a"
-        );
-        assert_eq!(
-            strip_url_userinfo("https://x.example/a?b=1"),
+            stored["context"]["documents"][0]["content"]["url"],
             "https://x.example/a?b=1"
         );
-        assert_eq!(strip_url_userinfo("not a url"), "not a url");
     }
 }

@@ -1,0 +1,524 @@
+//! Words as data: what "buy", "password" or "is" look like in many
+//! languages, for the Policy Gate and the secret scrubber.
+//!
+//! The words live in `lexicon/words.json` (with their source noted there).
+//! Both the words and the text they are looked for in go through [`fold`]:
+//! NFKC, lower case, look-alike Latin/Cyrillic/Greek letters folded to one,
+//! invisible characters dropped, separators and camelCase humps split into
+//! words. The whole text is folded, never a prefix, so padding cannot push a
+//! word out of sight.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::OnceLock;
+use unicode_normalization::UnicodeNormalization;
+
+const WORDS_JSON: &str = include_str!("lexicon/words.json");
+
+/// The kinds of words the lexicon holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// Clicks that buy, pay, order, delete, send, transfer, subscribe,
+    /// confirm or authorize.
+    Commit,
+    /// Fields for passwords, PINs, codes, cards, accounts, identity papers.
+    SecretField,
+    /// The bare word for "code" (secret when the field is short or numeric).
+    Code,
+    /// Words joining a name to its value ("my password *is* …").
+    Copula,
+    /// Words naming a street or flat, next to a house number.
+    Street,
+    /// "at" and "dot" spelled out in an obfuscated email address.
+    EmailAt,
+    EmailDot,
+}
+
+#[derive(Deserialize)]
+struct Language {
+    commit: Vec<String>,
+    secret_field: Vec<String>,
+    code: Vec<String>,
+    copula: Vec<String>,
+    street: Vec<String>,
+    email_at: Vec<String>,
+    email_dot: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct WordsFile {
+    languages: BTreeMap<String, Language>,
+}
+
+/// One entry, folded.
+#[derive(Debug)]
+pub struct Entry {
+    pub lang: String,
+    /// The entry as written in the data file.
+    pub text: String,
+    words: Vec<String>,
+    /// The first word may be the end of a longer word (`*passwort`).
+    suffix: bool,
+    /// The last word may be the start of a longer word (`kauf*`).
+    prefix: bool,
+    /// Scripts written without spaces match anywhere.
+    substring: bool,
+    /// The words run together, for matching glued identifiers (`cardno`).
+    glued: String,
+}
+
+struct Lexicon {
+    commit: Vec<Entry>,
+    secret_field: Vec<Entry>,
+    code: Vec<Entry>,
+    copula: Vec<Entry>,
+    street: Vec<Entry>,
+    email_at: Vec<Entry>,
+    email_dot: Vec<Entry>,
+}
+
+fn lexicon() -> &'static Lexicon {
+    static LEXICON: OnceLock<Lexicon> = OnceLock::new();
+    LEXICON.get_or_init(|| {
+        // The file is compiled in and parsed by a test; an empty lexicon
+        // only makes the gate ask more, never allow more.
+        let file: WordsFile = serde_json::from_str(WORDS_JSON).unwrap_or(WordsFile {
+            languages: BTreeMap::new(),
+        });
+        let mut lex = Lexicon {
+            commit: Vec::new(),
+            secret_field: Vec::new(),
+            code: Vec::new(),
+            copula: Vec::new(),
+            street: Vec::new(),
+            email_at: Vec::new(),
+            email_dot: Vec::new(),
+        };
+        for (lang, words) in &file.languages {
+            let add = |into: &mut Vec<Entry>, list: &[String]| {
+                into.extend(list.iter().filter_map(|w| entry(lang, w)));
+            };
+            add(&mut lex.commit, &words.commit);
+            add(&mut lex.secret_field, &words.secret_field);
+            add(&mut lex.code, &words.code);
+            add(&mut lex.copula, &words.copula);
+            add(&mut lex.street, &words.street);
+            add(&mut lex.email_at, &words.email_at);
+            add(&mut lex.email_dot, &words.email_dot);
+        }
+        lex
+    })
+}
+
+fn entry(lang: &str, raw: &str) -> Option<Entry> {
+    let suffix = raw.starts_with('*');
+    let prefix = raw.ends_with('*');
+    let words: Vec<String> = fold(raw.trim_matches('*'))
+        .into_iter()
+        .map(|w| w.text)
+        .filter(|w| w != ":" && w != "=")
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let substring = raw.chars().any(is_unspaced_script);
+    Some(Entry {
+        lang: lang.to_string(),
+        text: raw.to_string(),
+        glued: words.concat(),
+        words,
+        suffix,
+        prefix,
+        substring,
+    })
+}
+
+fn entries(category: Category) -> &'static [Entry] {
+    let lex = lexicon();
+    match category {
+        Category::Commit => &lex.commit,
+        Category::SecretField => &lex.secret_field,
+        Category::Code => &lex.code,
+        Category::Copula => &lex.copula,
+        Category::Street => &lex.street,
+        Category::EmailAt => &lex.email_at,
+        Category::EmailDot => &lex.email_dot,
+    }
+}
+
+/// Languages the lexicon has words for.
+pub fn languages() -> Vec<String> {
+    serde_json::from_str::<WordsFile>(WORDS_JSON)
+        .map(|f| f.languages.into_keys().collect())
+        .unwrap_or_default()
+}
+
+/// Han, kana, Hangul and Thai: written without spaces between words (or, in
+/// Korean, with particles glued to them).
+fn is_unspaced_script(c: char) -> bool {
+    matches!(u32::from(c),
+        0x0E00..=0x0E7F | 0x1100..=0x11FF | 0x3040..=0x30FF | 0x3130..=0x318F
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// A folded word and where it came from in the original text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    pub text: String,
+    pub span: Range<usize>,
+}
+
+/// Characters that render as nothing and would split or hide a word.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+        | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// Word separators. Combining marks (Devanagari vowel signs, Arabic
+/// harakat) are not: they belong to their word.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || c.is_ascii_punctuation()
+        || matches!(c,
+            '\u{00A1}'..='\u{00BF}' | '\u{00D7}' | '\u{00F7}' | '\u{2010}'..='\u{2027}'
+            | '\u{2030}'..='\u{205E}' | '\u{2190}'..='\u{2BFF}' | '\u{3000}'..='\u{3003}'
+            | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301F}' | '\u{30FB}' | '\u{FE10}'..='\u{FE6F}'
+            | '\u{060C}' | '\u{061B}' | '\u{061F}' | '\u{066A}'..='\u{066D}' | '\u{06D4}'
+            | '\u{0964}' | '\u{0965}')
+}
+
+/// Cyrillic and Greek letters that look like Latin ones (after lower-casing).
+fn unconfuse(c: char) -> char {
+    match c {
+        'а' | 'α' | 'ɑ' => 'a',
+        'с' | 'ϲ' => 'c',
+        'ԁ' => 'd',
+        'е' | 'ε' => 'e',
+        'һ' => 'h',
+        'і' | 'ι' | 'ı' => 'i',
+        'ј' => 'j',
+        'ո' => 'n',
+        'о' | 'ο' => 'o',
+        'р' | 'ρ' => 'p',
+        'ԛ' => 'q',
+        // Lower-case forms of Cyrillic capitals that look like Latin ones.
+        'в' => 'b',
+        'н' => 'h',
+        'м' => 'm',
+        'т' => 't',
+        'к' | 'κ' => 'k',
+        'ѕ' => 's',
+        'υ' => 'u',
+        'ν' => 'v',
+        'ԝ' => 'w',
+        'х' | 'χ' => 'x',
+        'у' => 'y',
+        _ => c,
+    }
+}
+
+/// Folds `s` into words (see the module comment). `:` and `=` are kept as
+/// words of their own, since they join a name to its value.
+pub fn fold(s: &str) -> Vec<Word> {
+    let mut words: Vec<Word> = Vec::new();
+    let mut cur = String::new();
+    let mut start = 0;
+    let mut prev_lower = false;
+    let flush = |words: &mut Vec<Word>, cur: &mut String, span: Range<usize>| {
+        if !cur.is_empty() {
+            words.push(Word {
+                text: cur.nfkc().collect(),
+                span,
+            });
+            cur.clear();
+        }
+    };
+    for (i, c) in s.char_indices() {
+        if is_invisible(c) {
+            continue;
+        }
+        for d in std::iter::once(c).nfkc() {
+            if is_separator(d) {
+                flush(&mut words, &mut cur, start..i);
+                prev_lower = false;
+                if d == ':' || d == '=' {
+                    words.push(Word {
+                        text: d.to_string(),
+                        span: i..i + c.len_utf8(),
+                    });
+                }
+                continue;
+            }
+            if prev_lower && d.is_uppercase() {
+                flush(&mut words, &mut cur, start..i);
+            }
+            if cur.is_empty() {
+                start = i;
+            }
+            prev_lower = d.is_lowercase();
+            cur.extend(d.to_lowercase().map(unconfuse));
+        }
+    }
+    flush(&mut words, &mut cur, start..s.len());
+    words
+}
+
+/// [`fold`] as one string of words separated by single spaces.
+pub fn fold_str(s: &str) -> String {
+    fold(s)
+        .into_iter()
+        .map(|w| w.text)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where an entry was found: its index range among the words.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit {
+    pub entry: &'static Entry,
+    /// The word where the entry ends.
+    pub last_word: usize,
+    /// For entries of unspaced scripts: the byte offset just past the match
+    /// inside that word.
+    pub end_in_word: Option<usize>,
+}
+
+fn word_matches(entry: &Entry, k: usize, word: &str) -> bool {
+    let Some(want) = entry.words.get(k) else {
+        return false;
+    };
+    let first = k == 0 && entry.suffix;
+    let last = k + 1 == entry.words.len() && entry.prefix;
+    match (first, last) {
+        (true, true) => word.contains(want.as_str()),
+        (true, false) => word.ends_with(want.as_str()),
+        (false, true) => word.starts_with(want.as_str()),
+        (false, false) => word == want,
+    }
+}
+
+/// Every place an entry of `category` occurs in the folded `words`.
+fn hits(category: Category, words: &[Word]) -> impl Iterator<Item = Hit> + '_ {
+    entries(category).iter().flat_map(move |entry| {
+        let n = entry.words.len();
+        (0..words.len()).filter_map(move |i| {
+            if entry.substring {
+                // A phrase of an unspaced script may still be written with
+                // spaces ("바로 구매"): look in the word glued to the next.
+                let word = words.get(i)?;
+                if let Some(at) = word.text.find(&entry.glued) {
+                    return Some(Hit {
+                        entry,
+                        last_word: i,
+                        end_in_word: Some(at + entry.glued.len()),
+                    });
+                }
+                let next = words.get(i + 1)?;
+                let joined = format!("{}{}", word.text, next.text);
+                let at = joined.find(&entry.glued)?;
+                let end = at + entry.glued.len();
+                return (end > word.text.len()).then(|| Hit {
+                    entry,
+                    last_word: i + 1,
+                    end_in_word: Some(end - word.text.len()),
+                });
+            }
+            let all = (0..n).all(|k| {
+                words
+                    .get(i + k)
+                    .is_some_and(|w| word_matches(entry, k, &w.text))
+            });
+            all.then_some(Hit {
+                entry,
+                last_word: i + n - 1,
+                end_in_word: None,
+            })
+        })
+    })
+}
+
+/// Spaced-out letters ("B U Y  N O W") glued back into words.
+fn glue_single_letters(words: &[Word]) -> Vec<Word> {
+    let mut out: Vec<Word> = Vec::new();
+    let mut run: Option<Word> = None;
+    for w in words {
+        if w.text.chars().count() == 1 && w.text != ":" && w.text != "=" {
+            match &mut run {
+                Some(r) => {
+                    r.text.push_str(&w.text);
+                    r.span.end = w.span.end;
+                }
+                None => run = Some(w.clone()),
+            }
+            continue;
+        }
+        out.extend(run.take());
+        out.push(w.clone());
+    }
+    out.extend(run);
+    out
+}
+
+/// The first entry of `category` found in `text` (visible text: whole
+/// words only).
+pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
+    let words = fold(text);
+    if let Some(hit) = hits(category, &words).next() {
+        return Some(hit.entry);
+    }
+    let glued = glue_single_letters(&words);
+    let hit = hits(category, &glued).next();
+    hit.map(|h| h.entry)
+}
+
+/// Like [`find`], for identifiers (`name`, `id`): also finds longer
+/// entries run together (`cardno`, `placeorder`).
+pub fn find_in_identifier(category: Category, text: &str) -> Option<&'static Entry> {
+    if let Some(entry) = find(category, text) {
+        return Some(entry);
+    }
+    let glued: String = fold(text).into_iter().map(|w| w.text).collect();
+    entries(category)
+        .iter()
+        .find(|e| e.glued.chars().count() >= 6 && glued.contains(&e.glued))
+}
+
+/// Is the folded `word` a one-word entry of `category`?
+pub fn is_word(category: Category, word: &str) -> bool {
+    entries(category).iter().any(|e| match e.words.as_slice() {
+        [only] => word_matches(e, 0, word) || (e.substring && word.contains(only.as_str())),
+        _ => false,
+    })
+}
+
+/// Is `word` a copula of any language?
+fn is_copula(word: &str) -> bool {
+    word == ":"
+        || word == "="
+        || entries(Category::Copula)
+            .iter()
+            .any(|e| e.words.len() == 1 && e.words.first().is_some_and(|c| c == word))
+}
+
+/// Strips a glued copula (`是`, `는`, `は`) from the front of `rest`.
+fn strip_copula(rest: &str) -> (&str, bool) {
+    for e in entries(Category::Copula) {
+        if let Some(after) = rest.strip_prefix(e.glued.as_str()) {
+            if e.substring || after.is_empty() {
+                return (after, true);
+            }
+        }
+    }
+    (rest, false)
+}
+
+/// A value that looks like a password rather than a word: long enough, and
+/// with a digit or a symbol in it (or anything at all after `:`/`=`).
+fn secret_like(raw: &str, strong_link: bool) -> bool {
+    let n = raw.chars().count();
+    if n < 4 || n > 128 {
+        return false;
+    }
+    let digit = raw.chars().any(|c| c.is_numeric());
+    let symbol = raw
+        .chars()
+        .any(|c| !c.is_alphanumeric() && !c.is_whitespace());
+    let mixed = raw.chars().any(char::is_uppercase) && raw.chars().skip(1).any(char::is_lowercase);
+    strong_link || digit || symbol || (mixed && n >= 8)
+}
+
+/// The raw token of `text` starting at byte `from`: up to the next
+/// whitespace, without trailing sentence punctuation.
+fn token_at(text: &str, from: usize) -> Option<Range<usize>> {
+    let rest = text.get(from..)?;
+    let skipped = rest.len() - rest.trim_start().len();
+    let start = from + skipped;
+    let tail = text.get(start..)?;
+    let len = tail.find(char::is_whitespace).unwrap_or(tail.len());
+    let token = tail.get(..len)?;
+    let trimmed = token.trim_end_matches(['"', '\'', ')', '。', '，']);
+    let trimmed = trimmed.trim_start_matches(['"', '\'', '(', '「', '“']);
+    let lead = token.len() - token.trim_start_matches(['"', '\'', '(', '「', '“']).len();
+    (!trimmed.is_empty()).then(|| start + lead..start + lead + trimmed.len())
+}
+
+/// "my password is hunter2", "PIN: 4711", "我的密码是abc123": the byte
+/// ranges of the disclosed values in `text`.
+pub fn disclosures(text: &str) -> Vec<Range<usize>> {
+    let words = fold(text);
+    let mut out = Vec::new();
+    for hit in hits(Category::SecretField, &words) {
+        let Some(word) = words.get(hit.last_word) else {
+            continue;
+        };
+        // The rest of an unspaced word after the entry: "是abc123".
+        if let Some(end) = hit.end_in_word {
+            let rest = word.text.get(end..).unwrap_or("");
+            let (value, linked) = strip_copula(rest);
+            if !value.is_empty() {
+                if let Some(range) = locate(text, word.span.clone(), value) {
+                    if secret_like(text.get(range.clone()).unwrap_or(""), linked) {
+                        out.push(range);
+                    }
+                }
+                continue;
+            }
+            if linked {
+                push_next(text, &words, hit.last_word + 1, true, &mut out);
+                continue;
+            }
+        }
+        let mut next = hit.last_word + 1;
+        let mut linked = false;
+        while words.get(next).is_some_and(|w| is_copula(&w.text)) && next <= hit.last_word + 2 {
+            linked = true;
+            next += 1;
+        }
+        push_next(text, &words, next, linked, &mut out);
+    }
+    out.sort_by_key(|r| r.start);
+    out.dedup();
+    out
+}
+
+fn push_next(text: &str, words: &[Word], index: usize, linked: bool, out: &mut Vec<Range<usize>>) {
+    let Some(range) = words.get(index).and_then(|w| token_at(text, w.span.start)) else {
+        return;
+    };
+    let raw = text.get(range.clone()).unwrap_or("");
+    let assigned = index
+        .checked_sub(1)
+        .and_then(|i| words.get(i))
+        .is_some_and(|p| p.text == ":" || p.text == "=");
+    // Without a linking word only a value with a digit counts ("PIN 4711"),
+    // so "password manager" stays a topic.
+    let disclosed = if linked {
+        secret_like(raw, assigned)
+    } else {
+        raw.chars().any(char::is_numeric) && secret_like(raw, false)
+    };
+    if disclosed {
+        out.push(range);
+    }
+}
+
+/// Where the folded `value` (the tail of a folded word) sits in the
+/// original `span`: the span's end minus the value's length in characters.
+fn locate(text: &str, span: Range<usize>, value: &str) -> Option<Range<usize>> {
+    let original = text.get(span.clone())?;
+    let n = value.chars().count();
+    let start = original
+        .char_indices()
+        .rev()
+        .nth(n.checked_sub(1)?)
+        .map(|(i, _)| span.start + i)?;
+    token_at(text, start)
+}
+
+#[cfg(test)]
+mod tests;

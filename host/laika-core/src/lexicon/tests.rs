@@ -1,0 +1,200 @@
+use super::*;
+
+fn commit(label: &str) -> Option<&'static str> {
+    find(Category::Commit, label).map(|e| e.lang.as_str())
+}
+
+fn secret(label: &str) -> Option<&'static str> {
+    find(Category::SecretField, label).map(|e| e.lang.as_str())
+}
+
+#[test]
+fn the_data_file_parses_and_covers_many_scripts() {
+    let file: WordsFile = serde_json::from_str(WORDS_JSON).unwrap();
+    assert!(file.languages.len() >= 12);
+    for (lang, words) in &file.languages {
+        assert!(!words.commit.is_empty(), "{lang}");
+        assert!(!words.secret_field.is_empty(), "{lang}");
+        for w in words.commit.iter().chain(&words.secret_field) {
+            assert!(entry(lang, w).is_some(), "{lang}: {w:?} folds to nothing");
+        }
+    }
+    let about: serde_json::Value = serde_json::from_str(WORDS_JSON).unwrap();
+    assert!(about["source"].as_str().is_some_and(|s| s.len() > 50));
+}
+
+#[test]
+fn folding_splits_and_normalizes() {
+    assert_eq!(fold_str("Place-Order now!"), "place order now");
+    assert_eq!(fold_str("BuyNow"), "buy now");
+    assert_eq!(fold_str("Bu\u{200b}y"), "buy");
+    assert_eq!(fold_str("\u{ff22}\u{ff35}\u{ff39}"), "buy");
+    assert_eq!(fold_str("\u{1d401}\u{1d42e}\u{1d432}"), "buy");
+    assert_eq!(fold_str("\u{24b7}\u{24e4}\u{24e8}"), "buy");
+    assert_eq!(fold_str("\u{412}u\u{443}"), "buy");
+    assert_eq!(fold_str("pass: x=1"), "pass : x = 1");
+    assert_eq!(fold_str("e\u{301}te\u{301}"), "\u{e9}t\u{e9}");
+    // Devanagari vowel signs stay inside their word.
+    assert_eq!(fold_str("अभी खरीदें"), "अभी खरीदें");
+}
+
+/// One test per language: a commit button and a secret field as pages
+/// label them, and an ordinary label that must not match.
+#[test]
+fn en() {
+    assert_eq!(commit("Buy it now"), Some("en"));
+    assert!(commit("Authorize app").is_some());
+    assert!(commit("Grant access").is_some());
+    assert!(secret("Recovery phrase").is_some());
+    assert!(secret("Enter the 6-digit code we texted you").is_some());
+    assert!(secret("MM / YY").is_some());
+    assert!(find_in_identifier(Category::SecretField, "card_no").is_some());
+    assert!(find_in_identifier(Category::SecretField, "pass").is_some());
+    assert!(commit("Buyer's guide").is_none());
+    assert!(secret("Search products").is_none());
+}
+
+#[test]
+fn de() {
+    assert!(commit("Jetzt kaufen").is_some());
+    assert!(commit("Zahlungspflichtig bestellen").is_some());
+    assert!(secret("Kartennummer").is_some());
+    assert!(secret("Ihr Kontopasswort").is_some());
+    assert!(commit("Mehr anzeigen").is_none());
+}
+
+#[test]
+fn es() {
+    assert!(commit("Comprar ahora").is_some());
+    assert!(commit("Eliminar cuenta").is_some());
+    assert!(secret("Número de tarjeta").is_some());
+    assert!(secret("Contraseña").is_some());
+    assert!(commit("Ver más resultados").is_none());
+}
+
+#[test]
+fn fr() {
+    assert!(commit("Passer la commande").is_some());
+    assert!(commit("Supprimer").is_some());
+    assert!(secret("Mot de passe").is_some());
+    assert!(secret("Numéro de carte").is_some());
+    assert!(commit("Page suivante").is_none());
+}
+
+#[test]
+fn it() {
+    assert!(commit("Acquista ora").is_some());
+    assert!(secret("Codice di verifica").is_some());
+    assert!(commit("Leggi di più").is_none());
+}
+
+#[test]
+fn pt() {
+    assert!(commit("Finalizar compra").is_some());
+    assert!(secret("Número do cartão").is_some());
+    assert!(secret("Senha").is_some());
+    assert!(commit("Próxima página").is_none());
+}
+
+#[test]
+fn nl_pl_tr() {
+    assert!(commit("Nu kopen").is_some());
+    assert!(secret("Wachtwoord").is_some());
+    assert!(commit("Zamów teraz").is_some());
+    assert!(secret("Hasło").is_some());
+    assert!(commit("Satın al").is_some());
+    assert!(secret("Şifre").is_some());
+}
+
+#[test]
+fn ru() {
+    assert!(commit("Оплатить").is_some());
+    assert!(commit("Удалить аккаунт").is_some());
+    assert!(secret("Код подтверждения").is_some());
+    assert!(secret("Номер карты").is_some());
+    assert!(commit("Читать далее").is_none());
+}
+
+#[test]
+fn uk() {
+    assert!(commit("Оплатити замовлення").is_some());
+    assert!(secret("Номер картки").is_some());
+}
+
+#[test]
+fn ar() {
+    assert!(commit("إتمام الطلب").is_some());
+    assert!(commit("حذف").is_some());
+    assert!(secret("كلمة المرور").is_some());
+    assert!(commit("المزيد من المقالات").is_none());
+}
+
+#[test]
+fn hi() {
+    assert!(commit("अभी खरीदें").is_some());
+    assert!(secret("पासवर्ड").is_some());
+}
+
+#[test]
+fn zh() {
+    assert!(commit("立即购买").is_some());
+    assert!(commit("提交订单").is_some());
+    assert!(secret("请输入验证码").is_some());
+    assert!(secret("银行卡号").is_some());
+    assert!(commit("下一页").is_none());
+}
+
+#[test]
+fn ja() {
+    assert!(commit("削除する").is_some());
+    assert!(commit("注文を確定する").is_some());
+    assert!(secret("パスワード").is_some());
+    assert!(secret("カード番号").is_some());
+    assert!(commit("次のページ").is_none());
+}
+
+#[test]
+fn ko() {
+    assert!(commit("결제하기").is_some());
+    assert!(commit("바로 구매").is_some());
+    assert!(secret("비밀번호").is_some());
+    assert!(secret("인증번호 입력").is_some());
+    assert!(commit("다음 페이지").is_none());
+}
+
+#[test]
+fn stylized_and_padded_labels_are_read_whole() {
+    assert!(commit("\u{1d401}\u{1d42e}\u{1d432} now").is_some());
+    assert!(commit("B U Y").is_some());
+    let padded = format!("{}Delete account", "\u{a0}".repeat(300));
+    assert!(commit(&padded).is_some());
+    let long = format!("{} Delete", "word ".repeat(500));
+    assert!(commit(&long).is_some());
+}
+
+#[test]
+fn disclosures_find_the_value() {
+    let cases: &[(&str, &str)] = &[
+        ("my password is hunter2", "hunter2"),
+        ("Password: correct-horse", "correct-horse"),
+        ("pw=Tr0ub4dor", "Tr0ub4dor"),
+        ("mein Passwort ist Sommer2024!", "Sommer2024!"),
+        ("mi contraseña es gato1234", "gato1234"),
+        ("мой пароль qwerty123", "qwerty123"),
+        ("我的密码是abc12345", "abc12345"),
+        ("비밀번호는 zx81spec", "zx81spec"),
+        ("PIN 4711", "4711"),
+    ];
+    for (text, value) in cases {
+        let found: Vec<&str> = disclosures(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(found, vec![*value], "{text}");
+    }
+    for benign in [
+        "password manager reviews",
+        "why my password is incorrect",
+        "reset password help",
+        "pin 2 tabs in chrome",
+    ] {
+        assert!(disclosures(benign).is_empty(), "{benign}");
+    }
+}
