@@ -246,3 +246,26 @@ export function eventTrace(events) {
     })
     .join(" → ");
 }
+
+const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * Runs axe-core on the page as it is now; fails on any serious or critical
+ * violation (naming the rule and the elements). `state` names the screen.
+ */
+export async function checkA11y(page, state) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource); // CDP evaluation: the sidebar CSP forbids inline scripts
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert(
+    bad.length === 0,
+    `axe (${state}): ${bad.map((v) => `${v.id} [${v.impact}] ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`).join("; ")}`,
+  );
+  return result.violations.length;
+}
+
+/** Saves a screenshot of `page` as tests/e2e/artifacts/<name>.png. */
+export async function shot(page, name) {
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+}

@@ -42,6 +42,8 @@ const calls = new CallBook<Port>();
 const sentResults = new Set<string>();
 let pendingCommand: "summarize" | null = null;
 
+const NOT_INSTALLED_MESSAGE = "The Laika app is not installed, so nothing can answer yet. Install it (see the command above), then try again.";
+
 /** The host requests a sidebar may have sent for it (anything else is dropped). */
 const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "history.list",
@@ -71,6 +73,17 @@ const host = new HostConnection(
     message: onHostMessage,
     state(state, detail, hello) {
       broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label });
+    },
+    undelivered(ids) {
+      for (const id of ids) {
+        const port = routes.get(id);
+        routes.delete(id);
+        const isTurn = running.delete(id);
+        turnTabs.delete(id);
+        if (isTurn) {
+          post(port, { kind: "turn.failed", turn_id: id, code: "NOT_INSTALLED", message: NOT_INSTALLED_MESSAGE });
+        } else post(port, { kind: "request.failed", request_id: id, message: NOT_INSTALLED_MESSAGE });
+      }
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
