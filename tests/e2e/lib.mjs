@@ -45,9 +45,10 @@ export async function serve() {
  * Launches Chromium with the extension. `hostEnv` is added to the host's
  * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
  * dirs and a `history(args)` helper running `laika-host history …` on the
- * same data dir. `config` is the host's config file (TOML), if any.
+ * same data dir. `config` is the host's config file (TOML), if any;
+ * `hostCommand` replaces the host in the wrapper (a shell line, for faults).
  */
-export async function launch(hostEnv = {}, { installHost = true, config = null } = {}) {
+export async function launch(hostEnv = {}, { installHost = true, config = null, hostCommand = null } = {}) {
   assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
   assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
@@ -65,7 +66,7 @@ export async function launch(hostEnv = {}, { installHost = true, config = null }
     [
       "#!/bin/sh",
       ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`),
-      `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
+      hostCommand ?? `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
       "",
     ].join("\n"),
     { mode: 0o755 },

@@ -24,7 +24,9 @@ function endpointHost(endpoint?: string): string | null {
 
 /** "llama3.2 via Ollama at … · the page was sent to example.com:11434" (the model named once). */
 export function badgeText(runtime: RuntimeInfo, endpoint?: string): string {
-  const model = runtime.model && !runtime.label.includes(runtime.model) ? ` · ${runtime.model}` : "";
+  // The builtin runtime's id names no model a person could choose; its label says it all.
+  const named = runtime.model && runtime.kind !== "builtin" && !runtime.label.includes(runtime.model);
+  const model = named ? ` · ${runtime.model}` : "";
   return `${runtime.label}${model} · ${whereItWent(runtime, endpoint)}`;
 }
 
