@@ -6,7 +6,8 @@
 #                             exfiltration, approval expiry and Stop, host not
 #                             installed or silent, XSS rendering check, the chat
 #                             screen (keys, answer actions, runtime badge, bad
-#                             server), history (search, continue, export, undo);
+#                             server), history (search, continue, export, undo),
+#                             selection and other tabs as context;
 #                             axe-core on each screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat history; do
+for t in summarize tools agent exfiltration stop not-installed xss chat history context; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -199,3 +199,20 @@ export function highlight(doc: Document, registry: HandleRegistry, handle?: stri
   }, HIGHLIGHT_MS);
   return { ok: true, message: "highlighted" };
 }
+
+/** The host refuses a longer selection (observation.rs MAX_SELECTION_CHARS); clip it here. */
+export const MAX_SELECTION_CHARS = 20_000;
+
+/**
+ * The text the user selected, whitespace tidied and clipped. A selection
+ * inside a text field counts too (`getSelection` does not see those).
+ */
+export function selectedText(doc: Document): string {
+  const active = doc.activeElement;
+  let text = doc.defaultView?.getSelection()?.toString() ?? "";
+  if (!text.trim() && (active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement) && active.type !== "password") {
+    text = active.value.slice(active.selectionStart ?? 0, active.selectionEnd ?? 0);
+  }
+  const tidy = text.replace(/[ \t]+/g, " ").replace(/\s*\n\s*/g, "\n").trim();
+  return Array.from(tidy).slice(0, MAX_SELECTION_CHARS).join("");
+}

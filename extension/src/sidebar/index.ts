@@ -23,6 +23,8 @@ import {
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions } from "./actions.js";
+import { linkMarkers, renderCitations, type CitationSources } from "./citations.js";
+import { ContextPicker } from "./context.js";
 import { setBadge } from "./badge.js";
 import { wireEnterToSend } from "./composer.js";
 import { $, announce, button, h } from "./dom.js";
@@ -52,6 +54,8 @@ interface Ask {
   text: string;
   label: string;
   fields?: string[];
+  selection?: string;
+  tab_ids?: number[];
 }
 
 interface TurnView {
@@ -62,6 +66,8 @@ interface TurnView {
   /** The host said something about this turn (so it is running there). */
   heard: boolean;
   watchdog: ReturnType<typeof setTimeout> | null;
+  /** The other tabs it read, to name and highlight their citations. */
+  sources: CitationSources;
   progress: HTMLElement;
   steps: StepList;
   /** The answer: the last step's `assistant` (or its streamed preview). */
@@ -134,6 +140,7 @@ function newTurnView(id: string, ask: Ask): TurnView {
   root.setAttribute("aria-label", ask.label);
   root.setAttribute("aria-busy", "true");
   root.append(h("div", "user", ask.label));
+  if (ask.selection) root.append(h("blockquote", "selection-quote", ask.selection.length > 300 ? `${ask.selection.slice(0, 300)}…` : ask.selection));
   const progress = h("div", "progress", "Reading the page…");
   const steps = new StepList(document, (callId, approved) => send({ kind: "approval", call_id: callId, approved }));
   const body = h("div", "answer");
@@ -148,6 +155,7 @@ function newTurnView(id: string, ask: Ask): TurnView {
     badge,
     heard: false,
     watchdog: null,
+    sources: { others: [] },
     progress,
     steps,
     body,
@@ -161,10 +169,10 @@ function newTurnView(id: string, ask: Ask): TurnView {
   return view;
 }
 
-function startTurn(task: TaskName, text: string, label: string, fieldList?: string[]): void {
+function startTurn(a: Ask): void {
   if (activeTurn) return;
   const id = `turn-${crypto.randomUUID()}`;
-  const view = newTurnView(id, { task, text, label, fields: fieldList });
+  const view = newTurnView(id, a);
   activeTurn = id;
   stopBtn.hidden = false;
   // The host may never answer (not installed, hung): the turn must not wait forever.
@@ -177,7 +185,16 @@ function startTurn(task: TaskName, text: string, label: string, fieldList?: stri
     send({ kind: "cancel", turn_id: id });
     endTurn(id);
   }, HOST_SILENCE_MS);
-  send({ kind: "ask", turn_id: id, task, text, fields: fieldList, conversation_id: conversationId });
+  send({
+    kind: "ask",
+    turn_id: id,
+    task: a.task,
+    text: a.text,
+    fields: a.fields,
+    conversation_id: conversationId,
+    selection: a.selection,
+    tab_ids: a.tab_ids,
+  });
 }
 
 function endTurn(id: string): void {
@@ -222,28 +239,13 @@ async function useOffline(again: Ask): Promise<void> {
 }
 
 function ask(a: Ask): void {
-  startTurn(a.task, a.text, a.label, a.fields);
+  startTurn(a);
 }
 
-function renderCitations(turnId: string, citations: VerifiedCitation[]): HTMLElement | null {
-  if (!citations.length) return null;
-  const list = h("ol", "citations");
-  citations.forEach((c, i) => {
-    const li = h("li");
-    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
-    const btn = h("button", c.verified ? "citation" : "citation unverified", `[${i + 1}] “${quote}”`) as HTMLButtonElement;
-    btn.type = "button";
-    if (c.verified) {
-      btn.title = "Show this on the page";
-      btn.addEventListener("click", () => send({ kind: "highlight", turn_id: turnId, handle_id: c.handle_id, quote: c.quote }));
-    } else {
-      btn.disabled = true;
-      btn.title = "Laika could not find this quote on the page";
-    }
-    li.append(btn);
-    list.append(li);
-  });
-  return list;
+/** A new question: it reads the attached selection and tabs too. */
+function askNew(task: TaskName, text: string, label: string, fieldList?: string[]): void {
+  picker.closePicker();
+  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds });
 }
 
 function renderData(data: Record<string, unknown>): HTMLElement {
@@ -270,7 +272,10 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
     }),
   );
   if (isObject(msg.data)) view.body.append(renderData(msg.data));
-  const cites = renderCitations(turnId, msg.citations);
+  const show = (c: VerifiedCitation, tabId?: number) =>
+    send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
+  linkMarkers(view.body, msg.citations, view.sources, show);
+  const cites = renderCitations(msg.citations, view.sources, show);
   if (cites) view.body.append(cites);
 }
 
@@ -444,7 +449,11 @@ function onEvent(ev: SidebarEvent): void {
     case "turn.tab": {
       const view = turns.get(ev.turn_id);
       if (view) {
+        view.sources = { others: ev.others };
         view.root.insertBefore(h("div", "page", ev.title || ev.url), view.progress);
+        if (ev.others.length) {
+          view.root.insertBefore(h("div", "page", `Also read: ${ev.others.map((t) => t.title || t.url).join(" · ")}`), view.progress);
+        }
         view.progress.textContent = "Asking…";
       }
       return;
@@ -468,7 +477,11 @@ function onEvent(ev: SidebarEvent): void {
       if (!ev.ok) showStatus("info", citationError(ev.message));
       return;
     case "command":
-      summarize();
+      if (ev.action === "summarize") summarize();
+      else askAboutSelection(ev.text);
+      return;
+    case "tabs":
+      picker.showTabs(ev.tabs);
       return;
   }
 }
@@ -535,8 +548,22 @@ async function saveSettings(): Promise<void> {
 // ---- wiring ----
 
 function summarize(): void {
-  startTurn("web.summarize", "Summarize this page", "Summarize this page");
+  startTurn({ task: "web.summarize", text: "Summarize this page", label: "Summarize this page", tab_ids: picker.tabIds });
 }
+
+/** The selection becomes the focus (attached until removed) and is asked about at once. */
+function askAboutSelection(text: string): void {
+  showView("chat");
+  if (!text.trim()) {
+    showStatus("info", "Select some text on the page first, then ask Laika about it.");
+    return;
+  }
+  picker.setSelection(text);
+  askNew("web.answer", SELECTION_QUESTION, SELECTION_QUESTION);
+  question.focus();
+}
+
+const SELECTION_QUESTION = "Explain the selected text.";
 
 function showView(name: "chat" | "history" | "settings"): void {
   for (const v of ["chat", "history", "settings"] as const) {
@@ -567,8 +594,10 @@ function continueWith(conv: ConversationDetail): void {
 }
 
 const history = new HistoryView({ request, continueWith });
+const picker = new ContextPicker(() => send({ kind: "tabs" }));
 
 $("summarize").addEventListener("click", summarize);
+$("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
 $("new-chat").addEventListener("click", () => {
   conversationId = null;
   messages.replaceChildren();
@@ -604,12 +633,12 @@ $("composer").addEventListener("submit", (e) => {
       .filter(Boolean)
       .slice(0, 32);
     if (!list.length) return;
-    startTurn("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
+    askNew("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
   } else {
     const text = question.value.trim();
     if (!text) return;
     question.value = "";
-    startTurn("web.answer", text, text);
+    askNew("web.answer", text, text);
   }
 });
 $("nav-chat").addEventListener("click", () => showView("chat"));
