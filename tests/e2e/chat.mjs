@@ -23,6 +23,36 @@ try {
   await page.goto(`${pages.base}/article.html`);
   sidebar = await openSidebar(context);
   await sidebar.setViewportSize({ width: 420, height: 700 });
+
+  // First run: what Laika reads, where it goes, how to pick a model; once.
+  await sidebar.waitForSelector("#welcome");
+  const welcome = await sidebar.$$eval("#welcome h3", (els) => els.map((e) => e.textContent));
+  assert(welcome.join("|") === "What Laika reads|Where it goes|How to pick a model", `first-run sections (${welcome})`);
+  await checkA11y(sidebar, "first run");
+  await shot(sidebar, "first-run");
+  await sidebar.click("#welcome button:text('Got it')");
+  assert(!(await sidebar.$("#welcome")), "dismissed");
+  assert(await sidebar.evaluate(() => document.activeElement?.id === "question"), "focus goes to the question");
+  await sidebar.reload();
+  await sidebar.waitForFunction(() => (document.getElementById("runtime")?.textContent ?? "").length > 0);
+  await new Promise((r) => setTimeout(r, 300));
+  assert(!(await sidebar.$("#welcome")), "not shown again");
+  await sidebar.click("#about");
+  await sidebar.waitForSelector("#welcome");
+  assert(await sidebar.evaluate(() => document.activeElement?.id === "welcome-title"), "About shows it again, focused");
+  await sidebar.click("#welcome button:text('Got it')");
+
+  // Keyboard: the composer's controls in reading order, focus visible.
+  await sidebar.focus("#summarize");
+  const order = [];
+  for (let i = 0; i < 6; i++) {
+    order.push(await sidebar.evaluate(() => document.activeElement?.id));
+    await sidebar.keyboard.press("Tab");
+  }
+  assert(order.join(",") === "summarize,new-chat,ask-selection,add-tabs,mode,question", `focus order (${order})`);
+  await sidebar.keyboard.press("Shift+Tab");
+  const outline = await sidebar.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert(outline !== "none", `focus is visible (${outline})`);
   await checkA11y(sidebar, "empty chat");
 
   // Shift+Enter is a newline, Enter sends.
@@ -36,6 +66,11 @@ try {
   await sidebar.waitForSelector(".turn .answer-actions", { timeout: 30_000 });
   assert((await sidebar.inputValue("#question")) === "", "Enter sent the question and cleared the box");
   assert(norm(await sidebar.textContent(".turn .user")) === "Which trains run at night?", "the question is shown");
+
+  // Screen readers hear the finished answer once (a polite live region), not every streamed block.
+  await sidebar.waitForFunction(() => /^Answer ready\. \S/.test(document.getElementById("announcer")?.textContent ?? ""));
+  assert((await sidebar.getAttribute("#announcer", "aria-live")) === "polite", "the announcer is a polite live region");
+  assert((await sidebar.getAttribute(".turn", "aria-busy")) === "false", "the turn is no longer busy");
 
   // The badge names the runtime that answered and where the page went.
   await sidebar.waitForSelector(".turn .badge:not([hidden])");

@@ -204,15 +204,11 @@ export function highlight(doc: Document, registry: HandleRegistry, handle?: stri
 export const MAX_SELECTION_CHARS = 20_000;
 
 /**
- * The text the user selected, whitespace tidied and clipped. A selection
- * inside a text field counts too (`getSelection` does not see those).
+ * The text the user selected on the page, whitespace tidied and clipped.
+ * Text selected inside a form field is not included: field values are never read.
  */
 export function selectedText(doc: Document): string {
-  const active = doc.activeElement;
-  let text = doc.defaultView?.getSelection()?.toString() ?? "";
-  if (!text.trim() && (active instanceof HTMLTextAreaElement || active instanceof HTMLInputElement) && active.type !== "password") {
-    text = active.value.slice(active.selectionStart ?? 0, active.selectionEnd ?? 0);
-  }
+  const text = doc.defaultView?.getSelection()?.toString() ?? "";
   const tidy = text.replace(/[ \t]+/g, " ").replace(/\s*\n\s*/g, "\n").trim();
   return Array.from(tidy).slice(0, MAX_SELECTION_CHARS).join("");
 }

@@ -25,6 +25,7 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions } from "./actions.js";
 import { linkMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
+import { FirstRun } from "./firstrun.js";
 import { setBadge } from "./badge.js";
 import { wireEnterToSend } from "./composer.js";
 import { $, announce, button, h } from "./dom.js";
@@ -595,6 +596,7 @@ function continueWith(conv: ConversationDetail): void {
 
 const history = new HistoryView({ request, continueWith });
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
+const firstRun = new FirstRun(() => showView("settings"));
 
 $("summarize").addEventListener("click", summarize);
 $("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
@@ -657,3 +659,4 @@ wireEnterToSend(question, $("composer") as HTMLFormElement);
 
 connect();
 send({ kind: "status" });
+void firstRun.maybeShow();
