@@ -154,6 +154,10 @@ function manifest(browser) {
         suggested_key: { default: "Alt+Shift+L" },
         description: "Open the Laika sidebar",
       },
+      "ask-selection": {
+        suggested_key: { default: "Alt+Shift+K" },
+        description: "Ask Laika about the selected text",
+      },
     },
     content_security_policy: {
       extension_pages: "script-src 'self'; object-src 'none'; base-uri 'none'",

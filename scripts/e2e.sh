@@ -4,7 +4,11 @@
 # extension's npm dependencies if missing.
 #   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
 #                             exfiltration, approval expiry and Stop, host not
-#                             installed, XSS rendering check
+#                             installed or silent, XSS rendering check, the chat
+#                             screen (keys, answer actions, runtime badge, bad
+#                             server), history (search, continue, export, undo),
+#                             selection and other tabs as context;
+#                             axe-core on each screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -23,7 +27,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss; do
+for t in summarize tools agent exfiltration stop not-installed xss chat history context; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

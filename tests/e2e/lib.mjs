@@ -45,9 +45,10 @@ export async function serve() {
  * Launches Chromium with the extension. `hostEnv` is added to the host's
  * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
  * dirs and a `history(args)` helper running `laika-host history …` on the
- * same data dir. `config` is the host's config file (TOML), if any.
+ * same data dir. `config` is the host's config file (TOML), if any;
+ * `hostCommand` replaces the host in the wrapper (a shell line, for faults).
  */
-export async function launch(hostEnv = {}, { installHost = true, config = null } = {}) {
+export async function launch(hostEnv = {}, { installHost = true, config = null, hostCommand = null } = {}) {
   assert(fs.existsSync(hostBinary), `laika-host not built at ${hostBinary}`);
   assert(fs.existsSync(path.join(extensionDir, "manifest.json")), "extension not built (npm run build)");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-e2e-"));
@@ -65,7 +66,7 @@ export async function launch(hostEnv = {}, { installHost = true, config = null }
     [
       "#!/bin/sh",
       ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`),
-      `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
+      hostCommand ?? `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
       "",
     ].join("\n"),
     { mode: 0o755 },
@@ -245,4 +246,27 @@ export function eventTrace(events) {
       return d ? `${m.type}(${d})` : m.type;
     })
     .join(" → ");
+}
+
+const axeSource = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * Runs axe-core on the page as it is now; fails on any serious or critical
+ * violation (naming the rule and the elements). `state` names the screen.
+ */
+export async function checkA11y(page, state) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource); // CDP evaluation: the sidebar CSP forbids inline scripts
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert(
+    bad.length === 0,
+    `axe (${state}): ${bad.map((v) => `${v.id} [${v.impact}] ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`).join("; ")}`,
+  );
+  return result.violations.length;
+}
+
+/** Saves a screenshot of `page` as tests/e2e/artifacts/<name>.png. */
+export async function shot(page, name) {
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
 }

@@ -26,6 +26,8 @@ export interface HostListener {
   state(state: ConnectionState, detail: string, hello?: HelloResultMessage): void;
   /** A host message failed validation; `reply_to` names the request if it could be read. */
   invalid(replyTo: string | null, error: string): void;
+  /** Requests that were waiting for the host and never reach it (it is not installed). */
+  undelivered(ids: string[], reason: string): void;
 }
 
 export class HostConnection {
@@ -98,6 +100,10 @@ export class HostConnection {
     this.parts.reset();
     if (isNotInstalled(reason)) {
       this.setState("not_installed", reason);
+      // Nothing queued can be answered until someone installs the host: say so now, not never.
+      const ids = this.queue.map((q) => q.id);
+      this.queue = [];
+      if (ids.length) this.listener.undelivered(ids, reason);
       this.schedule(NOT_INSTALLED_RETRY_MS);
       return;
     }

@@ -25,6 +25,7 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import { HostConnection } from "./host.js";
 import { CallBook, type Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
+import { isWebTab, openTabs, pickedTabs, selectionIn, withSelection } from "./context.js";
 import { toolResultMessage } from "./results.js";
 import { runCall } from "./run.js";
 
@@ -35,12 +36,17 @@ const sidebars = new Set<Port>();
 const routes = new Map<string, Port>();
 /** Turn id → the tab it acts on (the observed tab, or the tab a call opened). */
 const turnTabs = new Map<string, number>();
+/** Turn id → the other tabs it included (their citations may highlight there). */
+const turnOthers = new Map<string, Set<number>>();
 /** Turns started and not yet `done`, with the sidebar that asked. */
 const running = new Map<string, Port>();
 const calls = new CallBook<Port>();
 /** Ids of `tool_result`s sent: the host answers one only when nobody waited on it. */
 const sentResults = new Set<string>();
-let pendingCommand: "summarize" | null = null;
+let pendingCommand: SidebarCommand | null = null;
+type SidebarCommand = Extract<SidebarEvent, { kind: "command" }>;
+
+const NOT_INSTALLED_MESSAGE = "The Laika app is not installed, so nothing can answer yet. Install it (see the command above), then try again.";
 
 /** The host requests a sidebar may have sent for it (anything else is dropped). */
 const HOST_REQUESTS: ReadonlySet<string> = new Set([
@@ -71,6 +77,17 @@ const host = new HostConnection(
     message: onHostMessage,
     state(state, detail, hello) {
       broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label });
+    },
+    undelivered(ids) {
+      for (const id of ids) {
+        const port = routes.get(id);
+        routes.delete(id);
+        const isTurn = running.delete(id);
+        turnTabs.delete(id);
+        if (isTurn) {
+          post(port, { kind: "turn.failed", turn_id: id, code: "NOT_INSTALLED", message: NOT_INSTALLED_MESSAGE });
+        } else post(port, { kind: "request.failed", request_id: id, message: NOT_INSTALLED_MESSAGE });
+      }
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
@@ -178,7 +195,7 @@ async function execute(call: Call<Port>): Promise<void> {
 
 async function targetTab(): Promise<chrome.tabs.Tab | null> {
   const tabs = await ext.tabs.query({});
-  const web = tabs.filter((t) => typeof t.url === "string" && /^(https?|file):/.test(t.url) && t.id !== undefined);
+  const web = tabs.filter(isWebTab);
   const focused = await ext.windows.getLastFocused().catch(() => null);
   const active = web.find((t) => t.active && focused && t.windowId === focused.id);
   if (active) return active;
@@ -201,7 +218,11 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
     return;
   }
-  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "" });
+  observation = withSelection(observation, typeof req.selection === "string" ? req.selection : undefined, tab);
+  const others = await pickedTabs(Array.isArray(req.tab_ids) ? req.tab_ids : undefined, tab.id);
+  if (others.docs.length) observation = { ...observation, tabs: others.docs };
+  turnOthers.set(req.turn_id, new Set(others.tabs.map((t) => t.id)));
+  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs });
   const args: Record<string, unknown> = req.task === "web.extract" ? { fields: req.fields ?? [] } : {};
   const turn: ExtensionMessage = {
     type: "turn",
@@ -265,9 +286,20 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
       post(port, { kind: "approval.answer", call_id: req.call_id, accepted: false, approved: false, code: "INVALID_REQUEST", message: err });
     }
   },
+  "ask-selection"(port) {
+    void targetTab()
+      .then((tab) => (tab?.id === undefined ? "" : selectionIn(tab.id)))
+      .then((text) => post(port, { kind: "command", action: "ask-selection", text }));
+  },
+  tabs(port) {
+    void openTabs().then((tabs) => post(port, { kind: "tabs", tabs }));
+  },
   highlight(port, req) {
-    const tabId = turnTabs.get(req.turn_id);
+    // Another tab only if the turn included it; else the turn's own page.
+    const other = typeof req.tab_id === "number" && turnOthers.get(req.turn_id)?.has(req.tab_id) ? req.tab_id : undefined;
+    const tabId = other ?? turnTabs.get(req.turn_id);
     if (tabId === undefined) return;
+    if (other !== undefined) void ext.tabs.update(other, { active: true }).catch(() => undefined);
     void toContent(tabId, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
       .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
       .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
@@ -303,7 +335,7 @@ ext.runtime.onConnect.addListener((port) => {
   });
   post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
   if (pendingCommand) {
-    post(port, { kind: "command", action: pendingCommand });
+    post(port, pendingCommand);
     pendingCommand = null;
   }
   host.connect();
@@ -322,24 +354,43 @@ async function openSidebar(tab: chrome.tabs.Tab | undefined): Promise<void> {
   if (ext.sidePanel && tab?.windowId !== undefined) await ext.sidePanel.open({ windowId: tab.windowId });
 }
 
-function summarizeFromMenu(tab: chrome.tabs.Tab | undefined): void {
-  if (sidebars.size > 0) broadcast({ kind: "command", action: "summarize" });
-  else pendingCommand = "summarize";
+/** Hands a command to the open sidebar, or keeps it for the sidebar about to open. */
+function deliver(cmd: SidebarCommand): void {
+  if (sidebars.size > 0) broadcast(cmd);
+  else pendingCommand = cmd;
+}
+
+function command(cmd: SidebarCommand, tab: chrome.tabs.Tab | undefined): void {
+  deliver(cmd);
   void openSidebar(tab).catch((e: unknown) => console.warn("Laika: could not open the sidebar:", e));
 }
 
+/**
+ * Asks about the selection in `tab`. The sidebar opens at once (the user
+ * gesture does not survive a wait); the text is the page's own selection
+ * (it keeps line breaks), else the menu's.
+ */
+function askSelection(tab: chrome.tabs.Tab | undefined, menuText?: string): void {
+  void openSidebar(tab).catch((e: unknown) => console.warn("Laika: could not open the sidebar:", e));
+  const read = tab?.id === undefined ? Promise.resolve("") : selectionIn(tab.id);
+  void read.then((text) => deliver({ kind: "command", action: "ask-selection", text: text || menuText || "" }));
+}
+
 ext.runtime.onInstalled.addListener(() => {
-  ext.contextMenus.create({ id: "laika-summarize", title: "Summarize this page with Laika", contexts: ["page", "selection"] });
+  ext.contextMenus.create({ id: "laika-summarize", title: "Summarize this page with Laika", contexts: ["page"] });
+  ext.contextMenus.create({ id: "laika-ask-selection", title: "Ask Laika about “%s”", contexts: ["selection"] });
   ext.contextMenus.create({ id: "laika-open", title: "Open Laika", contexts: ["page", "link", "selection"] });
 });
 
 ext.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === "laika-summarize") summarizeFromMenu(tab);
+  if (info.menuItemId === "laika-summarize") command({ kind: "command", action: "summarize" }, tab);
+  else if (info.menuItemId === "laika-ask-selection") askSelection(tab, info.selectionText);
   else if (info.menuItemId === "laika-open") void openSidebar(tab).catch(() => undefined);
 });
 
-ext.commands.onCommand.addListener((command, tab) => {
-  if (command === "open-sidebar") void openSidebar(tab).catch(() => undefined);
+ext.commands.onCommand.addListener((name, tab) => {
+  if (name === "open-sidebar") void openSidebar(tab).catch(() => undefined);
+  else if (name === "ask-selection") askSelection(tab);
 });
 
 if (ext.sidePanel?.setPanelBehavior) {

@@ -9,7 +9,7 @@ import { ext } from "../shared/api.js";
 import type { ToolTarget } from "../generated/wire.js";
 import { HandleRegistry } from "./handles.js";
 import { buildObservation } from "./observe.js";
-import { highlight, runPageTool } from "./tools.js";
+import { highlight, runPageTool, selectedText } from "./tools.js";
 
 // Injected again (the page predates the extension, or a retry): keep the
 // first instance, so one request is never answered, or acted on, twice.
@@ -48,6 +48,8 @@ function handle(req: ContentRequest): ContentResponse {
       const r = highlight(document, registry, req.handle_id, req.quote);
       return r.ok ? { ok: true, message: r.message } : { ok: false, error: r.error, code: r.code };
     }
+    case "selection":
+      return { ok: true, data: { text: selectedText(document) } };
     default:
       return { ok: false, error: "unknown request" };
   }

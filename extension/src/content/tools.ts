@@ -199,3 +199,16 @@ export function highlight(doc: Document, registry: HandleRegistry, handle?: stri
   }, HIGHLIGHT_MS);
   return { ok: true, message: "highlighted" };
 }
+
+/** The host refuses a longer selection (observation.rs MAX_SELECTION_CHARS); clip it here. */
+export const MAX_SELECTION_CHARS = 20_000;
+
+/**
+ * The text the user selected on the page, whitespace tidied and clipped.
+ * Text selected inside a form field is not included: field values are never read.
+ */
+export function selectedText(doc: Document): string {
+  const text = doc.defaultView?.getSelection()?.toString() ?? "";
+  const tidy = text.replace(/[ \t]+/g, " ").replace(/\s*\n\s*/g, "\n").trim();
+  return Array.from(tidy).slice(0, MAX_SELECTION_CHARS).join("");
+}

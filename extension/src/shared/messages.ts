@@ -34,12 +34,28 @@ export type SidebarHostRequest = OmitEach<
 
 // ---- sidebar → background ----
 export type SidebarRequest =
-  | { kind: "ask"; turn_id: string; task: TaskName; text: string; fields?: string[]; conversation_id?: string | null }
+  | {
+      kind: "ask";
+      turn_id: string;
+      task: TaskName;
+      text: string;
+      fields?: string[];
+      conversation_id?: string | null;
+      /** Selected text the question is about (sent as its own document). */
+      selection?: string;
+      /** Other open tabs the user picked as context (each its own document). */
+      tab_ids?: number[];
+    }
+  /** The open web tabs, for the tab picker. */
+  | { kind: "tabs" }
+  /** Ask about the text selected in the page in front (answered with an `ask-selection` command). */
+  | { kind: "ask-selection" }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
   /** The user's answer on an approval card (the background adds the id and the digest it holds). */
   | { kind: "approval"; call_id: string; approved: boolean }
-  | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string }
+  /** `tab_id`: a tab the turn included (a citation of another tab); else the turn's page. */
+  | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number }
   | { kind: "status" };
 
 export type ConnectionState = "connecting" | "ready" | "not_installed" | "disconnected" | "failed";
@@ -49,7 +65,8 @@ export type SidebarEvent =
   | { kind: "event"; msg: RoutedHostMessage }
   | { kind: "status"; state: ConnectionState; detail: string; runtime_label?: string }
   | { kind: "turn.failed"; turn_id: string; code: string; message: string }
-  | { kind: "turn.tab"; turn_id: string; title: string; url: string }
+  | { kind: "turn.tab"; turn_id: string; title: string; url: string; tab_id: number; others: OpenTab[] }
+  | { kind: "tabs"; tabs: OpenTab[] }
   /**
    * How the host took the user's answer on an approval card: accepted
    * (`approval.result`), or refused with an error code (`APPROVAL_EXPIRED`,
@@ -58,14 +75,25 @@ export type SidebarEvent =
   | { kind: "approval.answer"; call_id: string; accepted: boolean; approved: boolean; code?: string; message?: string }
   | { kind: "request.failed"; request_id: string; message: string }
   | { kind: "highlight.result"; ok: boolean; message: string }
-  | { kind: "command"; action: "summarize" };
+  | { kind: "command"; action: "summarize" }
+  /** Ask about this selected text (context menu or shortcut). */
+  | { kind: "command"; action: "ask-selection"; text: string };
+
+/** An open web tab, as the tab picker and citations name it. */
+export interface OpenTab {
+  id: number;
+  title: string;
+  url: string;
+}
 
 // ---- background → content script ----
 export type ContentRequest =
   | { kind: "observe"; options?: ObserveOptions }
   /** `target`: the gated element a handle call must still find (null: no check possible). */
   | { kind: "tool"; name: string; args: Record<string, unknown>; target?: ToolTarget | null }
-  | { kind: "highlight"; handle_id?: string; quote?: string };
+  | { kind: "highlight"; handle_id?: string; quote?: string }
+  /** The text selected on the page now (empty when nothing is). */
+  | { kind: "selection" };
 
 export type ContentResponse =
   | { ok: true; observation?: Observation; message?: string; data?: Record<string, unknown> }

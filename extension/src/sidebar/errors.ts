@@ -3,8 +3,14 @@
  * codes"): act on the code, show the host's message only as detail.
  */
 
-/** Shown when the native host is missing. */
-export const INSTALL_COMMAND = "laika-host install   (from a Laika checkout: scripts/install.sh)";
+/** Shown when the native host is missing: exactly what to paste in a terminal. */
+export const INSTALL_COMMAND = "laika-host install";
+/** Said next to the command, never inside it (it must paste as it is). */
+export const INSTALL_HINT =
+  "The Laika app (laika-host) is not installed for this browser. Run this in a terminal, then reopen this sidebar (from a Laika checkout, scripts/install.sh does the same):";
+
+/** Codes where the model server is at fault: the user can retry or switch to the offline runtime. */
+export const RUNTIME_CODES: ReadonlySet<string> = new Set(["RUNTIME_UNAVAILABLE", "RUNTIME_ERROR", "RUNTIME_TIMEOUT"]);
 
 const ADVICE: Record<string, string> = {
   FRAME_TOO_LARGE: "This page is too large for Laika to read.",
@@ -28,6 +34,36 @@ const ADVICE: Record<string, string> = {
   INTERNAL: "Something went wrong inside Laika (see laika-host.log).",
   INVALID_HOST_MESSAGE: "Laika received an invalid answer from the host.",
 };
+
+/** The host's config keys, as people find them in Settings. */
+const KEY_WORDS: [RegExp, string][] = [
+  [/runtime\.base_url/g, "the base URL in Settings"],
+  [/runtime\.api_key \/ LAIKA_API_KEY|runtime\.api_key/g, "the API key in Settings"],
+  [/runtime\.model/g, "the model in Settings"],
+];
+
+/**
+ * A runtime failure in plain words: what failed and why. The host's message
+ * names the server URL and the cause (HTTP status, connection refused, a web
+ * page instead of a model server); only its config-key jargon is translated.
+ */
+export function runtimeFailure(code: string, message: string): { title: string; detail: string } {
+  const title = ADVICE[code] ?? "The AI model failed.";
+  let detail = message;
+  for (const [re, words] of KEY_WORDS) detail = detail.replace(re, words);
+  return { title, detail };
+}
+
+/** What a failed "show on the page" means, in words people use. */
+export function citationError(message: string): string {
+  if (/no longer on this page|not found/i.test(message)) {
+    return "This passage is no longer on the page (it may have changed or been reloaded). Ask again to get fresh citations.";
+  }
+  if (/receiving end|no tab|closed|establish connection/i.test(message)) {
+    return "The tab this answer came from is closed or was reloaded, so Laika can't show the passage.";
+  }
+  return "Laika couldn't show this passage on the page. Reload the page and ask again.";
+}
 
 export function errorAdvice(code: string, message: string): string {
   const advice = ADVICE[code];

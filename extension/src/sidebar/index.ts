@@ -7,10 +7,10 @@ import { ext } from "../shared/api.js";
 import type {
   AssistantMessage,
   ConfigView,
+  ConversationDetail,
   DoneMessage,
   RenderBlock,
   RenderDeltaMessage,
-  SearchHit,
   TaskName,
   VerifiedCitation,
 } from "../generated/wire.js";
@@ -22,22 +22,20 @@ import {
   type SidebarRequest,
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
+import { answerActions } from "./actions.js";
+import { linkMarkers, renderCitations, type CitationSources } from "./citations.js";
+import { ContextPicker } from "./context.js";
+import { FirstRun } from "./firstrun.js";
+import { setBadge } from "./badge.js";
+import { wireEnterToSend } from "./composer.js";
+import { $, announce, button, h } from "./dom.js";
+import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeFailure } from "./errors.js";
+import { expectReply, HistoryView } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
 
-function $(id: string): HTMLElement {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`sidepanel.html lacks #${id}`);
-  return el;
-}
-
-function h(tag: string, cls?: string, text?: string): HTMLElement {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+/** How long a turn may wait for the host's first word before the sidebar gives up on it. */
+const HOST_SILENCE_MS = 20_000;
 
 const messages = $("messages");
 const statusBox = $("status");
@@ -51,8 +49,26 @@ let port: chrome.runtime.Port | null = null;
 let conversationId: string | null = null;
 let activeTurn: string | null = null;
 
+/** What was asked, so it can be asked again (regenerate) or edited. */
+interface Ask {
+  task: TaskName;
+  text: string;
+  label: string;
+  fields?: string[];
+  selection?: string;
+  tab_ids?: number[];
+}
+
 interface TurnView {
+  ask: Ask;
   root: HTMLElement;
+  /** Which runtime and model answered, and where the page went (from the host, per turn). */
+  badge: HTMLElement;
+  /** The host said something about this turn (so it is running there). */
+  heard: boolean;
+  watchdog: ReturnType<typeof setTimeout> | null;
+  /** The other tabs it read, to name and highlight their citations. */
+  sources: CitationSources;
   progress: HTMLElement;
   steps: StepList;
   /** The answer: the last step's `assistant` (or its streamed preview). */
@@ -100,13 +116,14 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
   switch (ev.state) {
     case "ready":
       showStatus("none");
-      runtimeLabel.textContent = ev.runtime_label ?? "";
+      // Until a turn reports the runtime that really answered, say what the host started with.
+      if (!runtimeLabel.dataset["kind"]) runtimeLabel.textContent = ev.runtime_label ?? "";
       return;
     case "connecting":
       showStatus("info", "Connecting to the Laika app…");
       return;
     case "not_installed":
-      showStatus("error", "The Laika app (laika-host) is not installed for this browser. Install it, then reopen this sidebar:", INSTALL_COMMAND);
+      showStatus("error", INSTALL_HINT, INSTALL_COMMAND);
       return;
     case "disconnected":
       showStatus("info", `The Laika app stopped (${ev.detail}). Reconnecting…`);
@@ -119,26 +136,66 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
 
 // ---- turns ----
 
-function newTurnView(id: string, label: string): TurnView {
+function newTurnView(id: string, ask: Ask): TurnView {
   const root = h("article", "turn");
-  root.append(h("div", "user", label));
+  root.setAttribute("aria-label", ask.label);
+  root.setAttribute("aria-busy", "true");
+  root.append(h("div", "user", ask.label));
+  if (ask.selection) root.append(h("blockquote", "selection-quote", ask.selection.length > 300 ? `${ask.selection.slice(0, 300)}…` : ask.selection));
   const progress = h("div", "progress", "Reading the page…");
   const steps = new StepList(document, (callId, approved) => send({ kind: "approval", call_id: callId, approved }));
   const body = h("div", "answer");
-  root.append(progress, steps.el, body);
+  const badge = h("div", "badge");
+  badge.hidden = true;
+  root.append(progress, steps.el, body, badge);
   messages.append(root);
   root.scrollIntoView({ block: "end" });
-  const view: TurnView = { root, progress, steps, body, preview: [], previewStep: 0, latest: null, failed: false, ended: false };
+  const view: TurnView = {
+    ask,
+    root,
+    badge,
+    heard: false,
+    watchdog: null,
+    sources: { others: [] },
+    progress,
+    steps,
+    body,
+    preview: [],
+    previewStep: 0,
+    latest: null,
+    failed: false,
+    ended: false,
+  };
   turns.set(id, view);
   return view;
 }
 
-function startTurn(task: TaskName, text: string, label: string, fieldList?: string[]): void {
+function startTurn(a: Ask): void {
+  if (activeTurn) return;
   const id = `turn-${crypto.randomUUID()}`;
-  newTurnView(id, label);
+  const view = newTurnView(id, a);
   activeTurn = id;
   stopBtn.hidden = false;
-  send({ kind: "ask", turn_id: id, task, text, fields: fieldList, conversation_id: conversationId });
+  // The host may never answer (not installed, hung): the turn must not wait forever.
+  view.watchdog = setTimeout(() => {
+    if (view.heard || view.ended) return;
+    view.failed = true;
+    view.body.append(
+      h("p", "error", `The Laika app did not answer within ${HOST_SILENCE_MS / 1000} seconds. Check that it is installed (see above), then try again.`),
+    );
+    send({ kind: "cancel", turn_id: id });
+    endTurn(id);
+  }, HOST_SILENCE_MS);
+  send({
+    kind: "ask",
+    turn_id: id,
+    task: a.task,
+    text: a.text,
+    fields: a.fields,
+    conversation_id: conversationId,
+    selection: a.selection,
+    tab_ids: a.tab_ids,
+  });
 }
 
 function endTurn(id: string): void {
@@ -147,6 +204,8 @@ function endTurn(id: string): void {
     view.progress.hidden = true;
     view.ended = true;
     view.steps.end();
+    view.root.setAttribute("aria-busy", "false");
+    if (view.watchdog) clearTimeout(view.watchdog);
   }
   if (activeTurn === id) {
     activeTurn = null;
@@ -154,25 +213,40 @@ function endTurn(id: string): void {
   }
 }
 
-function renderCitations(turnId: string, citations: VerifiedCitation[]): HTMLElement | null {
-  if (!citations.length) return null;
-  const list = h("ol", "citations");
-  citations.forEach((c, i) => {
-    const li = h("li");
-    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
-    const btn = h("button", c.verified ? "citation" : "citation unverified", `[${i + 1}] “${quote}”`) as HTMLButtonElement;
-    btn.type = "button";
-    if (c.verified) {
-      btn.title = "Show this on the page";
-      btn.addEventListener("click", () => send({ kind: "highlight", turn_id: turnId, handle_id: c.handle_id, quote: c.quote }));
-    } else {
-      btn.disabled = true;
-      btn.title = "Laika could not find this quote on the page";
-    }
-    li.append(btn);
-    list.append(li);
-  });
-  return list;
+/** A failed model server: what failed, in plain words, and what to do now. */
+function runtimeErrorCard(view: TurnView, code: string, message: string): HTMLElement {
+  const { title, detail } = runtimeFailure(code, message);
+  const card = h("div", "error-card");
+  card.setAttribute("role", "alert");
+  card.append(h("p", "error", title), h("p", "error-detail", detail));
+  const row = h("div", "row");
+  row.append(
+    button("Retry", () => ask(view.ask), "primary"),
+    button("Use offline", () => void useOffline(view.ask)),
+  );
+  card.append(row);
+  return card;
+}
+
+/** Switches to the offline runtime (nothing leaves the computer) and asks again. */
+async function useOffline(again: Ask): Promise<void> {
+  try {
+    expectReply(await request({ type: "config.set", values: { "runtime.kind": "builtin" } }), "config.set.result");
+    announce("Switched to the offline runtime");
+    ask(again);
+  } catch (e) {
+    showStatus("error", e instanceof Error ? e.message : String(e));
+  }
+}
+
+function ask(a: Ask): void {
+  startTurn(a);
+}
+
+/** A new question: it reads the attached selection and tabs too. */
+function askNew(task: TaskName, text: string, label: string, fieldList?: string[]): void {
+  picker.closePicker();
+  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds });
 }
 
 function renderData(data: Record<string, unknown>): HTMLElement {
@@ -192,8 +266,17 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const turnId = msg.reply_to ?? "";
   conversationId = msg.conversation_id;
   view.body.replaceChildren(renderDoc(document, msg.render));
+  view.body.append(
+    answerActions(msg, {
+      regenerate: () => ask(view.ask),
+      edit: () => editQuestion(view.ask),
+    }),
+  );
   if (isObject(msg.data)) view.body.append(renderData(msg.data));
-  const cites = renderCitations(turnId, msg.citations);
+  const show = (c: VerifiedCitation, tabId?: number) =>
+    send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
+  linkMarkers(view.body, msg.citations, view.sources, show);
+  const cites = renderCitations(msg.citations, view.sources, show);
   if (cites) view.body.append(cites);
 }
 
@@ -248,6 +331,29 @@ function onDone(view: TurnView, turnId: string, msg: DoneMessage): void {
   }
   view.root.dataset["stopReason"] = msg.stop_reason;
   if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+  showRuntime(view, msg.runtime, msg.endpoint);
+  if (msg.status === "ok") announce(`Answer ready. ${plainText(lastAssistant.get(turnId)?.render ?? null).slice(0, 300)}`);
+}
+
+/** The runtime that answered, on the turn and in the header (it is now the current one). */
+function showRuntime(view: TurnView, runtime: DoneMessage["runtime"], endpoint?: string): void {
+  setBadge(view.badge, runtime, endpoint);
+  view.badge.hidden = false;
+  setBadge(runtimeLabel, runtime, endpoint);
+}
+
+function editQuestion(a: Ask): void {
+  if (a.task === "web.extract") {
+    mode.value = "web.extract";
+    fields.value = (a.fields ?? []).join(", ");
+    mode.dispatchEvent(new Event("change"));
+    fields.focus();
+    return;
+  }
+  mode.value = "web.answer";
+  mode.dispatchEvent(new Event("change"));
+  question.value = a.text;
+  question.focus();
 }
 
 /** Each turn's last `assistant`, whichever step it came from. */
@@ -263,10 +369,12 @@ function onHostEvent(msg: RoutedHostMessage): void {
   }
   const view = turnId ? turns.get(turnId) : undefined;
   if (!view || !turnId) return;
+  view.heard = true;
   switch (msg.type) {
     case "turn.started":
       conversationId = msg.conversation_id;
       view.progress.textContent = `Working… (${msg.runtime.label})`;
+      showRuntime(view, msg.runtime);
       return;
     case "context_usage": {
       const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
@@ -314,9 +422,9 @@ function onHostEvent(msg: RoutedHostMessage): void {
       view.steps.toolResult(msg);
       return;
     case "error": {
-      const advice = errorAdvice(msg.code, msg.message);
       view.failed = true;
-      view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", advice));
+      if (RUNTIME_CODES.has(msg.code)) view.body.append(runtimeErrorCard(view, msg.code, msg.message));
+      else view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", errorAdvice(msg.code, msg.message)));
       // An error ends the turn for the UI; a `done` may still follow and is accepted quietly.
       endTurn(turnId);
       return;
@@ -342,7 +450,11 @@ function onEvent(ev: SidebarEvent): void {
     case "turn.tab": {
       const view = turns.get(ev.turn_id);
       if (view) {
+        view.sources = { others: ev.others };
         view.root.insertBefore(h("div", "page", ev.title || ev.url), view.progress);
+        if (ev.others.length) {
+          view.root.insertBefore(h("div", "page", `Also read: ${ev.others.map((t) => t.title || t.url).join(" · ")}`), view.progress);
+        }
         view.progress.textContent = "Asking…";
       }
       return;
@@ -363,10 +475,14 @@ function onEvent(ev: SidebarEvent): void {
       return;
     }
     case "highlight.result":
-      if (!ev.ok) showStatus("info", ev.message);
+      if (!ev.ok) showStatus("info", citationError(ev.message));
       return;
     case "command":
-      summarize();
+      if (ev.action === "summarize") summarize();
+      else askAboutSelection(ev.text);
+      return;
+    case "tabs":
+      picker.showTabs(ev.tabs);
       return;
   }
 }
@@ -383,84 +499,6 @@ function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
     });
     send({ kind: "host", request_id: id, request: req });
   });
-}
-
-/** The answer to a request, as the result type it must be. */
-function expectReply<T extends RoutedHostMessage["type"]>(
-  msg: RoutedHostMessage,
-  type: T,
-): Extract<RoutedHostMessage, { type: T }> {
-  if (msg.type !== type) throw new Error(`Laika expected ${type} from the host, got ${msg.type}`);
-  return msg as Extract<RoutedHostMessage, { type: T }>;
-}
-
-function hitLabel(hit: SearchHit): string {
-  const snippet = hit.snippet.map((part) => part.text).join("");
-  return `${hit.conversation_title || hit.conversation_id} — ${snippet}`;
-}
-
-function historyButton(label: string, conversation: string): HTMLElement {
-  const btn = h("button", undefined, label) as HTMLButtonElement;
-  btn.type = "button";
-  btn.addEventListener("click", () => void showConversation(conversation));
-  const li = h("li");
-  li.append(btn);
-  return li;
-}
-
-async function loadHistory(query: string): Promise<void> {
-  const list = $("history-list");
-  const detail = $("history-detail");
-  list.replaceChildren(h("li", "notice", "Loading…"));
-  detail.replaceChildren();
-  try {
-    const rows = query
-      ? expectReply(await request({ type: "history.search", query, limit: 50 }), "history.search.result").hits.map(
-          (hit) => historyButton(hitLabel(hit), hit.conversation_id),
-        )
-      : expectReply(await request({ type: "history.list", limit: 50, offset: 0 }), "history.list.result").conversations.map(
-          (c) => historyButton(`${c.title || c.page_url || c.id} (${c.updated_at})`, c.id),
-        );
-    list.replaceChildren(...rows);
-    if (rows.length === 0) list.append(h("li", "notice", query ? "Nothing found." : "No conversations yet."));
-  } catch (e) {
-    list.replaceChildren(h("li", "error", e instanceof Error ? e.message : String(e)));
-  }
-}
-
-async function showConversation(id: string): Promise<void> {
-  const detail = $("history-detail");
-  detail.replaceChildren(h("p", "notice", "Loading…"));
-  try {
-    const conv = expectReply(await request({ type: "history.get", conversation_id: id }), "history.get.result").conversation;
-    detail.replaceChildren(h("h2", undefined, conv.title || id));
-    for (const t of conv.turns) {
-      const box = h("div", "turn");
-      box.append(h("div", "user", t.user_text));
-      const calls = t.steps.flatMap((st) => st.calls.map((c) => ({ step: st.step, c })));
-      if (calls.length) {
-        const list = h("ol", "history-steps");
-        list.setAttribute("aria-label", "Steps");
-        for (const { step, c } of calls) {
-          const mark = c.status === "ok" ? "✓" : c.status === "denied" ? "⊘" : "✗";
-          const li = h("li", undefined, `${mark} Step ${step}: ${c.name} — ${c.summary || c.status}`);
-          li.dataset["status"] = c.status;
-          list.append(li);
-        }
-        box.append(list);
-      }
-      box.append(h("p", undefined, t.answer_text || t.status));
-      detail.append(box);
-    }
-    const del = h("button", undefined, "Delete this conversation") as HTMLButtonElement;
-    del.type = "button";
-    del.addEventListener("click", () => {
-      void request({ type: "history.delete", conversation_id: id }).then(() => loadHistory(""));
-    });
-    detail.append(del);
-  } catch (e) {
-    detail.replaceChildren(h("p", "error", e instanceof Error ? e.message : String(e)));
-  }
 }
 
 async function loadSettings(): Promise<void> {
@@ -511,29 +549,76 @@ async function saveSettings(): Promise<void> {
 // ---- wiring ----
 
 function summarize(): void {
-  startTurn("web.summarize", "Summarize this page", "Summarize this page");
+  startTurn({ task: "web.summarize", text: "Summarize this page", label: "Summarize this page", tab_ids: picker.tabIds });
 }
+
+/** The selection becomes the focus (attached until removed) and is asked about at once. */
+function askAboutSelection(text: string): void {
+  showView("chat");
+  if (!text.trim()) {
+    showStatus("info", "Select some text on the page first, then ask Laika about it.");
+    return;
+  }
+  picker.setSelection(text);
+  askNew("web.answer", SELECTION_QUESTION, SELECTION_QUESTION);
+  question.focus();
+}
+
+const SELECTION_QUESTION = "Explain the selected text.";
 
 function showView(name: "chat" | "history" | "settings"): void {
   for (const v of ["chat", "history", "settings"] as const) {
     $(`view-${v}`).hidden = v !== name;
     $(`nav-${v}`).setAttribute("aria-pressed", String(v === name));
   }
-  if (name === "history") void loadHistory("");
+  if (name === "history") void history.load("");
   if (name === "settings") void loadSettings();
 }
 
+/** Opens a stored conversation in the chat view; the next question continues it. */
+function continueWith(conv: ConversationDetail): void {
+  conversationId = conv.id;
+  messages.replaceChildren();
+  for (const t of conv.turns) {
+    const box = h("article", "turn past");
+    box.append(h("div", "user", t.user_text));
+    const answer = h("div", "answer");
+    const rendered = renderDoc(document, t.render);
+    if (rendered.hasChildNodes()) answer.append(rendered);
+    else answer.append(h("p", "notice", t.answer_text || t.status));
+    box.append(answer);
+    messages.append(box);
+  }
+  messages.append(h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: ask a follow-up below.`));
+  showView("chat");
+  question.focus();
+}
+
+const history = new HistoryView({ request, continueWith });
+const picker = new ContextPicker(() => send({ kind: "tabs" }));
+const firstRun = new FirstRun(() => showView("settings"));
+
 $("summarize").addEventListener("click", summarize);
+$("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
 $("new-chat").addEventListener("click", () => {
   conversationId = null;
   messages.replaceChildren();
+  question.focus();
 });
 stopBtn.addEventListener("click", () => {
   if (!activeTurn) return;
-  const view = turns.get(activeTurn);
-  view?.steps.stop();
-  if (view) view.progress.textContent = "Stopping…";
-  send({ kind: "cancel", turn_id: activeTurn });
+  const id = activeTurn;
+  const view = turns.get(id);
+  send({ kind: "cancel", turn_id: id });
+  if (!view) return;
+  view.steps.stop();
+  if (!view.heard) {
+    // The host never took the turn: nothing will end it but us.
+    view.body.append(h("p", "notice", "Stopped."));
+    endTurn(id);
+    return;
+  }
+  view.progress.textContent = "Stopping…";
 });
 mode.addEventListener("change", () => {
   const extract = mode.value === "web.extract";
@@ -550,12 +635,12 @@ $("composer").addEventListener("submit", (e) => {
       .filter(Boolean)
       .slice(0, 32);
     if (!list.length) return;
-    startTurn("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
+    askNew("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
   } else {
     const text = question.value.trim();
     if (!text) return;
     question.value = "";
-    startTurn("web.answer", text, text);
+    askNew("web.answer", text, text);
   }
 });
 $("nav-chat").addEventListener("click", () => showView("chat"));
@@ -563,12 +648,15 @@ $("nav-history").addEventListener("click", () => showView("history"));
 $("nav-settings").addEventListener("click", () => showView("settings"));
 $("history-form").addEventListener("submit", (e) => {
   e.preventDefault();
-  void loadHistory(($("history-search") as HTMLInputElement).value.trim());
+  void history.load(($("history-search") as HTMLInputElement).value.trim());
 });
 $("settings-form").addEventListener("submit", (e) => {
   e.preventDefault();
   void saveSettings();
 });
 
+wireEnterToSend(question, $("composer") as HTMLFormElement);
+
 connect();
 send({ kind: "status" });
+void firstRun.maybeShow();

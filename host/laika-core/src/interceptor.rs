@@ -236,6 +236,7 @@ impl Pipeline {
         for interceptor in &self.interceptors {
             interceptor.pre_prompt(&mut prompts, packet);
         }
+        prompts.system.push_str(&prompt::document_rules(packet));
         prompts.system = prompt::system_prompt(
             &prompts.system,
             packet.input.task.name,

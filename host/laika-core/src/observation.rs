@@ -10,6 +10,10 @@ use std::collections::HashSet;
 
 pub const SUMMARY_DOC_TYPE: &str = "web.observation.summary.v1";
 pub const CHUNK_DOC_TYPE: &str = "web.observation.chunk.v1";
+/// The text the user selected: the focus of the question.
+pub const SELECTION_DOC_TYPE: &str = "web.selection.v1";
+/// Another open tab the user chose to include.
+pub const TAB_DOC_TYPE: &str = "web.tab.v1";
 
 /// Hard caps on what one observation may carry. They are far above what the
 /// extension's `browser.observe_dom` defaults produce, and exist so a hostile
@@ -20,6 +24,11 @@ pub const MAX_COMMENTS: usize = 5_000;
 pub const MAX_OUTLINE: usize = 2_000;
 pub const MAX_CHUNKS: usize = 1_000;
 pub const MAX_SIGNALS: usize = 64;
+/// A selection longer than this is refused (the extension clips it first).
+pub const MAX_SELECTION_CHARS: usize = 20_000;
+/// Other tabs one turn may include, and the text each may bring.
+pub const MAX_TABS: usize = 8;
+pub const MAX_TAB_CHARS: usize = 200_000;
 pub const MAX_HANDLE_LEN: usize = 128;
 /// Outline levels are heading levels; 0 is a landmark that is not a heading.
 pub const MAX_OUTLINE_LEVEL: u8 = 6;
@@ -193,7 +202,37 @@ pub struct Chunk {
     pub text: String,
 }
 
-/// A summary document plus its optional, ordered chunk documents.
+/// `web.selection.v1`: the text the user selected on the observed page,
+/// sent as its own document so the question can be about it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Selection {
+    #[schemars(extend("const" = SELECTION_DOC_TYPE))]
+    pub doc_type: String,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    pub text: String,
+}
+
+/// `web.tab.v1`: another open tab the user picked as context: its address,
+/// title and main text. Its citations name it by `tab_id`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TabDoc {
+    #[schemars(extend("const" = TAB_DOC_TYPE))]
+    pub doc_type: String,
+    /// The browser's id of the tab, as text.
+    pub tab_id: String,
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// A summary document plus its optional, ordered chunk documents, the
+/// user's selection and other tabs the user included.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Observation {
@@ -201,6 +240,11 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_CHUNKS))]
     pub chunks: Vec<Chunk>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_TABS))]
+    pub tabs: Vec<TabDoc>,
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -235,6 +279,7 @@ impl Observation {
             ("summary.outline", s.outline.len(), MAX_OUTLINE),
             ("summary.signals", s.signals.len(), MAX_SIGNALS),
             ("chunks", self.chunks.len(), MAX_CHUNKS),
+            ("tabs", self.tabs.len(), MAX_TABS),
         ];
         for (field, len, cap) in caps {
             if len > cap {
@@ -261,6 +306,37 @@ impl Observation {
             if o.level > MAX_OUTLINE_LEVEL {
                 return Err(invalid(format!(
                     "summary.outline[{i}].level must be 0..={MAX_OUTLINE_LEVEL}"
+                )));
+            }
+        }
+        if let Some(sel) = &self.selection {
+            if sel.doc_type != SELECTION_DOC_TYPE {
+                return Err(invalid(format!(
+                    "selection.doc_type must be \"{SELECTION_DOC_TYPE}\""
+                )));
+            }
+            if sel.text.trim().is_empty() || sel.text.chars().count() > MAX_SELECTION_CHARS {
+                return Err(invalid(format!(
+                    "selection.text must be 1..={MAX_SELECTION_CHARS} characters"
+                )));
+            }
+        }
+        let mut tab_ids = HashSet::new();
+        for (i, t) in self.tabs.iter().enumerate() {
+            if t.doc_type != TAB_DOC_TYPE {
+                return Err(invalid(format!(
+                    "tabs[{i}].doc_type must be \"{TAB_DOC_TYPE}\""
+                )));
+            }
+            if t.tab_id.is_empty() || t.tab_id.len() > MAX_HANDLE_LEN || !tab_ids.insert(&t.tab_id)
+            {
+                return Err(invalid(format!(
+                    "tabs[{i}].tab_id must be 1..={MAX_HANDLE_LEN} bytes and unique"
+                )));
+            }
+            if t.text.chars().count() > MAX_TAB_CHARS {
+                return Err(invalid(format!(
+                    "tabs[{i}].text has more than {MAX_TAB_CHARS} characters"
                 )));
             }
         }

@@ -8,19 +8,31 @@
 //!   chunk documents actually in the packet (cut chunks are renumbered away);
 //! - URL credentials are stripped from every string packed (`redact`);
 //! - the budget is enforced on the serialized documents, and every cut is
-//!   reported in [`ContextUsage`].
+//!   reported in [`ContextUsage`];
+//! - the user's selection comes first and is never cut (its size is capped
+//!   by validation); other tabs the user included come after the page's
+//!   summary, each its own document with its own `source.tab_id`, and may
+//!   use at most half of what the selection leaves.
 
 use crate::llmcp::{
     Context, ConversationRef, Document, DocumentSource, Input, Output, Protocol, RequestPacket,
     Sender, Task, UserMessage,
 };
-use crate::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use crate::observation::{
+    Observation, CHUNK_DOC_TYPE, SELECTION_DOC_TYPE, SUMMARY_DOC_TYPE, TAB_DOC_TYPE,
+};
 use serde::Serialize;
 use serde_json::Value;
 
 pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
 /// How `context_usage` names the conversation block.
 pub const CONVERSATION_DOC_ID: &str = "conversation";
+pub const SELECTION_DOC_ID: &str = "doc:web:selection";
+
+/// The document id of another tab the user included.
+pub fn tab_doc_id(tab_id: &str) -> String {
+    format!("doc:web:tab:{tab_id}")
+}
 
 /// Rough tokens-per-char ratio for budgeting: 4 chars per token is the usual
 /// estimate for English BPE vocabularies and errs on the safe side for code.
@@ -360,6 +372,36 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
 
     let mut selection = None;
     if let Some(obs) = input.observation {
+        if let Some(sel) = &obs.selection {
+            let mut content = serde_json::to_value(sel).unwrap_or(Value::Null);
+            redacted += crate::redact::redact_value(&mut content);
+            let size = json_chars(&content);
+            used += size;
+            usage_docs.push(DocumentUsage {
+                doc_id: SELECTION_DOC_ID.into(),
+                kind: SELECTION_DOC_TYPE.into(),
+                chars: size,
+                tokens: estimate_tokens(size),
+                included: true,
+                truncated: false,
+            });
+            documents.push(document(
+                SELECTION_DOC_ID.into(),
+                SELECTION_DOC_TYPE,
+                input.browser,
+                &tab_id,
+                content,
+            ));
+        }
+        let mut tabs = Vec::new();
+        for t in &obs.tabs {
+            let mut content = serde_json::to_value(t).unwrap_or(Value::Null);
+            redacted += crate::redact::redact_value(&mut content);
+            tabs.push((t.tab_id.clone(), content));
+        }
+        let tabs_wanted: usize = tabs.iter().map(|(_, c)| json_chars(c)).sum();
+        let tabs_room = tabs_wanted.min(limit.saturating_sub(used) / 2);
+        let limit_summary = limit.saturating_sub(used + tabs_room);
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
         redacted += crate::redact::redact_value(&mut content);
         let original = json_chars(&content);
@@ -376,8 +418,9 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         let page_chars = original + chunks.iter().map(|(_, size)| size).sum::<usize>();
         // Over budget with a question to rank by: the summary keeps a
         // quarter, the most relevant passages of the chunks get the rest.
-        let question = ranking_question(input).filter(|_| page_chars > limit && !chunks.is_empty());
-        let summary_limit = if question.is_some() { limit / 4 } else { limit };
+        let question =
+            ranking_question(input).filter(|_| page_chars > limit_summary && !chunks.is_empty());
+        let summary_limit = if question.is_some() { limit_summary / 4 } else { limit_summary };
         let size = reduce_summary(&mut content, summary_limit, &mut cut);
         let text_chars = |c: &Value| c["text"].as_str().map_or(0, |t| t.chars().count());
         let summary_text = (obs.summary.text.chars().count(), text_chars(&content));
@@ -397,6 +440,47 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
             &tab_id,
             content,
         ));
+
+        for (id, mut content) in tabs {
+            let doc_id = tab_doc_id(&id);
+            let original = json_chars(&content);
+            let room = limit.saturating_sub(used);
+            let mut size = original;
+            if size > room {
+                let removed = reduce_field(&mut content, "text", size - room);
+                size = json_chars(&content);
+                cut.push(Cut {
+                    doc_id: doc_id.clone(),
+                    field: Some("text".into()),
+                    chars_removed: removed,
+                });
+            }
+            let fits = size <= room;
+            usage_docs.push(DocumentUsage {
+                doc_id: doc_id.clone(),
+                kind: TAB_DOC_TYPE.into(),
+                chars: size,
+                tokens: estimate_tokens(size),
+                included: fits,
+                truncated: fits && size < original,
+            });
+            if !fits {
+                cut.push(Cut {
+                    doc_id,
+                    field: None,
+                    chars_removed: size,
+                });
+                continue;
+            }
+            used += size;
+            documents.push(document(
+                doc_id,
+                TAB_DOC_TYPE,
+                input.browser,
+                &Some(id),
+                content,
+            ));
+        }
 
         let count = chunks.len();
         let mut kept = Vec::new();
@@ -594,6 +678,91 @@ mod tests {
             name: TaskName::Summarize,
             args: Default::default(),
         }
+    }
+
+    #[test]
+    fn selection_first_and_other_tabs_as_their_own_documents() {
+        let mut obs = observation("Main page text.", 1);
+        obs.selection = Some(crate::observation::Selection {
+            doc_type: SELECTION_DOC_TYPE.into(),
+            url: "https://example.com/a".into(),
+            title: "A".into(),
+            text: "the selected sentence".into(),
+        });
+        obs.tabs = vec![crate::observation::TabDoc {
+            doc_type: TAB_DOC_TYPE.into(),
+            tab_id: "42".into(),
+            url: "https://other.example/b".into(),
+            title: "B".into(),
+            text: "x".repeat(5000),
+        }];
+        obs.validate().unwrap();
+        let t = task();
+        let roomy = Budget {
+            max_chars: 1 << 20,
+            max_tokens: 1 << 20,
+        };
+        let p = pack(&input(&obs, &t), roomy);
+        let v = serde_json::to_value(&p.packet).unwrap();
+        let docs = v["context"]["documents"].as_array().unwrap();
+        let ids: Vec<_> = docs.iter().map(|d| d["doc_id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            [
+                SELECTION_DOC_ID,
+                SUMMARY_DOC_ID,
+                "doc:web:tab:42",
+                "doc:web:chunk:1"
+            ]
+        );
+        assert_eq!(docs[0]["content"]["text"], "the selected sentence");
+        assert_eq!(docs[2]["source"]["tab_id"], "42");
+        assert_eq!(docs[1]["source"]["tab_id"], "7");
+
+        // A tight budget trims the other tab, never the selection.
+        let tight = Budget {
+            max_chars: 3000,
+            max_tokens: 1 << 20,
+        };
+        let p = pack(&input(&obs, &t), tight);
+        let tab = p
+            .usage
+            .documents
+            .iter()
+            .find(|d| d.doc_id == "doc:web:tab:42")
+            .unwrap();
+        assert!(tab.included && tab.truncated, "{tab:?}");
+        assert!(p.usage.used.chars <= 3000 + 200, "{:?}", p.usage.used);
+        let sel = p
+            .usage
+            .documents
+            .iter()
+            .find(|d| d.doc_id == SELECTION_DOC_ID)
+            .unwrap();
+        assert!(sel.included && !sel.truncated);
+        assert!(p.usage.cut.iter().any(|c| c.doc_id == "doc:web:tab:42"));
+    }
+
+    #[test]
+    fn bad_selections_and_tabs_are_refused() {
+        let mut obs = observation("x", 0);
+        obs.selection = Some(crate::observation::Selection {
+            doc_type: SELECTION_DOC_TYPE.into(),
+            url: "https://example.com".into(),
+            title: String::new(),
+            text: "  ".into(),
+        });
+        assert!(obs.validate().is_err());
+        obs.selection = None;
+        let tab = crate::observation::TabDoc {
+            doc_type: TAB_DOC_TYPE.into(),
+            tab_id: "1".into(),
+            url: "https://example.com".into(),
+            ..Default::default()
+        };
+        obs.tabs = vec![tab.clone(), tab];
+        let e = obs.validate().unwrap_err();
+        assert!(e.message.contains("unique"), "{}", e.message);
     }
 
     #[test]

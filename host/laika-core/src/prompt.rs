@@ -27,6 +27,20 @@ fn task_rules(task: TaskName) -> &'static str {
     }
 }
 
+/// Rules for the documents the user picked, added only when the packet has
+/// them (so other prompts stay as they are): each is a `- …` rule line.
+pub fn document_rules(packet: &RequestPacket) -> String {
+    let kinds = |k: &str| packet.context.documents.iter().any(|d| d.kind == k);
+    let mut out = String::new();
+    if kinds(crate::observation::SELECTION_DOC_TYPE) {
+        out.push_str("\n- The web.selection.v1 document is the text the user selected: the question is about it. Answer about the selection first, using the rest of the page only as context, and cite the selection.");
+    }
+    if kinds(crate::observation::TAB_DOC_TYPE) {
+        out.push_str("\n- web.tab.v1 documents are other open tabs the user included. Each is a separate page: keep them apart, and cite each claim from the tab it comes from (its doc_id).");
+    }
+    out
+}
+
 /// The base rules, before interceptors add theirs.
 pub fn base_rules() -> &'static str {
     RULES
@@ -66,5 +80,29 @@ mod tests {
             .find("Response JSON Schema:\n{\"in_reply_to\":{}}")
             .unwrap();
         assert!(extra < task && task < schema, "{p}");
+    }
+
+    #[test]
+    fn document_rules_only_for_documents_the_user_picked() {
+        let packet = |kinds: &[&str]| -> RequestPacket {
+            let docs: Vec<_> = kinds
+                .iter()
+                .map(|k| serde_json::json!({"doc_id": "d", "kind": k, "trust": "untrusted", "source": {"browser": "chrome"}, "content": {}}))
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "protocol": {"name": "laika.llmcp", "version": 1}, "id": "r", "type": "request",
+                "created_at": "2026-01-01T00:00:00Z", "conversation": {"id": "c", "turn": 1},
+                "sender": {"role": "agent"},
+                "input": {"user_message": {"id": "u", "text": "q"}, "task": {"name": "web.answer", "args": {}}},
+                "context": {"documents": docs}, "output": {"format": "json"}
+            }))
+            .unwrap()
+        };
+        assert_eq!(document_rules(&packet(&["web.observation.summary.v1"])), "");
+        let both = document_rules(&packet(&["web.selection.v1", "web.tab.v1"]));
+        assert!(
+            both.starts_with("\n- The web.selection.v1") && both.contains("\n- web.tab.v1"),
+            "{both}"
+        );
     }
 }

@@ -196,6 +196,40 @@ fn http_500_is_runtime_error_with_the_runtimes_message() {
 }
 
 #[test]
+fn a_web_page_instead_of_a_model_server_is_named_in_plain_words() {
+    let page = "<!DOCTYPE html><html><head><title>Router</title></head><body>Welcome</body></html>";
+    let stub = Stub::start(move |_, i| {
+        if i == 0 {
+            vec![
+                ok_head("text/html; charset=utf-8"),
+                Step::Write(page.into()),
+            ]
+        } else {
+            let mut s = status(404, page);
+            if let Some(Step::Write(b)) = s.first_mut() {
+                *b = String::from_utf8_lossy(b)
+                    .replace("application/json", "text/html")
+                    .into_bytes();
+            }
+            s
+        }
+    });
+    let mut host = host_for(&stub.url, FAST);
+    for expected in ["answered with a web page", "HTTP 404"] {
+        let m = failed_turn(&mut host, "RUNTIME_ERROR");
+        assert!(
+            m.contains(expected) && m.contains("web page") && m.contains("runtime.base_url"),
+            "{m}"
+        );
+        assert!(
+            !m.contains('<') && !m.contains("Welcome"),
+            "no raw HTML: {m}"
+        );
+    }
+    still_healthy(host);
+}
+
+#[test]
 fn an_echoed_api_key_is_scrubbed_from_the_error() {
     let stub = Stub::start(|_, _| {
         status(

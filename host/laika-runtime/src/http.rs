@@ -298,10 +298,26 @@ fn sse_line(line: &str, data: &mut Option<String>, out: &mut Vec<String>) -> Res
     }
 }
 
+/// What a web page (not a model server) is called in errors: people read
+/// these, and the page's own HTML means nothing to them.
+const HTML_PAGE: &str =
+    "a web page, not a model server's answer (is runtime.base_url the model server's API address?)";
+
+/// True when `text` is an HTML document rather than a model server's answer.
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text.trim_start().chars().take(64).collect();
+    let head = head.to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head")
+}
+
 /// The runtime's own message from an error body: `{"error": {"message"}}`,
-/// `{"error": "..."}`, `{"message"}`, `{"detail"}`, else the text itself.
+/// `{"error": "..."}`, `{"message"}`, `{"detail"}`, a note for an HTML page,
+/// else the text itself.
 pub fn error_body_message(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
+    if looks_like_html(&text) {
+        return HTML_PAGE.to_string();
+    }
     let from_json = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| error_value_message(&v));
@@ -596,6 +612,11 @@ impl HttpClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
+        if content_type.starts_with("text/html") {
+            return Err(Failure::Final(runtime_error(format!(
+                "{name} answered with {HTML_PAGE}"
+            ))));
+        }
         let mut decoder = decoder(&content_type);
         let mut out = Streamed {
             text: String::new(),
@@ -759,6 +780,12 @@ mod tests {
         );
         assert_eq!(error_body_message(br#"{"detail":"bad"}"#), "bad");
         assert_eq!(error_body_message(b"Bad Gateway\n"), "Bad Gateway");
+        let page =
+            error_body_message(b"\n<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>");
+        assert!(
+            page.starts_with("a web page") && !page.contains('<'),
+            "{page}"
+        );
         let long = "x\n".repeat(1000);
         let m = error_body_message(long.as_bytes());
         assert_eq!(m.chars().count(), MAX_MESSAGE_CHARS + 1);

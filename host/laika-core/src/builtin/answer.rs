@@ -8,6 +8,7 @@ use super::{
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::RequestPacket;
+use crate::pack::SELECTION_DOC_ID;
 use crate::text::prefix_chars;
 use serde_json::Value;
 
@@ -124,6 +125,21 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         passages.push(p);
     }
 
+    // A question about the user's selection that matches no passage
+    // ("explain this"): the selection itself is what it asks about.
+    let from_selection = passages.is_empty() && {
+        let selected: Vec<usize> = (0..page.units.len())
+            .filter(|&u| {
+                page.units[u].kind.is_prose()
+                    && page
+                        .block_source(page.units[u].block)
+                        .is_some_and(|s| s.doc_id == SELECTION_DOC_ID)
+            })
+            .take(MAX_PASSAGES)
+            .collect();
+        passages.extend(selected.into_iter().map(|u| vec![u]));
+        !passages.is_empty()
+    };
     if passages.is_empty() {
         blocks.push(paragraph(&format!(
             "The page does not say anything that answers “{question}”."
@@ -135,7 +151,11 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             data: None,
         });
     }
-    blocks.push(paragraph("The page says:"));
+    blocks.push(paragraph(if from_selection {
+        "The selected text says:"
+    } else {
+        "The page says:"
+    }));
     let items = passages
         .iter()
         .map(|p| p.iter().map(|&u| quoted(page.unit_text(u))).collect())
@@ -158,6 +178,37 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
 mod tests {
     use super::super::fixtures::*;
     use serde_json::json;
+
+    #[test]
+    fn a_question_about_the_selection_quotes_the_selection() {
+        let page = "H1: Trains\nNight trains are back.\nThe sleeper to Vienna leaves at nine every evening from the main station.";
+        let mut p = packet(
+            "web.answer",
+            json!({}),
+            "Explain the selected text.",
+            summary("Trains", page),
+            &[],
+        );
+        let before = render_text(&run(&p));
+        assert!(before.contains("does not say"), "{before}");
+        let selection = serde_json::from_value(json!({
+            "doc_id": "doc:web:selection", "kind": "web.selection.v1", "trust": "untrusted",
+            "source": {"browser": "chrome"},
+            "content": {"doc_type": "web.selection.v1", "url": "https://x.example", "text": "The sleeper to Vienna leaves at nine every evening from the main station."}
+        }))
+        .unwrap();
+        p.context.documents.insert(0, selection);
+        let v = run(&p);
+        assert!(
+            render_text(&v).contains("The selected text says:"),
+            "{}",
+            render_text(&v)
+        );
+        assert_eq!(
+            quotes(&v).first().map(String::as_str),
+            Some("The sleeper to Vienna leaves at nine every evening from the main station.")
+        );
+    }
 
     #[test]
     fn answer_finds_the_passage_or_says_the_page_does_not_say() {

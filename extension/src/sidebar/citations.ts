@@ -1,0 +1,83 @@
+/**
+ * Citations under an answer, and the inline markers ([1]) in its text: each
+ * names where its quote is (this page, the selection, or another tab) and
+ * highlights it there.
+ */
+import type { VerifiedCitation } from "../generated/wire.js";
+import type { OpenTab } from "../shared/messages.js";
+import { h } from "./dom.js";
+
+/** Where the turn's documents came from, to name a citation's source. */
+export interface CitationSources {
+  others: OpenTab[];
+}
+
+export type Highlight = (c: VerifiedCitation, tabId?: number) => void;
+
+/** The other tab a citation's document is (`doc:web:tab:<id>`), if any. */
+export function citedTab(c: VerifiedCitation, sources: CitationSources): OpenTab | undefined {
+  const m = /^doc:web:tab:(\d+)$/.exec(c.doc_id);
+  return m ? sources.others.find((t) => t.id === Number(m[1])) : undefined;
+}
+
+function sourceName(c: VerifiedCitation, sources: CitationSources): string {
+  if (c.doc_id === "doc:web:selection") return "Your selection: ";
+  const tab = citedTab(c, sources);
+  return tab ? `${tab.title || tab.url}: ` : "";
+}
+
+export function renderCitations(citations: VerifiedCitation[], sources: CitationSources, show: Highlight): HTMLElement | null {
+  if (!citations.length) return null;
+  const list = h("ol", "citations");
+  list.setAttribute("aria-label", "Sources");
+  citations.forEach((c, i) => {
+    const li = h("li");
+    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
+    const btn = h("button", c.verified ? "citation" : "citation unverified", `[${i + 1}] ${sourceName(c, sources)}“${quote}”`) as HTMLButtonElement;
+    btn.type = "button";
+    const tab = citedTab(c, sources);
+    if (tab) btn.dataset["tab"] = String(tab.id);
+    if (c.verified) {
+      btn.title = tab ? `Show this in the tab “${tab.title}”` : "Show this on the page";
+      btn.addEventListener("click", () => show(c, tab?.id));
+    } else {
+      btn.disabled = true;
+      btn.title = "Laika could not find this quote in what it read";
+    }
+    li.append(btn);
+    list.append(li);
+  });
+  return list;
+}
+
+/**
+ * Turns "[n]" in the answer's text into buttons that highlight citation n
+ * (only for n that exist and were verified; other brackets stay text).
+ */
+export function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: CitationSources, show: Highlight): void {
+  const walker = root.ownerDocument.createTreeWalker(root, 4);
+  const texts: Text[] = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
+  for (const node of texts) {
+    const parts = (node.data ?? "").split(/(\[\d{1,3}\])/);
+    if (parts.length === 1) continue;
+    const frag = root.ownerDocument.createDocumentFragment();
+    for (const part of parts) {
+      const n = /^\[(\d{1,3})\]$/.exec(part);
+      const c = n ? citations[Number(n[1]) - 1] : undefined;
+      if (!c?.verified) {
+        if (part) frag.append(part);
+        continue;
+      }
+      const tab = citedTab(c, sources);
+      const b = root.ownerDocument.createElement("button");
+      b.type = "button";
+      b.className = "cite-marker";
+      b.textContent = part;
+      b.setAttribute("aria-label", `Source ${n?.[1]}: show it ${tab ? `in the tab ${tab.title}` : "on the page"}`);
+      b.addEventListener("click", () => show(c, tab?.id));
+      frag.append(b);
+    }
+    node.replaceWith(frag);
+  }
+}
