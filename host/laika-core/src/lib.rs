@@ -17,6 +17,7 @@ pub mod app;
 pub mod builtin;
 pub mod cancel;
 pub mod citation;
+pub mod decoding;
 pub mod engine;
 pub mod error;
 pub mod event;

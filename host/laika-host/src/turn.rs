@@ -37,6 +37,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         limits: ctx.config.limits.clone(),
         runtime: ctx.runtime.info(),
         store_full_packets: ctx.config.log_full_llm,
+        decoding: ctx.runtime.decoding(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);

@@ -48,6 +48,7 @@ mod tests;
 use crate::agent::{AgentState, StopReason};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
+use crate::decoding::Decoding;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
@@ -81,6 +82,8 @@ pub struct TurnSettings {
     pub runtime: RuntimeInfo,
     /// `LAIKA_LOG_FULL_LLM`: store packets whole instead of redacted.
     pub store_full_packets: bool,
+    /// Whether the runtime enforces the answer schema, and its output cap.
+    pub decoding: Decoding,
 }
 
 /// What the driver tells the engine.
@@ -391,18 +394,11 @@ impl<'a> Turn<'a> {
             Ok(c) => c,
             Err(e) => return self.fail(e),
         };
-        let prompts = pipeline.prompts(&packet, &composed);
-        let request = ModelRequest {
-            packet,
-            response_schema: composed.schema().clone(),
-            system_prompt: prompts.system,
-            user_prompt: prompts.user.clone(),
-            attempt: 0,
-            feedback: None,
-        };
+        let request = pipeline.model_request(packet, &composed, self.settings.decoding);
+        let base_user_prompt = request.user_prompt.clone();
         self.phase = Phase::Asking(Box::new(Asking {
             composed,
-            base_user_prompt: prompts.user,
+            base_user_prompt,
             request: Arc::new(request),
             preview: Preview::new(RenderLimits::default(), COALESCE_INTERVAL),
             asked_at: Duration::ZERO,
@@ -445,10 +441,13 @@ impl<'a> Turn<'a> {
                 return actions;
             }
         };
+        let ambient = self.ambient;
         let checked = output::check(
             &reply.text,
             &asking.request.packet,
             asking.composed.validator(),
+            &|| ambient.new_id(),
+            &|| ambient.now_iso8601(),
         );
         self.timings.validate_ms += self.ms_since(now);
         match checked {
