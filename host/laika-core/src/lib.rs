@@ -18,6 +18,7 @@ pub mod builtin;
 pub mod cancel;
 pub mod citation;
 pub mod conversation;
+pub mod decoding;
 pub mod engine;
 pub mod error;
 pub mod event;

@@ -40,7 +40,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
         runtime: ctx.runtime.info(),
         store_full_packets: ctx.config.log_full_llm,
         context_window: ctx.context_window.clone(),
-        max_output_tokens: ctx.config.runtime.max_output_tokens(),
+        decoding: ctx.runtime.decoding(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);

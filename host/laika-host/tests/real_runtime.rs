@@ -92,7 +92,7 @@ fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
 
 /// The model request the host builds for `task` on `fixture` (same packing,
 /// prompts and schema as a turn).
-fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
+fn model_request(task: &Value, text: &str, fixture: &str, rt: &OpenAiRuntime) -> ModelRequest {
     let task: Task = serde_json::from_value(task.clone()).unwrap();
     let obs = Observation::from_value(observation(fixture)).unwrap();
     let packed = pack::pack(
@@ -119,28 +119,7 @@ fn model_request(task: &Value, text: &str, fixture: &str) -> ModelRequest {
     let composed = pipeline
         .schema(task.name, &laika_runtime::SystemAmbient)
         .unwrap();
-    let prompts = pipeline.prompts(&packed.packet, &composed);
-    ModelRequest {
-        response_schema: composed.schema().clone(),
-        system_prompt: prompts.system,
-        user_prompt: prompts.user,
-        packet: packed.packet,
-        attempt: 0,
-        feedback: None,
-        max_output_tokens: None,
-    }
-}
-
-/// The composed response schema (the same for every task's required shape).
-fn request_schema() -> serde_json::Value {
-    laika_core::interceptor::Pipeline::standard()
-        .schema(
-            laika_core::llmcp::TaskName::Answer,
-            &laika_runtime::SystemAmbient,
-        )
-        .unwrap()
-        .schema()
-        .clone()
+    pipeline.model_request(packed.packet, &composed, rt.decoding())
 }
 
 fn runtime(url: &str, schema_mode: Option<&str>) -> OpenAiRuntime {
@@ -208,11 +187,11 @@ fn close_prefix(text: &str) -> Option<Value> {
 
 /// Schema errors of `text` as a (possibly cut) answer, leaving out the
 /// `required` errors a cut causes. Empty: the text obeys the schema so far.
-fn schema_errors_of_prefix(text: &str) -> Vec<String> {
+fn schema_errors_of_prefix(text: &str, schema: &Value) -> Vec<String> {
     let Some(value) = close_prefix(text) else {
         return vec![format!("not the start of a JSON value: {:.120}", text)];
     };
-    let validator = jsonschema::validator_for(&request_schema()).unwrap();
+    let validator = jsonschema::validator_for(schema).unwrap();
     validator
         .iter_errors(&value)
         .filter(|e| {
@@ -236,12 +215,20 @@ fn close_prefix_finds_the_complete_part_of_a_cut_json_text() {
     assert_eq!(close_prefix(r#"{"a":1}"#), Some(json!({"a": 1})));
     assert_eq!(close_prefix("Sure! Here is"), None);
     assert_eq!(close_prefix(r#"{"a":[1}"#), None);
-    assert!(schema_errors_of_prefix(
-        r#"{"assistant":{"render":{"type":"doc","children":[{"type":"text"}"#
+    let (_, task, text, fixture) = cases().remove(0);
+    let schema = model_request(
+        &task,
+        text,
+        fixture,
+        &runtime("http://127.0.0.1:9/v1", None),
     )
-    .is_empty());
-    assert!(!schema_errors_of_prefix(r##"{"$ref":"#/x"},"type""##).is_empty());
-    assert!(!schema_errors_of_prefix(r#"{"assistant":{"title":7,"render":{"#).is_empty());
+    .response_schema;
+    let errors = |text: &str| schema_errors_of_prefix(text, &schema);
+    assert!(
+        errors(r#"{"assistant":{"title":"Trains","render":{"type":"doc","children":["#).is_empty()
+    );
+    assert!(!errors(r##"{"$ref":"#/x"},"type""##).is_empty());
+    assert!(!errors(r#"{"assistant":{"title":7,"render":{"#).is_empty());
 }
 
 /// Direct calls with the host's own request body: the text streams in
@@ -253,7 +240,7 @@ fn direct_calls_stream_and_obey_the_json_schema() {
     let rt = runtime(&url, None);
     let mut parsed_first_try = 0;
     for (label, task, text, fixture) in cases() {
-        let request = model_request(&task, text, fixture);
+        let request = model_request(&task, text, fixture, &rt);
         let body = rt.request_body(&request);
         assert_eq!(
             body["json_schema"], request.response_schema,
@@ -271,7 +258,7 @@ fn direct_calls_stream_and_obey_the_json_schema() {
         assert_eq!(pieces.concat(), reply.text, "{label}");
         let whole = serde_json::from_str::<Value>(reply.text.trim()).is_ok();
         parsed_first_try += usize::from(whole);
-        let errors = schema_errors_of_prefix(&reply.text);
+        let errors = schema_errors_of_prefix(&reply.text, &request.response_schema);
         println!(
             "{label}: {} pieces in {elapsed:?}, finish {:?}, parses whole: {whole}, schema errors: {errors:?}\n  text: {:.300}",
             pieces.len(),
@@ -287,7 +274,7 @@ fn direct_calls_stream_and_obey_the_json_schema() {
             assert!(whole, "{label}: finished but is not one JSON value");
             let validator = jsonschema::validator_for(&request.response_schema).unwrap();
             let value: serde_json::Value = serde_json::from_str(reply.text.trim()).unwrap();
-            assert!(laika_core::schema::validate(&validator, &value).is_ok());
+            assert!(validator.is_valid(&value), "{label}: {value}");
         }
     }
     println!(
@@ -298,16 +285,14 @@ fn direct_calls_stream_and_obey_the_json_schema() {
     // For contrast, the same request without the constraint: a base model
     // left alone rarely writes the packet. Recorded, not asserted.
     let (_, task, text, fixture) = cases().remove(0);
-    let free = runtime(&url, Some("none"))
-        .complete(
-            &model_request(&task, text, fixture),
-            &CancelToken::default(),
-            &mut |_| {},
-        )
+    let unconstrained = runtime(&url, Some("none"));
+    let request = model_request(&task, text, fixture, &unconstrained);
+    let free = unconstrained
+        .complete(&request, &CancelToken::default(), &mut |_| {})
         .unwrap();
     println!(
         "without json_schema: schema errors {:?}\n  text: {:.200}",
-        schema_errors_of_prefix(&free.text),
+        schema_errors_of_prefix(&free.text, &request.response_schema),
         free.text
     );
 }
@@ -484,4 +469,59 @@ fn compat_matrix_command_runs() {
     );
     assert!(report.contains("## Not measured here") && report.contains("vLLM"));
     assert!(report.contains("- Date: 20"), "{report}");
+}
+
+/// Tokens of `text` by the server's own tokenizer.
+fn tokens(url: &str, text: &str) -> usize {
+    let root = url.trim_end_matches("/v1");
+    let body = json!({ "content": text }).to_string();
+    let (status, reply) = http(
+        root,
+        &format!(
+            "POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(status.contains(" 200"), "{status} {reply}");
+    let v: Value = serde_json::from_str(&reply).unwrap();
+    v["tokens"].as_array().unwrap().len()
+}
+
+/// The system prompt's size per task, in the server's tokens: with the
+/// whole composed response schema as JSON (as before the answer schema) and
+/// with the sketch of the answer schema. Recorded; the sketch must save at
+/// least a third.
+#[test]
+fn system_prompt_tokens_per_shape() {
+    let Some(url) = base_url() else { return };
+    let enforced = runtime(&url, None);
+    let prompt_only = runtime(&url, Some("none"));
+    for (label, task, text, fixture) in cases() {
+        let sketched = model_request(&task, text, fixture, &enforced);
+        let schema = model_request(&task, text, fixture, &prompt_only);
+        let composed = laika_core::interceptor::Pipeline::standard()
+            .schema(
+                sketched.packet.input.task.name,
+                &laika_runtime::SystemAmbient,
+            )
+            .unwrap();
+        let whole = laika_core::interceptor::Pipeline::standard().prompts(
+            &sketched.packet,
+            &laika_core::prompt::AnswerShape {
+                sketch: composed.schema_json().to_string(),
+                enforced: false,
+            },
+        );
+        let answer_schema = serde_json::to_string(&schema.response_schema).unwrap();
+        let (w, s, k) = (
+            tokens(&url, &whole.system),
+            tokens(&url, &answer_schema),
+            tokens(&url, &sketched.system_prompt),
+        );
+        println!(
+            "{label}: system prompt tokens: with the whole response schema {w}, with the sketch {k} (the answer schema alone as JSON: {s}); user prompt {}",
+            tokens(&url, &sketched.user_prompt)
+        );
+        assert!(k * 3 < w * 2, "{label}: {w} {k}");
+    }
 }

@@ -137,14 +137,6 @@ impl RuntimeConfig {
         }
     }
 
-    /// The answer's token limit the runtime is configured with, if any.
-    pub fn max_output_tokens(&self) -> Option<u32> {
-        match self {
-            RuntimeConfig::OpenAi(c) => c.max_tokens,
-            _ => None,
-        }
-    }
-
     /// `runtime.model`, for the kinds that have one.
     pub fn model(&self) -> Option<&str> {
         match self {

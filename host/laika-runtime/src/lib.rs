@@ -17,6 +17,7 @@ pub mod profile;
 pub mod scripted;
 
 pub use laika_core::cancel::CancelToken;
+pub use laika_core::decoding::Decoding;
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
 use std::sync::Arc;
@@ -26,6 +27,12 @@ pub type TextSink<'a> = dyn FnMut(&str) + 'a;
 
 pub trait Runtime: Send + Sync {
     fn info(&self) -> RuntimeInfo;
+    /// Whether the runtime enforces the answer schema natively, and its
+    /// output token cap: the turn sizes the answer schema and chooses the
+    /// prompt's shape text from it. Prompt-only, no cap, unless overridden.
+    fn decoding(&self) -> Decoding {
+        Decoding::default()
+    }
     /// Asks the model. Streaming runtimes call `on_text` with each piece as it
     /// arrives; the returned reply always holds the whole text.
     fn complete(

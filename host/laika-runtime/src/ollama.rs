@@ -13,8 +13,8 @@ use super::http::{
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
-    config_error, unknown_value, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo,
-    TextSink,
+    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
+    RuntimeInfo, TextSink,
 };
 use laika_core::error::Result;
 use serde::{Deserialize, Serialize};
@@ -137,6 +137,14 @@ impl OllamaRuntime {
 }
 
 impl Runtime for OllamaRuntime {
+    /// `format` constrains decoding to the schema.
+    fn decoding(&self) -> Decoding {
+        Decoding {
+            enforced: true,
+            max_tokens: None,
+        }
+    }
+
     fn info(&self) -> RuntimeInfo {
         let at = self
             .http
@@ -360,6 +368,8 @@ mod tests {
             (info.kind.as_str(), info.model.as_str(), info.offline),
             ("ollama", "qwen3:4b", true)
         );
+        // `format` is enforced: the turn sends the sketch, not the schema.
+        assert!(rt.decoding().enforced);
         c.thinking_off = Some("none".into());
         let body = OllamaRuntime::from_config(&c).unwrap().request_body(&req);
         assert!(body.get("think").is_none(), "{body}");

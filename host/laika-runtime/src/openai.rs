@@ -14,11 +14,11 @@ use super::http::{
     MAX_ANSWER_BYTES,
 };
 use super::profile::{
-    Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
+    Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
 };
 use super::{
-    config_error, unknown_value, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo,
-    TextSink,
+    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
+    RuntimeInfo, TextSink,
 };
 use laika_core::error::Result;
 use serde::{Deserialize, Serialize};
@@ -170,6 +170,13 @@ impl OpenAiRuntime {
 }
 
 impl Runtime for OpenAiRuntime {
+    fn decoding(&self) -> Decoding {
+        Decoding {
+            enforced: self.profile.capability() == Capability::NativeSchema,
+            max_tokens: self.max_tokens,
+        }
+    }
+
     fn info(&self) -> RuntimeInfo {
         let model = self.model.clone().unwrap_or_else(|| "default".into());
         let at = self
@@ -468,7 +475,10 @@ mod tests {
             system_prompt: laika_core::prompt::system_prompt(
                 laika_core::prompt::base_rules(),
                 TaskName::Summarize,
-                "{}",
+                &laika_core::prompt::AnswerShape {
+                    sketch: "{}".into(),
+                    enforced: true,
+                },
             ),
             user_prompt: "USER".into(),
             attempt: 0,
@@ -544,6 +554,53 @@ mod tests {
         assert_eq!(
             hosted,
             json!({"stream": true, "max_tokens": 4096, "response_format": rf(false), "reasoning_effort": "minimal", "stream_options": usage})
+        );
+    }
+
+    /// The turn sizes the answer schema and words the prompt from this: a
+    /// profile that sends the schema where its server enforces it says so.
+    #[test]
+    fn decoding_says_which_profiles_enforce_the_schema() {
+        for (profile, enforced) in [
+            ("llama.cpp", true),
+            ("vllm", true),
+            ("sglang", true),
+            ("lmstudio", true),
+            ("openai", true),
+            ("mlx", false),
+            ("generic", false),
+        ] {
+            let c = OpenAiConfig {
+                http: HttpConfig {
+                    base_url: Some("http://127.0.0.1:9/v1".into()),
+                    ..HttpConfig::default()
+                },
+                profile: Some(profile.into()),
+                max_tokens: Some(640),
+                ..OpenAiConfig::default()
+            };
+            let d = OpenAiRuntime::from_config(&c).unwrap().decoding();
+            assert_eq!(
+                d,
+                Decoding {
+                    enforced,
+                    max_tokens: Some(640)
+                },
+                "{profile}"
+            );
+        }
+        let prompt_only = OpenAiConfig {
+            profile: Some("llama.cpp".into()),
+            schema_mode: Some("json_object".into()),
+            ..OpenAiConfig::default()
+        };
+        let d = OpenAiRuntime::from_config(&prompt_only).unwrap().decoding();
+        assert_eq!(
+            d,
+            Decoding {
+                enforced: false,
+                max_tokens: None
+            }
         );
     }
 

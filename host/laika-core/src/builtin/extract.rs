@@ -21,7 +21,7 @@ const MAX_FIELD_CHARS: usize = 80;
 
 /// The field names from `task.args.fields` (array, object keys, or a
 /// comma-separated string); else the known field names the user mentioned.
-fn requested_fields(packet: &RequestPacket) -> Vec<String> {
+pub(crate) fn requested_fields(packet: &RequestPacket) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     match packet.input.task.args.get("fields") {
         Some(Value::Array(a)) => {

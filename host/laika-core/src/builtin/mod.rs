@@ -17,6 +17,7 @@ mod extract;
 mod fields;
 pub mod rank;
 mod summarize;
+pub(crate) use extract::requested_fields;
 
 use crate::ambient::Ambient;
 use crate::cancel::CancelToken;

@@ -49,6 +49,7 @@ use crate::agent::{AgentState, StopReason};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
 use crate::conversation::History;
+use crate::decoding::Decoding;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
@@ -92,8 +93,9 @@ pub struct TurnSettings {
     /// The runtime's context window, as configured or as its server says;
     /// `None` when unknown (a fixed budget is used then).
     pub context_window: Option<ContextWindow>,
-    /// The answer's token limit the runtime is configured with, if any.
-    pub max_output_tokens: Option<u32>,
+    /// Whether the runtime enforces the answer schema, and its configured
+    /// output cap (the answer's token limit, if any).
+    pub decoding: Decoding,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number and what
@@ -437,19 +439,15 @@ impl<'a> Turn<'a> {
             Ok(c) => c,
             Err(e) => return self.fail(e),
         };
-        let prompts = pipeline.prompts(&packet, &composed);
-        let request = ModelRequest {
-            packet,
-            response_schema: composed.schema().clone(),
-            system_prompt: prompts.system,
-            user_prompt: prompts.user.clone(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: self.output_tokens(),
+        let decoding = Decoding {
+            enforced: self.settings.decoding.enforced,
+            max_tokens: self.output_tokens(),
         };
+        let request = pipeline.model_request(packet, &composed, decoding);
+        let base_user_prompt = request.user_prompt.clone();
         self.phase = Phase::Asking(Box::new(Asking {
             composed,
-            base_user_prompt: prompts.user,
+            base_user_prompt,
             request: Arc::new(request),
             preview: Preview::new(RenderLimits::default(), COALESCE_INTERVAL),
             asked_at: Duration::ZERO,
@@ -492,10 +490,13 @@ impl<'a> Turn<'a> {
                 return actions;
             }
         };
+        let ambient = self.ambient;
         let checked = output::check(
             &reply.text,
             &asking.request.packet,
             asking.composed.validator(),
+            &|| ambient.new_id(),
+            &|| ambient.now_iso8601(),
         );
         self.timings.validate_ms += self.ms_since(now);
         match checked {
@@ -877,8 +878,12 @@ impl<'a> Turn<'a> {
                     },
                     Budget::for_runtime(&self.settings.runtime.kind, limits),
                 );
-                let prompts = pipeline.prompts(&bare.packet, &composed);
-                let fixed = prompts.system.chars().count() + prompts.user.chars().count();
+                let decoding = Decoding {
+                    enforced: self.settings.decoding.enforced,
+                    max_tokens: Some(wanted),
+                };
+                let bare = pipeline.model_request(bare.packet, &composed, decoding);
+                let fixed = bare.system_prompt.chars().count() + bare.user_prompt.chars().count();
                 let room = Budget::for_window(window.tokens, 0, fixed, limits).max_tokens;
                 let output = if room >= wanted as usize + MIN_CONTEXT_TOKENS {
                     wanted
@@ -907,7 +912,8 @@ impl<'a> Turn<'a> {
         let default = (window.tokens / 4).min(DEFAULT_OUTPUT_TOKENS) as u32;
         Some(
             self.settings
-                .max_output_tokens
+                .decoding
+                .max_tokens
                 .unwrap_or(default)
                 .min(window.tokens as u32 / 2),
         )

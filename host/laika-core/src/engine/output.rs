@@ -1,5 +1,7 @@
-//! Checking one model output: strict parse, schema, reply-to.
+//! Checking one model output: strict parse, the envelope the host fills,
+//! schema, reply-to.
 
+use crate::decoding;
 use crate::llmcp::{RequestPacket, ResponsePacket};
 use crate::model_output;
 use crate::schema::{self, Issue};
@@ -33,14 +35,18 @@ impl Rejected {
     }
 }
 
-/// Strict parse + schema + reply-to checks.
+/// Strict parse, envelope fill (`new_id` and `now` asked only for what the
+/// model left out), then the full schema and reply-to checks.
 pub(super) fn check(
     raw: &str,
     packet: &RequestPacket,
     validator: &jsonschema::Validator,
+    new_id: &dyn Fn() -> String,
+    now: &dyn Fn() -> String,
 ) -> Result<Valid, Rejected> {
-    let extracted = model_output::extract_json_object(raw)
+    let mut extracted = model_output::extract_json_object(raw)
         .map_err(|e| Rejected::one(e.message, e.truncated))?;
+    decoding::fill_envelope(&mut extracted.value, packet, new_id, now);
     schema::validate(validator, &extracted.value).map_err(|issues| Rejected {
         issues,
         truncated: false,

@@ -254,7 +254,7 @@ fn settings() -> TurnSettings {
         },
         store_full_packets: false,
         context_window: None,
-        max_output_tokens: None,
+        decoding: Default::default(),
     }
 }
 
@@ -355,6 +355,49 @@ fn an_answered_turn_emits_in_order_commits_then_says_done() {
     assert!(summary.first_try_valid);
     assert_eq!(summary.citations.ratio, 0.5);
     assert_eq!(summary.model, "scripted-model");
+}
+
+/// A runtime that enforces the schema gets the bounded answer schema and a
+/// sketch in the prompt; the model writes only the answer and the host
+/// fills the envelope before the full checks.
+#[test]
+fn an_enforcing_runtime_gets_the_answer_schema_and_the_host_fills_the_envelope() {
+    let mut enforced = settings();
+    enforced.decoding = Decoding {
+        enforced: true,
+        max_tokens: Some(512),
+    };
+    let run = drive(
+        request(Some("c-1"), observation()),
+        enforced,
+        Ok(2),
+        Ok(()),
+        |_, r| {
+            let full: Value = serde_json::from_str(&ok_answer(r)).unwrap();
+            Step::answer(json!({"assistant": full["assistant"]}).to_string())
+        },
+    );
+    let asked = &run.asks[0];
+    assert!(asked.response_schema["properties"].get("id").is_none());
+    assert!(asked.response_schema["$defs"]["doc"].is_object());
+    assert!(asked
+        .system_prompt
+        .contains("the server enforces the exact schema"));
+    assert!(asked
+        .system_prompt
+        .contains("\ndoc: {\"children\": [block, at most"));
+    assert_eq!(run.done().status, DoneStatus::Ok);
+    assert!(run.done().answer.as_ref().unwrap().first_try_valid);
+    let stored = run.record().response_packet.clone().unwrap();
+    assert_eq!(stored["in_reply_to"]["request_id"], json!(asked.packet.id));
+    assert_eq!(stored["conversation"], json!({"id": "c-1", "turn": 2}));
+    assert_eq!(stored["protocol"]["name"], "laika.llmcp");
+    assert!(!stored["id"].as_str().unwrap().is_empty());
+
+    // Without enforcement the same sketch asks for the shape.
+    let run = answer_turn(|_, r| Step::answer(ok_answer(r)));
+    let prompt = &run.asks[0].system_prompt;
+    assert!(prompt.contains("write exactly this JSON shape):\n{\"assistant\": {"));
 }
 
 #[test]

@@ -72,6 +72,9 @@ struct Args {
     /// How many corpus articles the `article` task uses (one per run, cycling).
     #[arg(long, default_value_t = 3)]
     articles: usize,
+    /// Runs per runtime of each interceptor check (memory, tools); 0 skips them.
+    #[arg(long, default_value_t = 3)]
+    interceptor_runs: usize,
     /// The laika-host binary (default: next to this one).
     #[arg(long)]
     host_bin: Option<PathBuf>,
@@ -93,6 +96,18 @@ struct Case {
     context_tokens: Option<usize>,
 }
 
+impl Case {
+    fn new(label: &str, task: &Value, text: &str, observation: &Value) -> Case {
+        Case {
+            task_label: label.into(),
+            task: task.clone(),
+            text: text.into(),
+            observation: observation.clone(),
+            context_tokens: None,
+        }
+    }
+}
+
 /// What one turn's `done` said.
 #[derive(Debug, Clone)]
 struct Outcome {
@@ -101,6 +116,8 @@ struct Outcome {
     error_code: Option<String>,
     total_ms: f64,
     runtime_ms: f64,
+    /// Quotes the answer cited, and how many the host found in the documents.
+    citations: (u64, u64),
 }
 
 struct Runtime {
@@ -164,7 +181,9 @@ fn run(args: Args) -> Fallible<()> {
     }
 
     let mut rows = Vec::new();
+    let mut behaviours = Vec::new();
     for rt in &runtimes {
+        let mut citations = (0, 0);
         for (task_label, group) in group_by_task(&cases) {
             let mut outcomes = Vec::new();
             for run in 0..args.runs {
@@ -188,13 +207,25 @@ fn run(args: Args) -> Fallible<()> {
                     outcome.total_ms,
                     outcome.runtime_ms
                 );
+                citations.0 += outcome.citations.0;
+                citations.1 += outcome.citations.1;
                 outcomes.push(outcome);
             }
             rows.push(row(rt, &task_label, &outcomes));
         }
+        let config = format!(
+            "{}[limits]\nmax_retries = {}\ncontext_max_tokens = {}\n",
+            rt.config, args.max_retries, args.context_tokens
+        );
+        let mut b = behaviour(&host_bin, &config, &fixtures, args.interceptor_runs)?;
+        b.runtime = rt.label.clone();
+        b.citations = citations;
+        behaviours.push(b);
     }
 
-    let report = report(&args, &started, &load_before, &load_average(), &rows);
+    let mut report = report(&args, &started, &load_before, &load_average(), &rows);
+    report.push_str(&behaviour_report(&behaviours, args.interceptor_runs));
+    report.push_str(NOT_MEASURED);
     match &args.out {
         Some(path) => std::fs::write(path, report)?,
         None => print!("{report}"),
@@ -223,54 +254,105 @@ fn read_json(path: &Path) -> Fallible<Value> {
     Ok(serde_json::from_str(&text)?)
 }
 
+/// Questions for the `answer` rows on corpus articles, in several
+/// languages: general questions any article can be asked.
+const QUESTIONS: &[&str] = &[
+    "What is the main point of this article?",
+    "Who is mentioned in this article, and why?",
+    "When did the events described here happen?",
+    "Quelle est la conclusion de cet article ?",
+    "Worum geht es in diesem Artikel?",
+    "¿Qué datos o cifras da el artículo?",
+    "Where does the story take place?",
+    "What happens next, according to the article?",
+    "Does the article mention any prices or numbers?",
+];
+
+/// Field sets for the `extract` rows on corpus articles.
+const FIELD_SETS: &[&[&str]] = &[
+    &["headline", "author", "date"],
+    &["topic", "location"],
+    &["organization", "person", "date"],
+    &["titre", "auteur"],
+    &["main_claim", "source"],
+    &["country", "year"],
+    &["product", "price"],
+    &["event", "date", "place"],
+    &["Thema", "Datum"],
+];
+
+/// The cases per task: the fixture first, then corpus articles (each run
+/// of a row gets a different input, so greedy decoding does not repeat
+/// one answer N times).
 fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
+    let corpus = match args
+        .corpora
+        .clone()
+        .or_else(|| std::env::var_os("LAIKA_CORPORA").map(PathBuf::from))
+    {
+        Some(root) => {
+            let path = root.join("article-extraction/ground-truth.json");
+            corpus_articles(&read_json(&path)?, args.articles.max(args.runs))
+        }
+        None => {
+            eprintln!("no --corpora / LAIKA_CORPORA: fixtures only");
+            Vec::new()
+        }
+    };
+    let article = read_json(&fixtures.join("article-night-trains.observation.json"))?;
+    let product = read_json(&fixtures.join("product-backpack.observation.json"))?;
+    let more = args.runs.saturating_sub(1);
     let mut cases = Vec::new();
     for task in &args.tasks {
         match task.as_str() {
-            "summarize" => cases.push(Case {
-                task_label: "summarize (article fixture)".into(),
-                task: json!({"name": "web.summarize", "args": {"style": "concise"}}),
-                text: "Summarize this page.".into(),
-                observation: read_json(&fixtures.join("article-night-trains.observation.json"))?,
-                context_tokens: None,
-            }),
-            "answer" => cases.push(Case {
-                task_label: "answer (article fixture)".into(),
-                task: json!({"name": "web.answer"}),
-                text: "How much does a private compartment cost?".into(),
-                observation: read_json(&fixtures.join("article-night-trains.observation.json"))?,
-                context_tokens: None,
-            }),
-            "extract" => cases.push(Case {
-                task_label: "extract (product fixture)".into(),
-                task: json!({"name": "web.extract", "args": {"fields": ["price", "sku", "availability"]}}),
-                text: "Extract the product details.".into(),
-                observation: read_json(&fixtures.join("product-backpack.observation.json"))?,
-                context_tokens: None,
-            }),
-            "article" => match args
-                .corpora
-                .clone()
-                .or_else(|| std::env::var_os("LAIKA_CORPORA").map(PathBuf::from))
-            {
-                Some(root) => {
-                    let path = root.join("article-extraction/ground-truth.json");
-                    for (i, obs) in corpus_articles(&read_json(&path)?, args.articles)
-                        .into_iter()
-                        .enumerate()
-                    {
-                        eprintln!("article {}: {}", i + 1, obs["summary"]["url"]);
-                        cases.push(Case {
-                            task_label: "summarize (real article, corpus)".into(),
-                            task: json!({"name": "web.summarize", "args": {"style": "concise"}}),
-                            text: "Summarize this page.".into(),
-                            observation: obs,
-                            context_tokens: Some(args.article_context_tokens),
-                        });
-                    }
+            "summarize" => {
+                let label = "summarize (fixture, then corpus articles)";
+                let summarize = json!({"name": "web.summarize", "args": {"style": "concise"}});
+                cases.push(Case::new(
+                    label,
+                    &summarize,
+                    "Summarize this page.",
+                    &article,
+                ));
+                for obs in corpus.iter().take(more) {
+                    cases.push(Case::new(label, &summarize, "Summarize this page.", obs));
                 }
-                None => eprintln!("article task skipped: no --corpora / LAIKA_CORPORA"),
-            },
+            }
+            "answer" => {
+                let label = "answer (fixture, then corpus articles)";
+                let answer = json!({"name": "web.answer"});
+                let q = "How much does a private compartment cost?";
+                cases.push(Case::new(label, &answer, q, &article));
+                for (obs, q) in corpus.iter().take(more).zip(QUESTIONS.iter().cycle()) {
+                    cases.push(Case::new(label, &answer, q, obs));
+                }
+            }
+            "extract" => {
+                let label = "extract (fixture, then corpus articles)";
+                let fields = json!({"name": "web.extract", "args": {"fields": ["price", "sku", "availability"]}});
+                cases.push(Case::new(
+                    label,
+                    &fields,
+                    "Extract the product details.",
+                    &product,
+                ));
+                for (obs, set) in corpus.iter().take(more).zip(FIELD_SETS.iter().cycle()) {
+                    let task = json!({"name": "web.extract", "args": {"fields": set}});
+                    cases.push(Case::new(label, &task, "Extract these fields.", obs));
+                }
+            }
+            "article" => {
+                for obs in corpus.iter().take(args.articles) {
+                    let mut case = Case::new(
+                        "summarize (whole real article, corpus)",
+                        &json!({"name": "web.summarize", "args": {"style": "concise"}}),
+                        "Summarize this page.",
+                        obs,
+                    );
+                    case.context_tokens = Some(args.article_context_tokens);
+                    cases.push(case);
+                }
+            }
             other => return Err(format!("unknown task {other:?}").into()),
         }
     }
@@ -320,6 +402,55 @@ fn article_observation(url: &str, body: &str) -> Value {
 
 /// Runs one turn in a fresh host (its own data dir and config) and reads `done`.
 fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
+    let turn = turn_message("m1", None, &case.task, &case.text, &case.observation);
+    let events = session(host_bin, config, &[turn])?;
+    let done = events
+        .first()
+        .and_then(|e| e.iter().find(|m| m["type"] == "done"))
+        .cloned()
+        .ok_or("no done")?;
+    let timing = |k: &str| done["timings"][k].as_f64().unwrap_or(0.0);
+    Ok(Outcome {
+        ok: done["status"] == "ok",
+        attempts: done["attempts"].as_u64().unwrap_or(0),
+        error_code: done["error_code"].as_str().map(str::to_string),
+        total_ms: timing("total_ms"),
+        runtime_ms: timing("runtime_ms"),
+        citations: (
+            done["answer"]["citations"]["total"].as_u64().unwrap_or(0),
+            done["answer"]["citations"]["verified"]
+                .as_u64()
+                .unwrap_or(0),
+        ),
+    })
+}
+
+fn turn_message(
+    id: &str,
+    conversation: Option<&str>,
+    task: &Value,
+    text: &str,
+    observation: &Value,
+) -> Value {
+    let mut turn = json!({
+        "type": "turn",
+        "id": id,
+        "message": {"text": text},
+        "task": task,
+        "tab": {"url": observation["summary"]["url"], "title": observation["summary"]["title"], "tab_id": 1, "browser": "chrome"},
+        "observation": observation,
+    });
+    if let Some(c) = conversation {
+        turn["conversation_id"] = json!(c);
+    }
+    turn
+}
+
+/// Runs `turns` one after another in one fresh host (its own data dir and
+/// config) and returns each turn's events up to its `done`. A browser tool
+/// call is not run (there is no extension): the turn is cancelled once the
+/// call is proposed, which is what the tools row measures.
+fn session(host_bin: &Path, config: &str, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
     let dir = tempfile::tempdir()?;
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, config)?;
@@ -333,33 +464,46 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()?;
-    let result = drive(&mut child, case);
+    let result = drive(&mut child, turns);
     let _ = child.kill();
     let _ = child.wait();
     result
 }
 
-fn drive(child: &mut Child, case: &Case) -> Fallible<Outcome> {
+fn drive(child: &mut Child, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let frames = read_frames(child.stdout.take().ok_or("no stdout")?);
-    let turn = json!({
-        "type": "turn",
-        "id": "m1",
-        "message": {"text": case.text},
-        "task": case.task,
-        "tab": {"url": case.observation["summary"]["url"], "title": case.observation["summary"]["title"], "tab_id": 1, "browser": "chrome"},
-        "observation": case.observation,
-    });
-    send(&mut stdin, &turn)?;
-    let done = until_done(&frames, "m1", Duration::from_secs(900))?;
-    let timing = |k: &str| done["timings"][k].as_f64().unwrap_or(0.0);
-    Ok(Outcome {
-        ok: done["status"] == "ok",
-        attempts: done["attempts"].as_u64().unwrap_or(0),
-        error_code: done["error_code"].as_str().map(str::to_string),
-        total_ms: timing("total_ms"),
-        runtime_ms: timing("runtime_ms"),
-    })
+    let mut all = Vec::new();
+    for turn in turns {
+        send(&mut stdin, turn)?;
+        let id = turn["id"].as_str().unwrap_or_default();
+        let limit = Duration::from_secs(900);
+        let deadline = Instant::now() + limit;
+        let mut events = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = frames
+                .recv_timeout(left)
+                .map_err(|_| format!("no done for {id} within {limit:?}"))?;
+            if msg["reply_to"] != id {
+                continue;
+            }
+            let browser_call = msg["type"] == "tool_call" && msg["executor"] != "host";
+            let done = msg["type"] == "done";
+            events.push(msg);
+            if browser_call {
+                send(
+                    &mut stdin,
+                    &json!({"type": "cancel", "id": format!("{id}-cancel"), "target": id}),
+                )?;
+            }
+            if done {
+                break;
+            }
+        }
+        all.push(events);
+    }
+    Ok(all)
 }
 
 fn send(stdin: &mut ChildStdin, msg: &Value) -> Fallible<()> {
@@ -393,19 +537,6 @@ fn read_frames(mut stdout: impl Read + Send + 'static) -> Receiver<Value> {
         }
     });
     rx
-}
-
-fn until_done(frames: &Receiver<Value>, id: &str, limit: Duration) -> Fallible<Value> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let msg = frames
-            .recv_timeout(left)
-            .map_err(|_| format!("no done for {id} within {limit:?}"))?;
-        if msg["type"] == "done" && msg["reply_to"] == id {
-            return Ok(msg);
-        }
-    }
 }
 
 struct Row {
@@ -552,7 +683,158 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
             r.failures
         );
     }
-    out.push_str(NOT_MEASURED);
+    out
+}
+
+/// Per runtime, what each interceptor does (structured-responses seed,
+/// "Compatibility Matrix"): counts of (succeeded, tried).
+#[derive(Default)]
+struct Behaviour {
+    runtime: String,
+    /// A fact told in turn 1 is in the answer of turn 2.
+    memory: (usize, usize),
+    /// Asked to click an element: a `browser.click` on an observed handle,
+    /// and on the element the user named.
+    tools: (usize, usize, usize),
+    /// Over the rows above: quotes cited, quotes found in the documents.
+    citations: (u64, u64),
+}
+
+/// Facts for the memory check: (what turn 1 says, what turn 2 asks, the word
+/// the answer must contain).
+const FACTS: &[(&str, &str, &str)] = &[
+    (
+        "Remember this: my favourite colour is teal.",
+        "What is my favourite colour?",
+        "teal",
+    ),
+    (
+        "Please note that my train leaves at 17:45.",
+        "When does my train leave?",
+        "17:45",
+    ),
+    (
+        "Merke dir: mein Hund heißt Bruno.",
+        "Wie heißt mein Hund?",
+        "bruno",
+    ),
+    (
+        "Retiens ceci : mon numéro de dossier est 4471.",
+        "Quel est mon numéro de dossier ?",
+        "4471",
+    ),
+];
+
+/// Clicks for the tools check on the product fixture: (request, handle).
+const CLICKS: &[(&str, &str)] = &[
+    ("Click the \"Add to cart\" button.", "laika-11"),
+    ("Press Buy now for me.", "laika-12"),
+    ("Open the size guide.", "laika-13"),
+    ("Klicke auf „In den Warenkorb“.", "laika-11"),
+];
+
+fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fallible<Behaviour> {
+    let article = read_json(&fixtures.join("article-night-trains.observation.json"))?;
+    let product = read_json(&fixtures.join("product-backpack.observation.json"))?;
+    let answer = json!({"name": "web.answer"});
+    let mut b = Behaviour::default();
+    for (i, (tell, ask, word)) in FACTS.iter().cycle().take(runs).enumerate() {
+        let conversation = format!("matrix-memory-{i}");
+        let turns = [
+            turn_message("t1", Some(&conversation), &answer, tell, &article),
+            turn_message("t2", Some(&conversation), &answer, ask, &article),
+        ];
+        let events = session(host_bin, config, &turns)?;
+        let said = events
+            .get(1)
+            .map(|e| answer_text(e).to_lowercase())
+            .unwrap_or_default();
+        let recalled = said.contains(word);
+        eprintln!("memory {i}: recalled={recalled} answer={said:.160}");
+        b.memory.1 += 1;
+        b.memory.0 += usize::from(recalled);
+    }
+    let handles: Vec<&str> = product["summary"]["elements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["handle_id"].as_str())
+        .collect();
+    for (i, (ask, target)) in CLICKS.iter().cycle().take(runs).enumerate() {
+        let turn = turn_message("t1", None, &answer, ask, &product);
+        let events = session(host_bin, config, &[turn])?;
+        let click = events.first().and_then(|e| {
+            e.iter()
+                .find(|m| m["type"] == "tool_call" && m["name"] == "browser.click")
+        });
+        let handle = click.and_then(|c| c["arguments"]["handleId"].as_str());
+        eprintln!("tools {i}: click on {handle:?} (wanted {target})");
+        b.tools.2 += 1;
+        b.tools.0 += usize::from(handle.is_some_and(|h| handles.contains(&h)));
+        b.tools.1 += usize::from(handle == Some(*target));
+    }
+    Ok(b)
+}
+
+/// The plain text of a turn's last `assistant` answer.
+fn answer_text(events: &[Value]) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::String(t)) = o.get("text") {
+                    out.push_str(t);
+                    out.push(' ');
+                }
+                o.values().for_each(|c| walk(c, out));
+            }
+            Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    if let Some(a) = events.iter().rev().find(|m| m["type"] == "assistant") {
+        walk(&a["render"], &mut out);
+        walk(&a["title"], &mut out);
+    }
+    out
+}
+
+fn behaviour_report(rows: &[Behaviour], runs: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n## Interceptors per runtime\n\n\
+         The structured-responses seed's second axis: what each interceptor does with each runtime, \
+         {runs} runs per check, each with a different input (several languages).\n\n\
+         - **memory**: a fact told in turn 1 (\"Remember this: my favourite colour is teal\") is in the answer to turn 2 \
+         (\"What is my favourite colour?\") of the same conversation.\n\
+         - **tools**: asked to click an element of the product page, the model proposes `browser.click` on an observed \
+         handle (valid), and on the element the user named (right element). The call is not run: there is no browser here.\n\
+         - **citations**: over every answer of the table above, the quotes cited and how many the host found verbatim in the documents.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| runtime | memory: fact recalled in turn 2 | tools: valid `browser.click` | tools: right element | citations verified |\n| --- | --- | --- | --- | --- |"
+    );
+    for b in rows {
+        let (cited, verified) = b.citations;
+        let citations = if cited == 0 {
+            "no quotes cited".to_string()
+        } else {
+            format!(
+                "{verified}/{cited} ({:.0} %)",
+                verified as f64 * 100.0 / cited as f64
+            )
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {citations} |",
+            b.runtime,
+            percent(b.memory.0, b.memory.1),
+            percent(b.tools.0, b.tools.2),
+            percent(b.tools.1, b.tools.2),
+        );
+    }
     out
 }
 
