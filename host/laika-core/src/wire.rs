@@ -112,6 +112,11 @@ pub struct TurnRequest {
     pub conversation_id: Option<String>,
     pub message: UserText,
     pub task: Task,
+    /// Answer over this collection: its index and sources are packed
+    /// instead of the page (which the agent loop still acts on).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
+    pub collection_id: Option<String>,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation

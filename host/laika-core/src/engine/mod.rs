@@ -45,9 +45,10 @@ mod output;
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{AgentState, StopReason};
+use crate::agent::{AgentState, StopReason, ToolError};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
+use crate::collection::CollectionPack;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
@@ -101,6 +102,14 @@ pub enum Input {
         digest: String,
         approved: bool,
     },
+    /// The store's answer to [`Action::LoadCollection`].
+    CollectionLoaded(Result<CollectionPack>),
+    /// The host's answer to [`Action::RunTool`]: the tool's result data
+    /// (with a `message` sentence) or why it failed.
+    HostToolResult {
+        call_id: String,
+        result: std::result::Result<Value, ToolError>,
+    },
     /// The wait of an [`Action::Await`] ran out.
     Tick,
     /// The store's answer to [`Action::Commit`].
@@ -119,6 +128,21 @@ pub enum Action {
     /// Reserve the conversation's next turn number; answer with
     /// [`Input::Reserved`].
     Reserve { conversation_id: String },
+    /// Read the collection the turn answers over (its sources with their
+    /// text); answer with [`Input::CollectionLoaded`].
+    LoadCollection { collection_id: String },
+    /// Run a host tool that needs the store or the runtime (collections,
+    /// artifacts, transforms): the engine stays pure, the driver does the
+    /// I/O and answers with [`Input::HostToolResult`] for `call_id`. It may
+    /// emit `operation` events for the call's progress meanwhile.
+    RunTool {
+        call_id: String,
+        call: crate::llmcp::ToolCall,
+        /// For the progress events the driver emits.
+        conversation_id: String,
+        turn: u32,
+        step: u32,
+    },
     /// Send this event, in reply to the turn request.
     Emit(Event),
     /// Ask the runtime; stream its text as [`Input::ModelText`] and answer
@@ -179,6 +203,8 @@ struct Asking {
 
 enum Phase {
     Reserving,
+    /// Waiting for the collection, with the reserved turn number.
+    Loading(u32),
     Asking(Box<Asking>),
     Acting(Box<Acting>),
     Committing {
@@ -220,6 +246,9 @@ pub struct Turn<'a> {
     /// The latest step's answer; the last one is the turn's.
     last: Option<Answer>,
     stop: StopReason,
+    /// The collection the turn answers over, once loaded (`Err`: it could
+    /// not be read, which fails the turn).
+    collection: Option<Result<CollectionPack>>,
 }
 
 impl<'a> Turn<'a> {
@@ -254,6 +283,7 @@ impl<'a> Turn<'a> {
             decisions: DecisionCounts::default(),
             last: None,
             stop: StopReason::Answered,
+            collection: None,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -303,7 +333,24 @@ impl<'a> Turn<'a> {
             }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
-            (Input::Reserved(Ok(number)), Phase::Reserving) => self.begin(number),
+            (Input::Reserved(Ok(number)), Phase::Reserving) => {
+                match self.request.collection_id.clone() {
+                    Some(collection_id) => {
+                        self.phase = Phase::Loading(number);
+                        vec![Action::LoadCollection { collection_id }]
+                    }
+                    None => self.begin(number),
+                }
+            }
+            (Input::CollectionLoaded(loaded), Phase::Loading(number)) => {
+                let number = *number;
+                self.collection = Some(loaded);
+                self.begin(number)
+            }
+            (Input::HostToolResult { call_id, result }, Phase::Acting(_)) => {
+                let actions = self.host_tool_result(&call_id, result);
+                self.still_waiting(actions)
+            }
             (Input::ModelText(piece), Phase::Asking(asking)) => {
                 let now = self.ambient.monotonic();
                 match asking.preview.push(&piece, now) {
@@ -347,6 +394,8 @@ impl<'a> Turn<'a> {
             },
             budget,
         );
+        let mut packed = packed;
+        self.pack_collection(&mut packed, budget);
         self.timings.pack_ms = self.ms_since(t);
         let mut actions = vec![
             Action::Emit(Event::TurnStarted(TurnStarted {
@@ -358,7 +407,11 @@ impl<'a> Turn<'a> {
             })),
             Action::Emit(Event::ContextUsage(packed.usage)),
         ];
-        let invalid = observation.as_ref().err().cloned();
+        let invalid = observation.as_ref().err().cloned().or_else(|| {
+            self.collection
+                .as_ref()
+                .and_then(|c| c.as_ref().err().cloned())
+        });
         self.page = observation.as_ref().ok().cloned();
         let first = packed.packet.clone();
         self.started = Some(Started {
@@ -797,6 +850,26 @@ impl<'a> Turn<'a> {
             store_full_packets: self.settings.store_full_packets,
             steps: self.steps.clone(),
         }
+    }
+
+    /// A turn over a collection packs the collection instead of the page;
+    /// a question (`web.answer`) puts the passages that answer it first.
+    fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {
+        let Some(Ok(collection)) = &self.collection else {
+            return;
+        };
+        let question = match self.request.task.name {
+            llmcp::TaskName::Answer => Some(
+                self.request
+                    .task
+                    .args
+                    .get("question")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&self.request.message.text),
+            ),
+            _ => None,
+        };
+        crate::collection::pack_into(packed, collection, budget, question);
     }
 
     fn turn_number(&self) -> u32 {
