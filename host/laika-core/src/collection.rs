@@ -308,6 +308,77 @@ pub fn id_arg(args: &Value, key: &str) -> Result<String> {
     Ok(field(args, key)?.to_owned())
 }
 
+/// A captured page as a source: its text (the summary's `text`, which holds
+/// the whole visible page with structure prefixes, then the chunks; the main
+/// content alone when that is all there is), outline and links, bounded by
+/// `max_chars` and redacted.
+pub fn source_from_observation(
+    observation: &crate::observation::Observation,
+    base: Source,
+    max_chars: usize,
+) -> Source {
+    let summary = &observation.summary;
+    let mut text = summary.text.trim().to_owned();
+    if text.is_empty() {
+        text = summary
+            .primary
+            .as_ref()
+            .map(|p| p.text.trim().to_owned())
+            .unwrap_or_default();
+    }
+    for chunk in &observation.chunks {
+        text.push('\n');
+        text.push_str(&chunk.text);
+    }
+    let text = prefix_chars(&text, max_chars.min(MAX_SOURCE_CHARS)).to_owned();
+    let outline = summary
+        .outline
+        .iter()
+        .map(|o| OutlineEntry {
+            level: o.level,
+            text: o.text.clone(),
+        })
+        .collect();
+    let mut links: Vec<ExtractedLink> = Vec::new();
+    let elements = summary
+        .elements
+        .iter()
+        .filter_map(|e| Some((e.href.as_deref()?, e.text.as_str(), e.label.as_deref())));
+    let items = summary
+        .items
+        .iter()
+        .filter_map(|i| Some((i.url.as_deref()?, i.title.as_str(), i.snippet.as_deref())));
+    for (url, text, context) in items.chain(elements) {
+        let Ok(url) = web_url(url) else { continue };
+        if links.len() >= MAX_LINKS || links.iter().any(|l| l.url == url) {
+            continue;
+        }
+        links.push(ExtractedLink {
+            url,
+            text: text.trim().to_owned(),
+            context: context.unwrap_or("").trim().to_owned(),
+        });
+    }
+    let title = if summary.title.trim().is_empty() {
+        base.title.clone()
+    } else {
+        summary.title.clone()
+    };
+    Source {
+        url: Some(summary.url.clone())
+            .filter(|u| !u.is_empty())
+            .or(base.url.clone()),
+        title,
+        status: SourceStatus::Ready,
+        error: None,
+        text,
+        outline,
+        extracted_links: links,
+        ..base
+    }
+    .redacted()
+}
+
 // ---- context documents ----
 
 /// The `collection.index.v1` document's content.
@@ -710,6 +781,48 @@ mod tests {
             order,
             ["doc:src:a", "doc:src:b", "doc:src:a#2", "doc:src:b#2"]
         );
+    }
+
+    #[test]
+    fn a_captured_page_keeps_text_outline_and_links() {
+        let obs = crate::observation::Observation::from_value(json!({
+            "summary": {
+                "doc_type": "web.observation.summary.v1",
+                "url": "https://user:pw@a.example/story",
+                "title": "Story",
+                "text": "H1: Story\nThe line reopens in May.",
+                "outline": [{"level": 1, "tag": "h1", "role": "", "text": "Story"}],
+                "elements": [
+                    {"handle_id": "h1", "role": "link", "text": "Timetable", "href": "https://a.example/tt"},
+                    {"handle_id": "h2", "role": "link", "text": "Evil", "href": "javascript:alert(1)"},
+                    {"handle_id": "h3", "role": "link", "text": "Again", "href": "https://a.example/tt"}
+                ]
+            },
+            "chunks": [{"doc_type": "web.observation.chunk.v1", "url": "https://a.example/story", "title": "Story", "chunk_index": 1, "chunk_count": 1, "text": "More text."}]
+        }))
+        .unwrap();
+        let mut base = source("s", "", "");
+        base.status = SourceStatus::Pending;
+        let s = source_from_observation(&obs, base, 1000);
+        assert_eq!(s.status, SourceStatus::Ready);
+        assert_eq!(s.title, "Story");
+        assert_eq!(
+            s.url.as_deref(),
+            Some("https://a.example/story"),
+            "credentials stripped"
+        );
+        assert_eq!(s.text, "H1: Story\nThe line reopens in May.\nMore text.");
+        assert_eq!(
+            s.outline,
+            [OutlineEntry {
+                level: 1,
+                text: "Story".into()
+            }]
+        );
+        let urls: Vec<&str> = s.extracted_links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(urls, ["https://a.example/tt"]);
+        let short = source_from_observation(&obs, source("s", "", ""), 9);
+        assert_eq!(short.text, "H1: Story");
     }
 
     #[test]

@@ -108,6 +108,10 @@ impl Tool {
     }
 }
 
+/// The tool whose browser result (a page read in a background tab) the
+/// host then stores.
+pub const SOURCE_CAPTURE: &str = "source.capture";
+
 /// Every tool, in the seed's order.
 pub fn all() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
@@ -563,9 +567,9 @@ fn registry() -> Vec<Tool> {
         ),
         tool(
             "source.capture",
-            "captures a page into a collection",
-            AppLevel,
-            Unavailable,
+            "captures a page into a collection (opened in a background tab, read, closed)",
+            Url,
+            Tab,
             object(
                 [("collectionId", text()), ("url", text())],
                 [
@@ -704,12 +708,8 @@ mod tests {
         ] {
             assert!(offered.contains(&name), "{name}");
         }
-        for name in [
-            "artifact.share",
-            "source.capture",
-            "source.refresh",
-            "integration.invoke",
-        ] {
+        assert_eq!(find("source.capture").unwrap().executor, Executor::Tab);
+        for name in ["artifact.share", "source.refresh", "integration.invoke"] {
             assert!(!offered.contains(&name), "{name}");
         }
     }

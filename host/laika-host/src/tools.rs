@@ -64,6 +64,7 @@ pub fn run(name: &str, arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value
         "collection.create" => create(arguments, ctx),
         "collection.add_sources" => add_sources(arguments, ctx),
         "collection.list_sources" => list_sources(arguments, ctx),
+        laika_core::tools::SOURCE_CAPTURE => capture(arguments, ctx),
         "artifact.save" => save(arguments, ctx),
         "artifact.open" => open(arguments, ctx),
         "transform.list_types" => Ok(laika_core::transform::list_types()),
@@ -165,6 +166,69 @@ pub fn source_entry(s: &Source) -> Value {
         "capturedAt": s.captured_at,
         "chars": s.text.chars().count(),
     })
+}
+
+/// `source.capture`, after the extension read the page: stores it as the
+/// collection's source for that URL (the pending one added earlier, or a
+/// new one).
+fn capture(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+    let id = collection::id_arg(arguments, "collectionId").map_err(tool_error)?;
+    let url = collection::id_arg(arguments, "url")
+        .and_then(|u| collection::web_url(&u))
+        .map_err(tool_error)?;
+    let raw = arguments.get("observation").cloned().ok_or_else(|| {
+        ToolError::new(
+            "INVALID_OBSERVATION",
+            "the browser sent no page for this capture",
+        )
+    })?;
+    let observation = laika_core::observation::Observation::from_value(raw).map_err(tool_error)?;
+    let max_chars = arguments
+        .get("maxChars")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(collection::MAX_SOURCE_CHARS);
+    let mut store = lock(ctx.store)?;
+    let pack = store.collection_pack(&id).map_err(tool_error)?;
+    let wanted = redact::strip_url_credentials(&url);
+    let existing = pack
+        .sources
+        .iter()
+        .find(|s| s.kind == SourceKind::Url && s.url.as_deref() == Some(wanted.as_str()))
+        .cloned();
+    let now = ctx.ambient.now_iso8601();
+    let base = existing.clone().unwrap_or_else(|| {
+        new_source(
+            &id,
+            NewSource::Url {
+                url: url.clone(),
+                title: None,
+            },
+            ctx,
+        )
+    });
+    let mut source = collection::source_from_observation(&observation, base, max_chars);
+    source.captured_at = Some(now.clone());
+    if existing.is_some() {
+        store.update_source(&source).map_err(tool_error)?;
+    } else {
+        store
+            .add_sources(&id, std::slice::from_ref(&source), &now)
+            .map_err(tool_error)?;
+    }
+    Ok(json!({
+        "collectionId": id,
+        "sourceId": source.id,
+        "title": source.title,
+        "url": source.url,
+        "chars": source.text.chars().count(),
+        "links": source.extracted_links.len(),
+        "message": format!(
+            "Captured “{}” ({} characters).",
+            prefix_chars(source.label(), 80),
+            source.text.chars().count()
+        ),
+    }))
 }
 
 fn list_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {

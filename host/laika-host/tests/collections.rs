@@ -580,3 +580,72 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
     assert_eq!(error["code"], "NOT_FOUND");
     assert_eq!(events.last().unwrap()["status"], "failed");
 }
+
+#[test]
+fn a_capture_fills_the_pending_source_or_adds_one() {
+    let f = fixture();
+    let id = ok(&f, "collection.create", json!({"title": "Pages"}))["collectionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let added = ok(
+        &f,
+        "collection.add_sources",
+        json!({"collectionId": id, "sources": [{"type": "url", "url": "https://a.example/story"}]}),
+    );
+    let pending = added["sourceIds"][0].as_str().unwrap().to_owned();
+    let page = |url: &str, text: &str| {
+        json!({"summary": {
+            "doc_type": "web.observation.summary.v1",
+            "url": url, "title": "A story", "text": text,
+            "elements": [{"handle_id": "l1", "role": "link", "text": "Next", "href": "https://a.example/next"}]
+        }})
+    };
+    let captured = ok(
+        &f,
+        "source.capture",
+        json!({"collectionId": id, "url": "https://a.example/story",
+               "observation": page("https://a.example/story", "The story, told in full.")}),
+    );
+    assert_eq!(
+        captured["sourceId"],
+        pending.as_str(),
+        "the pending source is filled"
+    );
+    assert_eq!(captured["links"], 1);
+    let other = ok(
+        &f,
+        "source.capture",
+        json!({"collectionId": id, "url": "https://b.example/", "maxChars": 4,
+               "observation": page("https://b.example/", "Another page entirely.")}),
+    );
+    assert_ne!(other["sourceId"], pending.as_str());
+    assert_eq!(other["chars"], 4);
+    let listed = ok(&f, "collection.list_sources", json!({"collectionId": id}));
+    let statuses: Vec<&str> = listed["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ready", "ready"]);
+    let source = f.store.lock().unwrap().source(&pending).unwrap();
+    assert_eq!(source.text, "The story, told in full.");
+    assert!(source.captured_at.is_some());
+    assert_eq!(
+        err(
+            &f,
+            "source.capture",
+            json!({"collectionId": id, "url": "https://a.example/", "observation": {"summary": {}}})
+        ),
+        "INVALID_OBSERVATION"
+    );
+    assert_eq!(
+        err(
+            &f,
+            "source.capture",
+            json!({"collectionId": "gone", "url": "https://a.example/", "observation": page("https://a.example/", "x")})
+        ),
+        "NOT_FOUND"
+    );
+}

@@ -348,9 +348,32 @@ impl Turn<'_> {
                 ),
             )];
         }
-        let Some(waiting) = self.take_waiting() else {
+        let Some(mut waiting) = self.take_waiting() else {
             return Vec::new();
         };
+        // A capture read a page in a background tab: the host stores it,
+        // and the page the loop acts on stays as it was.
+        let capture = waiting.call.name == tools::SOURCE_CAPTURE;
+        if capture && result.status == ToolStatus::Ok {
+            if let Some(observation) = result.observation {
+                let mut call = waiting.call.clone();
+                if let Value::Object(args) = &mut call.arguments {
+                    args.insert("observation".into(), observation);
+                }
+                waiting.executor = Executor::Host;
+                let step = self.step;
+                return vec![
+                    Action::RunTool {
+                        call_id: waiting.call_id.clone(),
+                        call,
+                        conversation_id: self.conversation_id.clone(),
+                        turn: self.turn_number(),
+                        step,
+                    },
+                    self.set_waiting(waiting),
+                ];
+            }
+        }
         let mut outcome = Outcome {
             status: result.status,
             summary: String::new(),
@@ -360,7 +383,7 @@ impl Turn<'_> {
             error: result.error.map(ToolError::bounded),
             page: None,
         };
-        if let Some(raw) = result.observation {
+        if let Some(raw) = result.observation.filter(|_| !capture) {
             match Observation::from_value(raw) {
                 Ok(page) => {
                     outcome.page = Some(PageRef {

@@ -1547,3 +1547,78 @@ fn an_extension_result_for_a_host_tool_is_refused() {
     });
     assert_eq!(summary.as_deref(), Some("5 transforms."));
 }
+
+#[test]
+fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
+    let mut r = request(Some("c-1"), observation());
+    r.message.text = "Save https://news.example.org/more into my collection".into();
+    let mut stored = Vec::new();
+    let run = drive_host(
+        r,
+        settings(),
+        Ok(1),
+        Ok(()),
+        stepping(vec![json!([
+            {"name": "source.capture", "arguments": {"collectionId": "col-1", "url": "https://news.example.org/more"}}
+        ])]),
+        |events| match latest_call(events) {
+            Some(c) if c.name == "source.capture" && tool_results_in(events) == 0 => {
+                vec![result_for(events, "ok", Some(next_page()))]
+            }
+            _ => Vec::new(),
+        },
+        |action| match action {
+            Action::RunTool { call_id, call, .. } => {
+                stored.push(call.arguments.clone());
+                Input::HostToolResult {
+                    call_id: call_id.clone(),
+                    result: Ok(
+                        json!({"sourceId": "s-7", "message": "Captured “Night trains: the full story”."}),
+                    ),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].executor, crate::tools::Executor::Tab);
+    assert_eq!(calls[0].decision, Decision::Allow, "the user gave the URL");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        stored[0]["observation"]["summary"]["title"], "Night trains: the full story",
+        "the host gets the page the extension read"
+    );
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        results[0].summary,
+        "Captured “Night trains: the full story”."
+    );
+    // The loop still acts on the page it had: the next step packs it.
+    let next = &run.asks[1].packet.context.documents[0].content;
+    assert_eq!(next["title"], "Night trains are back");
+}
+
+#[test]
+fn a_capture_of_a_url_from_nowhere_is_asked_first() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "source.capture", "arguments": {"collectionId": "col-1", "url": "https://elsewhere.example/x"}}
+        ])]),
+        |_| Vec::new(),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].decision, Decision::Ask);
+    assert_eq!(
+        tool_results(&run)[0].error.as_ref().unwrap().code,
+        "APPROVAL_EXPIRED"
+    );
+}
+
+fn tool_results_in(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolResult(_)))
+        .count()
+}
