@@ -201,6 +201,16 @@ pub struct Artifact {
     pub created_at: String,
 }
 
+/// An artifact in a list: everything but its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArtifactSummary {
+    pub id: String,
+    pub title: String,
+    pub mime: String,
+    pub collection_id: Option<String>,
+    pub created_at: String,
+}
+
 /// A collection with its sources, as a turn over it is packed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectionPack {

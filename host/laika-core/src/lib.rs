@@ -14,6 +14,7 @@
 pub mod agent;
 pub mod ambient;
 pub mod app;
+pub mod artifact;
 pub mod builtin;
 pub mod cancel;
 pub mod citation;

@@ -169,8 +169,7 @@ pub fn source_entry(s: &Source) -> Value {
 }
 
 /// `source.capture`, after the extension read the page: stores it as the
-/// collection's source for that URL (the pending one added earlier, or a
-/// new one).
+/// collection's source for that URL.
 fn capture(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
     let id = collection::id_arg(arguments, "collectionId").map_err(tool_error)?;
     let url = collection::id_arg(arguments, "url")
@@ -182,40 +181,14 @@ fn capture(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
             "the browser sent no page for this capture",
         )
     })?;
-    let observation = laika_core::observation::Observation::from_value(raw).map_err(tool_error)?;
     let max_chars = arguments
         .get("maxChars")
         .and_then(Value::as_u64)
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(collection::MAX_SOURCE_CHARS);
     let mut store = lock(ctx.store)?;
-    let pack = store.collection_pack(&id).map_err(tool_error)?;
-    let wanted = redact::strip_url_credentials(&url);
-    let existing = pack
-        .sources
-        .iter()
-        .find(|s| s.kind == SourceKind::Url && s.url.as_deref() == Some(wanted.as_str()))
-        .cloned();
-    let now = ctx.ambient.now_iso8601();
-    let base = existing.clone().unwrap_or_else(|| {
-        new_source(
-            &id,
-            NewSource::Url {
-                url: url.clone(),
-                title: None,
-            },
-            ctx,
-        )
-    });
-    let mut source = collection::source_from_observation(&observation, base, max_chars);
-    source.captured_at = Some(now.clone());
-    if existing.is_some() {
-        store.update_source(&source).map_err(tool_error)?;
-    } else {
-        store
-            .add_sources(&id, std::slice::from_ref(&source), &now)
-            .map_err(tool_error)?;
-    }
+    let source =
+        store_page(&mut store, &id, Some(&url), raw, max_chars, ctx.ambient).map_err(tool_error)?;
     Ok(json!({
         "collectionId": id,
         "sourceId": source.id,
@@ -229,6 +202,50 @@ fn capture(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
             source.text.chars().count()
         ),
     }))
+}
+
+/// Stores an observed page in a collection: it fills the collection's
+/// source for that URL (`url`, else the page's own) when there is one
+/// (a pending URL or an earlier capture), else it is added.
+pub fn store_page(
+    store: &mut Store,
+    collection_id: &str,
+    url: Option<&str>,
+    observation: Value,
+    max_chars: usize,
+    ambient: &dyn Ambient,
+) -> Result<Source, Error> {
+    let observation = laika_core::observation::Observation::from_value(observation)?;
+    let pack = store.collection_pack(collection_id)?;
+    let wanted = redact::strip_url_credentials(url.unwrap_or(&observation.summary.url));
+    let existing = pack
+        .sources
+        .iter()
+        .find(|s| s.kind == SourceKind::Url && s.url.as_deref() == Some(wanted.as_str()))
+        .cloned();
+    let now = ambient.now_iso8601();
+    let base = existing.clone().unwrap_or_else(|| Source {
+        id: ambient.new_id(),
+        collection_id: collection_id.to_owned(),
+        kind: SourceKind::Url,
+        url: Some(wanted.clone()),
+        title: String::new(),
+        outlet: None,
+        captured_at: None,
+        status: SourceStatus::Pending,
+        error: None,
+        text: String::new(),
+        outline: Vec::new(),
+        extracted_links: Vec::new(),
+    });
+    let mut source = collection::source_from_observation(&observation, base, max_chars);
+    source.captured_at = Some(now.clone());
+    if existing.is_some() {
+        store.update_source(&source)?;
+    } else {
+        store.add_sources(collection_id, std::slice::from_ref(&source), &now)?;
+    }
+    Ok(source)
 }
 
 fn list_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {

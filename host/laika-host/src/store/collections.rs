@@ -6,21 +6,12 @@
 
 use super::{shown, sql_count, sqlite, Store};
 use laika_core::collection::{
-    Artifact, Collection, CollectionPack, Source, SourceKind, SourceStatus, MAX_SOURCES,
+    Artifact, ArtifactSummary, Collection, CollectionPack, Source, SourceKind, SourceStatus,
+    MAX_SOURCES,
 };
 use laika_core::error::{Error, ErrorCode, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
-
-/// An artifact in a list: everything but its content.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ArtifactSummary {
-    pub id: String,
-    pub title: String,
-    pub mime: String,
-    pub collection_id: Option<String>,
-    pub created_at: String,
-}
 
 fn missing(what: &str, id: &str) -> Error {
     Error::new(ErrorCode::NotFound, format!("no {what} {}", shown(id)))
