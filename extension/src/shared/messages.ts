@@ -28,13 +28,31 @@ type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 /** The requests the sidebar has the background send for it (the background adds the `id`). */
 export type SidebarHostRequest = OmitEach<
-  Extract<ExtensionMessage, { type: `history.${string}` | `config.${string}` | "ping" }>,
+  Extract<
+    ExtensionMessage,
+    { type: `history.${string}` | `config.${string}` | "ping" | "collections.list" | "artifact.export" }
+  >,
   "id"
 >;
 
 // ---- sidebar → background ----
 export type SidebarRequest =
-  | { kind: "ask"; turn_id: string; task: TaskName; text: string; fields?: string[]; conversation_id?: string | null }
+  | {
+      kind: "ask";
+      turn_id: string;
+      task: TaskName;
+      text: string;
+      fields?: string[];
+      conversation_id?: string | null;
+      /** Answer over this collection instead of the page. */
+      collection_id?: string | null;
+    }
+  /**
+   * Add a page to a collection (a new one without `collection_id`): the
+   * background observes the tab (`tab_id`, else the active page) and sends
+   * `collection.add_page` with `request_id`; the reply is routed back.
+   */
+  | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
   /** The user's answer on an approval card (the background adds the id and the digest it holds). */

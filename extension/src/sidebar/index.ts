@@ -25,6 +25,7 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import { errorAdvice, INSTALL_COMMAND } from "./errors.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
+import { CollectionsPanel, sourceLink } from "./collections.js";
 
 function $(id: string): HTMLElement {
   const el = document.getElementById(id);
@@ -138,7 +139,7 @@ function startTurn(task: TaskName, text: string, label: string, fieldList?: stri
   newTurnView(id, label);
   activeTurn = id;
   stopBtn.hidden = false;
-  send({ kind: "ask", turn_id: id, task, text, fields: fieldList, conversation_id: conversationId });
+  send({ kind: "ask", turn_id: id, task, text, fields: fieldList, conversation_id: conversationId, collection_id: collections.selected() });
 }
 
 function endTurn(id: string): void {
@@ -170,6 +171,7 @@ function renderCitations(turnId: string, citations: VerifiedCitation[]): HTMLEle
       btn.title = "Laika could not find this quote on the page";
     }
     li.append(btn);
+    if (c.source) li.append(sourceLink(c.source));
     list.append(li);
   });
   return list;
@@ -384,6 +386,21 @@ function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
     send({ kind: "host", request_id: id, request: req });
   });
 }
+
+function addPage(req: { collection_id?: string | null; tab_id?: number | null }): Promise<RoutedHostMessage> {
+  const id = `add_page-${crypto.randomUUID()}`;
+  return new Promise((resolve, reject) => {
+    requests.set(id, (msg, error) => {
+      if (!msg) reject(new Error(error ?? "request failed"));
+      else if (msg.type === "error") reject(new Error(errorAdvice(msg.code, msg.message)));
+      else resolve(msg);
+    });
+    send({ kind: "add_page", request_id: id, ...req });
+  });
+}
+
+const collections = new CollectionsPanel({ request, addPage });
+$("composer").before(collections.el);
 
 /** The answer to a request, as the result type it must be. */
 function expectReply<T extends RoutedHostMessage["type"]>(
