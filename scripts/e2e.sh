@@ -27,7 +27,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat history context; do
+for t in summarize tools agent exfiltration stop not-installed xss chat history context collections; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -58,6 +58,8 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "config.get",
   "config.set",
   "ping",
+  "collections.list",
+  "artifact.export",
 ]);
 
 function post(port: Port | undefined, ev: SidebarEvent): void {
@@ -230,6 +232,7 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     conversation_id: req.conversation_id ?? null,
     message: { text: req.text },
     task: { name: req.task, args },
+    ...(req.collection_id ? { collection_id: req.collection_id } : {}),
     tab: { url: tab.url ?? null, title: tab.title ?? null, tab_id: tab.id, browser: BUILD_BROWSER === "firefox" ? "firefox" : "chrome" },
     observation,
   };
@@ -241,6 +244,34 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     routes.delete(req.turn_id);
     running.delete(req.turn_id);
     fail("INVALID_REQUEST", err);
+  }
+}
+
+/** Observes a tab (the one named, else the active page) and adds it to a collection. */
+async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_page" }>): Promise<void> {
+  const fail = (message: string) => post(port, { kind: "request.failed", request_id: req.request_id, message });
+  const tab = typeof req.tab_id === "number" ? await ext.tabs.get(req.tab_id).catch(() => null) : await targetTab();
+  if (!tab || tab.id === undefined || !/^https?:/.test(tab.url ?? "")) {
+    fail("Open a web page first: Laika adds the page in that tab.");
+    return;
+  }
+  let observation: Observation;
+  try {
+    observation = await observe(tab.id);
+  } catch (e) {
+    fail(`Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}).`);
+    return;
+  }
+  routes.set(req.request_id, port);
+  const err = host.send({
+    type: "collection.add_page",
+    id: req.request_id,
+    ...(req.collection_id ? { collection_id: req.collection_id } : {}),
+    observation,
+  });
+  if (err) {
+    routes.delete(req.request_id);
+    fail(err);
   }
 }
 
@@ -270,6 +301,10 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
       routes.delete(req.request_id);
       post(port, { kind: "request.failed", request_id: req.request_id, message: err });
     }
+  },
+  add_page(port, req) {
+    if (typeof req.request_id !== "string" || routes.has(req.request_id)) return;
+    void addPage(port, req);
   },
   cancel(port, req) {
     // Only the sidebar that asked may stop a turn.

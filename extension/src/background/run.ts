@@ -51,6 +51,7 @@ export async function runCall(call: Call<unknown>, tabId: number): Promise<RunRe
       const r = await runTabTool(tab, call.name, call.args);
       tab = r.tabId;
       message = r.message;
+      observation = r.observation;
     } else {
       throw new ToolFailure("NOT_A_BROWSER_TOOL", `${call.name} is not a tool Laika can run in the browser`);
     }

@@ -1,12 +1,17 @@
 /**
- * Tab-level tools (navigate, open_tab, back, forward, refresh, search) and
- * the URL checks they share. Page tools run in the content script of the
+ * Tab-level tools (navigate, open_tab, back, forward, refresh, search,
+ * source.capture) and the URL checks they share. Page tools run in the content script of the
  * observed tab; which tool runs where comes from the host's tool registry
  * (src/generated/tools.ts).
  */
 import type { TabTool } from "../generated/tools.js";
+import type { Observation } from "../generated/wire.js";
 import { ext } from "../shared/api.js";
+import { observe } from "./content.js";
 import { ToolFailure } from "./results.js";
+
+/** Longest wait for a captured page to load in its background tab. */
+export const CAPTURE_LOAD_MS = 15_000;
 
 const ENGINES: Record<string, string> = {
   duckduckgo: "https://duckduckgo.com/?q=",
@@ -37,12 +42,15 @@ export function searchUrl(args: Record<string, unknown>): string | null {
   return base + encodeURIComponent(q);
 }
 
-/** Runs a tab-level tool; returns the tab to re-observe and a message. */
+/**
+ * Runs a tab-level tool; returns the tab to re-observe and a message, and
+ * for a capture the page it read (the turn's own tab is left alone).
+ */
 export async function runTabTool(
   tabId: number,
   name: TabTool,
   args: Record<string, unknown>,
-): Promise<{ tabId: number; message: string }> {
+): Promise<{ tabId: number; message: string; observation?: Observation }> {
   // No default: the switch covers every TabTool, or the build fails.
   switch (name) {
     case "browser.navigate": {
@@ -66,6 +74,11 @@ export async function runTabTool(
     case "browser.refresh":
       await ext.tabs.reload(tabId);
       return { tabId, message: "Reloaded the page" };
+    case "source.capture": {
+      const url = webUrl(args["url"]);
+      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be captured");
+      return { tabId, ...(await capture(url)) };
+    }
     case "search": {
       const url = searchUrl(args);
       if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long, or the engine is not duckduckgo, google or bing");
@@ -76,6 +89,26 @@ export async function runTabTool(
       await ext.tabs.update(tabId, { url });
       return { tabId, message: `Searched for “${String(args["query"])}”` };
     }
+  }
+}
+
+/**
+ * Opens `url` in a background tab, reads it with the same observation
+ * builder as any page, and closes the tab whatever happened.
+ */
+export async function capture(url: string): Promise<{ message: string; observation: Observation }> {
+  const tab = await ext.tabs.create({ url, active: false });
+  const id = tab.id;
+  if (id === undefined) throw new ToolFailure("TAB_FAILED", "the browser did not open a tab for the capture");
+  try {
+    const loaded = await waitForLoad(id, CAPTURE_LOAD_MS);
+    const observation = await observe(id);
+    const note = loaded ? "" : ` (still loading after ${CAPTURE_LOAD_MS / 1000} s)`;
+    return { message: `Read ${url}${note}`, observation };
+  } catch (e) {
+    throw new ToolFailure("CAPTURE_FAILED", `could not read ${url}: ${e instanceof Error ? e.message : String(e)}`);
+  } finally {
+    await ext.tabs.remove(id).catch(() => undefined);
   }
 }
 

@@ -28,7 +28,10 @@ type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 /** The requests the sidebar has the background send for it (the background adds the `id`). */
 export type SidebarHostRequest = OmitEach<
-  Extract<ExtensionMessage, { type: `history.${string}` | `config.${string}` | "ping" }>,
+  Extract<
+    ExtensionMessage,
+    { type: `history.${string}` | `config.${string}` | "ping" | "collections.list" | "artifact.export" }
+  >,
   "id"
 >;
 
@@ -45,11 +48,19 @@ export type SidebarRequest =
       selection?: string;
       /** Other open tabs the user picked as context (each its own document). */
       tab_ids?: number[];
+      /** Answer over this collection instead of the page. */
+      collection_id?: string | null;
     }
   /** The open web tabs, for the tab picker. */
   | { kind: "tabs" }
   /** Ask about the text selected in the page in front (answered with an `ask-selection` command). */
   | { kind: "ask-selection" }
+  /**
+   * Add a page to a collection (a new one without `collection_id`): the
+   * background observes the tab (`tab_id`, else the active page) and sends
+   * `collection.add_page` with `request_id`; the reply is routed back.
+   */
+  | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
   /** The user's answer on an approval card (the background adds the id and the digest it holds). */

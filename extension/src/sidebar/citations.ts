@@ -5,6 +5,7 @@
  */
 import type { VerifiedCitation } from "../generated/wire.js";
 import type { OpenTab } from "../shared/messages.js";
+import { sourceLink } from "./collections.js";
 import { h } from "./dom.js";
 
 /** Where the turn's documents came from, to name a citation's source. */
@@ -45,6 +46,7 @@ export function renderCitations(citations: VerifiedCitation[], sources: Citation
       btn.title = "Laika could not find this quote in what it read";
     }
     li.append(btn);
+    if (c.source) li.append(sourceLink(c.source));
     list.append(li);
   });
   return list;

@@ -33,6 +33,7 @@ import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODE
 import { expectReply, HistoryView } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
+import { CollectionsPanel } from "./collections.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
 const HOST_SILENCE_MS = 20_000;
@@ -195,6 +196,7 @@ function startTurn(a: Ask): void {
     conversation_id: conversationId,
     selection: a.selection,
     tab_ids: a.tab_ids,
+    collection_id: collections.selected(),
   });
 }
 
@@ -500,6 +502,21 @@ function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
     send({ kind: "host", request_id: id, request: req });
   });
 }
+
+function addPage(req: { collection_id?: string | null; tab_id?: number | null }): Promise<RoutedHostMessage> {
+  const id = `add_page-${crypto.randomUUID()}`;
+  return new Promise((resolve, reject) => {
+    requests.set(id, (msg, error) => {
+      if (!msg) reject(new Error(error ?? "request failed"));
+      else if (msg.type === "error") reject(new Error(errorAdvice(msg.code, msg.message)));
+      else resolve(msg);
+    });
+    send({ kind: "add_page", request_id: id, ...req });
+  });
+}
+
+const collections = new CollectionsPanel({ request, addPage });
+$("composer").before(collections.el);
 
 async function loadSettings(): Promise<void> {
   const msg = $("settings-message");

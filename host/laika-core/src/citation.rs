@@ -60,6 +60,11 @@ pub struct VerifiedCitation {
     pub handle_id: Option<String>,
     pub quote: String,
     pub verified: bool,
+    /// The collection source the cited document was made from (a turn over
+    /// a collection), so the citation names the source and can open it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "crate::collection::CitedSource")]
+    pub source: Option<crate::collection::CitedSource>,
 }
 
 /// All citations of one response, in the model's order, with counts.
@@ -116,7 +121,12 @@ pub fn verify(citations: &[Citation], documents: &[Document]) -> CitationReport 
                 (c.doc_id.clone(), handle, false)
             }
         };
+        let source = documents
+            .iter()
+            .find(|d| d.doc_id == doc_id)
+            .and_then(crate::collection::cited_source);
         out.push(VerifiedCitation {
+            source,
             doc_id,
             node_id: c.node_id.clone(),
             handle_id,

@@ -56,6 +56,28 @@ pub enum Event {
     },
     #[serde(rename = "history.export.result")]
     HistoryExport(HistoryExport),
+    #[serde(rename = "collections.list.result")]
+    CollectionsList {
+        collections: Vec<crate::collection::Collection>,
+        artifacts: Vec<crate::collection::ArtifactSummary>,
+    },
+    #[serde(rename = "collection.add_page.result")]
+    CollectionAddPage {
+        collection: crate::collection::Collection,
+        source_id: String,
+        /// The page's title as stored.
+        title: String,
+    },
+    #[serde(rename = "artifact.export.result")]
+    ArtifactExport {
+        artifact_id: String,
+        title: String,
+        format: crate::artifact::ShareFormat,
+        /// A file name for a download (`<title>.<ext>`).
+        filename: String,
+        mime: String,
+        content: String,
+    },
     #[serde(rename = "config.get.result")]
     ConfigGet { config: ConfigView },
     #[serde(rename = "config.set.result")]

@@ -13,6 +13,10 @@ pub const MIN_JSON_DEPTH: usize = 2;
 pub const MAX_JSON_DEPTH: usize = 512;
 /// Most validation retries after the first attempt (CLAIJ seed).
 pub const MAX_RETRIES: u32 = 3;
+/// Model calls in flight at once in a transform's parallel stage: a local
+/// server usually serves a few slots; more only queue there.
+pub const DEFAULT_TRANSFORM_CONCURRENCY: usize = 4;
+pub const MAX_TRANSFORM_CONCURRENCY: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -60,6 +64,9 @@ pub struct Limits {
     /// Seconds one turn may take in all, model calls and waits included.
     #[schemars(range(min = 1, max = 86_400))]
     pub turn_budget_secs: u64,
+    /// Model calls a transform's parallel stage keeps in flight at once.
+    #[schemars(range(min = 1, max = MAX_TRANSFORM_CONCURRENCY))]
+    pub transform_concurrency: usize,
 }
 
 impl Default for Limits {
@@ -79,6 +86,7 @@ impl Default for Limits {
             approval_timeout_secs: agent::DEFAULT_APPROVAL_TIMEOUT_SECS,
             tool_timeout_secs: agent::DEFAULT_TOOL_TIMEOUT_SECS,
             turn_budget_secs: agent::DEFAULT_TURN_BUDGET_SECS,
+            transform_concurrency: DEFAULT_TRANSFORM_CONCURRENCY,
         }
     }
 }

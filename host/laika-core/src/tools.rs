@@ -24,7 +24,9 @@ pub enum Executor {
     Page,
     /// The extension's background, on the tab (navigation, search).
     Tab,
-    /// The host itself, in pure code (`crate::app`): exact arithmetic.
+    /// The host itself: pure code (`crate::app`: exact arithmetic,
+    /// estimates) inline, store-backed tools (collections, artifacts,
+    /// transforms) through the driver (`engine::Action::RunTool`).
     Host,
     /// No executor in this version: the gate checks the arguments, then
     /// denies the call (`TOOL_NOT_AVAILABLE`), and the model is not offered it.
@@ -50,6 +52,8 @@ pub enum GateClass {
     Search,
     /// Pure computation in the host: reads nothing, changes nothing.
     Compute,
+    /// Laika's own collections and artifacts in the host's store.
+    LocalData,
     /// App-level tools: shape-checked, then denied (no executor in v1).
     AppLevel,
 }
@@ -103,6 +107,10 @@ impl Tool {
         format!("{}({})", self.name, keys.join(", "))
     }
 }
+
+/// The tool whose browser result (a page read in a background tab) the
+/// host then stores.
+pub const SOURCE_CAPTURE: &str = "source.capture";
 
 /// Every tool, in the seed's order.
 pub fn all() -> &'static [Tool] {
@@ -449,8 +457,8 @@ fn registry() -> Vec<Tool> {
         tool(
             "artifact.save",
             "saves a text or document as an artifact (exactly one of text or doc)",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             {
                 let mut schema = object(
                     [("title", text())],
@@ -493,8 +501,8 @@ fn registry() -> Vec<Tool> {
         tool(
             "artifact.open",
             "opens an artifact in the workspace or the browser",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             object(
                 [("artifactId", text())],
                 [
@@ -530,16 +538,16 @@ fn registry() -> Vec<Tool> {
         tool(
             "collection.create",
             "creates a collection of sources",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             object([("title", text())], [("tags", strings())]),
             json!({ "title": "Night trains" }),
         ),
         tool(
             "collection.add_sources",
             "adds URLs or notes to a collection",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             object([("collectionId", text()), ("sources", sources())], []),
             json!({
                 "collectionId": "c-1",
@@ -552,16 +560,16 @@ fn registry() -> Vec<Tool> {
         tool(
             "collection.list_sources",
             "lists the sources of a collection",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             object([("collectionId", text())], []),
             json!({ "collectionId": "c-1" }),
         ),
         tool(
             "source.capture",
-            "captures a page into a collection",
-            AppLevel,
-            Unavailable,
+            "captures a page into a collection (opened in a background tab, read, closed)",
+            Url,
+            Tab,
             object(
                 [("collectionId", text()), ("url", text())],
                 [
@@ -582,16 +590,16 @@ fn registry() -> Vec<Tool> {
         tool(
             "transform.list_types",
             "lists the transforms a collection can go through",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             none(),
             json!({}),
         ),
         tool(
             "transform.run",
             "runs a transform over a collection, producing an artifact",
-            AppLevel,
-            Unavailable,
+            LocalData,
+            Host,
             object(
                 [("collectionId", text()), ("type", text())],
                 [("config", any_object())],
@@ -612,8 +620,8 @@ fn registry() -> Vec<Tool> {
         tool(
             "commerce.estimate_tax",
             "estimates the sales tax on an amount (in minor units) for a destination",
-            AppLevel,
-            Unavailable,
+            Compute,
+            Host,
             object(
                 [
                     ("amountMinor", integer(i64::MIN, i64::MAX)),
@@ -627,8 +635,8 @@ fn registry() -> Vec<Tool> {
         tool(
             "commerce.estimate_shipping",
             "estimates shipping to a destination",
-            AppLevel,
-            Unavailable,
+            Compute,
+            Host,
             object(
                 [("destination", destination())],
                 [
@@ -676,7 +684,7 @@ mod tests {
     }
 
     #[test]
-    fn app_level_tools_have_no_executor() {
+    fn gate_classes_match_executors() {
         for t in all() {
             assert_eq!(
                 t.gate == GateClass::AppLevel,
@@ -684,22 +692,25 @@ mod tests {
                 "{}",
                 t.name
             );
+            if matches!(t.gate, GateClass::Compute | GateClass::LocalData) {
+                assert_eq!(t.executor, Executor::Host, "{}", t.name);
+            }
         }
         let offered: Vec<&str> = offered().map(|t| t.name).collect();
-        assert!(offered.contains(&"search"));
-        assert!(offered.contains(&"app.calculate"));
-        assert!(offered.contains(&"app.money_calculate"));
-        assert!(offered
-            .iter()
-            .all(|n| n.starts_with("browser.") || n.starts_with("app.") || *n == "search"));
-        assert_eq!(offered.len(), 14);
-        for t in all() {
-            assert_eq!(
-                t.gate == GateClass::Compute,
-                t.executor == Executor::Host,
-                "{}",
-                t.name
-            );
+        for name in [
+            "search",
+            "app.calculate",
+            "app.money_calculate",
+            "commerce.estimate_tax",
+            "collection.create",
+            "transform.run",
+            "artifact.save",
+        ] {
+            assert!(offered.contains(&name), "{name}");
+        }
+        assert_eq!(find("source.capture").unwrap().executor, Executor::Tab);
+        for name in ["artifact.share", "source.refresh", "integration.invoke"] {
+            assert!(!offered.contains(&name), "{name}");
         }
     }
 
@@ -728,6 +739,11 @@ mod tests {
         assert_eq!(tools.len(), all().len());
         assert_eq!(tools[0]["executor"], json!("page"));
         assert_eq!(tools[6]["executor"], json!("tab"));
-        assert_eq!(tools[12]["executor"], json!("unavailable"));
+        assert_eq!(tools[12]["executor"], json!("host"), "artifact.save");
+        assert_eq!(
+            tools[13]["executor"],
+            json!("unavailable"),
+            "artifact.share"
+        );
     }
 }

@@ -112,6 +112,11 @@ pub struct TurnRequest {
     pub conversation_id: Option<String>,
     pub message: UserText,
     pub task: Task,
+    /// Answer over this collection: its index and sources are packed
+    /// instead of the page (which the agent loop still acts on).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
+    pub collection_id: Option<String>,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation
@@ -207,6 +212,35 @@ pub enum Request {
         conversation_id: String,
         #[serde(default)]
         format: ExportFormat,
+    },
+    /// The collections and artifacts, most recent first.
+    #[serde(rename = "collections.list")]
+    CollectionsList {
+        #[schemars(with = "RequestId")]
+        id: String,
+    },
+    /// Adds a page the extension observed (the current page or an open tab)
+    /// to a collection; without `collection_id`, to a new collection named
+    /// `title` (or the page's title).
+    #[serde(rename = "collection.add_page")]
+    CollectionAddPage {
+        #[schemars(with = "RequestId")]
+        id: String,
+        #[serde(default)]
+        #[schemars(length(min = 1, max = MAX_ID_LEN))]
+        collection_id: Option<String>,
+        #[serde(default)]
+        title: Option<String>,
+        #[schemars(with = "Observation")]
+        observation: Value,
+    },
+    /// An artifact as a file's content, for the clipboard or a download.
+    #[serde(rename = "artifact.export")]
+    ArtifactExport {
+        #[schemars(with = "RequestId")]
+        id: String,
+        artifact_id: String,
+        format: crate::artifact::ShareFormat,
     },
     #[serde(rename = "config.get")]
     ConfigGet {
@@ -306,6 +340,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "history.search",
     "history.delete",
     "history.export",
+    "collections.list",
+    "collection.add_page",
+    "artifact.export",
     "config.get",
     "config.set",
     "ping",
@@ -325,6 +362,9 @@ impl Request {
             Request::HistorySearch { .. } => "history.search",
             Request::HistoryDelete { .. } => "history.delete",
             Request::HistoryExport { .. } => "history.export",
+            Request::CollectionsList { .. } => "collections.list",
+            Request::CollectionAddPage { .. } => "collection.add_page",
+            Request::ArtifactExport { .. } => "artifact.export",
             Request::ConfigGet { .. } => "config.get",
             Request::ConfigSet { .. } => "config.set",
             Request::Ping { .. } => "ping",
@@ -344,6 +384,9 @@ impl Request {
             | Request::HistorySearch { id, .. }
             | Request::HistoryDelete { id, .. }
             | Request::HistoryExport { id, .. }
+            | Request::CollectionsList { id }
+            | Request::CollectionAddPage { id, .. }
+            | Request::ArtifactExport { id, .. }
             | Request::ConfigGet { id }
             | Request::ConfigSet { id, .. }
             | Request::Ping { id }

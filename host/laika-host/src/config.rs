@@ -218,6 +218,12 @@ impl Config {
                 )));
             }
         }
+        let max = laika_core::limits::MAX_TRANSFORM_CONCURRENCY;
+        if !(1..=max).contains(&l.transform_concurrency) {
+            return Err(config_error(format!(
+                "limits.transform_concurrency must be 1..={max}"
+            )));
+        }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
                 "limits.context_max_chars/context_max_tokens must be > 0",

@@ -14,5 +14,7 @@ pub mod replay;
 pub mod session;
 pub mod sink;
 pub mod store;
+pub mod tools;
+pub mod transform;
 pub mod transport;
 pub mod turn;

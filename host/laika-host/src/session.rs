@@ -198,6 +198,33 @@ impl Session {
                 format,
                 ..
             } => self.with_store(|s| export(s, &conversation_id, format)),
+            Request::CollectionsList { .. } => self.with_store(|s| {
+                Ok(Event::CollectionsList {
+                    collections: s.list_collections(MAX_HISTORY_LIMIT)?,
+                    artifacts: s.list_artifacts(MAX_HISTORY_LIMIT)?,
+                })
+            }),
+            Request::CollectionAddPage {
+                collection_id,
+                title,
+                observation,
+                ..
+            } => self.with_store(|s| add_page(s, collection_id, title, observation)),
+            Request::ArtifactExport {
+                artifact_id,
+                format,
+                ..
+            } => self.with_store(|s| {
+                let artifact = s.artifact(&artifact_id)?;
+                Ok(Event::ArtifactExport {
+                    artifact_id,
+                    title: artifact.title.clone(),
+                    format,
+                    filename: laika_core::artifact::filename(&artifact, format),
+                    mime: format.mime().into(),
+                    content: laika_core::artifact::export(&artifact, format),
+                })
+            }),
             Request::ConfigGet { .. } => self.read_config(|c| {
                 Ok(Event::ConfigGet {
                     config: c.public_view(),
@@ -276,6 +303,7 @@ impl Session {
                 "turn",
                 "cancel",
                 "history",
+                "collections",
                 "config",
                 "parts",
                 "render_delta",
@@ -448,4 +476,52 @@ fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<
         )),
     };
     Ok(Event::HistoryExport(export))
+}
+
+/// `collection.add_page`: the page goes into the collection named, or into
+/// a new one.
+fn add_page(
+    store: &mut Store,
+    collection_id: Option<String>,
+    title: Option<String>,
+    observation: Value,
+) -> laika_core::error::Result<Event> {
+    use laika_core::ambient::Ambient;
+    let ambient = laika_runtime::SystemAmbient;
+    let id = match collection_id {
+        Some(id) => store.collection(&id)?.id,
+        None => {
+            let page_title = observation
+                .get("summary")
+                .and_then(|s| s.get("title"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let wanted = title.as_deref().unwrap_or(page_title);
+            let (title, tags) = laika_core::collection::create_args(
+                &serde_json::json!({ "title": if wanted.trim().is_empty() { "Collection" } else { wanted } }),
+            )?;
+            let collection = laika_core::collection::Collection {
+                id: ambient.new_id(),
+                title: laika_core::redact::redact_urls_in_text(&title).into_owned(),
+                tags,
+                created_at: ambient.now_iso8601(),
+                source_count: 0,
+            };
+            store.create_collection(&collection)?;
+            collection.id
+        }
+    };
+    let source = crate::tools::store_page(
+        store,
+        &id,
+        None,
+        observation,
+        laika_core::collection::MAX_SOURCE_CHARS,
+        &ambient,
+    )?;
+    Ok(Event::CollectionAddPage {
+        collection: store.collection(&id)?,
+        source_id: source.id,
+        title: source.title,
+    })
 }

@@ -8,10 +8,14 @@
 
 use crate::config::Config;
 use crate::store::Store;
+use crate::tools::{self, ToolContext};
+use crate::transform::Progress;
+use laika_core::agent::OperationAction;
 use laika_core::ambient::Ambient;
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
 use laika_core::error::{Error, Result};
 use laika_core::event::Sink;
+use laika_core::event::{Event, Operation};
 use laika_core::wire::TurnRequest;
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use std::collections::VecDeque;
@@ -98,6 +102,48 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
                 }
                 next.extend(drain_inbox(&mut turn, ctx.inbox));
                 next.extend(turn.handle(Input::ModelReply(reply)));
+                next
+            }
+            Action::LoadCollection { collection_id } => {
+                let loaded = lock(ctx.store).and_then(|s| s.collection_pack(&collection_id));
+                turn.handle(Input::CollectionLoaded(loaded))
+            }
+            Action::RunTool {
+                call_id,
+                call,
+                conversation_id,
+                turn: number,
+                step,
+            } => {
+                let progress = |p: Progress| {
+                    ctx.sink.emit(
+                        Some(&reply_to),
+                        Event::Operation(Operation {
+                            conversation_id: conversation_id.clone(),
+                            turn: number,
+                            step,
+                            call_id: call_id.clone(),
+                            action: OperationAction::Read,
+                            title: p.title,
+                            status: p.status,
+                            message: p.message,
+                        }),
+                    );
+                };
+                let tool_ctx = ToolContext {
+                    store: ctx.store,
+                    runtime: ctx.runtime,
+                    cancel: ctx.cancel,
+                    ambient: &SystemAmbient,
+                    concurrency: ctx.config.limits.transform_concurrency,
+                    progress: &progress,
+                };
+                let result = tools::run(&call.name, &call.arguments, &tool_ctx);
+                if let Err(e) = &result {
+                    tracing::info!(code = %e.code, "host tool {} failed: {}", call.name, e.message);
+                }
+                let mut next = drain_inbox(&mut turn, ctx.inbox);
+                next.extend(turn.handle(Input::HostToolResult { call_id, result }));
                 next
             }
             Action::Commit(record) => {

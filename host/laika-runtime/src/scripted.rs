@@ -11,8 +11,10 @@
 //!   piece and `finish_reason` (e.g. `"length"`) reported with the reply;
 //! - `{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "..."}}`: a runtime failure.
 //!
-//! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`
-//! and `{{now}}` are replaced, so a script can hold valid response packets.
+//! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`,
+//! `{{now}}` and `{{collection_id}}` (the collection a turn over a collection
+//! is packed with, else empty) are replaced, so a script can hold valid
+//! response packets and tool calls.
 
 use super::{
     config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient,
@@ -131,6 +133,20 @@ fn fill(template: &str, request: &ModelRequest) -> String {
         .replace("{{turn}}", &p.conversation.turn.to_string())
         .replace("{{new_id}}", &SystemAmbient.new_id())
         .replace("{{now}}", &SystemAmbient.now_iso8601())
+        .replace("{{collection_id}}", collection_id(request))
+}
+
+/// The `collection_id` of the request's `collection.index.v1` document.
+fn collection_id(request: &ModelRequest) -> &str {
+    request
+        .packet
+        .context
+        .documents
+        .iter()
+        .find(|d| d.kind == laika_core::collection::INDEX_DOC_TYPE)
+        .and_then(|d| d.content.get("collection_id"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
 }
 
 /// Sleeps `ms`, or until cancelled: the thread parks, and a cancel unparks it.

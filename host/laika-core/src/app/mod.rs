@@ -27,6 +27,7 @@
 //! `INVALID_ARGUMENTS` (arguments of the wrong shape) and `UNKNOWN_TOOL`.
 
 mod calculate;
+mod commerce;
 mod expr;
 mod money;
 
@@ -38,6 +39,8 @@ use std::fmt;
 
 const CALCULATE: &str = "app.calculate";
 const MONEY_CALCULATE: &str = "app.money_calculate";
+const ESTIMATE_TAX: &str = "commerce.estimate_tax";
+const ESTIMATE_SHIPPING: &str = "commerce.estimate_shipping";
 
 /// Runs a host-executed app tool on arguments that already passed the
 /// registry's schema check.
@@ -48,6 +51,8 @@ pub fn run(name: &str, arguments: &Value) -> Result<Value, AppError> {
     match name {
         CALCULATE => calculate::run(arguments),
         MONEY_CALCULATE => money::run(arguments),
+        ESTIMATE_TAX => commerce::estimate_tax(arguments),
+        ESTIMATE_SHIPPING => commerce::estimate_shipping(arguments),
         other => Err(AppError::new(
             AppErrorCode::UnknownTool,
             format!("'{other}' is not an app tool the host runs ({CALCULATE}, {MONEY_CALCULATE})"),
@@ -57,7 +62,10 @@ pub fn run(name: &str, arguments: &Value) -> Result<Value, AppError> {
 
 /// Whether the host runs `name` itself through [`run`].
 pub fn is_app_tool(name: &str) -> bool {
-    matches!(name, CALCULATE | MONEY_CALCULATE)
+    matches!(
+        name,
+        CALCULATE | MONEY_CALCULATE | ESTIMATE_TAX | ESTIMATE_SHIPPING
+    )
 }
 
 /// Why an app tool failed: a stable code and a message that says where and

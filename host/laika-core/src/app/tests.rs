@@ -598,7 +598,11 @@ fn dispatch_and_tool_names() {
     assert!(is_app_tool("app.calculate"));
     assert!(is_app_tool("app.money_calculate"));
     assert!(!is_app_tool("app.calc"));
-    assert!(!is_app_tool("commerce.estimate_tax"));
+    assert!(is_app_tool("commerce.estimate_tax"));
+    assert!(
+        !is_app_tool("collection.create"),
+        "store-backed: the driver runs it"
+    );
     assert_error(
         run("artifact.save", &json!({})),
         AppErrorCode::UnknownTool,

@@ -214,14 +214,32 @@ impl Turn<'_> {
             self.agent_state(AgentState::Executing, Some(call_id.clone())),
             self.operation(&waiting, OperationStatus::Start, None),
         ];
+        if waiting.executor == Executor::Host && !app::is_app_tool(&waiting.call.name) {
+            let now = waiting.since;
+            waiting.approval = false;
+            waiting.deadline = now + Duration::from_secs(self.settings.limits.tool_timeout_secs);
+            actions.push(Action::RunTool {
+                call_id,
+                call: waiting.call.clone(),
+                conversation_id: self.conversation_id.clone(),
+                turn: self.turn_number(),
+                step: self.step,
+            });
+            actions.push(self.set_waiting(waiting));
+            return actions;
+        }
         if waiting.executor == Executor::Host {
             let outcome = match app::run(&waiting.call.name, &waiting.call.arguments) {
                 Ok(result) => Outcome {
                     status: ToolStatus::Ok,
-                    summary: result
-                        .get("formatted")
-                        .and_then(Value::as_str)
-                        .map_or_else(|| "Done.".to_owned(), |f| format!("= {f}")),
+                    summary: match (
+                        result.get("message").and_then(Value::as_str),
+                        result.get("formatted").and_then(Value::as_str),
+                    ) {
+                        (Some(m), _) => m.to_owned(),
+                        (None, Some(f)) => format!("= {f}"),
+                        (None, None) => "Done.".to_owned(),
+                    },
                     result: Some(result),
                     error: None,
                     page: None,
@@ -256,8 +274,56 @@ impl Turn<'_> {
         actions
     }
 
+    /// The host ran a store-backed tool (`Action::RunTool`).
+    pub(super) fn host_tool_result(
+        &mut self,
+        call_id: &str,
+        result: std::result::Result<Value, ToolError>,
+    ) -> Vec<Action> {
+        let runs_here = self
+            .waiting()
+            .is_some_and(|w| w.call_id == call_id && !w.approval && w.executor == Executor::Host);
+        if !runs_here {
+            return Vec::new();
+        }
+        let Some(waiting) = self.take_waiting() else {
+            return Vec::new();
+        };
+        let outcome = match result {
+            Ok(data) => Outcome {
+                status: ToolStatus::Ok,
+                summary: data
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| "Done.".to_owned(), agent::bounded_message),
+                result: Some(agent::bounded_result(&data)),
+                error: None,
+                page: None,
+            },
+            Err(e) => {
+                let e = e.bounded();
+                Outcome::failed(ToolStatus::Error, &e.code, e.message)
+            }
+        };
+        let mut actions = self.finish_call(&waiting, outcome);
+        actions.extend(self.act());
+        actions
+    }
+
     /// The extension reported a result.
     pub(super) fn tool_result(&mut self, result: ToolResultRequest) -> Vec<Action> {
+        if let Some(w) = self.waiting() {
+            if w.call_id == result.call_id && w.executor == Executor::Host {
+                return vec![reply_error(
+                    &result.id,
+                    ErrorCode::UnknownCall,
+                    format!(
+                        "call {} runs in the host, not in the extension; the result was ignored",
+                        w.call_id
+                    ),
+                )];
+            }
+        }
         let expected = match self.waiting() {
             Some(w) if w.call_id == result.call_id && !w.approval => true,
             Some(w) if w.call_id == result.call_id => {
@@ -282,9 +348,32 @@ impl Turn<'_> {
                 ),
             )];
         }
-        let Some(waiting) = self.take_waiting() else {
+        let Some(mut waiting) = self.take_waiting() else {
             return Vec::new();
         };
+        // A capture read a page in a background tab: the host stores it,
+        // and the page the loop acts on stays as it was.
+        let capture = waiting.call.name == tools::SOURCE_CAPTURE;
+        if capture && result.status == ToolStatus::Ok {
+            if let Some(observation) = result.observation {
+                let mut call = waiting.call.clone();
+                if let Value::Object(args) = &mut call.arguments {
+                    args.insert("observation".into(), observation);
+                }
+                waiting.executor = Executor::Host;
+                let step = self.step;
+                return vec![
+                    Action::RunTool {
+                        call_id: waiting.call_id.clone(),
+                        call,
+                        conversation_id: self.conversation_id.clone(),
+                        turn: self.turn_number(),
+                        step,
+                    },
+                    self.set_waiting(waiting),
+                ];
+            }
+        }
         let mut outcome = Outcome {
             status: result.status,
             summary: String::new(),
@@ -294,7 +383,7 @@ impl Turn<'_> {
             error: result.error.map(ToolError::bounded),
             page: None,
         };
-        if let Some(raw) = result.observation {
+        if let Some(raw) = result.observation.filter(|_| !capture) {
             match Observation::from_value(raw) {
                 Ok(page) => {
                     outcome.page = Some(PageRef {
@@ -527,6 +616,7 @@ impl Turn<'_> {
             },
             budget,
         );
+        self.pack_collection(&mut packed, budget);
         packed.packet.context.transcript = transcript;
         Some(packed.packet)
     }

@@ -45,11 +45,12 @@ mod output;
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{AgentState, StopReason};
+use crate::agent::{AgentState, StopReason, ToolError};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
 use crate::conversation::History;
 use crate::decoding::Decoding;
+use crate::collection::CollectionPack;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
@@ -133,6 +134,14 @@ pub enum Input {
         digest: String,
         approved: bool,
     },
+    /// The store's answer to [`Action::LoadCollection`].
+    CollectionLoaded(Result<CollectionPack>),
+    /// The host's answer to [`Action::RunTool`]: the tool's result data
+    /// (with a `message` sentence) or why it failed.
+    HostToolResult {
+        call_id: String,
+        result: std::result::Result<Value, ToolError>,
+    },
     /// The wait of an [`Action::Await`] ran out.
     Tick,
     /// The store's answer to [`Action::Commit`].
@@ -151,6 +160,21 @@ pub enum Action {
     /// Reserve the conversation's next turn number and load its history;
     /// answer with [`Input::Reserved`].
     Reserve { conversation_id: String },
+    /// Read the collection the turn answers over (its sources with their
+    /// text); answer with [`Input::CollectionLoaded`].
+    LoadCollection { collection_id: String },
+    /// Run a host tool that needs the store or the runtime (collections,
+    /// artifacts, transforms): the engine stays pure, the driver does the
+    /// I/O and answers with [`Input::HostToolResult`] for `call_id`. It may
+    /// emit `operation` events for the call's progress meanwhile.
+    RunTool {
+        call_id: String,
+        call: crate::llmcp::ToolCall,
+        /// For the progress events the driver emits.
+        conversation_id: String,
+        turn: u32,
+        step: u32,
+    },
     /// Send this event, in reply to the turn request.
     Emit(Event),
     /// Ask the runtime; stream its text as [`Input::ModelText`] and answer
@@ -211,6 +235,8 @@ struct Asking {
 
 enum Phase {
     Reserving,
+    /// Waiting for the collection, with the reserved turn number and history.
+    Loading(Reservation),
     Asking(Box<Asking>),
     Acting(Box<Acting>),
     Committing {
@@ -258,6 +284,9 @@ pub struct Turn<'a> {
     budget: Option<Budget>,
     /// The answer's token limit in a known window (see [`Turn::budget`]).
     output: Option<u32>,
+    /// The collection the turn answers over, once loaded (`Err`: it could
+    /// not be read, which fails the turn).
+    collection: Option<Result<CollectionPack>>,
 }
 
 impl<'a> Turn<'a> {
@@ -295,6 +324,7 @@ impl<'a> Turn<'a> {
             history: History::default(),
             budget: None,
             output: None,
+            collection: None,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -344,7 +374,24 @@ impl<'a> Turn<'a> {
             }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
-            (Input::Reserved(Ok(reserved)), Phase::Reserving) => self.begin(reserved),
+            (Input::Reserved(Ok(reserved)), Phase::Reserving) => {
+                match self.request.collection_id.clone() {
+                    Some(collection_id) => {
+                        self.phase = Phase::Loading(reserved);
+                        vec![Action::LoadCollection { collection_id }]
+                    }
+                    None => self.begin(reserved),
+                }
+            }
+            (Input::CollectionLoaded(loaded), Phase::Loading(reserved)) => {
+                let reserved = std::mem::take(reserved);
+                self.collection = Some(loaded);
+                self.begin(reserved)
+            }
+            (Input::HostToolResult { call_id, result }, Phase::Acting(_)) => {
+                let actions = self.host_tool_result(&call_id, result);
+                self.still_waiting(actions)
+            }
             (Input::ModelText(piece), Phase::Asking(asking)) => {
                 let now = self.ambient.monotonic();
                 match asking.preview.push(&piece, now) {
@@ -395,6 +442,8 @@ impl<'a> Turn<'a> {
             },
             budget,
         );
+        let mut packed = packed;
+        self.pack_collection(&mut packed, budget);
         self.timings.pack_ms = self.ms_since(t);
         let mut actions = vec![
             Action::Emit(Event::TurnStarted(TurnStarted {
@@ -406,7 +455,11 @@ impl<'a> Turn<'a> {
             })),
             Action::Emit(Event::ContextUsage(packed.usage)),
         ];
-        let invalid = observation.as_ref().err().cloned();
+        let invalid = observation.as_ref().err().cloned().or_else(|| {
+            self.collection
+                .as_ref()
+                .and_then(|c| c.as_ref().err().cloned())
+        });
         self.page = observation.as_ref().ok().cloned();
         let first = packed.packet.clone();
         self.started = Some(Started {
@@ -917,6 +970,26 @@ impl<'a> Turn<'a> {
                 .unwrap_or(default)
                 .min(window.tokens as u32 / 2),
         )
+    }
+
+    /// A turn over a collection packs the collection instead of the page;
+    /// a question (`web.answer`) puts the passages that answer it first.
+    fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {
+        let Some(Ok(collection)) = &self.collection else {
+            return;
+        };
+        let question = match self.request.task.name {
+            llmcp::TaskName::Answer => Some(
+                self.request
+                    .task
+                    .args
+                    .get("question")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&self.request.message.text),
+            ),
+            _ => None,
+        };
+        crate::collection::pack_into(packed, collection, budget, question);
     }
 
     fn turn_number(&self) -> u32 {

@@ -73,6 +73,8 @@ struct Run {
     replies: Vec<(String, Event)>,
     waits: usize,
     finished: bool,
+    /// The host I/O the engine asked for.
+    host_actions: Vec<Action>,
 }
 
 impl Run {
@@ -140,8 +142,30 @@ fn drive_agent(
     settings: TurnSettings,
     number: Result<u32>,
     stored: Result<()>,
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+    extension: impl FnMut(&[Event]) -> Vec<Input>,
+) -> Run {
+    drive_host(
+        request,
+        settings,
+        number,
+        stored,
+        model,
+        extension,
+        |action| panic!("no host I/O expected: {action:?}"),
+    )
+}
+
+/// [`drive_agent`] with a scripted host: `host` answers the engine's
+/// `LoadCollection` and `RunTool` actions.
+fn drive_host(
+    request: TurnRequest,
+    settings: TurnSettings,
+    number: Result<u32>,
+    stored: Result<()>,
     mut model: impl FnMut(usize, &ModelRequest) -> Step,
     mut extension: impl FnMut(&[Event]) -> Vec<Input>,
+    mut host: impl FnMut(&Action) -> Input,
 ) -> Run {
     let ambient = Fixed::new();
     let mut run = Run::default();
@@ -197,6 +221,11 @@ fn drive_agent(
                     ambient.advance(Duration::from_millis(20));
                     inputs.into_iter().flat_map(|i| turn.handle(i)).collect()
                 }
+            }
+            action @ (Action::LoadCollection { .. } | Action::RunTool { .. }) => {
+                let input = host(&action);
+                run.host_actions.push(action);
+                turn.handle(input)
             }
             Action::Commit(record) => {
                 run.commits.push(*record);
@@ -1346,4 +1375,295 @@ fn older_results_are_compacted_in_the_transcript() {
         "{}",
         last[0].outcome.summary
     );
+}
+
+// ---- collections and store-backed host tools ----
+
+fn collection_pack() -> CollectionPack {
+    use crate::collection::{Collection, Source, SourceKind, SourceStatus};
+    let source = |id: &str, title: &str, text: &str| Source {
+        id: id.into(),
+        collection_id: "col-1".into(),
+        kind: SourceKind::Url,
+        url: Some(format!("https://{id}.example/page")),
+        title: title.into(),
+        outlet: Some(format!("{id}.example")),
+        captured_at: Some("2026-01-01T00:00:00.000Z".into()),
+        status: SourceStatus::Ready,
+        error: None,
+        text: text.into(),
+        outline: Vec::new(),
+        extracted_links: Vec::new(),
+    };
+    CollectionPack {
+        collection: Collection {
+            id: "col-1".into(),
+            title: "Night trains".into(),
+            tags: Vec::new(),
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            source_count: 3,
+        },
+        sources: vec![
+            source("a", "Timetables", "Trains leave the north station at nine."),
+            source("b", "Fares", "A sleeper cabin costs 89 euros per night."),
+            source("c", "Bikes", "Bicycles travel free on every night train."),
+        ],
+    }
+}
+
+fn collection_request(question: &str) -> TurnRequest {
+    let mut r = request(Some("c-1"), observation());
+    r.collection_id = Some("col-1".into());
+    r.message.text = question.into();
+    r
+}
+
+#[test]
+fn a_turn_over_a_collection_packs_the_index_and_the_relevant_source_first() {
+    let run = drive_host(
+        collection_request("What does a sleeper cabin cost?"),
+        settings(),
+        Ok(1),
+        Ok(()),
+        |_, r| {
+            let mut a: Value = serde_json::from_str(&ok_answer(r)).unwrap();
+            a["assistant"]["citations"] =
+                json!([{"doc_id": "doc:src:b", "quote": "costs 89 euros per night"}]);
+            Step::answer(a.to_string())
+        },
+        |_| Vec::new(),
+        |action| match action {
+            Action::LoadCollection { collection_id } => {
+                assert_eq!(collection_id, "col-1");
+                Input::CollectionLoaded(Ok(collection_pack()))
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    let docs = &run.asks[0].packet.context.documents;
+    let ids: Vec<&str> = docs.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "doc:collection:index",
+            "doc:src:b",
+            "doc:src:a",
+            "doc:src:c"
+        ]
+    );
+    assert!(docs.iter().all(|d| d.trust == "untrusted"));
+    assert_eq!(docs[0].content["sources"].as_array().unwrap().len(), 3);
+    let answer = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Assistant(a) => Some(a),
+            _ => None,
+        })
+        .unwrap();
+    let cited = &answer.citations[0];
+    assert!(cited.verified);
+    let source = cited
+        .source
+        .as_ref()
+        .expect("the citation names its source");
+    assert_eq!(source.source_id, "b");
+    assert_eq!(source.title, "Fares");
+    assert_eq!(source.url.as_deref(), Some("https://b.example/page"));
+    assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+#[test]
+fn an_unknown_collection_fails_the_turn_with_its_code() {
+    let run = drive_host(
+        collection_request("anything"),
+        settings(),
+        Ok(1),
+        Ok(()),
+        |_, _| panic!("the model is not asked"),
+        |_| Vec::new(),
+        |_| Input::CollectionLoaded(Err(Error::new(ErrorCode::NotFound, "no collection col-1"))),
+    );
+    assert_eq!(run.errors()[0].code, ErrorCode::NotFound);
+    assert_eq!(run.done().status, DoneStatus::Failed);
+    assert_eq!(run.record().status, crate::history::TurnStatus::Failed);
+}
+
+#[test]
+fn store_tools_run_through_the_driver_and_their_results_reach_the_model() {
+    let mut ran = Vec::new();
+    let run = drive_host(
+        request(Some("c-1"), observation()),
+        settings(),
+        Ok(1),
+        Ok(()),
+        stepping(vec![json!([
+            {"name": "collection.create", "arguments": {"title": "Trains"}},
+            {"name": "collection.list_sources", "arguments": {"collectionId": "gone"}},
+            {"name": "collection.create", "arguments": {"title": "Never"}}
+        ])]),
+        |_| panic!("store tools need no extension"),
+        |action| match action {
+            Action::RunTool { call_id, call, .. } => {
+                ran.push(call.name.clone());
+                let result = if call.name == "collection.create" {
+                    Ok(
+                        json!({"collectionId": "col-9", "message": "Created the collection “Trains”."}),
+                    )
+                } else {
+                    Err(ToolError::new("NOT_FOUND", "no collection gone"))
+                };
+                Input::HostToolResult {
+                    call_id: call_id.clone(),
+                    result,
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    assert_eq!(ran, ["collection.create", "collection.list_sources"]);
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].reason, Reason::LocalData);
+    assert_eq!(calls[0].decision, Decision::Allow);
+    let results = tool_results(&run);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].summary, "Created the collection “Trains”.");
+    assert_eq!(results[0].result.as_ref().unwrap()["collectionId"], "col-9");
+    assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_FOUND");
+    assert_eq!(results[2].error.as_ref().unwrap().code, "NOT_RUN");
+    assert!(run.asks[1].user_prompt.contains("col-9"));
+    assert!(run.asks[1].user_prompt.contains("NOT_FOUND"));
+}
+
+#[test]
+fn an_extension_result_for_a_host_tool_is_refused() {
+    let ambient = Fixed::new();
+    let (mut turn, _) = Turn::start(request(Some("c-1"), observation()), settings(), &ambient);
+    let actions = turn.handle(Input::Reserved(Ok(1.into())));
+    let Some(Action::Ask(asked)) = actions.iter().find(|a| matches!(a, Action::Ask(_))) else {
+        panic!("asks the model")
+    };
+    let text = answer(
+        asked,
+        vec![paragraph("Listing.")],
+        json!([{"name": "transform.list_types", "arguments": {}}]),
+    );
+    let actions = turn.handle(Input::ModelReply(Ok(reply(text, "stop"))));
+    let call_id = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::RunTool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .expect("the driver is asked to run it");
+    let forged: ToolResultRequest = serde_json::from_value(json!({
+        "id": "forged", "call_id": call_id, "status": "ok", "result": {"message": "ran"}
+    }))
+    .unwrap();
+    let refused = turn.handle(Input::ToolResult(Box::new(forged)));
+    let codes: Vec<ErrorCode> = refused
+        .iter()
+        .filter_map(|a| match a {
+            Action::Reply {
+                event: Event::Error(e),
+                ..
+            } => Some(e.code),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(codes, [ErrorCode::UnknownCall]);
+    assert!(refused
+        .iter()
+        .all(|a| !matches!(a, Action::Emit(Event::ToolResult(_)))));
+    assert!(turn
+        .handle(Input::HostToolResult {
+            call_id: "another".into(),
+            result: Ok(json!({})),
+        })
+        .iter()
+        .all(|a| matches!(a, Action::Await { .. })));
+    let done = turn.handle(Input::HostToolResult {
+        call_id,
+        result: Ok(json!({"message": "5 transforms."})),
+    });
+    let summary = done.iter().find_map(|a| match a {
+        Action::Emit(Event::ToolResult(r)) => Some(r.summary.clone()),
+        _ => None,
+    });
+    assert_eq!(summary.as_deref(), Some("5 transforms."));
+}
+
+#[test]
+fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
+    let mut r = request(Some("c-1"), observation());
+    r.message.text = "Save https://news.example.org/more into my collection".into();
+    let mut stored = Vec::new();
+    let run = drive_host(
+        r,
+        settings(),
+        Ok(1),
+        Ok(()),
+        stepping(vec![json!([
+            {"name": "source.capture", "arguments": {"collectionId": "col-1", "url": "https://news.example.org/more"}}
+        ])]),
+        |events| match latest_call(events) {
+            Some(c) if c.name == "source.capture" && tool_results_in(events) == 0 => {
+                vec![result_for(events, "ok", Some(next_page()))]
+            }
+            _ => Vec::new(),
+        },
+        |action| match action {
+            Action::RunTool { call_id, call, .. } => {
+                stored.push(call.arguments.clone());
+                Input::HostToolResult {
+                    call_id: call_id.clone(),
+                    result: Ok(
+                        json!({"sourceId": "s-7", "message": "Captured “Night trains: the full story”."}),
+                    ),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].executor, crate::tools::Executor::Tab);
+    assert_eq!(calls[0].decision, Decision::Allow, "the user gave the URL");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        stored[0]["observation"]["summary"]["title"], "Night trains: the full story",
+        "the host gets the page the extension read"
+    );
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        results[0].summary,
+        "Captured “Night trains: the full story”."
+    );
+    // The loop still acts on the page it had: the next step packs it.
+    let next = &run.asks[1].packet.context.documents[0].content;
+    assert_eq!(next["title"], "Night trains are back");
+}
+
+#[test]
+fn a_capture_of_a_url_from_nowhere_is_asked_first() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![json!([
+            {"name": "source.capture", "arguments": {"collectionId": "col-1", "url": "https://elsewhere.example/x"}}
+        ])]),
+        |_| Vec::new(),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].decision, Decision::Ask);
+    assert_eq!(
+        tool_results(&run)[0].error.as_ref().unwrap().code,
+        "APPROVAL_EXPIRED"
+    );
+}
+
+fn tool_results_in(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolResult(_)))
+        .count()
 }

@@ -85,6 +85,9 @@ pub enum Reason {
     OrdinaryQuery,
     /// Arithmetic in the host: reads and changes nothing.
     LocalCompute,
+    /// Laika's own collections and artifacts, in the local store: nothing
+    /// leaves the machine and no page is touched.
+    LocalData,
     /// The click looks like it buys, pays, deletes, sends or confirms.
     CommitAction,
     /// The target is on another origin than the page.
@@ -128,7 +131,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub const ALL: [Reason; 25] = [
+    pub const ALL: [Reason; 26] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -136,6 +139,7 @@ impl Reason {
         Reason::OrdinaryInput,
         Reason::OrdinaryQuery,
         Reason::LocalCompute,
+        Reason::LocalData,
         Reason::CommitAction,
         Reason::CrossOriginNavigation,
         Reason::UrlNotFromContext,
@@ -166,6 +170,7 @@ impl Reason {
             Reason::OrdinaryInput => "ORDINARY_INPUT",
             Reason::OrdinaryQuery => "ORDINARY_QUERY",
             Reason::LocalCompute => "LOCAL_COMPUTE",
+            Reason::LocalData => "LOCAL_DATA",
             Reason::CommitAction => "COMMIT_ACTION",
             Reason::CrossOriginNavigation => "CROSS_ORIGIN_NAVIGATION",
             Reason::UrlNotFromContext => "URL_NOT_FROM_CONTEXT",
@@ -196,7 +201,8 @@ impl Reason {
             | Reason::OrdinaryClick
             | Reason::OrdinaryInput
             | Reason::OrdinaryQuery
-            | Reason::LocalCompute => Decision::Allow,
+            | Reason::LocalCompute
+            | Reason::LocalData => Decision::Allow,
             Reason::CommitAction
             | Reason::CrossOriginNavigation
             | Reason::UrlNotFromContext
@@ -329,6 +335,13 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
         GateClass::Compute => Verdict::new(
             Reason::LocalCompute,
             format!("{} computes locally and changes nothing.", tool.name),
+        ),
+        GateClass::LocalData => Verdict::new(
+            Reason::LocalData,
+            format!(
+                "{} works on Laika's own collections and artifacts on this computer.",
+                tool.name
+            ),
         ),
         GateClass::AppLevel => Verdict::new(
             Reason::ToolNotAvailable,

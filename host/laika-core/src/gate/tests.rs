@@ -286,11 +286,11 @@ fn unknown_and_unavailable_tools() {
             json!({"expression": "19.99 * 3", "currency": "EUR"}),
             LocalCompute,
         ),
-        ("transform.list_types", Value::Null, ToolNotAvailable),
+        ("transform.list_types", Value::Null, LocalData),
         (
             "artifact.save",
             json!({"title": "t", "text": "x"}),
-            ToolNotAvailable,
+            LocalData,
         ),
         (
             "artifact.save",
@@ -316,7 +316,7 @@ fn unknown_and_unavailable_tools() {
         (
             "collection.add_sources",
             json!({"collectionId": "c", "sources": [{"type": "url", "url": "https://a.example"}, {"type": "note", "text": "n"}]}),
-            ToolNotAvailable,
+            LocalData,
         ),
         (
             "collection.add_sources",
@@ -331,7 +331,7 @@ fn unknown_and_unavailable_tools() {
         (
             "commerce.estimate_shipping",
             json!({"destination": {"state": "CA"}, "speed": "expedited"}),
-            ToolNotAvailable,
+            LocalCompute,
         ),
         (
             "app.money_calculate",

@@ -16,6 +16,7 @@
 //! phrases, so no query syntax from the user reaches FTS5.
 
 mod memory;
+pub mod collections;
 pub mod redaction;
 pub mod schema;
 

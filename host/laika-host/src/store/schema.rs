@@ -120,8 +120,60 @@ CREATE TABLE IF NOT EXISTS agent_state_deltas (
 );
 "#;
 
+/// Collections, their sources and artifacts (laika.llmcp seed,
+/// `collection.*` / `source.*` / `artifact.*`). A source's text, outline and
+/// links are what `collection.source.v1` carries, size-bounded and with URL
+/// credentials stripped before they get here; the user saved them on
+/// purpose, so unlike turn packets they are kept whole.
+const V_COLLECTIONS: &str = r#"
+CREATE TABLE IF NOT EXISTS collections (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  tags_json TEXT NOT NULL DEFAULT '[]',
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS idx_collections_updated ON collections(updated_at);
+
+CREATE TABLE IF NOT EXISTS sources (
+  id TEXT PRIMARY KEY,
+  collection_id TEXT NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('url', 'note')),
+  url TEXT,
+  title TEXT NOT NULL DEFAULT '',
+  outlet TEXT,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+  error TEXT,
+  captured_at TEXT,
+  text TEXT NOT NULL DEFAULT '',
+  outline_json TEXT NOT NULL DEFAULT '[]',
+  links_json TEXT NOT NULL DEFAULT '[]',
+  created_at TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS idx_sources_collection ON sources(collection_id, position);
+
+CREATE TABLE IF NOT EXISTS artifacts (
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL,
+  mime TEXT NOT NULL,
+  text TEXT,
+  doc_json TEXT,
+  tags_json TEXT NOT NULL DEFAULT '[]',
+  collection_id TEXT REFERENCES collections(id) ON DELETE SET NULL,
+  -- 1 when text and doc went through URL-credential redaction.
+  redacted INTEGER NOT NULL DEFAULT 1,
+  created_at TEXT NOT NULL,
+  CHECK ((text IS NULL) <> (doc_json IS NULL))
+);
+
+CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
+"#;
+
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY];
+pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {
@@ -232,6 +284,9 @@ mod tests {
             "conversation_summaries",
             "agent_states",
             "agent_state_deltas",
+            "collections",
+            "sources",
+            "artifacts",
         ] {
             assert!(
                 names.iter().any(|n| n == want),

@@ -1,0 +1,443 @@
+//! Collections, sources and artifacts in SQLite (schema `V_COLLECTIONS`).
+//!
+//! Records come in already shaped by `laika_core::collection` (bounded, URL
+//! credentials stripped); this module only stores and reads them. An id that
+//! names nothing (never existed, or deleted) is `NOT_FOUND` naming the id.
+
+use super::{shown, sql_count, sqlite, Store};
+use laika_core::collection::{
+    Artifact, ArtifactSummary, Collection, CollectionPack, Source, SourceKind, SourceStatus,
+    MAX_SOURCES,
+};
+use laika_core::error::{Error, ErrorCode, Result};
+use rusqlite::{params, OptionalExtension, Row};
+use serde::Serialize;
+
+fn missing(what: &str, id: &str) -> Error {
+    Error::new(ErrorCode::NotFound, format!("no {what} {}", shown(id)))
+}
+
+fn json_list<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
+}
+
+const SOURCE_COLUMNS: &str = "id, collection_id, kind, url, title, outlet, status, error, \
+     captured_at, text, outline_json, links_json";
+
+fn source_row(r: &Row<'_>) -> rusqlite::Result<Source> {
+    let kind: String = r.get(2)?;
+    let status: String = r.get(6)?;
+    Ok(Source {
+        id: r.get(0)?,
+        collection_id: r.get(1)?,
+        kind: SourceKind::from_name(&kind).unwrap_or(SourceKind::Note),
+        url: r.get(3)?,
+        title: r.get(4)?,
+        outlet: r.get(5)?,
+        status: SourceStatus::from_name(&status).unwrap_or(SourceStatus::Failed),
+        error: r.get(7)?,
+        captured_at: r.get(8)?,
+        text: r.get(9)?,
+        outline: json_list(&r.get::<_, String>(10)?),
+        extracted_links: json_list(&r.get::<_, String>(11)?),
+    })
+}
+
+impl Store {
+    pub fn create_collection(&mut self, collection: &Collection) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO collections (id, title, tags_json, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![
+                    collection.id,
+                    collection.title,
+                    to_json(&collection.tags),
+                    collection.created_at
+                ],
+            )
+            .map_err(sqlite)?;
+        Ok(())
+    }
+
+    pub fn collection(&self, id: &str) -> Result<Collection> {
+        self.conn
+            .query_row(
+                "SELECT c.id, c.title, c.tags_json, c.created_at, \
+                   (SELECT COUNT(*) FROM sources s WHERE s.collection_id = c.id) \
+                 FROM collections c WHERE c.id = ?1",
+                [id],
+                |r| {
+                    Ok(Collection {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        tags: json_list(&r.get::<_, String>(2)?),
+                        created_at: r.get(3)?,
+                        source_count: r.get(4)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sqlite)?
+            .ok_or_else(|| missing("collection", id))
+    }
+
+    /// Collections, most recently changed first.
+    pub fn list_collections(&self, limit: usize) -> Result<Vec<Collection>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, c.title, c.tags_json, c.created_at, \
+                   (SELECT COUNT(*) FROM sources s WHERE s.collection_id = c.id) \
+                 FROM collections c ORDER BY c.updated_at DESC, c.id LIMIT ?1",
+            )
+            .map_err(sqlite)?;
+        let rows = stmt
+            .query_map([sql_count(limit)], |r| {
+                Ok(Collection {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    tags: json_list(&r.get::<_, String>(2)?),
+                    created_at: r.get(3)?,
+                    source_count: r.get(4)?,
+                })
+            })
+            .map_err(sqlite)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
+    }
+
+    /// Appends sources to a collection, in one transaction; a collection
+    /// holds at most [`MAX_SOURCES`].
+    pub fn add_sources(
+        &mut self,
+        collection_id: &str,
+        sources: &[Source],
+        now: &str,
+    ) -> Result<()> {
+        let tx = self.conn.transaction().map_err(sqlite)?;
+        let (exists, count, next): (bool, usize, i64) = tx
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM collections WHERE id = ?1), \
+                   (SELECT COUNT(*) FROM sources WHERE collection_id = ?1), \
+                   (SELECT COALESCE(MAX(position), 0) + 1 FROM sources WHERE collection_id = ?1)",
+                [collection_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(sqlite)?;
+        if !exists {
+            return Err(missing("collection", collection_id));
+        }
+        if count + sources.len() > MAX_SOURCES {
+            return Err(Error::invalid_request(format!(
+                "a collection holds at most {MAX_SOURCES} sources; it has {count}"
+            )));
+        }
+        for (i, s) in sources.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO sources (id, collection_id, position, kind, url, title, outlet, \
+                   status, error, captured_at, text, outline_json, links_json, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    s.id,
+                    collection_id,
+                    next + i64::try_from(i).unwrap_or(0),
+                    s.kind.as_str(),
+                    s.url,
+                    s.title,
+                    s.outlet,
+                    s.status.as_str(),
+                    s.error,
+                    s.captured_at,
+                    s.text,
+                    to_json(&s.outline),
+                    to_json(&s.extracted_links),
+                    now
+                ],
+            )
+            .map_err(sqlite)?;
+        }
+        tx.execute(
+            "UPDATE collections SET updated_at = ?2 WHERE id = ?1",
+            params![collection_id, now],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)
+    }
+
+    pub fn source(&self, id: &str) -> Result<Source> {
+        self.conn
+            .query_row(
+                &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE id = ?1"),
+                [id],
+                source_row,
+            )
+            .optional()
+            .map_err(sqlite)?
+            .ok_or_else(|| missing("source", id))
+    }
+
+    /// Replaces a source's captured content and status (a capture or a
+    /// refresh); the source must still exist.
+    pub fn update_source(&mut self, source: &Source) -> Result<()> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sources SET title = ?2, outlet = ?3, status = ?4, error = ?5, \
+                   captured_at = ?6, text = ?7, outline_json = ?8, links_json = ?9, url = ?10 \
+                 WHERE id = ?1",
+                params![
+                    source.id,
+                    source.title,
+                    source.outlet,
+                    source.status.as_str(),
+                    source.error,
+                    source.captured_at,
+                    source.text,
+                    to_json(&source.outline),
+                    to_json(&source.extracted_links),
+                    source.url
+                ],
+            )
+            .map_err(sqlite)?;
+        if changed == 0 {
+            return Err(missing("source", &source.id));
+        }
+        Ok(())
+    }
+
+    /// A collection and its sources in order, with their text.
+    pub fn collection_pack(&self, id: &str) -> Result<CollectionPack> {
+        let collection = self.collection(id)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SOURCE_COLUMNS} FROM sources WHERE collection_id = ?1 ORDER BY position"
+            ))
+            .map_err(sqlite)?;
+        let sources = stmt
+            .query_map([id], source_row)
+            .map_err(sqlite)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sqlite)?;
+        Ok(CollectionPack {
+            collection,
+            sources,
+        })
+    }
+
+    pub fn save_artifact(&mut self, artifact: &Artifact, redacted: bool) -> Result<()> {
+        if let Some(c) = &artifact.collection_id {
+            self.collection(c)?;
+        }
+        let doc = artifact.doc.as_ref().map(|d| d.to_string());
+        self.conn
+            .execute(
+                "INSERT INTO artifacts (id, title, mime, text, doc_json, tags_json, \
+                   collection_id, redacted, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    artifact.id,
+                    artifact.title,
+                    artifact.mime,
+                    artifact.text,
+                    doc,
+                    to_json(&artifact.tags),
+                    artifact.collection_id,
+                    redacted,
+                    artifact.created_at
+                ],
+            )
+            .map_err(sqlite)?;
+        Ok(())
+    }
+
+    pub fn artifact(&self, id: &str) -> Result<Artifact> {
+        self.conn
+            .query_row(
+                "SELECT id, title, mime, text, doc_json, tags_json, collection_id, created_at \
+                 FROM artifacts WHERE id = ?1",
+                [id],
+                |r| {
+                    let doc: Option<String> = r.get(4)?;
+                    Ok(Artifact {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        mime: r.get(2)?,
+                        text: r.get(3)?,
+                        doc: doc.and_then(|d| serde_json::from_str(&d).ok()),
+                        tags: json_list(&r.get::<_, String>(5)?),
+                        collection_id: r.get(6)?,
+                        created_at: r.get(7)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sqlite)?
+            .ok_or_else(|| missing("artifact", id))
+    }
+
+    /// Artifacts, newest first.
+    pub fn list_artifacts(&self, limit: usize) -> Result<Vec<ArtifactSummary>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, title, mime, collection_id, created_at FROM artifacts \
+                 ORDER BY created_at DESC, id LIMIT ?1",
+            )
+            .map_err(sqlite)?;
+        let rows = stmt
+            .query_map([sql_count(limit)], |r| {
+                Ok(ArtifactSummary {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    mime: r.get(2)?,
+                    collection_id: r.get(3)?,
+                    created_at: r.get(4)?,
+                })
+            })
+            .map_err(sqlite)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn collection(id: &str) -> Collection {
+        Collection {
+            id: id.into(),
+            title: "Trains".into(),
+            tags: vec!["travel".into()],
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            source_count: 0,
+        }
+    }
+
+    fn note(id: &str, text: &str) -> Source {
+        Source {
+            id: id.into(),
+            collection_id: "c-1".into(),
+            kind: SourceKind::Note,
+            url: None,
+            title: String::new(),
+            outlet: None,
+            captured_at: None,
+            status: SourceStatus::Ready,
+            error: None,
+            text: text.into(),
+            outline: Vec::new(),
+            extracted_links: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn collections_keep_their_sources_in_order() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_collection(&collection("c-1")).unwrap();
+        store
+            .add_sources("c-1", &[note("s-1", "first"), note("s-2", "second")], "t1")
+            .unwrap();
+        store
+            .add_sources("c-1", &[note("s-3", "third")], "t2")
+            .unwrap();
+        let pack = store.collection_pack("c-1").unwrap();
+        assert_eq!(pack.collection.source_count, 3);
+        assert_eq!(pack.collection.tags, ["travel"]);
+        let texts: Vec<&str> = pack.sources.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["first", "second", "third"]);
+        assert_eq!(store.list_collections(10).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn unknown_ids_are_not_found_and_change_nothing() {
+        let mut store = Store::open_in_memory().unwrap();
+        let e = store
+            .add_sources("nope", &[note("s-1", "x")], "t")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotFound);
+        assert!(e.message.contains("\"nope\""), "{}", e.message);
+        assert_eq!(
+            store.collection("nope").unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        assert_eq!(store.source("s-1").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(store.artifact("a-1").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(
+            store.update_source(&note("s-1", "x")).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            store.collection_pack("nope").unwrap_err().code,
+            ErrorCode::NotFound
+        );
+    }
+
+    #[test]
+    fn a_duplicate_source_id_rolls_the_whole_batch_back() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_collection(&collection("c-1")).unwrap();
+        store.add_sources("c-1", &[note("s-1", "a")], "t").unwrap();
+        let e = store
+            .add_sources("c-1", &[note("s-2", "b"), note("s-1", "again")], "t")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::StoreFailed);
+        assert_eq!(store.collection("c-1").unwrap().source_count, 1);
+    }
+
+    #[test]
+    fn the_source_cap_holds() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_collection(&collection("c-1")).unwrap();
+        let many: Vec<Source> = (0..MAX_SOURCES)
+            .map(|i| note(&format!("s-{i}"), "x"))
+            .collect();
+        store.add_sources("c-1", &many, "t").unwrap();
+        let e = store
+            .add_sources("c-1", &[note("one-more", "x")], "t")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidRequest);
+    }
+
+    #[test]
+    fn artifacts_round_trip_text_or_document() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_collection(&collection("c-1")).unwrap();
+        let doc = json!({"type": "doc", "children": []});
+        let a = Artifact {
+            id: "a-1".into(),
+            title: "Table".into(),
+            mime: "application/vnd.laika.render+json".into(),
+            text: None,
+            doc: Some(doc.clone()),
+            tags: vec![],
+            collection_id: Some("c-1".into()),
+            created_at: "2026-01-02T00:00:00.000Z".into(),
+        };
+        store.save_artifact(&a, true).unwrap();
+        assert_eq!(store.artifact("a-1").unwrap(), a);
+        let mut orphan = a.clone();
+        orphan.id = "a-2".into();
+        orphan.collection_id = Some("gone".into());
+        assert_eq!(
+            store.save_artifact(&orphan, true).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        let mut both = a.clone();
+        both.id = "a-3".into();
+        both.text = Some("x".into());
+        assert_eq!(
+            store.save_artifact(&both, true).unwrap_err().code,
+            ErrorCode::StoreFailed,
+            "text and doc are exclusive"
+        );
+        let list = store.list_artifacts(10).unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].title, "Table");
+    }
+}
