@@ -10,6 +10,7 @@ pub mod frame;
 pub mod install;
 pub mod origin;
 pub mod replay;
+pub mod serve;
 pub mod session;
 pub mod sink;
 pub mod store;

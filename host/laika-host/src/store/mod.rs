@@ -15,6 +15,7 @@
 //! Search goes through SQLite FTS5; user input is always turned into quoted
 //! phrases, so no query syntax from the user reaches FTS5.
 
+pub mod documents;
 pub mod redaction;
 pub mod schema;
 
