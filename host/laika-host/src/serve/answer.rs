@@ -182,14 +182,12 @@ fn documents(
     };
     let filters = filter_values(&request.query.filters);
     let keep = |d: &HistoryDocument| {
-        d.url.as_deref() != Some(HISTORY_URL)
-            && only
-                .as_ref()
-                .is_none_or(|o| d.origin.as_ref().is_some_and(|origin| o.contains(origin)))
+        only.as_ref()
+            .is_none_or(|o| d.origin.as_ref().is_some_and(|origin| o.contains(origin)))
             && filters.iter().all(|f| mentions(d, f))
     };
     let docs = store
-        .history_documents(&request.query.text, MAX_DOCUMENTS, &keep)
+        .history_documents(&request.query.text, HISTORY_URL, MAX_DOCUMENTS, &keep)
         .map_err(store_failure)?;
     if docs.is_empty() {
         return Err(Box::new(

@@ -47,10 +47,12 @@ impl Store {
     }
 
     /// Answered turns matching any word of `query`, best first, at most
-    /// `limit`; `keep` says which to keep (by origin, say).
+    /// `limit`, leaving out turns about `exclude_url` (the ones answered
+    /// over the history itself); `keep` says which to keep (by origin, say).
     pub fn history_documents(
         &self,
         query: &str,
+        exclude_url: &str,
         limit: usize,
         keep: &dyn Fn(&HistoryDocument) -> bool,
     ) -> Result<Vec<HistoryDocument>> {
@@ -67,24 +69,30 @@ impl Store {
              JOIN conversations c ON c.id = t.conversation_id
              JOIN messages rq ON rq.id = t.request_message_id
              WHERE turns_fts MATCH ?1 AND t.status = 'ok'
+               AND (CASE WHEN json_valid(rq.packet_json)
+                    THEN json_extract(rq.packet_json, '$.context.documents[0].content.url')
+                    END) IS NOT ?3
              ORDER BY bm25(turns_fts), t.created_at DESC, t.id DESC
              LIMIT ?2",
             )
             .map_err(sqlite)?;
         let candidates = limit.saturating_mul(OVERFETCH).min(MAX_CANDIDATES);
         let rows = stmt
-            .query_map(rusqlite::params![fts, sql_count(candidates)], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, u32>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    r.get::<_, String>(7)?,
-                ))
-            })
+            .query_map(
+                rusqlite::params![fts, sql_count(candidates), exclude_url],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, u32>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, String>(7)?,
+                    ))
+                },
+            )
             .map_err(sqlite)?;
         let mut out = Vec::new();
         for row in rows {
