@@ -299,33 +299,27 @@ fn bad_requests_fail_with_the_seeds_codes() {
         "INVALID_REQUEST",
     );
     assert!(msg.contains("flat"), "{msg}");
-    let msg = assert_failure(
-        &s.post(
-            "/ask",
-            &json!({"query": {"text": "x"}, "meta": {"api_version": "0.5"}}),
+    let cases = [
+        (json!({"meta": {"api_version": "0.5"}}), "0.54"),
+        (
+            json!({"context": {"memory": "vegetarian"}}),
+            "context.memory",
         ),
-        400,
-        "INVALID_REQUEST",
-    );
-    assert!(msg.contains("0.54"), "{msg}");
-    let msg = assert_failure(
-        &s.post(
-            "/ask",
-            &json!({"query": {"text": "x"}, "context": {"memory": "vegetarian"}}),
+        (
+            json!({"prefer": {"response_format": "xml"}}),
+            "prefer.response_format",
         ),
-        400,
-        "INVALID_REQUEST",
-    );
-    assert!(msg.contains("context.memory"), "{msg}");
-    let msg = assert_failure(
-        &s.post(
-            "/ask",
-            &json!({"query": {"text": "x"}, "prefer": {"response_format": "xml"}}),
-        ),
-        400,
-        "INVALID_REQUEST",
-    );
-    assert!(msg.contains("prefer.response_format"), "{msg}");
+    ];
+    for (extra, named) in cases {
+        let mut body = extra.as_object().unwrap().clone();
+        body.insert("query".into(), json!({"text": "x"}));
+        let msg = assert_failure(
+            &s.post("/ask", &Value::Object(body)),
+            400,
+            "INVALID_REQUEST",
+        );
+        assert!(msg.contains(named), "{msg}");
+    }
     let raw = send(
         s.connect(),
         "POST",
@@ -411,14 +405,7 @@ fn promises_are_kept_checked_in_on_and_cancelled() {
         "Cinnamon muffins, from your history."
     );
     // Delivered: the token is spent.
-    assert_failure(
-        &s.post(
-            "/await",
-            &json!({"promise_token": token, "action": "checkin"}),
-        ),
-        400,
-        "INVALID_REQUEST",
-    );
+    assert_spent(&s, &token);
 
     // Cancel stops the work: the turn is stored as cancelled.
     let v = s
@@ -438,16 +425,19 @@ fn promises_are_kept_checked_in_on_and_cancelled() {
         .json();
     assert_eq!(v["_meta"]["response_type"], "Promise");
     assert_eq!(v["promise"]["cancelled"], true);
-    assert_failure(
-        &s.post(
-            "/await",
-            &json!({"promise_token": token, "action": "checkin"}),
-        ),
-        400,
-        "INVALID_REQUEST",
-    );
+    assert_spent(&s, &token);
     let status = wait_for_turn(&s, "dropped");
     assert_eq!(status, "cancelled");
+}
+
+/// A delivered or cancelled promise's token is unknown from then on.
+fn assert_spent(s: &Served, token: &str) {
+    let reply = s.post(
+        "/await",
+        &json!({"promise_token": token, "action": "checkin"}),
+    );
+    let msg = assert_failure(&reply, 400, "INVALID_REQUEST");
+    assert!(msg.contains("unknown promise_token"), "{msg}");
 }
 
 /// The first turn's status of a conversation, once it is stored.

@@ -57,6 +57,17 @@ fn base_command(bin: &Path, dir: &Path) -> Command {
     c
 }
 
+/// Runs a command that must succeed; its stdout.
+fn succeed(command: &mut Command) -> Vec<u8> {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Writes the history: one summarize turn per page, with the builtin runtime.
 pub fn seed(bin: &Path, dir: &Path, pages: &[(&str, &str, &str)]) {
     let mut lines = vec![json!({"type": "hello", "id": "h", "protocol": {"name": "laika.wire", "version": 1}, "client": {"name": "test", "version": "1"}}).to_string()];
@@ -74,17 +85,12 @@ pub fn seed(bin: &Path, dir: &Path, pages: &[(&str, &str, &str)]) {
     }
     let file = dir.join("seed.ndjson");
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let out = base_command(bin, dir)
-        .args(["replay"])
-        .arg(&file)
-        .arg("--data-dir")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        base_command(bin, dir)
+            .args(["replay"])
+            .arg(&file)
+            .arg("--data-dir")
+            .arg(dir),
     );
 }
 
@@ -214,17 +220,12 @@ impl Served {
 
     /// `laika-host history …` on this server's data dir, as JSON.
     pub fn history(&self, args: &[&str]) -> Value {
-        let out = base_command(&self.bin, self.dir.path())
-            .arg("history")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let stdout = succeed(
+            base_command(&self.bin, self.dir.path())
+                .arg("history")
+                .args(args),
         );
-        serde_json::from_slice(&out.stdout).unwrap()
+        serde_json::from_slice(&stdout).unwrap()
     }
 }
 
