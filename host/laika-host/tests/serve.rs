@@ -263,6 +263,17 @@ fn site_picks_the_source_or_asks_which_and_filters_narrow() {
         404,
         "NO_RESULTS",
     );
+    // A follow-up nothing matches alone is read with the queries before it.
+    let follow_up = s.post(
+        "/ask",
+        &json!({"query": {"text": "zeppelin timetables"}, "context": {"prev": ["sleeper Prague"]},
+                "prefer": {"streaming": false, "response_format": "conv_search"}}),
+    );
+    assert_eq!(
+        follow_up.json()["results"][1]["url"],
+        PAGES[2].0,
+        "{follow_up:?}"
+    );
     // Extra query fields are filters: every document must mention them.
     let v = s
         .post("/ask", &json!({"query": {"text": "muffins trains", "price": "49 euros"}, "prefer": {"streaming": false, "response_format": "conv_search"}}))

@@ -186,9 +186,17 @@ fn documents(
             .is_none_or(|o| d.origin.as_ref().is_some_and(|origin| o.contains(origin)))
             && filters.iter().all(|f| mentions(d, f))
     };
-    let docs = store
+    let mut docs = store
         .history_documents(&request.query.text, HISTORY_URL, MAX_DOCUMENTS, &keep)
         .map_err(store_failure)?;
+    // A follow-up ("and the price?") may only make sense with the queries
+    // before it.
+    if docs.is_empty() && !request.context.prev.is_empty() {
+        let with_prev = format!("{} {}", request.query.text, request.context.prev.join(" "));
+        docs = store
+            .history_documents(&with_prev, HISTORY_URL, MAX_DOCUMENTS, &keep)
+            .map_err(store_failure)?;
+    }
     if docs.is_empty() {
         return Err(Box::new(
             Failure::new(
