@@ -8,6 +8,7 @@ pub mod config;
 pub mod doctor;
 pub mod frame;
 pub mod install;
+pub mod mcp;
 pub mod origin;
 pub mod replay;
 pub mod serve;

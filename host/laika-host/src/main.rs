@@ -7,6 +7,8 @@ use laika_core::error::{Error, ErrorCode};
 use laika_core::event::Event;
 use laika_core::wire;
 use laika_host::config::{Config, RuntimeConfig};
+use laika_host::mcp::McpServer;
+use laika_host::serve::asks::Asks;
 use laika_host::serve::guard::Token;
 use laika_host::serve::Server;
 use laika_host::session::Session;
@@ -66,6 +68,8 @@ enum Command {
         #[arg(long, value_name = "IP:PORT")]
         listen: Option<String>,
     },
+    /// Serve the same asks as `serve` to an MCP client over stdio: tools `ask` and `await`.
+    Mcp,
     /// Check every browser's manifest, launch the host like a browser does, and check the runtime.
     Doctor {
         /// Only these browsers (a missing manifest then fails).
@@ -184,6 +188,7 @@ const CLI_WORDS: &[&str] = &[
     "uninstall",
     "doctor",
     "serve",
+    "mcp",
     "help",
     "--help",
     "-h",
@@ -215,6 +220,7 @@ fn main() -> ExitCode {
             json,
         } => run_doctor(browsers, user_data_dir, timeout, json),
         Command::Serve { listen } => run_serve(listen),
+        Command::Mcp => run_mcp(),
     };
     match result {
         Ok(code) => code,
@@ -386,6 +392,35 @@ fn run_replay(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The multi-thread async runtime `serve` and `mcp` run on.
+fn async_runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
+fn run_mcp() -> Result<ExitCode, Error> {
+    use rmcp::ServiceExt;
+    let (config, _) = Config::from_process_env()?;
+    init_logging(&config);
+    let store = Store::open(&config.database_path())?;
+    let runtime = laika_runtime::from_config(&config.runtime)?;
+    async_runtime()?.block_on(async {
+        let server = McpServer::new(Asks::new(config, store, runtime));
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::internal(format!("MCP: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::internal(format!("MCP: {e}")))?;
+        Ok::<(), Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_serve(listen: Option<String>) -> Result<ExitCode, Error> {
     let (mut config, _) = Config::from_process_env()?;
     if let Some(listen) = listen {
@@ -396,11 +431,7 @@ fn run_serve(listen: Option<String>) -> Result<ExitCode, Error> {
     let token = Token::load(std::env::var("LAIKA_SERVE_TOKEN").ok(), &config.data_dir())?;
     let store = Store::open(&config.database_path())?;
     let runtime = laika_runtime::from_config(&config.runtime)?;
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
-    tokio.block_on(async {
+    async_runtime()?.block_on(async {
         let where_token = match &token.path {
             Some(path) => format!("the bearer token is in {}", path.display()),
             None => "the bearer token is $LAIKA_SERVE_TOKEN".to_owned(),

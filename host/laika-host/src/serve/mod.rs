@@ -5,7 +5,9 @@
 //! - `guard`: the bearer token, `Host` and `Origin` checks.
 //! - `answer`: one ask over the history, through the same engine and runtime
 //!   as a sidebar turn.
-//! - `jobs`: running asks, Promises and `/await`.
+//! - `asks`: starting asks, waiting or promising, `/await`: the part an MCP
+//!   binding shares.
+//! - `jobs`: running asks and the Promises made for them.
 //!
 //! Each connection is served by hyper directly (not `axum::serve`) so its
 //! header read has a deadline; bodies have a size limit and a deadline too.
@@ -13,13 +15,14 @@
 //! blocking pool, never on the async workers.
 
 pub mod answer;
+pub mod asks;
 pub mod guard;
 pub mod jobs;
 pub mod nlweb;
 
 use crate::config::Config;
 use crate::store::Store;
-use answer::AskContext;
+use asks::{Asks, Waited};
 use axum::body::Body;
 use axum::extract::{RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -29,35 +32,25 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::{get, post};
 use axum::Router;
 use guard::{Hosts, Token};
-use jobs::{CancelOnDrop, Finished, Job, Jobs};
+use jobs::CancelOnDrop;
 use laika_core::error::{Error, Result};
-use laika_runtime::{CancelToken, Runtime};
-use nlweb::{
-    AskRequest, AwaitAction, Failure, FailureCode, Payload, Promise, Response, ResponseType,
-    SessionContext,
-};
+use laika_runtime::Runtime;
+use nlweb::{AskRequest, Failure, FailureCode, Payload, Response};
 use serde_json::{Map, Value};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::Semaphore;
 
-/// Asks run on blocking threads at once; more wait their turn (the store
-/// is one connection, and the machine has only so many cores).
-const MAX_RUNNING_ASKS: usize = 16;
 /// SSE keep-alive comments: they also reveal a client that left.
 const SSE_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
 struct ServerState {
-    config: Config,
-    runtime: Arc<dyn Runtime>,
-    store: Arc<Mutex<Store>>,
-    jobs: Jobs,
+    asks: Arc<Asks>,
     token: Token,
     hosts: Hosts,
-    running: Arc<Semaphore>,
 }
 
 type Shared = Arc<ServerState>;
@@ -89,13 +82,9 @@ impl Server {
             addr,
             listener,
             state: Arc::new(ServerState {
-                config,
-                runtime,
-                store: Arc::new(Mutex::new(store)),
-                jobs: Jobs::default(),
+                asks: Asks::new(config, store, runtime),
                 token,
                 hosts,
-                running: Arc::new(Semaphore::new(MAX_RUNNING_ASKS)),
             }),
         })
     }
@@ -103,7 +92,7 @@ impl Server {
     /// Accepts connections until the process ends.
     pub async fn run(self) -> Result<()> {
         let app = router(self.state.clone());
-        let serve = &self.state.config.serve;
+        let serve = &self.state.asks.config.serve;
         let connections = Arc::new(Semaphore::new(serve.max_connections));
         let read_timeout = Duration::from_millis(serve.read_timeout_ms);
         loop {
@@ -156,22 +145,6 @@ fn failure(code: FailureCode, message: impl Into<String>) -> HttpResponse {
 
 fn failure_with_status(status: u16, code: FailureCode, message: impl Into<String>) -> HttpResponse {
     json_response(&Response::failure(Failure::new(code, message)), status)
-}
-
-fn promise_response(
-    token: String,
-    estimated_time: u64,
-    cancelled: bool,
-    session: Option<SessionContext>,
-) -> HttpResponse {
-    let payload = Payload::Promise {
-        promise: Promise {
-            token,
-            estimated_time,
-            cancelled,
-        },
-    };
-    json_response(&Response::new(payload, None, session), 200)
 }
 
 async fn not_found() -> HttpResponse {
@@ -229,7 +202,7 @@ async fn read_body(
     headers: &HeaderMap,
     body: Body,
 ) -> std::result::Result<Option<Value>, HttpResponse> {
-    let limit = state.config.serve.max_body_bytes;
+    let limit = state.asks.config.serve.max_body_bytes;
     let too_large = || {
         failure_with_status(
             413,
@@ -244,7 +217,7 @@ async fn read_body(
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    let deadline = Duration::from_millis(state.config.serve.read_timeout_ms);
+    let deadline = Duration::from_millis(state.asks.config.serve.read_timeout_ms);
     let bytes = match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
         Err(_) => {
             return Err(failure_with_status(
@@ -301,108 +274,12 @@ async fn ask(state: Shared, object: Map<String, Value>) -> HttpResponse {
         Ok(request) => request,
         Err(f) => return failure(f.0.code, f.0.message),
     };
-    let streaming = request.prefer.streaming;
-    let session = request.meta.session_context.clone();
-    let job = start(state.clone(), request);
-    if streaming {
-        stream(state, job, session)
+    if request.prefer.streaming {
+        stream(state, request)
     } else {
-        let mut guard = CancelOnDrop::new(job.clone());
-        let outcome = wait_or_promise(&state, &job).await;
-        guard.disarm();
-        match outcome {
-            Waited::Done(finished) => json_response(&finished.0, finished.1),
-            Waited::Lost => failure(
-                FailureCode::InternalError,
-                "the ask ended without an answer",
-            ),
-            Waited::Promised {
-                token,
-                estimated_time,
-            } => promise_response(token, estimated_time, false, session),
-        }
+        let (response, status) = state.asks.respond(request).await;
+        json_response(&response, status)
     }
-}
-
-enum Waited {
-    Done(Finished),
-    Lost,
-    Promised { token: String, estimated_time: u64 },
-}
-
-/// Waits up to `serve.promise_after_ms` for the job; past that it becomes a
-/// Promise (at once when the setting is 0).
-async fn wait_or_promise(state: &ServerState, job: &Arc<Job>) -> Waited {
-    let after = Duration::from_millis(state.config.serve.promise_after_ms);
-    if !after.is_zero() {
-        match tokio::time::timeout(after, job.wait()).await {
-            Ok(Some(finished)) => return Waited::Done(finished),
-            Ok(None) => return Waited::Lost,
-            Err(_) => {}
-        }
-    }
-    let estimated_time = state.jobs.estimated_time(job);
-    Waited::Promised {
-        token: state.jobs.promise(job.clone()),
-        estimated_time,
-    }
-}
-
-/// Starts the ask on a blocking thread; the job tells when it is done.
-fn start(state: Shared, request: AskRequest) -> Arc<Job> {
-    let cancel = CancelToken::default();
-    let (inbox_tx, inbox) = std::sync::mpsc::channel();
-    let (done_tx, done_rx) = watch::channel(None);
-    let job = Arc::new(Job::new(cancel.clone(), inbox_tx, done_rx));
-    tokio::spawn(async move {
-        let started = Instant::now();
-        let permit = state.running.clone().acquire_owned().await;
-        let worker = state.clone();
-        let handle = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let answered = if cancel.is_cancelled() {
-                Failure::new(FailureCode::InternalError, "the ask was cancelled").into()
-            } else {
-                answer::answer(
-                    &request,
-                    &AskContext {
-                        config: &worker.config,
-                        runtime: worker.runtime.as_ref(),
-                        store: &worker.store,
-                        cancel: &cancel,
-                        inbox: &inbox,
-                    },
-                )
-            };
-            finish(&request, answered)
-        });
-        let finished = match handle.await {
-            Ok(finished) => finished,
-            Err(e) => {
-                tracing::error!("serve: an ask stopped abnormally: {e}");
-                let f = Failure::new(FailureCode::InternalError, "the ask stopped abnormally");
-                (Response::failure(f), 500)
-            }
-        };
-        state.jobs.observe(started.elapsed());
-        let _ = done_tx.send(Some(Arc::new(finished)));
-    });
-    job
-}
-
-/// The response to send: `_meta` completed with the format (for an
-/// Answer) and the session context naming the Laika conversation.
-fn finish(request: &AskRequest, answered: answer::Answered) -> (Response, u16) {
-    let mut session = request.meta.session_context.clone();
-    if let Some(id) = answered.conversation_id {
-        session
-            .get_or_insert_with(SessionContext::default)
-            .conversation_id = Some(id);
-    }
-    let status = answered.payload.status();
-    let format = (answered.payload.response_type() == ResponseType::Answer)
-        .then_some(request.prefer.response_format);
-    (Response::new(answered.payload, format, session), status)
 }
 
 // ------------------------------------------------------------------- SSE
@@ -456,35 +333,24 @@ fn to_json<T: serde::Serialize>(value: &T) -> Value {
 
 /// Streams the ask's response. A client that leaves before the answer
 /// cancels the work (unless it was promised).
-fn stream(state: Shared, job: Arc<Job>, session: Option<SessionContext>) -> HttpResponse {
+fn stream(state: Shared, request: AskRequest) -> HttpResponse {
     let (tx, rx) = tokio::sync::mpsc::channel::<Value>(16);
     tokio::spawn(async move {
+        let session = request.meta.session_context.clone();
+        let job = state.asks.start(request);
         let mut guard = CancelOnDrop::new(job.clone());
-        let outcome = tokio::select! {
-            outcome = wait_or_promise(&state, &job) => outcome,
+        let waited = tokio::select! {
+            waited = state.asks.wait_or_promise(&job) => waited,
             () = tx.closed() => return,
         };
         guard.disarm();
-        let response = match outcome {
+        let response = match waited {
             Waited::Done(finished) => finished.0.clone(),
-            Waited::Lost => Response::failure(Failure::new(
-                FailureCode::InternalError,
-                "the ask ended without an answer",
-            )),
+            Waited::Lost => asks::lost().0,
             Waited::Promised {
                 token,
                 estimated_time,
-            } => Response::new(
-                Payload::Promise {
-                    promise: Promise {
-                        token,
-                        estimated_time,
-                        cancelled: false,
-                    },
-                },
-                None,
-                session,
-            ),
+            } => asks::promised(token, estimated_time, false, session),
         };
         for event in sse_events(&response) {
             if tx.send(event).await.is_err() {
@@ -512,40 +378,6 @@ async fn await_post(State(state): State<Shared>, headers: HeaderMap, body: Body)
         Ok(None) => Value::Object(Map::new()),
         Err(refused) => return refused,
     };
-    let request = match nlweb::parse_await(body) {
-        Ok(request) => request,
-        Err(f) => return failure(f.0.code, f.0.message),
-    };
-    let session = request.meta.session_context;
-    let token = request.promise_token;
-    let unknown = || {
-        failure(
-            FailureCode::InvalidRequest,
-            "unknown promise_token: it was never given, or was delivered, cancelled or expired",
-        )
-    };
-    match request.action {
-        AwaitAction::Checkin => {
-            let Some(job) = state.jobs.get(&token) else {
-                return unknown();
-            };
-            match job.finished() {
-                Some(finished) => {
-                    state.jobs.remove(&token);
-                    json_response(&finished.0, finished.1)
-                }
-                None => {
-                    let estimated_time = state.jobs.estimated_time(&job);
-                    promise_response(token, estimated_time, false, session)
-                }
-            }
-        }
-        AwaitAction::Cancel => match state.jobs.remove(&token) {
-            Some(job) => {
-                job.cancel();
-                promise_response(token, 0, true, session)
-            }
-            None => unknown(),
-        },
-    }
+    let (response, status) = state.asks.await_promise(body);
+    json_response(&response, status)
 }

@@ -5,6 +5,7 @@
 //! Requests are v0.54 only: the old flat format (`query` as a string, `site`,
 //! `prev`, `streaming` at the top) is refused with a message saying so.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
@@ -14,7 +15,7 @@ pub const VERSION: &str = "0.54";
 // ---------------------------------------------------------------- requests
 
 /// `/ask`'s request.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskRequest {
     pub query: Query,
@@ -28,7 +29,7 @@ pub struct AskRequest {
 
 /// `query`: `text` is required; every other field is optional, and fields
 /// this server has no name for are kept as filters.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct Query {
     pub text: String,
     /// A collection name, `history`, or a site in the history.
@@ -47,7 +48,7 @@ fn conversational_context() -> String {
     CONVERSATIONAL_CONTEXT.into()
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct Context {
     #[serde(rename = "@type", default = "conversational_context")]
     pub context_type: String,
@@ -71,7 +72,7 @@ impl Default for Context {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 pub enum ResponseFormat {
     /// `content` + `structuredData` (the default).
     #[default]
@@ -82,9 +83,10 @@ pub enum ResponseFormat {
     ConvSearch,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct Prefer {
     #[serde(default = "yes", deserialize_with = "flag")]
+    #[schemars(with = "bool")]
     pub streaming: bool,
     #[serde(default)]
     pub response_format: ResponseFormat,
@@ -132,7 +134,7 @@ fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
 pub struct Meta {
     #[serde(default)]
     pub api_version: Option<String>,
@@ -142,7 +144,7 @@ pub struct Meta {
 
 /// Echoed back in every response's `_meta`; `conversation_id` is the Laika
 /// conversation the ask was stored in.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<String>,
@@ -153,7 +155,7 @@ pub struct SessionContext {
 }
 
 /// `/await`'s request.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct AwaitRequest {
     pub promise_token: String,
     pub action: AwaitAction,
@@ -161,7 +163,7 @@ pub struct AwaitRequest {
     pub meta: Meta,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AwaitAction {
     Checkin,
