@@ -415,10 +415,28 @@ impl Response {
         // Plain data with string keys: serialization cannot fail; should it,
         // the client still gets a coded Failure.
         serde_json::to_value(self).unwrap_or_else(|e| {
-            serde_json::json!({
-                "_meta": {"response_type": "Failure", "version": VERSION},
-                "error": {"code": "INTERNAL_ERROR", "message": format!("response not serializable: {e}")},
-            })
+            let object = |pairs: [(&str, Value); 2]| {
+                Value::Object(pairs.map(|(k, v)| (k.to_owned(), v)).into_iter().collect())
+            };
+            object([
+                (
+                    "_meta",
+                    object([
+                        ("response_type", Value::from("Failure")),
+                        ("version", Value::from(VERSION)),
+                    ]),
+                ),
+                (
+                    "error",
+                    object([
+                        ("code", Value::from("INTERNAL_ERROR")),
+                        (
+                            "message",
+                            Value::from(format!("response not serializable: {e}")),
+                        ),
+                    ]),
+                ),
+            ])
         })
     }
 }
