@@ -688,3 +688,19 @@ fn two_hundred_concurrent_asks_are_all_answered() {
         &failed[..failed.len().min(5)]
     );
 }
+
+#[test]
+fn a_non_loopback_address_must_be_allowed_in_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .env_clear()
+        .env("LAIKA_CONFIG", dir.path().join("config.toml"))
+        .env("LAIKA_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("serve.allow_remote"), "{err}");
+    assert!(!dir.path().join("serve-token").exists());
+}
