@@ -28,6 +28,10 @@ pub struct Config {
     /// allowed to launch the host.
     pub allowed_origins: Vec<String>,
     pub limits: Limits,
+    /// `laika-host serve`: the NLWeb HTTP surface. Left out of a saved file
+    /// while it is the default.
+    #[serde(skip_serializing_if = "ServeConfig::is_default")]
+    pub serve: ServeConfig,
     /// The runtime settings the environment gave (but the kind), applied
     /// again when `config.set` switches the kind: the switch keeps only
     /// what the new kind shares with the old one.
@@ -53,8 +57,104 @@ impl Default for Config {
                 .map(|s| s.to_string())
                 .collect(),
             limits: Limits::default(),
+            serve: ServeConfig::default(),
             runtime_env: Vec::new(),
         }
+    }
+}
+
+/// The `[serve]` table: where `laika-host serve` listens and how it protects
+/// itself. Everything has a safe default: loopback only, small bodies, short
+/// read timeouts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// `IP:PORT` to listen on (`--listen` overrides it).
+    pub listen: String,
+    /// Listening on an address other than loopback must be asked for: the
+    /// server answers from the user's history.
+    pub allow_remote: bool,
+    /// Extra `Host` header values accepted besides the listen address (and
+    /// `localhost:PORT` on loopback), e.g. a name the machine is reached by.
+    pub allowed_hosts: Vec<String>,
+    /// An ask still running after this many ms is answered with a Promise
+    /// (`/await` gets the result); 0 makes every ask a Promise.
+    pub promise_after_ms: u64,
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+    /// A client must send its request headers, and then its body, within
+    /// this many ms each, or the connection is closed (slow-loris).
+    pub read_timeout_ms: u64,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+pub const DEFAULT_SERVE_LISTEN: &str = "127.0.0.1:8744";
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: DEFAULT_SERVE_LISTEN.into(),
+            allow_remote: false,
+            allowed_hosts: Vec::new(),
+            promise_after_ms: 10_000,
+            max_body_bytes: 1 << 20,
+            read_timeout_ms: 10_000,
+            max_connections: 512,
+        }
+    }
+}
+
+impl ServeConfig {
+    fn is_default(&self) -> bool {
+        *self == ServeConfig::default()
+    }
+
+    /// The listen address, checked: a socket address, loopback unless
+    /// `allow_remote`.
+    pub fn listen_addr(&self) -> Result<std::net::SocketAddr> {
+        let addr: std::net::SocketAddr = self.listen.trim().parse().map_err(|_| {
+            config_error(format!(
+                "serve.listen {:?} is not IP:PORT (e.g. {DEFAULT_SERVE_LISTEN})",
+                self.listen
+            ))
+        })?;
+        if !addr.ip().is_loopback() && !self.allow_remote {
+            return Err(config_error(format!(
+                "serve.listen {addr} is not a loopback address; set serve.allow_remote = true to listen there"
+            )));
+        }
+        Ok(addr)
+    }
+
+    fn validate(&self) -> Result<()> {
+        self.listen_addr()?;
+        for (key, value, range) in [
+            ("promise_after_ms", self.promise_after_ms, 0..=3_600_000u64),
+            ("read_timeout_ms", self.read_timeout_ms, 100..=600_000),
+            (
+                "max_body_bytes",
+                self.max_body_bytes as u64,
+                1024..=64 << 20,
+            ),
+            ("max_connections", self.max_connections as u64, 1..=65_536),
+        ] {
+            if !range.contains(&value) {
+                return Err(config_error(format!(
+                    "serve.{key} must be {}..={}",
+                    range.start(),
+                    range.end()
+                )));
+            }
+        }
+        for host in &self.allowed_hosts {
+            if host.trim().is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
+                return Err(config_error(format!(
+                    "serve.allowed_hosts: {host:?} is not a HOST[:PORT]"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -84,6 +184,16 @@ fn parse_bool(var: &str, value: &str) -> Result<bool> {
 }
 
 impl Config {
+    /// The context window `limits.context_window_tokens` sets, if it does.
+    pub fn configured_window(&self) -> Option<laika_core::model::ContextWindow> {
+        self.limits
+            .context_window_tokens
+            .map(|tokens| laika_core::model::ContextWindow {
+                tokens,
+                source: "limits.context_window_tokens".into(),
+            })
+    }
+
     /// The file alone (defaults when it does not exist), without environment
     /// overrides. Checked for shape only: the environment may complete it
     /// (a `base_url` from `LAIKA_BASE_URL`, say), so [`Config::load`]
@@ -173,6 +283,13 @@ impl Config {
         if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
             self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
         }
+        if let Some(v) = set("LAIKA_PROMISE_AFTER_MS") {
+            self.serve.promise_after_ms = v.trim().parse().map_err(|_| {
+                config_error(format!(
+                    "LAIKA_PROMISE_AFTER_MS={v:?} is not a number of milliseconds"
+                ))
+            })?;
+        }
         if let Some(v) = set("LAIKA_ALLOWED_ORIGINS") {
             self.allowed_origins = v.split(',').map(|s| s.trim().to_string()).collect();
         }
@@ -181,6 +298,7 @@ impl Config {
 
     pub fn validate(&self) -> Result<()> {
         self.runtime.validate()?;
+        self.serve.validate()?;
         let l = &self.limits;
         if l.max_inbound_frame == 0
             || l.max_inbound_frame > laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
@@ -407,6 +525,48 @@ mod tests {
             .map(|e| e.message)
             .unwrap_or_default()
             .contains("runtime.kind"));
+    }
+
+    #[test]
+    fn serve_is_loopback_unless_asked_and_checked() {
+        let c = Config::default();
+        assert_eq!(
+            c.serve.listen_addr().map(|a| a.ip().is_loopback()).ok(),
+            Some(true)
+        );
+        let msg = |toml: &str| {
+            Config::from_toml(toml)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default()
+        };
+        assert!(msg("[serve]\nlisten = \"0.0.0.0:80\"\n").contains("serve.allow_remote"));
+        assert!(msg("[serve]\nlisten = \"localhost\"\n").contains("serve.listen"));
+        assert!(msg("[serve]\nread_timeout_ms = 0\n").contains("serve.read_timeout_ms"));
+        assert!(msg("[serve]\nmax_body_bytes = 1\n").contains("serve.max_body_bytes"));
+        assert!(msg("[serve]\nallowed_hosts = [\"a b\"]\n").contains("serve.allowed_hosts"));
+        assert!(msg("[serve]\nport = 1\n").contains("port"));
+        let remote = Config::from_toml("[serve]\nlisten = \"0.0.0.0:8080\"\nallow_remote = true\n");
+        assert!(remote.is_ok());
+        let pairs: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_PROMISE_AFTER_MS", "0"),
+        ];
+        assert_eq!(
+            Config::load(&env_of(pairs))
+                .map(|c| c.0.serve.promise_after_ms)
+                .ok(),
+            Some(0)
+        );
+        let pairs: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/x.toml"),
+            ("LAIKA_PROMISE_AFTER_MS", "soon"),
+        ];
+        assert!(Config::load(&env_of(pairs))
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("LAIKA_PROMISE_AFTER_MS"));
     }
 
     #[test]

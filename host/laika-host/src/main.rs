@@ -7,6 +7,10 @@ use laika_core::error::{Error, ErrorCode};
 use laika_core::event::Event;
 use laika_core::wire;
 use laika_host::config::{Config, RuntimeConfig};
+use laika_host::mcp::McpServer;
+use laika_host::serve::asks::Asks;
+use laika_host::serve::guard::Token;
+use laika_host::serve::Server;
 use laika_host::session::Session;
 use laika_host::store::Store;
 use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
@@ -56,6 +60,16 @@ enum Command {
     Install(InstallArgs),
     /// Remove the manifests `install` writes (every browser unless --browser is given).
     Uninstall(InstallArgs),
+    /// Answer other programs over HTTP (NLWeb v0.54: /ask, /await) from what Laika has read.
+    /// Every request needs `Authorization: Bearer <token>`: $LAIKA_SERVE_TOKEN, else the token
+    /// kept in the data dir (made on first start; its path is printed, never the token).
+    Serve {
+        /// IP:PORT to listen on (default: serve.listen in the config, 127.0.0.1:8744).
+        #[arg(long, value_name = "IP:PORT")]
+        listen: Option<String>,
+    },
+    /// Serve the same asks as `serve` to an MCP client over stdio: tools `ask` and `await`.
+    Mcp,
     /// Check every browser's manifest, launch the host like a browser does, and check the runtime.
     Doctor {
         /// Only these browsers (a missing manifest then fails).
@@ -173,6 +187,8 @@ const CLI_WORDS: &[&str] = &[
     "install",
     "uninstall",
     "doctor",
+    "serve",
+    "mcp",
     "help",
     "--help",
     "-h",
@@ -203,6 +219,8 @@ fn main() -> ExitCode {
             timeout,
             json,
         } => run_doctor(browsers, user_data_dir, timeout, json),
+        Command::Serve { listen } => run_serve(listen),
+        Command::Mcp => run_mcp(),
     };
     match result {
         Ok(code) => code,
@@ -372,6 +390,60 @@ fn run_replay(
             events.len()
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The multi-thread async runtime `serve` and `mcp` run on.
+fn async_runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
+fn run_mcp() -> Result<ExitCode, Error> {
+    use rmcp::ServiceExt;
+    let (config, _) = Config::from_process_env()?;
+    init_logging(&config);
+    let store = Store::open(&config.database_path())?;
+    let runtime = laika_runtime::from_config(&config.runtime)?;
+    async_runtime()?.block_on(async {
+        let server = McpServer::new(Asks::new(config, store, runtime));
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::internal(format!("MCP: {e}")))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| Error::internal(format!("MCP: {e}")))?;
+        Ok::<(), Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_serve(listen: Option<String>) -> Result<ExitCode, Error> {
+    let (mut config, _) = Config::from_process_env()?;
+    if let Some(listen) = listen {
+        config.serve.listen = listen;
+    }
+    config.validate()?;
+    init_logging(&config);
+    let token = Token::load(std::env::var("LAIKA_SERVE_TOKEN").ok(), &config.data_dir())?;
+    let store = Store::open(&config.database_path())?;
+    let runtime = laika_runtime::from_config(&config.runtime)?;
+    async_runtime()?.block_on(async {
+        let where_token = match &token.path {
+            Some(path) => format!("the bearer token is in {}", path.display()),
+            None => "the bearer token is $LAIKA_SERVE_TOKEN".to_owned(),
+        };
+        let server = Server::bind(config, store, runtime, token).await?;
+        say(&format!(
+            "laika-host serve: listening on http://{} ({where_token})\n",
+            server.addr
+        ));
+        server.run().await
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

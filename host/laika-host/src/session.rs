@@ -44,11 +44,8 @@ impl Shared {
     /// when set, else what the configured runtime says (asked on the first
     /// turn after each runtime change, then remembered).
     fn context_window(&self, config: &Config) -> Option<ContextWindow> {
-        if let Some(tokens) = config.limits.context_window_tokens {
-            return Some(ContextWindow {
-                tokens,
-                source: "limits.context_window_tokens".into(),
-            });
+        if let Some(window) = config.configured_window() {
+            return Some(window);
         }
         let key = serde_json::to_string(&config.runtime).unwrap_or_default();
         if let Ok(cache) = self.window.lock() {

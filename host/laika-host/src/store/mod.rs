@@ -17,6 +17,7 @@
 
 mod memory;
 pub mod collections;
+pub mod documents;
 pub mod redaction;
 pub mod schema;
 

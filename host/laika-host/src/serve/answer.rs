@@ -1,0 +1,536 @@
+//! Answers one NLWeb ask over what Laika has read: picks the source
+//! `query.site` names, retrieves the stored turns that match, and runs the
+//! same engine and runtime a sidebar turn runs over them (the documents are
+//! its observation), so the answer's citations are verified the same way.
+//!
+//! Blocking: it runs on a blocking thread (`spawn_blocking`), as the engine's
+//! driver (`turn::run`) and the runtimes are synchronous.
+
+use super::nlweb::{
+    AskRequest, Elicitation, Failure, FailureCode, Grounding, GroundingCitation, Payload, Question,
+    QuestionType, ResultObject,
+};
+use crate::config::Config;
+use crate::store::documents::HistoryDocument;
+use crate::store::Store;
+use crate::turn::{self, TurnContext};
+use laika_core::engine::Input;
+use laika_core::error::ErrorCode;
+use laika_core::event::{Event, Sink};
+use laika_core::llmcp::{Task, TaskName};
+use laika_core::observation::{Chunk, Observation, Summary, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_core::text::prefix_chars;
+use laika_core::wire::{Tab, TurnRequest, UserText};
+use laika_runtime::{CancelToken, Runtime};
+use serde_json::{Map, Value};
+use std::sync::mpsc::Receiver;
+use std::sync::Mutex;
+
+/// The observation URL of an ask: marks the turns `serve` stored, so they
+/// are not retrieved as documents themselves.
+pub const HISTORY_URL: &str = "laika:history";
+/// The source name for the whole history.
+pub const HISTORY: &str = "history";
+/// Stored turns an answer is drawn from.
+const MAX_DOCUMENTS: usize = 8;
+/// Characters of a result's description.
+const DESCRIPTION_CHARS: usize = 300;
+/// Chunk ids the packer gives (`doc:web:chunk:<n>`, 1-based).
+const CHUNK_DOC_PREFIX: &str = "doc:web:chunk:";
+
+/// What one ask needs.
+pub struct AskContext<'a> {
+    pub config: &'a Config,
+    pub runtime: &'a dyn Runtime,
+    pub store: &'a Mutex<Store>,
+    pub cancel: &'a CancelToken,
+    pub inbox: &'a Receiver<Input>,
+}
+
+/// An ask's outcome: the payload, and the Laika conversation it was stored
+/// in (when the engine ran).
+pub struct Answered {
+    pub payload: Payload,
+    pub conversation_id: Option<String>,
+}
+
+impl From<Failure> for Answered {
+    fn from(f: Failure) -> Answered {
+        Answered {
+            payload: f.into(),
+            conversation_id: None,
+        }
+    }
+}
+
+/// Where an ask looks, from `query.site`. Collections will be another kind
+/// of source, resolved the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    /// The history; `Some` keeps only pages from these origins.
+    History(Option<Vec<String>>),
+    /// The name fits several sources: the client must choose.
+    Choose(Vec<String>),
+    /// Nothing by that name.
+    Unknown,
+}
+
+/// Resolves `site` against the page origins in the history: `history` (or
+/// nothing) is all of it; a domain keeps that domain and its subdomains; a
+/// bare name (`example`) that is a label of exactly one host keeps it, of
+/// several asks which.
+pub fn resolve(site: Option<&str>, origins: &[String]) -> Scope {
+    let site = site.map(normalize_site).unwrap_or_default();
+    if site.is_empty() || site == HISTORY {
+        return Scope::History(None);
+    }
+    let hosts: Vec<(&String, String)> = origins
+        .iter()
+        .filter_map(|o| Some((o, url::Url::parse(o).ok()?.host_str()?.to_lowercase())))
+        .collect();
+    let within: Vec<String> = hosts
+        .iter()
+        .filter(|(_, h)| *h == site || h.ends_with(&format!(".{site}")))
+        .map(|(o, _)| (*o).clone())
+        .collect();
+    if !within.is_empty() {
+        return Scope::History(Some(within));
+    }
+    let mut named: Vec<(&String, &String)> = hosts
+        .iter()
+        .filter(|(_, h)| h.split('.').any(|label| label == site))
+        .map(|(o, h)| (*o, h))
+        .collect();
+    named.sort_by(|a, b| a.1.cmp(b.1));
+    named.dedup_by(|a, b| a.1 == b.1);
+    match named.as_slice() {
+        [] => Scope::Unknown,
+        [(origin, _)] => Scope::History(Some(vec![(*origin).clone()])),
+        several => Scope::Choose(several.iter().map(|(_, h)| (*h).clone()).collect()),
+    }
+}
+
+/// `https://www.Example.com/` → `example.com`.
+fn normalize_site(site: &str) -> String {
+    let s = site.trim().to_lowercase();
+    let s = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .unwrap_or(&s);
+    let s = s.split('/').next().unwrap_or_default();
+    s.strip_prefix("www.").unwrap_or(s).to_owned()
+}
+
+/// Answers `request`. Never panics; every failure is a coded Failure.
+pub fn answer(request: &AskRequest, ctx: &AskContext<'_>) -> Answered {
+    match documents(request, ctx.store) {
+        Ok(docs) => run_engine(request, &docs, ctx),
+        Err(answered) => *answered,
+    }
+}
+
+fn store_failure(e: laika_core::error::Error) -> Box<Answered> {
+    tracing::error!(code = %e.code, "serve: the history could not be read: {}", e.chain());
+    Box::new(Failure::new(FailureCode::InternalError, "the history could not be read").into())
+}
+
+/// The stored turns to answer from, or the response that ends the ask
+/// early (an Elicitation, NO_RESULTS).
+fn documents(
+    request: &AskRequest,
+    store: &Mutex<Store>,
+) -> Result<Vec<HistoryDocument>, Box<Answered>> {
+    let store = store.lock().map_err(|_| {
+        Box::new(Answered::from(Failure::new(
+            FailureCode::InternalError,
+            "the history is unavailable after an earlier failure",
+        )))
+    })?;
+    let origins = store.page_origins().map_err(store_failure)?;
+    let site = request.query.site.as_deref();
+    let only = match resolve(site, &origins) {
+        Scope::History(only) => only,
+        Scope::Choose(hosts) => {
+            let site = site.unwrap_or_default();
+            return Err(Box::new(Answered {
+                payload: Payload::Elicitation {
+                    elicitation: Elicitation {
+                        text: format!("\"{site}\" matches several sites you have read."),
+                        questions: vec![Question {
+                            id: "site".into(),
+                            text: "Which site do you mean? Ask again with it as query.site.".into(),
+                            question_type: QuestionType::SingleSelect,
+                            options: hosts,
+                        }],
+                    },
+                },
+                conversation_id: None,
+            }));
+        }
+        Scope::Unknown => {
+            return Err(Box::new(
+                Failure::new(
+                    FailureCode::NoResults,
+                    format!(
+                        "no collection or site called {:?} in what you have read; query.site may be \"{HISTORY}\" or a site from your history",
+                        prefix_chars(site.unwrap_or_default(), 100)
+                    ),
+                )
+                .into(),
+            ))
+        }
+    };
+    let filters = filter_values(&request.query.filters);
+    let keep = |d: &HistoryDocument| {
+        only.as_ref()
+            .is_none_or(|o| d.origin.as_ref().is_some_and(|origin| o.contains(origin)))
+            && filters.iter().all(|f| mentions(d, f))
+    };
+    let mut docs = store
+        .history_documents(&request.query.text, HISTORY_URL, MAX_DOCUMENTS, &keep)
+        .map_err(store_failure)?;
+    // A follow-up ("and the price?") may only make sense with the queries
+    // before it.
+    if docs.is_empty() && !request.context.prev.is_empty() {
+        let with_prev = format!("{} {}", request.query.text, request.context.prev.join(" "));
+        docs = store
+            .history_documents(&with_prev, HISTORY_URL, MAX_DOCUMENTS, &keep)
+            .map_err(store_failure)?;
+    }
+    if docs.is_empty() {
+        return Err(Box::new(
+            Failure::new(
+                FailureCode::NoResults,
+                "nothing you have read with Laika matches this query",
+            )
+            .into(),
+        ));
+    }
+    Ok(docs)
+}
+
+/// `query`'s extra fields that filter: each string or number must be
+/// mentioned by a document.
+fn filter_values(filters: &Map<String, Value>) -> Vec<String> {
+    filters
+        .values()
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s.trim().to_lowercase()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn mentions(doc: &HistoryDocument, needle: &str) -> bool {
+    [&doc.title, &doc.user_text, &doc.answer_text, &doc.page_text]
+        .iter()
+        .any(|t| t.to_lowercase().contains(needle))
+}
+
+/// The retrieved turns as one observation: an empty summary (a page of
+/// its own would be quoted as if it were a source) and one chunk per turn,
+/// so a citation's chunk names its source.
+fn observation(query: &str, docs: &[HistoryDocument]) -> Observation {
+    let count = u32::try_from(docs.len()).unwrap_or(u32::MAX);
+    Observation {
+        summary: Summary {
+            doc_type: SUMMARY_DOC_TYPE.into(),
+            url: HISTORY_URL.into(),
+            title: prefix_chars(query, 200).to_owned(),
+            text: String::new(),
+            ..Summary::default()
+        },
+        chunks: docs
+            .iter()
+            .zip(1..)
+            .map(|(d, index)| Chunk {
+                doc_type: CHUNK_DOC_TYPE.into(),
+                url: d.url.clone().unwrap_or_else(|| HISTORY_URL.into()),
+                title: d.title.clone(),
+                chunk_index: index,
+                chunk_count: count,
+                text: [&d.title, &d.user_text, &d.answer_text, &d.page_text]
+                    .iter()
+                    .filter(|t| !t.trim().is_empty())
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            })
+            .collect(),
+        ..Observation::default()
+    }
+}
+
+/// Keeps the events of one turn.
+#[derive(Default)]
+struct Events(Mutex<Vec<Event>>);
+
+impl Sink for Events {
+    fn emit(&self, _reply_to: Option<&str>, event: Event) {
+        match self.0.lock() {
+            Ok(mut events) => events.push(event),
+            Err(poisoned) => poisoned.into_inner().push(event),
+        }
+    }
+}
+
+fn run_engine(request: &AskRequest, docs: &[HistoryDocument], ctx: &AskContext<'_>) -> Answered {
+    let text = request.query.text.clone();
+    let observation = match serde_json::to_value(observation(&text, docs)) {
+        Ok(v) => v,
+        Err(e) => {
+            return Failure::new(
+                FailureCode::InternalError,
+                format!("the documents could not be prepared: {e}"),
+            )
+            .into()
+        }
+    };
+    let mut args = Map::new();
+    args.insert("question".into(), Value::String(text.clone()));
+    let turn_request = TurnRequest {
+        id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient),
+        conversation_id: request
+            .meta
+            .session_context
+            .as_ref()
+            .and_then(|s| s.conversation_id.clone()),
+        message: UserText { text: text.clone() },
+        task: Task {
+            name: TaskName::Answer,
+            args,
+        },
+        tab: Tab::default(),
+        observation,
+        collection_id: None,
+    };
+    // One answer, no tools: nobody is there to run a browser tool.
+    let mut config = ctx.config.clone();
+    config.limits.max_steps = 1;
+    config.limits.max_tool_calls = 0;
+    let events = Events::default();
+    turn::run(
+        turn_request,
+        &TurnContext {
+            config: &config,
+            runtime: ctx.runtime,
+            store: ctx.store,
+            cancel: ctx.cancel,
+            inbox: ctx.inbox,
+            sink: &events,
+            // Asks run over stored text with the runtime's fixed budget
+            // unless the config names a window (no probe on this path).
+            context_window: ctx.config.configured_window(),
+        },
+    );
+    let events = match events.0.into_inner() {
+        Ok(e) => e,
+        Err(p) => p.into_inner(),
+    };
+    let mut conversation_id = None;
+    let mut answer = None;
+    let mut error = None;
+    for event in events {
+        match event {
+            Event::TurnStarted(s) => conversation_id = Some(s.conversation_id),
+            Event::Assistant(a) => answer = Some(a),
+            Event::Error(e) => error = Some(e),
+            _ => {}
+        }
+    }
+    let payload = match (answer, error) {
+        (Some(a), _) => {
+            let render = serde_json::to_value(&a.render).unwrap_or(Value::Null);
+            let answer_text = laika_core::render::text::plain_text(&render);
+            let results = results(&text, &answer_text, &a.citations, docs);
+            Payload::answer(request.prefer.response_format, answer_text, results)
+        }
+        (None, Some(e)) => {
+            let code = match e.code {
+                ErrorCode::InvalidRequest => FailureCode::InvalidRequest,
+                _ => FailureCode::InternalError,
+            };
+            Failure::new(code, e.message).into()
+        }
+        (None, None) => Failure::new(
+            FailureCode::InternalError,
+            "the turn ended without an answer",
+        )
+        .into(),
+    };
+    Answered {
+        payload,
+        conversation_id,
+    }
+}
+
+/// The document a verified citation was found in.
+fn cited_document<'d>(doc_id: &str, docs: &'d [HistoryDocument]) -> Option<&'d HistoryDocument> {
+    let n: usize = doc_id.strip_prefix(CHUNK_DOC_PREFIX)?.parse().ok()?;
+    docs.get(n.checked_sub(1)?)
+}
+
+/// The answer first (schema.org `Answer`), then each page it was drawn
+/// from (`WebPage`), every one with its sources and verified quotes.
+fn results(
+    question: &str,
+    answer: &str,
+    citations: &[laika_core::citation::VerifiedCitation],
+    docs: &[HistoryDocument],
+) -> Vec<ResultObject> {
+    let verified: Vec<(GroundingCitation, Option<usize>)> = citations
+        .iter()
+        .filter(|c| c.verified)
+        .map(|c| {
+            let doc = cited_document(&c.doc_id, docs);
+            let index = doc.and_then(|d| docs.iter().position(|x| std::ptr::eq(x, d)));
+            (
+                GroundingCitation {
+                    quote: c.quote.clone(),
+                    url: doc.and_then(|d| d.url.clone()),
+                    verified: true,
+                },
+                index,
+            )
+        })
+        .collect();
+    let mut sources: Vec<String> = Vec::new();
+    for url in verified.iter().filter_map(|(c, _)| c.url.as_ref()) {
+        if !sources.contains(url) {
+            sources.push(url.clone());
+        }
+    }
+    let mut out = vec![ResultObject {
+        result_type: "Answer".into(),
+        name: question.to_owned(),
+        url: None,
+        description: answer.to_owned(),
+        grounding: Grounding {
+            source_urls: sources,
+            citations: verified.iter().map(|(c, _)| c.clone()).collect(),
+        },
+        extra: Map::new(),
+    }];
+    for (i, d) in docs.iter().enumerate() {
+        let summary = if d.answer_text.trim().is_empty() {
+            &d.page_text
+        } else {
+            &d.answer_text
+        };
+        let mut extra = Map::new();
+        extra.insert(
+            "identifier".into(),
+            Value::String(format!("{}#{}", d.conversation_id, d.turn)),
+        );
+        extra.insert("dateCreated".into(), Value::String(d.created_at.clone()));
+        out.push(ResultObject {
+            result_type: if d.url.is_some() {
+                "WebPage"
+            } else {
+                "Conversation"
+            }
+            .into(),
+            name: if d.title.trim().is_empty() {
+                prefix_chars(&d.user_text, 120).to_owned()
+            } else {
+                d.title.clone()
+            },
+            url: d.url.clone(),
+            description: prefix_chars(summary.trim(), DESCRIPTION_CHARS).to_owned(),
+            grounding: Grounding {
+                source_urls: d.url.iter().cloned().collect(),
+                citations: verified
+                    .iter()
+                    .filter(|(_, at)| *at == Some(i))
+                    .map(|(c, _)| c.clone())
+                    .collect(),
+            },
+            extra,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origins(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn site_resolves_to_history_a_domain_a_choice_or_nothing() {
+        let o = origins(&[
+            "https://docs.example.com",
+            "https://example.com",
+            "https://example.org",
+            "https://news.site.net",
+        ]);
+        assert_eq!(resolve(None, &o), Scope::History(None));
+        assert_eq!(resolve(Some(" History "), &o), Scope::History(None));
+        assert_eq!(
+            resolve(Some("https://www.Example.com/a"), &o),
+            Scope::History(Some(origins(&[
+                "https://docs.example.com",
+                "https://example.com"
+            ])))
+        );
+        assert_eq!(
+            resolve(Some("site"), &o),
+            Scope::History(Some(origins(&["https://news.site.net"])))
+        );
+        assert_eq!(
+            resolve(Some("example"), &o),
+            Scope::Choose(vec![
+                "docs.example.com".into(),
+                "example.com".into(),
+                "example.org".into()
+            ])
+        );
+        assert_eq!(resolve(Some("recipes"), &o), Scope::Unknown);
+    }
+
+    #[test]
+    fn citations_map_to_the_chunk_they_were_found_in() {
+        let doc = |url: &str| HistoryDocument {
+            conversation_id: "c".into(),
+            turn: 1,
+            created_at: "t".into(),
+            url: Some(url.into()),
+            origin: None,
+            title: "T".into(),
+            user_text: "q".into(),
+            answer_text: "a".into(),
+            page_text: String::new(),
+        };
+        let docs = [doc("https://a.example/"), doc("https://b.example/")];
+        let cite = |doc_id: &str, verified| laika_core::citation::VerifiedCitation {
+            doc_id: doc_id.into(),
+            node_id: None,
+            handle_id: None,
+            quote: "quoted words".into(),
+            verified,
+            source: None,
+        };
+        let r = results(
+            "q",
+            "answer",
+            &[
+                cite("doc:web:chunk:2", true),
+                cite("doc:web:chunk:1", false),
+            ],
+            &docs,
+        );
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].grounding.source_urls, ["https://b.example/"]);
+        assert_eq!(r[0].grounding.citations.len(), 1);
+        assert!(r[1].grounding.citations.is_empty());
+        assert_eq!(r[2].grounding.citations.len(), 1);
+        assert_eq!(r[2].grounding.source_urls, ["https://b.example/"]);
+        assert_eq!(cited_document("doc:web:chunk:0", &docs), None);
+        assert_eq!(cited_document("doc:web:summary", &docs), None);
+    }
+}
