@@ -266,12 +266,6 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const turnId = msg.reply_to ?? "";
   conversationId = msg.conversation_id;
   view.body.replaceChildren(renderDoc(document, msg.render));
-  view.body.append(
-    answerActions(msg, {
-      regenerate: () => ask(view.ask),
-      edit: () => editQuestion(view.ask),
-    }),
-  );
   if (isObject(msg.data)) view.body.append(renderData(msg.data));
   const show = (c: VerifiedCitation, tabId?: number) =>
     send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
@@ -331,6 +325,11 @@ function onDone(view: TurnView, turnId: string, msg: DoneMessage): void {
   }
   view.root.dataset["stopReason"] = msg.stop_reason;
   if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+  const answer = lastAssistant.get(turnId);
+  if (msg.status === "ok" && answer) {
+    // Under the answer, outside it: the answer's own text stays just the answer.
+    view.root.insertBefore(answerActions(answer, { regenerate: () => ask(view.ask), edit: () => editQuestion(view.ask) }), view.badge);
+  }
   showRuntime(view, msg.runtime, msg.endpoint);
   if (msg.status === "ok") announce(`Answer ready. ${plainText(lastAssistant.get(turnId)?.render ?? null).slice(0, 300)}`);
 }
