@@ -137,7 +137,13 @@ try {
   const last = norm(await sidebar.textContent(".turn:last-child .badge"));
   assert(/stayed on this computer/.test(last) && !/router-model/.test(last), `the offline runtime answered (${last})`);
   assert(!/router-model/.test(await sidebar.textContent("#runtime")), "and the header follows");
-  console.log("ok chat: Enter/Shift+Enter, copy, regenerate, edit, sticky header/composer, runtime badge, bad server card, use offline, axe clean");
+  // A citation whose passage is gone: plain words, not an internal message.
+  await page.goto(`${pages.base}/shop.html`);
+  await sidebar.click(".turn:last-child .citation:not(.unverified)");
+  await sidebar.waitForSelector("#status:not([hidden])");
+  const status = norm(await sidebar.textContent("#status"));
+  assert(/^This passage is no longer on the page/.test(status) && !/cited text|NOT_FOUND/.test(status), `citation error in plain words (${status})`);
+  console.log("ok chat: Enter/Shift+Enter, copy, regenerate, edit, sticky header/composer, runtime badge, bad server card, use offline, citation error words, first run, focus, axe clean");
 } finally {
   await browser.close();
   await pages.close();
