@@ -292,7 +292,10 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
       .then((text) => post(port, { kind: "command", action: "ask-selection", text }));
   },
   tabs(port) {
-    void openTabs().then((tabs) => post(port, { kind: "tabs", tabs }));
+    // The page in front is read anyway: offer the others.
+    void Promise.all([openTabs(), targetTab()]).then(([tabs, front]) =>
+      post(port, { kind: "tabs", tabs: tabs.filter((t) => t.id !== front?.id) }),
+    );
   },
   highlight(port, req) {
     // Another tab only if the turn included it; else the turn's own page.
