@@ -29,7 +29,9 @@ describe("citations", () => {
 
   it("turn [n] in the answer into buttons only for verified citations that exist", () => {
     const root = document.createElement("div");
-    root.innerHTML = "<p>Trains run nightly [1], cost more [2] and [9]; see [x].</p>";
+    const p = document.createElement("p");
+    p.textContent = "Trains run nightly [1], cost more [2] and [9]; see [x].";
+    root.append(p);
     const shown: string[] = [];
     linkMarkers(root, [cite({ quote: "one" }), cite({ quote: "two", verified: false })], sources, (c) => shown.push(c.quote));
     const markers = root.querySelectorAll("button.cite-marker");

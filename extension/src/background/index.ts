@@ -76,7 +76,7 @@ const host = new HostConnection(
   {
     message: onHostMessage,
     state(state, detail, hello) {
-      broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label });
+      broadcast({ kind: "status", state, detail, runtime: hello?.runtime });
     },
     undelivered(ids) {
       for (const id of ids) {
@@ -255,7 +255,7 @@ type Handler<K extends SidebarRequest["kind"]> = (port: Port, req: Extract<Sideb
 /** What a sidebar may ask; the keys are the allow-list. */
 const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   status(port) {
-    post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
+    post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
     if (host.state === "disconnected" || host.state === "not_installed") host.connect();
   },
   ask(port, req) {
@@ -336,7 +336,7 @@ ext.runtime.onConnect.addListener((port) => {
     }
     calls.dropOwner(port);
   });
-  post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
+  post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
   if (pendingCommand) {
     post(port, pendingCommand);
     pendingCommand = null;

@@ -117,7 +117,7 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
     case "ready":
       showStatus("none");
       // Until a turn reports the runtime that really answered, say what the host started with.
-      if (!runtimeLabel.dataset["kind"]) runtimeLabel.textContent = ev.runtime_label ?? "";
+      if (!runtimeLabel.dataset["answered"] && ev.runtime) setBadge(runtimeLabel, ev.runtime);
       return;
     case "connecting":
       showStatus("info", "Connecting to the Laika app…");
@@ -339,6 +339,7 @@ function showRuntime(view: TurnView, runtime: DoneMessage["runtime"], endpoint?:
   setBadge(view.badge, runtime, endpoint);
   view.badge.hidden = false;
   setBadge(runtimeLabel, runtime, endpoint);
+  runtimeLabel.dataset["answered"] = "true";
 }
 
 function editQuestion(a: Ask): void {
