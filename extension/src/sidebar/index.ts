@@ -171,7 +171,12 @@ function newTurnView(id: string, ask: Ask): TurnView {
 }
 
 function startTurn(a: Ask): void {
-  if (activeTurn) return;
+  if (activeTurn) {
+    // One turn at a time: say so instead of ignoring the click.
+    showStatus("info", BUSY);
+    announce(BUSY);
+    return;
+  }
   const id = `turn-${crypto.randomUUID()}`;
   const view = newTurnView(id, a);
   activeTurn = id;
@@ -198,7 +203,10 @@ function startTurn(a: Ask): void {
   });
 }
 
+const BUSY = "Laika is still answering. Wait for it, or press Stop.";
+
 function endTurn(id: string): void {
+  if (statusBox.textContent === BUSY) showStatus("none");
   const view = turns.get(id);
   if (view) {
     view.progress.hidden = true;
