@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citedTab, linkMarkers, renderCitations } from "../src/sidebar/citations";
+import { citedTab, placeMarkers, renderCitations } from "../src/sidebar/citations";
 import type { VerifiedCitation } from "../src/generated/wire";
 
 const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:summary", quote: "a quote", verified: true, ...over });
@@ -33,12 +33,28 @@ describe("citations", () => {
     p.textContent = "Trains run nightly [1], cost more [2] and [9]; see [x].";
     root.append(p);
     const shown: string[] = [];
-    linkMarkers(root, [cite({ quote: "one" }), cite({ quote: "two", verified: false })], sources, (c) => shown.push(c.quote));
+    placeMarkers(root, [cite({ quote: "one" }), cite({ quote: "two", verified: false })], sources, (c) => shown.push(c.quote));
     const markers = root.querySelectorAll("button.cite-marker");
     expect(markers).toHaveLength(1);
     expect(root.textContent).toBe("Trains run nightly [1], cost more [2] and [9]; see [x].");
     (markers[0] as HTMLButtonElement).click();
     expect(shown).toEqual(["one"]);
     expect(markers[0]?.getAttribute("aria-label")).toBe("Source 1: show it on the page");
+  });
+
+  it("without markers in the text, put one after the block that quotes each citation", () => {
+    const root = document.createElement("div");
+    const ul = document.createElement("ul");
+    for (const t of ["“Night trains are back.”", "“Tickets cost more.”"]) {
+      const li = document.createElement("li");
+      li.textContent = t;
+      ul.append(li);
+    }
+    const p = document.createElement("p");
+    p.textContent = "A paraphrase only.";
+    root.append(ul, p);
+    placeMarkers(root, [cite({ quote: "Tickets cost  more." }), cite({ quote: "night trains are back" }), cite({ quote: "not in the answer" })], sources, () => undefined);
+    expect(Array.from(root.querySelectorAll("li")).map((li) => li.textContent)).toEqual(["“Night trains are back.” [2]", "“Tickets cost more.” [1]"]);
+    expect(p.textContent).toBe("A paraphrase only.");
   });
 });

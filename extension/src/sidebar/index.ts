@@ -23,7 +23,7 @@ import {
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions } from "./actions.js";
-import { linkMarkers, renderCitations, type CitationSources } from "./citations.js";
+import { placeMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
 import { setBadge } from "./badge.js";
@@ -277,7 +277,7 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
   if (isObject(msg.data)) view.body.append(renderData(msg.data));
   const show = (c: VerifiedCitation, tabId?: number) =>
     send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
-  linkMarkers(view.body, msg.citations, view.sources, show);
+  placeMarkers(view.body, msg.citations, view.sources, show);
   const cites = renderCitations(msg.citations, view.sources, show);
   if (cites) view.body.append(cites);
 }
