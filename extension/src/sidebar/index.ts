@@ -28,9 +28,9 @@ import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
 import { setBadge } from "./badge.js";
 import { wireEnterToSend } from "./composer.js";
-import { $, announce, button, h } from "./dom.js";
-import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeFailure } from "./errors.js";
-import { expectReply, HistoryView } from "./history.js";
+import { $, announce, h } from "./dom.js";
+import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
 
@@ -219,21 +219,6 @@ function endTurn(id: string): void {
     activeTurn = null;
     stopBtn.hidden = true;
   }
-}
-
-/** A failed model server: what failed, in plain words, and what to do now. */
-function runtimeErrorCard(view: TurnView, code: string, message: string): HTMLElement {
-  const { title, detail } = runtimeFailure(code, message);
-  const card = h("div", "error-card");
-  card.setAttribute("role", "alert");
-  card.append(h("p", "error", title), h("p", "error-detail", detail));
-  const row = h("div", "row");
-  row.append(
-    button("Retry", () => ask(view.ask), "primary"),
-    button("Use offline", () => void useOffline(view.ask)),
-  );
-  card.append(row);
-  return card;
 }
 
 /** Switches to the offline runtime (nothing leaves the computer) and asks again. */
@@ -431,7 +416,9 @@ function onHostEvent(msg: RoutedHostMessage): void {
       return;
     case "error": {
       view.failed = true;
-      if (RUNTIME_CODES.has(msg.code)) view.body.append(runtimeErrorCard(view, msg.code, msg.message));
+      if (RUNTIME_CODES.has(msg.code)) {
+        view.body.append(runtimeErrorCard(msg.code, msg.message, () => ask(view.ask), () => void useOffline(view.ask)));
+      }
       else view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", errorAdvice(msg.code, msg.message)));
       // An error ends the turn for the UI; a `done` may still follow and is accepted quietly.
       endTurn(turnId);
@@ -587,16 +574,7 @@ function showView(name: "chat" | "history" | "settings"): void {
 function continueWith(conv: ConversationDetail): void {
   conversationId = conv.id;
   messages.replaceChildren();
-  for (const t of conv.turns) {
-    const box = h("article", "turn past");
-    box.append(h("div", "user", t.user_text));
-    const answer = h("div", "answer");
-    const rendered = renderDoc(document, t.render);
-    if (rendered.hasChildNodes()) answer.append(rendered);
-    else answer.append(h("p", "notice", t.answer_text || t.status));
-    box.append(answer);
-    messages.append(box);
-  }
+  for (const t of conv.turns) messages.append(turnBox(t, "article", "turn past"));
   messages.append(h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: ask a follow-up below.`));
   showView("chat");
   question.focus();
