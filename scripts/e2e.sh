@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Browser end-to-end tests: headless Debian Chromium + the built extension +
-# the real laika-host (debug build). Installs chromium (apt) and the
-# extension's npm dependencies if missing.
+# the real laika-host (debug build), and the Firefox build in Debian
+# firefox-esr over WebDriver BiDi. Installs chromium and firefox-esr (apt) and
+# the extension's npm dependencies if missing.
 #   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
 #                             exfiltration, approval expiry and Stop, host not
 #                             installed or silent, XSS rendering check, the chat
 #                             screen (keys, answer actions, runtime badge, bad
 #                             server), history (search, continue, export, undo),
-#                             selection and other tabs as context;
+#                             selection and other tabs as context; Firefox runs a
+#                             summarize turn through the real host;
 #                             axe-core on each screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 
-if [ ! -x /usr/bin/chromium ]; then
-  echo "installing Debian chromium…"
-  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq chromium
-  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi
-fi
+# Debian packages the tests drive, installed when missing.
+apt_install() {
+  echo "installing Debian $1…"
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq "$1"
+  else sudo apt-get update -qq && sudo apt-get install -y -qq "$1"; fi
+}
+[ -x /usr/bin/chromium ] || apt_install chromium
+[ -x /usr/bin/firefox-esr ] || apt_install firefox-esr
 
 (cd extension && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build)
 
@@ -27,7 +32,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat history context collections; do
+for t in summarize tools agent exfiltration stop not-installed xss chat history context collections firefox; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -86,6 +86,13 @@ try {
   assert(copied.includes(shown.slice(0, 30)), `the clipboard has the answer (${copied.slice(0, 120)} / ${shown.slice(0, 60)})`);
   await checkA11y(sidebar, "answered");
 
+  // Inline markers [n] after the quoted passages highlight the page.
+  const marker = await sidebar.$(".turn .answer .cite-marker");
+  assert(marker && /^\[\d+\]$/.test(await marker.textContent()), "the answer has inline citation markers");
+  await marker.click();
+  await page.waitForSelector("[data-laika-highlighted]", { timeout: 10_000 });
+  await page.waitForSelector("[data-laika-highlighted]", { state: "detached", timeout: 10_000 });
+
   // Regenerate asks the same question again; Edit puts it back in the box.
   await sidebar.click(".act-regenerate");
   await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length === 2, null, { timeout: 30_000 });
@@ -137,7 +144,13 @@ try {
   const last = norm(await sidebar.textContent(".turn:last-child .badge"));
   assert(/stayed on this computer/.test(last) && !/router-model/.test(last), `the offline runtime answered (${last})`);
   assert(!/router-model/.test(await sidebar.textContent("#runtime")), "and the header follows");
-  console.log("ok chat: Enter/Shift+Enter, copy, regenerate, edit, sticky header/composer, runtime badge, bad server card, use offline, axe clean");
+  // A citation whose passage is gone: plain words, not an internal message.
+  await page.goto(`${pages.base}/shop.html`);
+  await sidebar.click(".turn:last-child .citation:not(.unverified)");
+  await sidebar.waitForSelector("#status:not([hidden])");
+  const status = norm(await sidebar.textContent("#status"));
+  assert(/^This passage is no longer on the page/.test(status) && !/cited text|NOT_FOUND/.test(status), `citation error in plain words (${status})`);
+  console.log("ok chat: Enter/Shift+Enter, copy, inline markers, regenerate, edit, sticky header/composer, runtime badge, bad server card, use offline, citation error words, first run, focus, axe clean");
 } finally {
   await browser.close();
   await pages.close();

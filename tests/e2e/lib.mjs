@@ -42,6 +42,27 @@ export async function serve() {
 }
 
 /**
+ * A shell script that runs laika-host with `env` (its stderr to
+ * `<tmp>/host-stderr.log`), for a browser's native-host manifest to name.
+ * `hostCommand` replaces the host (a shell line, for faults).
+ */
+export function writeHostWrapper(tmp, env, hostCommand = null) {
+  const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+  const wrapper = path.join(tmp, "laika-host-wrapper.sh");
+  fs.writeFileSync(
+    wrapper,
+    [
+      "#!/bin/sh",
+      ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`),
+      hostCommand ?? `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  return wrapper;
+}
+
+/**
  * Launches Chromium with the extension. `hostEnv` is added to the host's
  * environment (e.g. LAIKA_RUNTIME=scripted). Returns the context, the temp
  * dirs and a `history(args)` helper running `laika-host history …` on the
@@ -59,18 +80,7 @@ export async function launch(hostEnv = {}, { installHost = true, config = null, 
   fs.mkdirSync(dataDir, { recursive: true });
   if (config) fs.writeFileSync(configPath, config);
   const env = { LAIKA_DATA_DIR: dataDir, LAIKA_CONFIG: configPath, ...hostEnv };
-  const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
-  const wrapper = path.join(tmp, "laika-host-wrapper.sh");
-  fs.writeFileSync(
-    wrapper,
-    [
-      "#!/bin/sh",
-      ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`),
-      hostCommand ?? `exec ${quote(hostBinary)} "$@" 2>>${quote(path.join(tmp, "host-stderr.log"))}`,
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  const wrapper = writeHostWrapper(tmp, env, hostCommand);
   if (installHost) fs.writeFileSync(
     path.join(userDataDir, "NativeMessagingHosts", "dev.laika.host.json"),
     JSON.stringify({

@@ -40,9 +40,13 @@ try {
   const sidebar = await sidebarWithPage(browser);
   await sidebar.click("#summarize");
   await sidebar.waitForSelector("#stop:not([hidden])");
+  await sidebar.click("#summarize");
+  assert(/still answering/.test(await sidebar.textContent("#status")), "a second ask while one runs says why nothing happens");
+  assert((await sidebar.$$(".turn")).length === 1, "and starts no second turn");
   await sidebar.click("#stop");
   await sidebar.waitForSelector(".turn .notice:text('Stopped.')", { timeout: 5000 });
   assert(await sidebar.isHidden("#stop"), "Stop ended the turn");
+  assert(!/still answering/.test(await sidebar.textContent("#status")), "the busy note goes with it");
   const started = Date.now();
   await sidebar.click("#summarize");
   await sidebar.waitForSelector(".turn:nth-child(2) .error", { timeout: 40_000 });

@@ -78,7 +78,7 @@ const host = new HostConnection(
   {
     message: onHostMessage,
     state(state, detail, hello) {
-      broadcast({ kind: "status", state, detail, runtime_label: hello?.runtime.label });
+      broadcast({ kind: "status", state, detail, runtime: hello?.runtime });
     },
     undelivered(ids) {
       for (const id of ids) {
@@ -286,7 +286,7 @@ type Handler<K extends SidebarRequest["kind"]> = (port: Port, req: Extract<Sideb
 /** What a sidebar may ask; the keys are the allow-list. */
 const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   status(port) {
-    post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
+    post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
     if (host.state === "disconnected" || host.state === "not_installed") host.connect();
   },
   ask(port, req) {
@@ -327,7 +327,10 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
       .then((text) => post(port, { kind: "command", action: "ask-selection", text }));
   },
   tabs(port) {
-    void openTabs().then((tabs) => post(port, { kind: "tabs", tabs }));
+    // The page in front is read anyway: offer the others.
+    void Promise.all([openTabs(), targetTab()]).then(([tabs, front]) =>
+      post(port, { kind: "tabs", tabs: tabs.filter((t) => t.id !== front?.id) }),
+    );
   },
   highlight(port, req) {
     // Another tab only if the turn included it; else the turn's own page.
@@ -368,7 +371,7 @@ ext.runtime.onConnect.addListener((port) => {
     }
     calls.dropOwner(port);
   });
-  post(port, { kind: "status", state: host.state, detail: host.detail, runtime_label: host.hello?.runtime.label });
+  post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
   if (pendingCommand) {
     post(port, pendingCommand);
     pendingCommand = null;

@@ -3,7 +3,7 @@
  * content script). They never cross to the host. Every receiver checks that
  * the sender is this extension (`sender.id === runtime.id`) before acting.
  */
-import type { ExtensionMessage, Observation, TaskName, ToolTarget } from "../generated/wire.js";
+import type { ExtensionMessage, Observation, RuntimeInfo, TaskName, ToolTarget } from "../generated/wire.js";
 import type { RoutedHostMessage } from "./protocol.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
@@ -74,7 +74,8 @@ export type ConnectionState = "connecting" | "ready" | "not_installed" | "discon
 // ---- background → sidebar ----
 export type SidebarEvent =
   | { kind: "event"; msg: RoutedHostMessage }
-  | { kind: "status"; state: ConnectionState; detail: string; runtime_label?: string }
+  /** `runtime`: what the host said it runs when it started (`hello.result`). */
+  | { kind: "status"; state: ConnectionState; detail: string; runtime?: RuntimeInfo }
   | { kind: "turn.failed"; turn_id: string; code: string; message: string }
   | { kind: "turn.tab"; turn_id: string; title: string; url: string; tab_id: number; others: OpenTab[] }
   | { kind: "tabs"; tabs: OpenTab[] }

@@ -52,11 +52,45 @@ export function renderCitations(citations: VerifiedCitation[], sources: Citation
   return list;
 }
 
+function markerButton(doc: Document, n: number, c: VerifiedCitation, sources: CitationSources, show: Highlight): HTMLButtonElement {
+  const tab = citedTab(c, sources);
+  const b = doc.createElement("button");
+  b.type = "button";
+  b.className = "cite-marker";
+  b.textContent = `[${n}]`;
+  b.setAttribute("aria-label", `Source ${n}: show it ${tab ? `in the tab ${tab.title}` : "on the page"}`);
+  b.addEventListener("click", () => show(c, tab?.id));
+  return b;
+}
+
+const squash = (t: string) => t.replace(/\s+/g, " ").trim().toLowerCase();
+
+/**
+ * Inline markers for an answer: "[n]" the model wrote becomes a button for
+ * citation n; without any, each verified citation gets a marker after the
+ * paragraph, list item or cell that quotes it (nothing when the answer only
+ * paraphrases: the list below still has it).
+ */
+export function placeMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: CitationSources, show: Highlight): void {
+  if (/\[\d{1,3}\]/.test(root.textContent ?? "")) {
+    linkMarkers(root, citations, sources, show);
+    return;
+  }
+  const blocks = Array.from(root.querySelectorAll("p, li, td, th, blockquote, h2, h3, h4, h5, h6"));
+  citations.forEach((c, i) => {
+    const probe = squash(c.quote).slice(0, 60);
+    if (!c.verified || probe.length < 3) return;
+    // The innermost block holding the quote: later matches in document order are nested deeper.
+    const holder = blocks.filter((b) => squash(b.textContent ?? "").includes(probe)).pop();
+    if (holder) holder.append(" ", markerButton(root.ownerDocument, i + 1, c, sources, show));
+  });
+}
+
 /**
  * Turns "[n]" in the answer's text into buttons that highlight citation n
  * (only for n that exist and were verified; other brackets stay text).
  */
-export function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: CitationSources, show: Highlight): void {
+function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: CitationSources, show: Highlight): void {
   const walker = root.ownerDocument.createTreeWalker(root, 4);
   const texts: Text[] = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
@@ -71,13 +105,7 @@ export function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], so
         if (part) frag.append(part);
         continue;
       }
-      const tab = citedTab(c, sources);
-      const b = root.ownerDocument.createElement("button");
-      b.type = "button";
-      b.className = "cite-marker";
-      b.textContent = part;
-      b.setAttribute("aria-label", `Source ${n?.[1]}: show it ${tab ? `in the tab ${tab.title}` : "on the page"}`);
-      b.addEventListener("click", () => show(c, tab?.id));
+      const b = markerButton(root.ownerDocument, Number(n?.[1]), c, sources, show);
       frag.append(b);
     }
     node.replaceWith(frag);

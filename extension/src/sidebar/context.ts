@@ -51,10 +51,9 @@ export class ContextPicker {
     }
   }
 
-  /** The open tabs, as checkboxes (the page in front is read anyway, so it is not offered). */
-  showTabs(tabs: OpenTab[], current?: string): void {
+  /** The open tabs besides the one in front, as checkboxes. */
+  showTabs(offered: OpenTab[]): void {
     this.list.replaceChildren();
-    const offered = tabs.filter((t) => t.url !== current);
     if (!offered.length) {
       this.list.append(h("li", "notice", "No other web pages are open."));
       return;

@@ -3,6 +3,8 @@
  * codes"): act on the code, show the host's message only as detail.
  */
 
+import { button, h } from "./dom.js";
+
 /** Shown when the native host is missing: exactly what to paste in a terminal. */
 export const INSTALL_COMMAND = "laika-host install";
 /** Said next to the command, never inside it (it must paste as it is). */
@@ -52,6 +54,18 @@ export function runtimeFailure(code: string, message: string): { title: string; 
   let detail = message;
   for (const [re, words] of KEY_WORDS) detail = detail.replace(re, words);
   return { title, detail };
+}
+
+/** A failed model server: what failed, in plain words, and what to do now. */
+export function runtimeErrorCard(code: string, message: string, retry: () => void, useOffline: () => void): HTMLElement {
+  const { title, detail } = runtimeFailure(code, message);
+  const card = h("div", "error-card");
+  card.setAttribute("role", "alert");
+  card.append(h("p", "error", title), h("p", "error-detail", detail));
+  const row = h("div", "row");
+  row.append(button("Retry", retry, "primary"), button("Use offline", useOffline));
+  card.append(row);
+  return card;
 }
 
 /** What a failed "show on the page" means, in words people use. */

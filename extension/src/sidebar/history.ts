@@ -224,9 +224,9 @@ export class HistoryView {
   }
 }
 
-/** One stored turn: the question, its steps, the answer as rendered. */
-function turnBox(t: ConversationDetail["turns"][number]): HTMLElement {
-  const box = h("div", "turn");
+/** One stored turn: the question, its steps, the answer as rendered (history detail, and a continued chat). */
+export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls = "turn"): HTMLElement {
+  const box = h(tag, cls);
   box.append(h("div", "user", t.user_text));
   const calls = t.steps.flatMap((st) => st.calls.map((c) => ({ step: st.step, c })));
   if (calls.length) {

@@ -23,14 +23,14 @@ import {
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions } from "./actions.js";
-import { linkMarkers, renderCitations, type CitationSources } from "./citations.js";
+import { placeMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
 import { setBadge } from "./badge.js";
 import { wireEnterToSend } from "./composer.js";
-import { $, announce, button, h } from "./dom.js";
-import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeFailure } from "./errors.js";
-import { expectReply, HistoryView } from "./history.js";
+import { $, announce, h } from "./dom.js";
+import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
 import { CollectionsPanel } from "./collections.js";
@@ -118,7 +118,7 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
     case "ready":
       showStatus("none");
       // Until a turn reports the runtime that really answered, say what the host started with.
-      if (!runtimeLabel.dataset["kind"]) runtimeLabel.textContent = ev.runtime_label ?? "";
+      if (!runtimeLabel.dataset["answered"] && ev.runtime) setBadge(runtimeLabel, ev.runtime);
       return;
     case "connecting":
       showStatus("info", "Connecting to the Laika app…");
@@ -172,7 +172,12 @@ function newTurnView(id: string, ask: Ask): TurnView {
 }
 
 function startTurn(a: Ask): void {
-  if (activeTurn) return;
+  if (activeTurn) {
+    // One turn at a time: say so instead of ignoring the click.
+    showStatus("info", BUSY);
+    announce(BUSY);
+    return;
+  }
   const id = `turn-${crypto.randomUUID()}`;
   const view = newTurnView(id, a);
   activeTurn = id;
@@ -200,7 +205,10 @@ function startTurn(a: Ask): void {
   });
 }
 
+const BUSY = "Laika is still answering. Wait for it, or press Stop.";
+
 function endTurn(id: string): void {
+  if (statusBox.textContent === BUSY) showStatus("none");
   const view = turns.get(id);
   if (view) {
     view.progress.hidden = true;
@@ -213,21 +221,6 @@ function endTurn(id: string): void {
     activeTurn = null;
     stopBtn.hidden = true;
   }
-}
-
-/** A failed model server: what failed, in plain words, and what to do now. */
-function runtimeErrorCard(view: TurnView, code: string, message: string): HTMLElement {
-  const { title, detail } = runtimeFailure(code, message);
-  const card = h("div", "error-card");
-  card.setAttribute("role", "alert");
-  card.append(h("p", "error", title), h("p", "error-detail", detail));
-  const row = h("div", "row");
-  row.append(
-    button("Retry", () => ask(view.ask), "primary"),
-    button("Use offline", () => void useOffline(view.ask)),
-  );
-  card.append(row);
-  return card;
 }
 
 /** Switches to the offline runtime (nothing leaves the computer) and asks again. */
@@ -268,16 +261,10 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const turnId = msg.reply_to ?? "";
   conversationId = msg.conversation_id;
   view.body.replaceChildren(renderDoc(document, msg.render));
-  view.body.append(
-    answerActions(msg, {
-      regenerate: () => ask(view.ask),
-      edit: () => editQuestion(view.ask),
-    }),
-  );
   if (isObject(msg.data)) view.body.append(renderData(msg.data));
   const show = (c: VerifiedCitation, tabId?: number) =>
     send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
-  linkMarkers(view.body, msg.citations, view.sources, show);
+  placeMarkers(view.body, msg.citations, view.sources, show);
   const cites = renderCitations(msg.citations, view.sources, show);
   if (cites) view.body.append(cites);
 }
@@ -333,6 +320,11 @@ function onDone(view: TurnView, turnId: string, msg: DoneMessage): void {
   }
   view.root.dataset["stopReason"] = msg.stop_reason;
   if (msg.status === "ok" && !msg.stored) view.body.append(h("p", "notice", "The answer could not be saved to your history."));
+  const answer = lastAssistant.get(turnId);
+  if (msg.status === "ok" && answer) {
+    // Under the answer, outside it: the answer's own text stays just the answer.
+    view.root.insertBefore(answerActions(answer, { regenerate: () => ask(view.ask), edit: () => editQuestion(view.ask) }), view.badge);
+  }
   showRuntime(view, msg.runtime, msg.endpoint);
   if (msg.status === "ok") announce(`Answer ready. ${plainText(lastAssistant.get(turnId)?.render ?? null).slice(0, 300)}`);
 }
@@ -342,6 +334,7 @@ function showRuntime(view: TurnView, runtime: DoneMessage["runtime"], endpoint?:
   setBadge(view.badge, runtime, endpoint);
   view.badge.hidden = false;
   setBadge(runtimeLabel, runtime, endpoint);
+  runtimeLabel.dataset["answered"] = "true";
 }
 
 function editQuestion(a: Ask): void {
@@ -425,7 +418,9 @@ function onHostEvent(msg: RoutedHostMessage): void {
       return;
     case "error": {
       view.failed = true;
-      if (RUNTIME_CODES.has(msg.code)) view.body.append(runtimeErrorCard(view, msg.code, msg.message));
+      if (RUNTIME_CODES.has(msg.code)) {
+        view.body.append(runtimeErrorCard(msg.code, msg.message, () => ask(view.ask), () => void useOffline(view.ask)));
+      }
       else view.body.append(h("p", msg.code === "CANCELLED" ? "notice" : "error", errorAdvice(msg.code, msg.message)));
       // An error ends the turn for the UI; a `done` may still follow and is accepted quietly.
       endTurn(turnId);
@@ -596,16 +591,7 @@ function showView(name: "chat" | "history" | "settings"): void {
 function continueWith(conv: ConversationDetail): void {
   conversationId = conv.id;
   messages.replaceChildren();
-  for (const t of conv.turns) {
-    const box = h("article", "turn past");
-    box.append(h("div", "user", t.user_text));
-    const answer = h("div", "answer");
-    const rendered = renderDoc(document, t.render);
-    if (rendered.hasChildNodes()) answer.append(rendered);
-    else answer.append(h("p", "notice", t.answer_text || t.status));
-    box.append(answer);
-    messages.append(box);
-  }
+  for (const t of conv.turns) messages.append(turnBox(t, "article", "turn past"));
   messages.append(h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: ask a follow-up below.`));
   showView("chat");
   question.focus();

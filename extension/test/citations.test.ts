@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { citedTab, placeMarkers, renderCitations } from "../src/sidebar/citations";
+import type { VerifiedCitation } from "../src/generated/wire";
+
+const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:summary", quote: "a quote", verified: true, ...over });
+const sources = { others: [{ id: 42, title: "Shop", url: "https://shop.example/" }] };
+
+describe("citations", () => {
+  it("name their tab and the selection, and highlight in the right tab", () => {
+    const shown: [string, number | undefined][] = [];
+    const list = renderCitations(
+      [cite({}), cite({ doc_id: "doc:web:tab:42", quote: "Price: $89" }), cite({ doc_id: "doc:web:selection" }), cite({ verified: false })],
+      sources,
+      (c, tab) => shown.push([c.quote, tab]),
+    );
+    const buttons = Array.from(list?.querySelectorAll("button") ?? []);
+    expect(buttons.map((b) => b.textContent)).toEqual([
+      "[1] “a quote”",
+      "[2] Shop: “Price: $89”",
+      "[3] Your selection: “a quote”",
+      "[4] “a quote”",
+    ]);
+    expect(buttons[3]?.disabled).toBe(true);
+    buttons[1]?.click();
+    buttons[0]?.click();
+    expect(shown).toEqual([["Price: $89", 42], ["a quote", undefined]]);
+    expect(citedTab(cite({ doc_id: "doc:web:tab:7" }), sources)).toBeUndefined();
+  });
+
+  it("turn [n] in the answer into buttons only for verified citations that exist", () => {
+    const root = document.createElement("div");
+    const p = document.createElement("p");
+    p.textContent = "Trains run nightly [1], cost more [2] and [9]; see [x].";
+    root.append(p);
+    const shown: string[] = [];
+    placeMarkers(root, [cite({ quote: "one" }), cite({ quote: "two", verified: false })], sources, (c) => shown.push(c.quote));
+    const markers = root.querySelectorAll("button.cite-marker");
+    expect(markers).toHaveLength(1);
+    expect(root.textContent).toBe("Trains run nightly [1], cost more [2] and [9]; see [x].");
+    (markers[0] as HTMLButtonElement).click();
+    expect(shown).toEqual(["one"]);
+    expect(markers[0]?.getAttribute("aria-label")).toBe("Source 1: show it on the page");
+  });
+
+  it("without markers in the text, put one after the block that quotes each citation", () => {
+    const root = document.createElement("div");
+    const ul = document.createElement("ul");
+    for (const t of ["“Night trains are back.”", "“Tickets cost more.”"]) {
+      const li = document.createElement("li");
+      li.textContent = t;
+      ul.append(li);
+    }
+    const p = document.createElement("p");
+    p.textContent = "A paraphrase only.";
+    root.append(ul, p);
+    placeMarkers(root, [cite({ quote: "Tickets cost  more." }), cite({ quote: "night trains are back" }), cite({ quote: "not in the answer" })], sources, () => undefined);
+    expect(Array.from(root.querySelectorAll("li")).map((li) => li.textContent)).toEqual(["“Night trains are back.” [2]", "“Tickets cost more.” [1]"]);
+    expect(p.textContent).toBe("A paraphrase only.");
+  });
+});
