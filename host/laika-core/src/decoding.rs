@@ -305,9 +305,20 @@ impl Walker<'_> {
             self.stack.pop();
             return out;
         }
+        if let Some(union) = union_of_branches(schema) {
+            return self.bound(&union, pointer);
+        }
         let mut out = Map::new();
         for (key, value) in schema.as_object()? {
             match key.as_str() {
+                "anyOf" => {
+                    let branches = value.as_array()?;
+                    let bounded: Vec<Value> = branches
+                        .iter()
+                        .filter_map(|b| self.bound(b, &format!("{pointer}/anyOf")))
+                        .collect();
+                    out.insert(key.clone(), Value::Array(bounded));
+                }
                 "properties" => {
                     let mut props = Map::new();
                     let required = schema["required"].as_array();
@@ -385,13 +396,9 @@ impl Walker<'_> {
         self.caps.text = MAX_ARG_STRING.min(self.caps.text.saturating_mul(2).max(MIN_ARG_STRING));
         let variants: Vec<Value> = tools::offered()
             .filter_map(|tool| {
-                // Optional knobs (limits, engines, precision) have defaults:
-                // the decoder offers only what a call needs.
                 let mut needed = tool.arguments.clone();
-                let required = needed["required"].clone();
-                if let Some(props) = needed["properties"].as_object_mut() {
-                    props.retain(|k, _| required.as_array().is_some_and(|r| r.contains(&json!(k))));
-                }
+                first_alternative(&mut needed);
+                let needed = only_required(needed);
                 let arguments = self.bound(&needed, "/tool/arguments")?;
                 let needs_arguments = tool.arguments["required"]
                     .as_array()
@@ -421,6 +428,57 @@ impl Walker<'_> {
             self.caps.tool_calls,
         )
     }
+}
+
+/// Narrows `exactly one of` alternatives made only of `required` lists
+/// (`oneOf: [{required: [text]}, {required: [doc]}]`) to the first one: a
+/// call the decoder writes then needs those names and no others, which
+/// satisfies the alternatives, where offering both could not.
+fn first_alternative(arguments: &mut Value) {
+    let Some(map) = arguments.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Array(branches)) = map.remove("oneOf") else {
+        return;
+    };
+    let mut required: Vec<Value> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for name in branches
+        .first()
+        .and_then(|b| b["required"].as_array())
+        .into_iter()
+        .flatten()
+    {
+        if !required.contains(name) {
+            required.push(name.clone());
+        }
+    }
+    map.insert("required".into(), Value::Array(required));
+}
+
+/// A discriminated union written as `allOf: [{if: {type: a}, then: A}, …]`
+/// (so validators name the field at fault) as a decoder can follow it: one
+/// of the `then` shapes.
+fn union_of_branches(schema: &Value) -> Option<Value> {
+    let branches = schema.get("allOf")?.as_array()?;
+    let shapes: Option<Vec<Value>> = branches
+        .iter()
+        .map(|b| b.get("if").and(b.get("then")).cloned().map(only_required))
+        .collect();
+    Some(json!({ "anyOf": shapes? }))
+}
+
+/// Optional knobs (titles, limits, engines, precision) have defaults: the
+/// decoder offers only what a call needs.
+fn only_required(mut schema: Value) -> Value {
+    let required = schema["required"].clone();
+    if let Some(props) = schema["properties"].as_object_mut() {
+        props.retain(|k, _| required.as_array().is_some_and(|r| r.contains(&json!(k))));
+    }
+    schema
 }
 
 fn is_type(schema: &Value, name: &str) -> bool {
