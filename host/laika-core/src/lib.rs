@@ -38,5 +38,6 @@ pub mod schema;
 pub mod select;
 pub mod stream;
 pub mod text;
+pub mod text_delta;
 pub mod tools;
 pub mod wire;
