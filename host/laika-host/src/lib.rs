@@ -13,5 +13,6 @@ pub mod replay;
 pub mod session;
 pub mod sink;
 pub mod store;
+pub mod summarize;
 pub mod transport;
 pub mod turn;

@@ -307,6 +307,12 @@ impl<'a> Turn<'a> {
         &self.request.id
     }
 
+    /// The conversation of a turn that got a number (and so was committed
+    /// once it finished); `None` for a turn rejected before that.
+    pub fn conversation(&self) -> Option<&str> {
+        self.started.as_ref().map(|_| self.conversation_id.as_str())
+    }
+
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)
     }
