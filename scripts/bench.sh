@@ -3,10 +3,13 @@
 # build). Figures only: nothing here passes or fails on time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench
+cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench --example memory_bench
 target="${CARGO_TARGET_DIR:-target}/release"
 echo "== host: start, 1 MiB turn, SQLite commit"
 "$target/examples/bench" "$target/laika-host" "$@"
 echo
 echo "== streaming: time to first rendered block"
 "$target/examples/stream_bench" "$target/laika-host"
+echo
+echo "== conversations: context assembly, token → text_delta"
+"$target/examples/memory_bench"
