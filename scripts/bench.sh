@@ -3,7 +3,7 @@
 # build). Figures only: nothing here passes or fails on time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench --example transform_bench --example serve_bench
+cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench --example transform_bench --example serve_bench --example memory_bench
 target="${CARGO_TARGET_DIR:-target}/release"
 echo "== host: start, 1 MiB turn, SQLite commit"
 "$target/examples/bench" "$target/laika-host" "$@"
@@ -16,3 +16,6 @@ echo "== transforms: 20-source comparison (builtin; stub model at concurrency 1 
 echo
 echo "== serve: /ask on loopback (NLWeb, builtin runtime)"
 "$target/examples/serve_bench" "$target/laika-host"
+echo
+echo "== conversations: context assembly, token → text_delta"
+"$target/examples/memory_bench"

@@ -34,6 +34,7 @@ import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
 import { CollectionsPanel } from "./collections.js";
+import { contextMeter, forgetText, showText } from "./streaming.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
 const HOST_SILENCE_MS = 20_000;
@@ -374,12 +375,19 @@ function onHostEvent(msg: RoutedHostMessage): void {
     case "context_usage": {
       const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
       view.progress.textContent = `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
+      view.progress.after(contextMeter(document, msg));
       return;
     }
+    case "text_delta":
+      if (msg.step !== view.previewStep && view.latest && view.latest.step < msg.step) moveToSteps(view);
+      showText(view.body, msg);
+      view.progress.textContent = "Writing the answer…";
+      return;
     case "render_delta":
       onRenderDelta(view, msg);
       return;
     case "render_reset":
+      forgetText(view.body);
       if (msg.step === view.previewStep) {
         view.preview = [];
         if (!view.latest || view.latest.step !== msg.step) view.body.replaceChildren();

@@ -89,6 +89,8 @@ pub enum Event {
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
     ContextUsage(ContextUsage),
+    #[serde(rename = "text_delta")]
+    TextDelta(TextDelta),
     #[serde(rename = "render_delta")]
     RenderDelta(RenderDelta),
     #[serde(rename = "render_reset")]
@@ -219,6 +221,23 @@ pub struct TurnStarted {
     pub request_id: String,
     pub task: TaskName,
     pub runtime: RuntimeInfo,
+}
+
+/// `text_delta`: words of the answer's block in progress, as the model
+/// writes them (plain text, to append); the block's `render_delta` replaces
+/// them, and a `render_reset` withdraws them with the preview.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TextDelta {
+    pub conversation_id: String,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
+    /// Where the block will most likely stand among the render's top-level
+    /// blocks.
+    pub index: usize,
+    #[schemars(length(min = 1))]
+    pub text: String,
 }
 
 /// `render_delta`: finished top-level blocks of the streamed answer.

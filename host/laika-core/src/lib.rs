@@ -43,6 +43,7 @@ pub mod select;
 pub mod secrets;
 pub mod stream;
 pub mod text;
+pub mod text_delta;
 pub mod tools;
 pub mod transform;
 pub mod wire;

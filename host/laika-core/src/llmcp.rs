@@ -94,15 +94,17 @@ pub struct Document {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Context {
     pub documents: Vec<Document>,
+    /// The conversation so far (earlier turns of this conversation), for a
+    /// follow-up. Derived from pages and model answers: untrusted data.
+    /// Serialized after the documents and before the transcript: the
+    /// prompt's stable parts come first (see `prompt::user_prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<crate::conversation::ConversationContext>,
     /// The agent loop's earlier steps: each call and its result, as `tool`
     /// packets, oldest first. Results carry web data, so they sit in the
     /// context with the documents (and are redacted with them in storage).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<ToolPacket>,
-    /// The conversation so far (earlier turns of this conversation), for a
-    /// follow-up. Derived from pages and model answers: untrusted data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation: Option<crate::conversation::ConversationContext>,
 }
 
 /// What a `tool` packet answers: the response that proposed the call.

@@ -6,6 +6,7 @@
 //! `trust: "untrusted"`.
 
 use crate::llmcp::{RequestPacket, TaskName};
+use serde::Serialize;
 
 /// The base rules. Interceptors append their own `- …` lines to this list
 /// (see `interceptor`), so it ends with a rule line and no newline.
@@ -71,14 +72,67 @@ pub fn system_prompt(rules: &str, task: TaskName, shape: &AnswerShape) -> String
     )
 }
 
-/// The user message: the serialized request packet.
+/// The request packet's fields in the order the model reads them: what
+/// stays the same between turns on one page first (the documents, then the
+/// conversation, then the agent loop's transcript), what changes every turn
+/// last (ids, time, the question). A server that caches the prompt's longest
+/// common prefix (llama.cpp `cache_prompt`, vLLM and SGLang prefix caching)
+/// then reuses the page's tokens for a follow-up on the same page.
+#[derive(Serialize)]
+struct PromptOrder<'a> {
+    protocol: &'a crate::llmcp::Protocol,
+    #[serde(rename = "type")]
+    packet_type: &'a str,
+    output: &'a crate::llmcp::Output,
+    sender: &'a crate::llmcp::Sender,
+    context: &'a crate::llmcp::Context,
+    conversation: &'a crate::llmcp::ConversationRef,
+    id: &'a str,
+    created_at: &'a str,
+    input: &'a crate::llmcp::Input,
+}
+
+/// The user message: the serialized request packet, stable parts first.
 pub fn user_prompt(packet: &RequestPacket) -> String {
-    serde_json::to_string(packet).unwrap_or_default()
+    serde_json::to_string(&PromptOrder {
+        protocol: &packet.protocol,
+        packet_type: &packet.packet_type,
+        output: &packet.output,
+        sender: &packet.sender,
+        context: &packet.context,
+        conversation: &packet.conversation,
+        id: &packet.id,
+        created_at: &packet.created_at,
+        input: &packet.input,
+    })
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_prompt_is_the_whole_packet_with_the_question_last() {
+        let packet: RequestPacket = serde_json::from_value(serde_json::json!({
+            "protocol": {"name": "laika.llmcp", "version": 1}, "id": "rq-1", "type": "request",
+            "created_at": "2026-01-01T00:00:00Z", "conversation": {"id": "c", "turn": 2},
+            "sender": {"role": "agent"},
+            "input": {"user_message": {"id": "u", "text": "and the price?"}, "task": {"name": "web.answer", "args": {}}},
+            "context": {"documents": [{"doc_id": "doc:web:summary", "kind": "k", "trust": "untrusted", "source": {"browser": "chrome"}, "content": {"text": "page"}}],
+                "conversation": {"trust": "untrusted", "turns": [{"turn": 1, "task": "web.answer", "user": "q", "answer": "a"}]}},
+            "output": {"format": "json"}
+        }))
+        .unwrap();
+        let prompt = user_prompt(&packet);
+        let back: RequestPacket = serde_json::from_str(&prompt).unwrap();
+        assert_eq!(back, packet);
+        let at = |s: &str| prompt.find(s).unwrap();
+        assert!(at("\"documents\"") < at("\"conversation\":{\"trust\""));
+        assert!(at("\"conversation\":{\"trust\"") < at("\"id\":\"rq-1\""));
+        assert!(at("\"id\":\"rq-1\"") < at("and the price?"));
+        assert!(prompt.ends_with("}}}"), "{prompt}");
+    }
 
     #[test]
     fn system_prompt_carries_rules_task_and_schema_but_no_page_content() {

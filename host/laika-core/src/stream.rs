@@ -79,6 +79,8 @@ pub struct RenderStream {
     key_raw: Option<Vec<u8>>,
     /// Start of the block being read, in `buf`.
     block_start: Option<usize>,
+    /// Blocks begun so far: names the block being read for the text tap.
+    blocks_started: usize,
     /// Raw blocks of an open inline run, held until the run ends.
     held: Vec<Value>,
     limits: RenderLimits,
@@ -101,6 +103,7 @@ impl RenderStream {
             key: None,
             key_raw: None,
             block_start: None,
+            blocks_started: 0,
             held: Vec::new(),
             limits,
             nodes_used: 0,
@@ -186,6 +189,13 @@ impl RenderStream {
                 }
             }
         }
+    }
+
+    /// The block being read, as far as it was written: its serial number
+    /// and its raw JSON from its `{`.
+    pub fn partial(&self) -> Option<(usize, &str)> {
+        let start = self.block_start?;
+        Some((self.blocks_started, self.buf.get(start..self.pos)?))
     }
 
     fn give_up(&mut self) {
@@ -298,6 +308,7 @@ impl RenderStream {
         if self.on_path == 4 && self.depth == 4 {
             if b == b'{' {
                 self.block_start = Some(self.pos.saturating_sub(1));
+                self.blocks_started += 1;
             } else {
                 // Not a node object: the answer is invalid, stop previewing.
                 self.give_up();
@@ -471,11 +482,24 @@ impl Coalescer {
     }
 }
 
-/// The preview of one attempt: scanner, coalescer, and what was sent.
+/// The preview of one attempt: scanner, coalescer, the text of the block
+/// in progress, and what was sent.
 pub struct Preview {
     stream: RenderStream,
     coalescer: Coalescer,
+    tap: crate::text_delta::TextTap,
     sent: Vec<Block>,
+    /// Whether any `text_delta` went out (a failed attempt withdraws it).
+    sent_text: bool,
+}
+
+/// Text of the block in progress, for a `text_delta`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextPiece {
+    /// Where the block will most likely stand among the render's top-level
+    /// blocks (its `render_delta` replaces the text).
+    pub index: usize,
+    pub text: String,
 }
 
 impl Preview {
@@ -483,8 +507,21 @@ impl Preview {
         Preview {
             stream: RenderStream::new(limits),
             coalescer: Coalescer::new(interval),
+            tap: crate::text_delta::TextTap::default(),
             sent: Vec::new(),
+            sent_text: false,
         }
+    }
+
+    /// The text added to the block in progress by the last [`Preview::push`].
+    pub fn take_text(&mut self) -> Option<TextPiece> {
+        let (serial, raw) = self.stream.partial()?;
+        let text = self.tap.feed(serial, raw);
+        self.sent_text |= !text.is_empty();
+        (!text.is_empty()).then(|| TextPiece {
+            index: self.sent.len() + self.coalescer.pending.len(),
+            text,
+        })
     }
 
     /// Feeds a piece of model text at time `now`; returns a batch to send.
@@ -510,6 +547,11 @@ impl Preview {
     /// Whether any block was sent (and so must be confirmed or withdrawn).
     pub fn sent_any(&self) -> bool {
         !self.sent.is_empty()
+    }
+
+    /// Whether anything was shown: blocks, or text of a block in progress.
+    pub fn shown_any(&self) -> bool {
+        self.sent_any() || self.sent_text
     }
 
     /// Whether the sent blocks are exactly the first blocks of `render`

@@ -18,5 +18,6 @@ pub mod sink;
 pub mod store;
 pub mod tools;
 pub mod transform;
+pub mod summarize;
 pub mod transport;
 pub mod turn;

@@ -5,6 +5,7 @@
 use crate::config::Config;
 use crate::sink::OutboxSink;
 use crate::store::Store;
+use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
@@ -404,7 +405,7 @@ impl Session {
                 Ok(c) => c.clone(),
                 Err(p) => p.into_inner().clone(),
             };
-            turn::run(
+            let stored = turn::run(
                 turn,
                 &TurnContext {
                     config: &config,
@@ -419,6 +420,10 @@ impl Session {
             // Also covers a turn rejected before `turn.started` (no `done`).
             if let Ok(mut m) = shared.in_flight.lock() {
                 m.remove(&id);
+            }
+            // After `done`: the stream never waits for the summarizer.
+            if let Some(conversation_id) = stored {
+                summarize::after_turn(&shared.store, runtime.as_ref(), &config, &conversation_id);
             }
         };
         if self.threaded {

@@ -37,7 +37,8 @@ pub struct TurnContext<'a> {
 
 /// Runs one turn to its end. Never panics; every failure becomes an `error`
 /// event and, once the turn has a number, a failed turn in the store.
-pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
+/// Returns the conversation of a turn that was stored (for the summarizer).
+pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
     let reply_to = request.id.clone();
     let settings = TurnSettings {
         limits: ctx.config.limits.clone(),
@@ -160,7 +161,9 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) {
     }
     if !turn.is_finished() {
         tracing::error!("turn {reply_to} stopped before it finished: an engine bug");
+        return None;
     }
+    turn.conversation().map(str::to_owned)
 }
 
 /// Feeds the engine what the session forwarded since the last look.

@@ -136,3 +136,106 @@ fn a_new_conversation_knows_nothing_of_another() {
     let said = of_type(&other, "assistant")[0]["render"].to_string();
     assert!(said.contains("I do not know"), "{said}");
 }
+
+#[test]
+fn older_turns_fold_into_a_rolling_summary_made_after_done() {
+    let stub = Stub::start(|body, _| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        if system.starts_with("You update the rolling summary") {
+            let input: Value =
+                serde_json::from_str(body["messages"][1]["content"].as_str().unwrap()).unwrap();
+            let asked: Vec<String> = input["turns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["user_text"].as_str().unwrap().to_string())
+                .collect();
+            let reply = json!({"summary": format!("Summary: the user asked {}", asked.join("; "))});
+            // A slow summarizer: `done` must not wait for it.
+            let mut steps = vec![stub::Step::Sleep(std::time::Duration::from_millis(1500))];
+            steps.extend(sse_answer(&reply.to_string(), 20, "stop"));
+            return steps;
+        }
+        let long = "The council approved the budget for bridge 7 (id BR-7). ".repeat(60);
+        sse_answer(&answer_for(body, &long), 400, "stop")
+    });
+    let page = observation("product-backpack.observation.json");
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_BASE_URL".into(), stub.url.clone()),
+        ],
+        config:
+            "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n[limits]\nrecent_turns = 2\n",
+        ..Launch::default()
+    });
+    let first = host.turn(
+        "t1",
+        answer(),
+        "What did the council decide on BR-7?",
+        page.clone(),
+    );
+    let conversation = one(&first, "turn.started")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = std::time::Instant::now();
+    host.send(&turn_msg(
+        "t2",
+        answer(),
+        "And the schools?",
+        page.clone(),
+        Some(&conversation),
+    ));
+    let second = host.until("done", "t2");
+    assert_eq!(one(&second, "done")["status"], "ok");
+    assert!(started.elapsed() < std::time::Duration::from_millis(1400));
+    // The summary is stored (a new version) once the summarizer answered.
+    let db = host.dir.path().join("data/history.sqlite3");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let summaries = loop {
+        let s = laika_host::store::Store::open(&db)
+            .unwrap()
+            .summaries(&conversation, 10)
+            .unwrap();
+        if !s.is_empty() || std::time::Instant::now() > end {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(summaries.len(), 1, "no summary was saved");
+    assert_eq!(summaries[0].version, 1);
+    assert_eq!(summaries[0].through_turn, 1);
+    assert_eq!(
+        summaries[0].text,
+        "Summary: the user asked What did the council decide on BR-7?"
+    );
+    host.send(&turn_msg(
+        "t3",
+        answer(),
+        "Which bridge was it?",
+        page,
+        Some(&conversation),
+    ));
+    host.until("done", "t3");
+    let seen = stub.seen();
+    let third = seen
+        .iter()
+        .filter(|s| {
+            !s.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("You update")
+        })
+        .nth(2)
+        .unwrap();
+    let block = &packet_of(&third.body)["context"]["conversation"];
+    assert_eq!(block["summary"], summaries[0].text);
+    let turns: Vec<u64> = block["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, vec![2], "turn 1 is only in the summary");
+}

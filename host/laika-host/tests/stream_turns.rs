@@ -256,3 +256,57 @@ fn the_memory_summary_is_stored_with_the_response() {
     );
     assert_eq!(one(&events, "done")["attempts"], 2);
 }
+
+#[test]
+fn words_come_as_text_deltas_before_each_blocks_render_delta() {
+    let packet = response_packet(blocks(3), json!([]), json!([]));
+    let mut host = Host::scripted(&json!([streamed(raw(&packet), 5, 2)]));
+    let events = host.turn(
+        "w1",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    for index in 0..3usize {
+        let at = |kind: &str| -> Vec<usize> {
+            events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    e["type"] == kind
+                        && match kind {
+                            "text_delta" => e["index"] == index,
+                            _ => {
+                                let start = e["start_index"].as_u64().unwrap() as usize;
+                                let n = e["blocks"].as_array().unwrap().len();
+                                (start..start + n).contains(&index)
+                            }
+                        }
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let texts = at("text_delta");
+        let rendered = at("render_delta");
+        assert!(
+            !texts.is_empty() && rendered.len() == 1,
+            "{:?}",
+            kinds(&events)
+        );
+        assert!(
+            texts.iter().all(|&t| t < rendered[0]),
+            "{:?}",
+            kinds(&events)
+        );
+        let streamed: String = texts
+            .iter()
+            .map(|&i| events[i]["text"].as_str().unwrap())
+            .collect();
+        // Plain text: the quotes and braces of the JSON are decoded.
+        assert!(
+            format!("Block {index}: night trains {{are}} \"back\".").starts_with(&streamed),
+            "{streamed:?}"
+        );
+        assert!(streamed.len() > 10, "{streamed:?}");
+    }
+}

@@ -19,7 +19,8 @@
 //!
 //! Invariants kept here:
 //! - the events of a turn are `turn.started`, `context_usage`, then per step
-//!   any number of `render_delta` / `render_reset` and an `assistant`, each
+//!   any number of `text_delta` / `render_delta` / `render_reset` and an
+//!   `assistant`, each
 //!   `tool_call` followed (after its `agent_state`/`operation` events) by
 //!   exactly one `tool_result`, or an `error`; `done` is always last and is
 //!   emitted only after the store answered the commit;
@@ -54,7 +55,7 @@ use crate::collection::CollectionPack;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
-    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, Timings, TurnStarted,
+    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
 };
 use crate::history::{StepRecord, TurnRecord, TurnStatus};
 use crate::interceptor::{ComposedSchema, Pipeline};
@@ -66,7 +67,7 @@ use crate::pack::{self, Budget, PackInput};
 use crate::render::ast::Doc;
 use crate::render::{self, RenderLimits};
 use crate::schema::{self, Issue};
-use crate::stream::{Batch, Preview, COALESCE_INTERVAL};
+use crate::stream::{Batch, Preview, TextPiece, COALESCE_INTERVAL};
 use crate::wire::{ToolResultRequest, TurnRequest};
 use act::Acting;
 use serde_json::{Map, Value};
@@ -338,6 +339,12 @@ impl<'a> Turn<'a> {
         &self.request.id
     }
 
+    /// The conversation of a turn that got a number (and so was committed
+    /// once it finished); `None` for a turn rejected before that.
+    pub fn conversation(&self) -> Option<&str> {
+        self.started.as_ref().map(|_| self.conversation_id.as_str())
+    }
+
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)
     }
@@ -394,10 +401,12 @@ impl<'a> Turn<'a> {
             }
             (Input::ModelText(piece), Phase::Asking(asking)) => {
                 let now = self.ambient.monotonic();
-                match asking.preview.push(&piece, now) {
-                    Some(batch) => vec![self.delta(batch)],
-                    None => Vec::new(),
-                }
+                let batch = asking.preview.push(&piece, now);
+                // The text belongs to the block after those just completed.
+                let text = asking.preview.take_text();
+                let mut actions: Vec<Action> = batch.map(|b| self.delta(b)).into_iter().collect();
+                actions.extend(text.map(|t| self.text_delta(t)));
+                actions
             }
             (Input::ModelReply(reply), Phase::Asking(_)) => self.answered(reply),
             (Input::Committed(stored), Phase::Committing { .. }) => self.committed(stored),
@@ -1006,10 +1015,20 @@ impl<'a> Turn<'a> {
         }))
     }
 
+    fn text_delta(&self, piece: TextPiece) -> Action {
+        Action::Emit(Event::TextDelta(TextDelta {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step: self.step,
+            index: piece.index,
+            text: piece.text,
+        }))
+    }
+
     /// Withdraws the preview of the current attempt, if any block was sent.
     fn reset(&self, reason: ResetReason) -> Vec<Action> {
         match &self.phase {
-            Phase::Asking(asking) if asking.preview.sent_any() => {
+            Phase::Asking(asking) if asking.preview.shown_any() => {
                 vec![Action::Emit(Event::RenderReset(RenderReset {
                     conversation_id: self.conversation_id.clone(),
                     turn: self.turn_number(),

@@ -665,6 +665,53 @@ fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
 }
 
 #[test]
+fn words_stream_as_text_deltas_before_their_blocks_render_delta() {
+    let run = answer_turn(|_, r| {
+        let blocks = vec![
+            paragraph("Night trains are back in Europe, with new sleeper lines every year."),
+            paragraph("Second block: \"quoted\" words and a line\nbreak."),
+        ];
+        Step::streamed(answer(r, blocks, json!([])), 6, Duration::from_millis(10))
+    });
+    // Per block: its text deltas, all before the render_delta that holds it.
+    for index in 0..2 {
+        let texts: Vec<(usize, &TextDelta)> = run
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e {
+                Event::TextDelta(t) if t.index == index => Some((i, t)),
+                _ => None,
+            })
+            .collect();
+        assert!(texts.len() >= 3, "block {index}: {:?}", run.kinds());
+        let rendered = run
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::RenderDelta(d) if d.start_index <= index && index < d.start_index + d.blocks.len()))
+            .unwrap();
+        assert!(
+            texts.iter().all(|(i, _)| *i < rendered),
+            "{:?}",
+            run.kinds()
+        );
+        let streamed: String = texts.iter().map(|(_, t)| t.text.as_str()).collect();
+        let want = [
+            "Night trains are back in Europe, with new sleeper lines every year.",
+            "Second block: \"quoted\" words and a line\nbreak.",
+        ][index];
+        // The block's last piece may complete it: that text comes with its render_delta.
+        assert!(
+            want.starts_with(&streamed) && streamed.len() + 12 >= want.len(),
+            "{streamed:?}"
+        );
+    }
+    let first_text = run.kinds().iter().position(|k| k == "text_delta");
+    let first_render = run.kinds().iter().position(|k| k == "render_delta");
+    assert!(first_text < first_render);
+}
+
+#[test]
 fn deltas_are_coalesced_to_the_interval() {
     let run = answer_turn(|_, r| {
         let blocks = (0..6).map(|i| paragraph(&format!("B{i}"))).collect();

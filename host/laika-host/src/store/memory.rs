@@ -12,11 +12,7 @@ use serde_json::Value;
 
 /// The tables keyed by conversation that this module writes; a deleted
 /// conversation is deleted from each.
-pub(super) const TABLES: [&str; 3] = [
-    "conversation_summaries",
-    "agent_states",
-    "agent_state_deltas",
-];
+pub(super) const TABLES: [&str; 1] = ["conversation_summaries"];
 
 /// Earlier turns loaded at most beyond the rolling summary: enough to decide
 /// when the next summary is due, bounded however long the conversation.

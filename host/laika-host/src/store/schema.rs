@@ -84,9 +84,8 @@ CREATE VIRTUAL TABLE turns_fts USING fts5(
 );
 "#;
 
-/// Conversation memory (agentic chat seed §5 and §8.6): every rolling
-/// summary kept as a numbered version (so what the model was told can be
-/// audited), and the agent state with each delta applied to it.
+/// Conversation memory (agentic chat seed §5): every rolling summary kept as
+/// a numbered version, so what the model was told can be audited.
 const V_MEMORY: &str = r#"
 CREATE TABLE IF NOT EXISTS conversation_summaries (
   conversation_id TEXT NOT NULL REFERENCES conversations(id),
@@ -96,25 +95,6 @@ CREATE TABLE IF NOT EXISTS conversation_summaries (
   summary TEXT NOT NULL,
   -- The runtime and model that wrote it (`builtin` summarizes extractively).
   made_by TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  PRIMARY KEY (conversation_id, version)
-);
-
-CREATE TABLE IF NOT EXISTS agent_states (
-  conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
-  version INTEGER NOT NULL CHECK (version >= 1),
-  state_json TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS agent_state_deltas (
-  conversation_id TEXT NOT NULL REFERENCES conversations(id),
-  -- The state version this delta produced.
-  version INTEGER NOT NULL,
-  turn INTEGER NOT NULL,
-  -- `tool_result` (deterministic) or `summarizer`.
-  source TEXT NOT NULL,
-  delta_json TEXT NOT NULL,
   created_at TEXT NOT NULL,
   PRIMARY KEY (conversation_id, version)
 );
@@ -282,8 +262,6 @@ mod tests {
             "turns",
             "turns_fts",
             "conversation_summaries",
-            "agent_states",
-            "agent_state_deltas",
             "collections",
             "sources",
             "artifacts",

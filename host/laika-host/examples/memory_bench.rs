@@ -1,0 +1,244 @@
+//! Conversation figures for docs/PERFORMANCE.md. Prints numbers; asserts
+//! nothing. Run with `bash scripts/bench.sh` (release build).
+//!
+//! 1. context assembly of a follow-up: a 50-turn conversation and a 1 MiB
+//!    page (in the extension's shape: an 8,000-char head and 4,000-char
+//!    chunks), packed for a question into an 8,192-token window and into the
+//!    fixed 24k budget (conversation block + passage selection + packet);
+//! 2. model token → `text_delta`: the turn engine's time for one streamed
+//!    piece of ~4 chars (a token) until the `text_delta` it produces.
+#![allow(clippy::disallowed_methods)]
+
+use laika_core::ambient::Fixed;
+use laika_core::conversation::{History, PastTurn, StoredSummary};
+use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
+use laika_core::event::Event;
+use laika_core::limits::Limits;
+use laika_core::llmcp::{PageRef, Task, TaskName};
+use laika_core::model::RuntimeInfo;
+use laika_core::observation::Observation;
+use laika_core::pack::{self, Budget, PackInput};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+const WORDS: &[&str] = &[
+    "council",
+    "bridge",
+    "budget",
+    "school",
+    "road",
+    "park",
+    "library",
+    "vote",
+    "mayor",
+    "tax",
+    "housing",
+    "transport",
+    "river",
+    "harbour",
+    "plan",
+    "report",
+    "delay",
+    "contract",
+    "tender",
+    "museum",
+];
+
+fn text(chars: usize, seed: usize) -> String {
+    let mut out = String::with_capacity(chars + 100);
+    let mut i = seed;
+    while out.len() < chars {
+        for _ in 0..14 {
+            out.push_str(WORDS[(i * 7 + 3) % WORDS.len()]);
+            out.push(' ');
+            i += 1;
+        }
+        out.push_str(&format!("item {i}.\n"));
+    }
+    out.truncate(chars);
+    out
+}
+
+fn page_1mib() -> Value {
+    let body = text(1 << 20, 1);
+    let (head, rest) = body.split_at(8_000);
+    let chunks: Vec<&str> = rest
+        .as_bytes()
+        .chunks(4_000)
+        .map(|c| std::str::from_utf8(c).unwrap_or_default())
+        .collect();
+    let n = chunks.len();
+    json!({
+        "summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.org/minutes", "title": "Minutes", "text": head},
+        "chunks": chunks.iter().enumerate().map(|(i, c)| json!({
+            "doc_type": "web.observation.chunk.v1", "url": "https://example.org/minutes", "title": "Minutes",
+            "chunk_index": i + 1, "chunk_count": n, "text": c
+        })).collect::<Vec<_>>()
+    })
+}
+
+fn history_50() -> History {
+    History {
+        turns: (1..=50)
+            .map(|i| PastTurn {
+                turn: i,
+                task: "web.answer".into(),
+                user_text: text(200, i as usize),
+                answer_text: text(1_500, i as usize * 3),
+                status: "ok".into(),
+                page: Some(PageRef {
+                    url: format!("https://example.org/p{}", i % 5),
+                    title: format!("Page {}", i % 5),
+                }),
+                tools: vec![format!("browser.click → ok: clicked item {i}")],
+            })
+            .collect(),
+        summary: Some(StoredSummary {
+            version: 3,
+            through_turn: 0,
+            text: text(4_000, 9),
+        }),
+        memory: Some(text(1_000, 5)),
+        pages: (0..5)
+            .map(|i| PageRef {
+                url: format!("https://example.org/p{i}"),
+                title: format!("Page {i}"),
+            })
+            .collect(),
+    }
+}
+
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1));
+    v.get(i).copied().unwrap_or(f64::NAN)
+}
+
+fn report(name: &str, target: &str, v: Vec<f64>) {
+    println!(
+        "{name:<52} median {:>8.3} ms   p99 {:>8.3} ms   n={:<5} target {target}",
+        quantile(v.clone(), 0.5),
+        quantile(v.clone(), 0.99),
+        v.len()
+    );
+}
+
+fn assembly(obs: &Observation, history: &History, budget: Budget, runs: usize) -> Vec<f64> {
+    let task = Task {
+        name: TaskName::Answer,
+        args: Default::default(),
+    };
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let packed = pack::pack(
+                &PackInput {
+                    conversation_id: "c",
+                    turn: 51,
+                    user_message_id: "u",
+                    user_text: "How much will the harbour bridge contract cost?",
+                    task: &task,
+                    observation: Some(obs),
+                    browser: "chrome",
+                    tab_id: None,
+                    history: Some(history),
+                    recent_turns: 8,
+                    ambient: &laika_runtime::SystemAmbient,
+                },
+                budget,
+            );
+            let prompt = laika_core::prompt::user_prompt(&packed.packet);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            std::hint::black_box(prompt);
+            ms
+        })
+        .collect()
+}
+
+/// The engine's time per streamed token that yields a `text_delta`.
+fn token_to_text_delta(runs: usize) -> Vec<f64> {
+    let paragraph = text(3_000, 4).replace('\n', " ");
+    let answer = json!({
+        "protocol": {"name": "laika.llmcp", "version": 1}, "id": "r", "type": "response",
+        "created_at": "2026-01-01T00:00:00Z", "conversation": {"id": "c", "turn": 1},
+        "sender": {"role": "assistant"}, "in_reply_to": {"request_id": "x"},
+        "assistant": {"title": "A", "render": {"type": "doc", "children": [
+            {"type": "paragraph", "children": [{"type": "text", "text": paragraph}]}
+        ]}, "citations": []},
+        "tool_calls": []
+    })
+    .to_string();
+    let pieces: Vec<String> = answer
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .map(|c| c.iter().collect())
+        .collect();
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let ambient = Fixed::new();
+        let request = serde_json::from_value(json!({
+            "type": "turn", "id": "t", "message": {"text": "q"}, "task": {"name": "web.answer"},
+            "tab": {}, "observation": {"summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.org/", "title": "T", "text": "x"}}
+        }))
+        .unwrap_or_else(|e| panic!("turn request: {e}"));
+        let settings = TurnSettings {
+            limits: Limits::default(),
+            runtime: RuntimeInfo {
+                kind: "scripted".into(),
+                model: "m".into(),
+                offline: true,
+                label: "bench".into(),
+            },
+            store_full_packets: false,
+            context_window: None,
+            decoding: Default::default(),
+        };
+        let (mut turn, _) = Turn::start(request, settings, &ambient);
+        let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));
+        assert!(actions.iter().any(|a| matches!(a, Action::Ask(_))));
+        for piece in &pieces {
+            let t = Instant::now();
+            let actions = turn.handle(Input::ModelText(piece.clone()));
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            if actions
+                .iter()
+                .any(|a| matches!(a, Action::Emit(Event::TextDelta(_))))
+            {
+                out.push(ms);
+            }
+        }
+    }
+    out
+}
+
+fn main() {
+    let page = page_1mib();
+    let obs = Observation::from_value(page).unwrap_or_else(|e| panic!("page: {e}"));
+    let history = history_50();
+    println!(
+        "laika-host conversation benchmarks ({} cores)",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let limits = Limits::default();
+    report(
+        "assembly: 50 turns + 1 MiB page, 8,192-token window",
+        "≤ 5 ms",
+        assembly(
+            &obs,
+            &history,
+            Budget::for_window(8_192, 2_048, 10_000, &limits),
+            200,
+        ),
+    );
+    report(
+        "assembly: 50 turns + 1 MiB page, fixed 24k budget",
+        "≤ 5 ms",
+        assembly(&obs, &history, Budget::for_runtime("openai", &limits), 200),
+    );
+    report(
+        "model token → text_delta (engine, 4-char pieces)",
+        "≤ 1 ms",
+        token_to_text_delta(20),
+    );
+}
