@@ -493,6 +493,7 @@ fn run_doctor(
             .unwrap_or_default(),
         user_data_dirs,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
+        discover_ports: laika_runtime::discover::DEFAULT_PORTS.to_vec(),
     };
     let report = doctor::run(&env, &options, &Config::from_process_env());
     if json {

@@ -120,14 +120,18 @@ fn streamed_answer_is_validated_and_the_request_follows_the_profile() {
         json!({"enable_thinking": false})
     );
     assert_eq!(body["json_schema"]["type"], "object");
-    assert!(body["json_schema"]["properties"]["in_reply_to"].is_object());
+    // The answer schema: the model writes the answer, the host the envelope.
+    assert!(body["json_schema"]["properties"]["assistant"].is_object());
+    assert!(body["json_schema"]["properties"]
+        .get("in_reply_to")
+        .is_none());
     assert!(body.get("response_format").is_none() && body.get("stream_options").is_none());
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["messages"][1]["role"], "user");
     assert!(body["messages"][0]["content"]
         .as_str()
         .unwrap()
-        .contains("Response JSON Schema"));
+        .contains("the server enforces the exact schema"));
     for e in &events {
         assert!(!e.to_string().contains(KEY), "key leaked: {e}");
     }

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod command;
 pub mod config;
+pub mod discover;
 pub mod executor;
 pub mod http;
 pub mod ollama;
