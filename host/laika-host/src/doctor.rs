@@ -886,7 +886,9 @@ pub fn check_runtime(config: &Result<(Config, PathBuf), Error>, timeout: Duratio
                 fix: None,
             };
         }
-        RuntimeConfig::OpenAi(_) | RuntimeConfig::Ollama(_) => config.runtime.endpoints(),
+        RuntimeConfig::OpenAi(_) | RuntimeConfig::Ollama(_) | RuntimeConfig::Anthropic(_) => {
+            config.runtime.endpoints()
+        }
     };
     let fix = format!(
         "start the runtime server (e.g. `bash scripts/llama-server.sh`), or fix runtime.base_url in {} (or LAIKA_BASE_URL)",

