@@ -436,12 +436,14 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         proposed_call,
         total_ms: timing("total_ms"),
         runtime_ms: timing("runtime_ms"),
-        citations: (
-            done["answer"]["citations"]["total"].as_u64().unwrap_or(0),
-            done["answer"]["citations"]["verified"]
-                .as_u64()
-                .unwrap_or(0),
-        ),
+        citations: first_answer
+            .and_then(|i| events.get(i))
+            .map(|a| {
+                let all = a["citations"].as_array().map_or(&[][..], Vec::as_slice);
+                let verified = all.iter().filter(|c| c["verified"] == true).count();
+                (all.len() as u64, verified as u64)
+            })
+            .unwrap_or((0, 0)),
     })
 }
 
@@ -793,12 +795,19 @@ fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fal
     for (i, (ask, target)) in CLICKS.iter().cycle().take(runs).enumerate() {
         let turn = turn_message("t1", None, &answer, ask, &product);
         let events = session(host_bin, config, &[turn])?;
-        let click = events.first().and_then(|e| {
-            e.iter()
-                .find(|m| m["type"] == "tool_call" && m["name"] == "browser.click")
-        });
+        let calls: Vec<&Value> = events
+            .first()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["type"] == "tool_call")
+            .collect();
+        let click = calls.iter().find(|m| m["name"] == "browser.click");
         let handle = click.and_then(|c| c["arguments"]["handleId"].as_str());
-        eprintln!("tools {i}: click on {handle:?} (wanted {target})");
+        let proposed: Vec<String> = calls
+            .iter()
+            .map(|c| format!("{} {}", c["name"], c["arguments"]))
+            .collect();
+        eprintln!("tools {i}: click on {handle:?} (wanted {target}); proposed {proposed:?}");
         b.tools.2 += 1;
         b.tools.0 += usize::from(handle.is_some_and(|h| handles.contains(&h)));
         b.tools.1 += usize::from(handle == Some(*target));
