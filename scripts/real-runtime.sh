@@ -5,7 +5,7 @@
 #
 #   bash scripts/real-runtime.sh            # the real-runtime tests
 #   bash scripts/real-runtime.sh --matrix   # also rewrite docs/compatibility.md
-#                                           # (release build; LAIKA_MATRIX_RUNS, default 3)
+#                                           # (release build; LAIKA_MATRIX_RUNS, default 10)
 #
 # Env: LAIKA_LLAMA_THREADS (default 1, see below), LAIKA_CORPORA (for the article rows),
 # CARGO_TARGET_DIR as usual.
@@ -68,8 +68,13 @@ cargo test -p laika-host --test real_runtime -- --test-threads=1 --nocapture
 if [ "$matrix" = 1 ]; then
   cargo build -p laika-host --release --bins
   bin="${CARGO_TARGET_DIR:-$root/target}/release/laika-compat-matrix"
+  corpora="${LAIKA_CORPORA:-$root/../shared/corpora}"
+  # N distinct inputs per task (the fixture, then corpus articles): with
+  # greedy decoding, N runs of one input would be one answer N times.
   "$bin" --base-url "$LAIKA_REAL_BASE_URL" --profile llama.cpp \
-    --model-label "$LAIKA_REAL_MODEL_LABEL" --runs "${LAIKA_MATRIX_RUNS:-3}" \
-    --out "$root/docs/compatibility.md"
+    --model-label "$LAIKA_REAL_MODEL_LABEL" --runs "${LAIKA_MATRIX_RUNS:-10}" \
+    --tasks summarize,answer,extract --max-tokens 512 \
+    --interceptor-runs "${LAIKA_MATRIX_INTERCEPTOR_RUNS:-2}" \
+    --corpora "$corpora" --out "$root/docs/compatibility.md"
   log "wrote docs/compatibility.md"
 fi

@@ -7,7 +7,7 @@ use serde::Serialize;
 /// What the host tells the extension about the runtime in use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RuntimeInfo {
-    /// `builtin`, `scripted`, `openai`, `ollama`, `command`.
+    /// `builtin`, `scripted`, `openai`, `ollama`, `anthropic`, `command`.
     pub kind: String,
     /// The model id, as stored with each response.
     pub model: String,

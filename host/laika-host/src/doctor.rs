@@ -18,6 +18,7 @@ use crate::config::{Config, RuntimeConfig};
 use crate::frame::{encode_frame, MAX_OUTBOUND_FRAME};
 use crate::install::{self, Browser, Env, Family, Scope, HOST_NAME};
 use laika_core::error::{Error, ErrorCode};
+use laika_runtime::discover;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -137,6 +138,9 @@ pub struct Options {
     /// Custom Chromium profiles (`DIR/NativeMessagingHosts/`).
     pub user_data_dirs: Vec<PathBuf>,
     pub timeout: Duration,
+    /// Loopback ports asked what model server listens there
+    /// (`laika_runtime::discover`); empty skips discovery.
+    pub discover_ports: Vec<u16>,
 }
 
 /// Runs every check. `config` is the loaded configuration (or why it could
@@ -212,7 +216,57 @@ pub fn run(env: &Env, options: &Options, config: &Result<(Config, PathBuf), Erro
         ));
     }
     checks.push(check_runtime(config, options.timeout));
+    if !options.discover_ports.is_empty() {
+        checks.extend(discovered(
+            &discover::scan(&options.discover_ports),
+            &options.discover_ports,
+        ));
+    }
     Report { checks }
+}
+
+/// One line per model server found on loopback, with the `[runtime]` keys
+/// that use it; never a failure (none found is a fact, not a fault).
+pub fn discovered(found: &[discover::Found], ports: &[u16]) -> Vec<Check> {
+    const SECTION: &str = "model servers on 127.0.0.1";
+    if found.is_empty() {
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        return vec![Check {
+            section: SECTION.into(),
+            status: Status::Skip,
+            message: format!("none answered on ports {}", ports.join(", ")),
+            fix: None,
+        }];
+    }
+    found
+        .iter()
+        .map(|f| {
+            let profile = match (f.profile, f.guessed) {
+                (Some(p), false) => format!(", profile = \"{p}\""),
+                (Some(p), true) => format!(", profile = \"{p}\" (a guess: check it)"),
+                (None, _) if f.runtime == "openai" => {
+                    ", profile: unknown, pick one (see docs/runtimes.md)".into()
+                }
+                (None, _) => String::new(),
+            };
+            let context = f
+                .context_window
+                .map(|n| format!(", context {n} tokens"))
+                .unwrap_or_default();
+            let models = match f.models.len() {
+                0 => "no models listed".to_string(),
+                n if n <= 3 => format!("models: {}", f.models.join(", ")),
+                n => format!("models: {}, … ({n} in all)", f.models[..3].join(", ")),
+            };
+            pass(
+                SECTION,
+                format!(
+                    "{:?} at {}: kind = \"{}\"{profile}{context}; {models}",
+                    f.kind, f.base_url, f.runtime
+                ),
+            )
+        })
+        .collect()
 }
 
 fn join_paths(paths: &[PathBuf]) -> String {
@@ -832,7 +886,9 @@ pub fn check_runtime(config: &Result<(Config, PathBuf), Error>, timeout: Duratio
                 fix: None,
             };
         }
-        RuntimeConfig::OpenAi(_) | RuntimeConfig::Ollama(_) => config.runtime.endpoints(),
+        RuntimeConfig::OpenAi(_) | RuntimeConfig::Ollama(_) | RuntimeConfig::Anthropic(_) => {
+            config.runtime.endpoints()
+        }
     };
     let fix = format!(
         "start the runtime server (e.g. `bash scripts/llama-server.sh`), or fix runtime.base_url in {} (or LAIKA_BASE_URL)",
@@ -922,6 +978,44 @@ mod tests {
         assert_eq!(quote(b"junk\n\x1b[0m"), "junk\\n\\u{1b}[0m");
         let long = vec![b'a'; 5000];
         assert!(quote(&long).chars().count() <= MAX_QUOTE_CHARS + 1);
+    }
+
+    #[test]
+    fn discovered_servers_are_listed_with_their_runtime_keys() {
+        use laika_runtime::discover::{Found, ServerKind};
+        let none = discovered(&[], &[11434, 8080]);
+        assert_eq!(none.len(), 1);
+        assert_eq!(none[0].status, Status::Skip);
+        assert!(none[0].message.contains("11434, 8080"));
+        let llama = Found {
+            kind: ServerKind::LlamaCpp,
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            runtime: "openai",
+            profile: Some("llama.cpp"),
+            guessed: false,
+            models: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            context_window: Some(8192),
+            version: None,
+        };
+        let unknown = Found {
+            kind: ServerKind::OpenAiCompatible,
+            profile: None,
+            context_window: None,
+            models: Vec::new(),
+            ..llama.clone()
+        };
+        let lines = discovered(&[llama, unknown], &[8080]);
+        assert!(lines.iter().all(|c| c.status == Status::Pass));
+        assert_eq!(
+            lines[0].message,
+            "LlamaCpp at http://127.0.0.1:8080/v1: kind = \"openai\", profile = \"llama.cpp\", context 8192 tokens; models: a, b, c, … (4 in all)"
+        );
+        assert!(
+            lines[1].message.contains("profile: unknown, pick one"),
+            "{}",
+            lines[1].message
+        );
+        assert!(lines[1].message.ends_with("no models listed"));
     }
 
     #[test]

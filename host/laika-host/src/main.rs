@@ -553,6 +553,19 @@ fn run_install(args: InstallArgs, uninstalling: bool) -> Result<ExitCode, Error>
     Ok(ExitCode::SUCCESS)
 }
 
+/// The loopback ports doctor asks for model servers: `LAIKA_DISCOVER_PORTS`
+/// (comma-separated; empty turns discovery off), else the servers' defaults.
+/// Values that are not ports are left out.
+fn discover_ports() -> Vec<u16> {
+    match std::env::var("LAIKA_DISCOVER_PORTS") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|p| p.trim().parse().ok())
+            .collect(),
+        Err(_) => laika_runtime::discover::DEFAULT_PORTS.to_vec(),
+    }
+}
+
 fn run_doctor(
     browsers: Vec<BrowserArg>,
     user_data_dirs: Vec<PathBuf>,
@@ -566,6 +579,7 @@ fn run_doctor(
             .unwrap_or_default(),
         user_data_dirs,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
+        discover_ports: discover_ports(),
     };
     let report = doctor::run(&env, &options, &Config::from_process_env());
     if json {

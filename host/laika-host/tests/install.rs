@@ -35,7 +35,9 @@ impl Home {
             .env("HOME", self.path())
             .env("PATH", self.path().join("bin"))
             .env("LAIKA_CONFIG", self.path().join("laika.toml"))
-            .env("LAIKA_DATA_DIR", self.path().join("data"));
+            .env("LAIKA_DATA_DIR", self.path().join("data"))
+            // What listens on this machine's ports is not the test's.
+            .env("LAIKA_DISCOVER_PORTS", "");
         for var in [
             "XDG_CONFIG_HOME",
             "LAIKA_RUNTIME",

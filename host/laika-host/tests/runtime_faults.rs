@@ -120,14 +120,18 @@ fn streamed_answer_is_validated_and_the_request_follows_the_profile() {
         json!({"enable_thinking": false})
     );
     assert_eq!(body["json_schema"]["type"], "object");
-    assert!(body["json_schema"]["properties"]["in_reply_to"].is_object());
+    // The answer schema: the model writes the answer, the host the envelope.
+    assert!(body["json_schema"]["properties"]["assistant"].is_object());
+    assert!(body["json_schema"]["properties"]
+        .get("in_reply_to")
+        .is_none());
     assert!(body.get("response_format").is_none() && body.get("stream_options").is_none());
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["messages"][1]["role"], "user");
     assert!(body["messages"][0]["content"]
         .as_str()
         .unwrap()
-        .contains("Response JSON Schema"));
+        .contains("the server enforces the exact schema"));
     for e in &events {
         assert!(!e.to_string().contains(KEY), "key leaked: {e}");
     }
@@ -645,4 +649,83 @@ async fn cancel_wakes_a_stalled_call_made_from_a_current_thread_runtime_task() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_wakes_a_stalled_call_made_from_a_multi_thread_runtime_task() {
     cancel_a_stalled_call();
+}
+
+/// The Anthropic Messages adapter through the whole host: the answer comes
+/// as a forced tool call's streamed input (answer only: the host fills the
+/// envelope), the key travels as `x-api-key` with `anthropic-version`, and
+/// a `max_tokens` stop fails the turn as cut, not as invalid.
+#[test]
+fn anthropic_messages_tool_input_is_the_answer() {
+    fn messages_sse(input_json: &str, stop: &str) -> Vec<Step> {
+        let mut steps = vec![
+            ok_head("text/event-stream"),
+            Step::Write(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-stub\",\"content\":[]}}\n\n".to_vec()),
+            Step::Write(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"laika_answer\",\"input\":{}}}\n\n".to_vec()),
+        ];
+        let chars: Vec<char> = input_json.chars().collect();
+        for part in chars.chunks(9) {
+            let piece: String = part.iter().collect();
+            let event = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}});
+            steps.push(Step::Write(
+                format!("event: content_block_delta\ndata: {event}\n\n").into_bytes(),
+            ));
+        }
+        steps.push(Step::Write(format!("event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{stop}\"}}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n").into_bytes()));
+        steps
+    }
+    let answer = json!({"assistant": {
+        "title": "Nachtzüge",
+        "render": {"type": "doc", "children": [{"type": "paragraph", "children": [{"type": "text", "text": "Night trains are back."}]}]}
+    }})
+    .to_string();
+    let stub = Stub::start(move |_, i| match i {
+        0 => messages_sse(&answer, "tool_use"),
+        _ => messages_sse(&answer[..40], "max_tokens"),
+    });
+    let config = format!(
+        "[runtime]\nkind = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-stub\"\napi_key = \"{KEY}\"\nmax_tokens = 700\n",
+        stub.url
+    );
+    let mut host = Host::launch(Launch {
+        config: &config,
+        ..Launch::default()
+    });
+    let obs = observation("article-night-trains.observation.json");
+    let events = host.turn("a1", summarize(), "Summarize", obs.clone());
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{done:#}");
+    assert_eq!(done["runtime"]["kind"], "anthropic");
+    assert_eq!(done["model"], "claude-stub");
+    assert_eq!(one(&events, "assistant")["title"], "Nachtzüge");
+
+    let seen = stub.seen();
+    let head = seen[0].head.to_ascii_lowercase();
+    assert!(head.starts_with("post /v1/messages "), "{head}");
+    assert!(head.contains(&format!("x-api-key: {}", KEY.to_ascii_lowercase())));
+    assert!(head.contains("anthropic-version: 2023-06-01"));
+    assert!(!head.contains("authorization:"));
+    let body = &seen[0].body;
+    assert_eq!(body["max_tokens"], 700);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "tool", "name": "laika_answer"})
+    );
+    assert!(body["tools"][0]["input_schema"]["properties"]["assistant"].is_object());
+    assert!(body["system"]
+        .as_str()
+        .unwrap()
+        .contains("write exactly this JSON shape"));
+
+    let events = host.turn("a2", summarize(), "Summarize", obs);
+    let err = one(&events, "error");
+    assert_eq!(err["code"], "INVALID_MODEL_OUTPUT");
+    assert!(
+        err["message"].as_str().unwrap().contains("cut off"),
+        "{err:#}"
+    );
+    for e in &events {
+        assert!(!e.to_string().contains(KEY), "key leaked: {e}");
+    }
+    still_healthy(host);
 }

@@ -9,6 +9,7 @@
 //! ([`Setting`]) are different: one environment serves any kind, so each
 //! applies to the kinds that have it and the others ignore it.
 
+use crate::anthropic::AnthropicConfig;
 use crate::command::CommandConfig;
 use crate::http::{ApiKey, HttpConfig};
 use crate::ollama::OllamaConfig;
@@ -22,7 +23,14 @@ use serde_json::{Map, Value};
 use std::path::PathBuf;
 
 /// Runtime kinds this build can run, in [`RuntimeConfig`] order.
-pub const RUNTIME_KINDS: &[&str] = &["builtin", "scripted", "openai", "ollama", "command"];
+pub const RUNTIME_KINDS: &[&str] = &[
+    "builtin",
+    "scripted",
+    "openai",
+    "ollama",
+    "anthropic",
+    "command",
+];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -33,6 +41,7 @@ pub enum RuntimeConfig {
     Scripted(ScriptedConfig),
     OpenAi(OpenAiConfig),
     Ollama(OllamaConfig),
+    Anthropic(AnthropicConfig),
     Command(CommandConfig),
 }
 
@@ -58,6 +67,7 @@ impl RuntimeConfig {
             "scripted" => RuntimeConfig::Scripted(ScriptedConfig::default()),
             "openai" => RuntimeConfig::OpenAi(OpenAiConfig::default()),
             "ollama" => RuntimeConfig::Ollama(OllamaConfig::default()),
+            "anthropic" => RuntimeConfig::Anthropic(AnthropicConfig::default()),
             "command" => RuntimeConfig::Command(CommandConfig::default()),
             other => {
                 return Err(config_error(format!(
@@ -75,6 +85,7 @@ impl RuntimeConfig {
             RuntimeConfig::Scripted(_) => "scripted",
             RuntimeConfig::OpenAi(_) => "openai",
             RuntimeConfig::Ollama(_) => "ollama",
+            RuntimeConfig::Anthropic(_) => "anthropic",
             RuntimeConfig::Command(_) => "command",
         }
     }
@@ -87,6 +98,7 @@ impl RuntimeConfig {
             RuntimeConfig::Scripted(c) => c.script().map(drop),
             RuntimeConfig::OpenAi(c) => c.validate(),
             RuntimeConfig::Ollama(c) => c.validate(),
+            RuntimeConfig::Anthropic(c) => c.validate(),
             RuntimeConfig::Command(c) => c.validate(),
         }
     }
@@ -98,6 +110,7 @@ impl RuntimeConfig {
             RuntimeConfig::Scripted(_) => (&[], ScriptedConfig::KEYS),
             RuntimeConfig::OpenAi(_) => (HttpConfig::KEYS, OpenAiConfig::KEYS),
             RuntimeConfig::Ollama(_) => (HttpConfig::KEYS, OllamaConfig::KEYS),
+            RuntimeConfig::Anthropic(_) => (HttpConfig::KEYS, AnthropicConfig::KEYS),
             RuntimeConfig::Command(_) => (&[], CommandConfig::KEYS),
         };
         shared.iter().chain(own).copied()
@@ -108,6 +121,7 @@ impl RuntimeConfig {
         match self {
             RuntimeConfig::OpenAi(c) => Some(&c.http),
             RuntimeConfig::Ollama(c) => Some(&c.http),
+            RuntimeConfig::Anthropic(c) => Some(&c.http),
             _ => None,
         }
     }
@@ -116,6 +130,7 @@ impl RuntimeConfig {
         match self {
             RuntimeConfig::OpenAi(c) => Some(&mut c.http),
             RuntimeConfig::Ollama(c) => Some(&mut c.http),
+            RuntimeConfig::Anthropic(c) => Some(&mut c.http),
             _ => None,
         }
     }
@@ -133,6 +148,7 @@ impl RuntimeConfig {
         match self {
             RuntimeConfig::OpenAi(c) => c.endpoints(&c.profile()?),
             RuntimeConfig::Ollama(c) => Ok(c.endpoints()),
+            RuntimeConfig::Anthropic(c) => Ok(c.endpoints()),
             _ => Ok(Vec::new()),
         }
     }
@@ -222,6 +238,7 @@ impl RuntimeConfig {
             RuntimeConfig::Scripted(_) => RuntimeConfig::Scripted(parse(table)?),
             RuntimeConfig::OpenAi(_) => RuntimeConfig::OpenAi(parse(table)?),
             RuntimeConfig::Ollama(_) => RuntimeConfig::Ollama(parse(table)?),
+            RuntimeConfig::Anthropic(_) => RuntimeConfig::Anthropic(parse(table)?),
             RuntimeConfig::Command(_) => RuntimeConfig::Command(parse(table)?),
         })
     }
@@ -332,6 +349,10 @@ mod tests {
                 keep_alive: Some("5m".into()),
                 thinking_off: Some("none".into()),
             }),
+            RuntimeConfig::Anthropic(AnthropicConfig {
+                http: http_all(),
+                max_tokens: Some(9),
+            }),
             RuntimeConfig::Command(CommandConfig {
                 command: Some("/bin/p".into()),
                 args: vec!["a".into()],
@@ -388,7 +409,7 @@ mod tests {
         assert!(
             m.contains("runtime.model")
                 && m.contains("set runtime.kind")
-                && m.contains("openai, ollama, command"),
+                && m.contains("openai, ollama, anthropic, command"),
             "{m}"
         );
         let m = error(json!({"kind": "command", "command": "p", "api_key": "k"}));

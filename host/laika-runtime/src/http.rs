@@ -23,7 +23,7 @@
 
 use super::{config_error, CancelToken, TextSink};
 use laika_core::error::{Error, ErrorCode, Result};
-use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::time::{sleep_until, Instant};
@@ -373,8 +373,20 @@ pub struct HttpClient {
     client: reqwest::Client,
     endpoints: Vec<Endpoint>,
     timeouts: Timeouts,
-    auth: Option<HeaderValue>,
+    /// The header carrying the API key, and its value.
+    auth: Option<(HeaderName, HeaderValue)>,
+    /// Headers every request carries (an API version).
+    extra: Vec<(HeaderName, HeaderValue)>,
     api_key: Option<String>,
+}
+
+/// How a server wants the API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyHeader {
+    /// `Authorization: Bearer <key>` (OpenAI-compatible servers, Ollama).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic).
+    XApiKey,
 }
 
 /// How one endpoint failed: whether the next one may be tried.
@@ -391,6 +403,19 @@ impl HttpClient {
         path: &str,
         timeouts: Timeouts,
         api_key: Option<&str>,
+    ) -> Result<HttpClient> {
+        HttpClient::with_headers(base_urls, path, timeouts, api_key, KeyHeader::Bearer, &[])
+    }
+
+    /// [`HttpClient::new`] with the key sent as `key_header` says, and
+    /// `extra` headers on every request.
+    pub fn with_headers(
+        base_urls: &[String],
+        path: &str,
+        timeouts: Timeouts,
+        api_key: Option<&str>,
+        key_header: KeyHeader,
+        extra: &[(&'static str, &'static str)],
     ) -> Result<HttpClient> {
         if base_urls.is_empty() {
             return Err(config_error("runtime.base_url is required"));
@@ -412,14 +437,22 @@ impl HttpClient {
         }
         let auth = match api_key.filter(|k| !k.is_empty()) {
             Some(key) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                let (name, text) = match key_header {
+                    KeyHeader::Bearer => (AUTHORIZATION, format!("Bearer {key}")),
+                    KeyHeader::XApiKey => (HeaderName::from_static("x-api-key"), key.to_string()),
+                };
+                let mut value = HeaderValue::from_str(&text).map_err(|_| {
                     config_error("runtime.api_key has characters an HTTP header cannot carry")
                 })?;
                 value.set_sensitive(true);
-                Some(value)
+                Some((name, value))
             }
             None => None,
         };
+        let extra = extra
+            .iter()
+            .map(|(k, v)| (HeaderName::from_static(k), HeaderValue::from_static(v)))
+            .collect();
         let client = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeouts.connect)
@@ -435,6 +468,7 @@ impl HttpClient {
             endpoints,
             timeouts,
             auth,
+            extra,
             api_key: api_key.filter(|k| !k.is_empty()).map(str::to_string),
         })
     }
@@ -558,8 +592,11 @@ impl HttpClient {
                 "text/event-stream, application/x-ndjson, application/json",
             )
             .body(body.to_vec());
-        if let Some(auth) = &self.auth {
-            request = request.header(AUTHORIZATION, auth.clone());
+        if let Some((name, value)) = &self.auth {
+            request = request.header(name.clone(), value.clone());
+        }
+        for (name, value) in &self.extra {
+            request = request.header(name.clone(), value.clone());
         }
         let sent = tokio::select! {
             biased;

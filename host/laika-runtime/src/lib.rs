@@ -5,10 +5,12 @@
 //! does (see `model_output` and `schema`). So the offline `builtin` runtime
 //! goes through exactly the same validation as a real model.
 
+pub mod anthropic;
 pub mod builtin;
 pub mod command;
 pub mod config;
 pub mod context_window;
+pub mod discover;
 pub mod executor;
 pub mod http;
 pub mod ollama;
@@ -52,6 +54,7 @@ pub fn from_config(config: &config::RuntimeConfig) -> Result<Arc<dyn Runtime>> {
         C::Scripted(c) => Arc::new(scripted::Scripted::from_file(c.script()?)?),
         C::OpenAi(c) => Arc::new(openai::OpenAiRuntime::from_config(c)?),
         C::Ollama(c) => Arc::new(ollama::OllamaRuntime::from_config(c)?),
+        C::Anthropic(c) => Arc::new(anthropic::AnthropicRuntime::from_config(c)?),
         C::Command(c) => Arc::new(command::CommandRuntime::from_config(c)?),
     })
 }

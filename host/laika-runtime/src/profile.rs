@@ -8,9 +8,10 @@
 //! `runtime.thinking_off` and `runtime.stream_usage` override single entries
 //! (the `openai` adapter applies its config to the profile it names).
 //!
-//! Invariant: whatever the profile, the schema is also in the system prompt
-//! (see `prompt.rs`), so a server that ignores the schema field still gets it;
-//! the profile only adds the strongest native enforcement the server has.
+//! Invariant: whatever the profile, the system prompt sketches the answer's
+//! shape (see `prompt.rs`), so a server that ignores the schema field still
+//! gets it; the profile only adds the strongest native enforcement the server
+//! has, and its capability tells the turn whether the server enforces it.
 
 use serde_json::{json, Map, Value};
 
