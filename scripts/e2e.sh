@@ -4,7 +4,8 @@
 # extension's npm dependencies if missing.
 #   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
 #                             exfiltration, approval expiry and Stop, host not
-#                             installed, XSS rendering check
+#                             installed, XSS rendering check, collections (capture,
+#                             cited answer over a collection, transform, export)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
