@@ -10,7 +10,8 @@
 #                             server), history (search, continue, export, undo),
 #                             selection and other tabs as context; Firefox runs a
 #                             summarize turn through the real host;
-#                             axe-core on each screen
+#                             collections (capture, cited answer over a collection,
+#                             transform, export); axe-core on each screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"

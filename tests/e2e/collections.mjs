@@ -127,6 +127,10 @@ try {
   assert(markdown.includes("| Source | Main point | Other points | Figures |"), `the table is in the export:\n${markdown}`);
   assert(markdown.includes("Night trains leave from the central station."), `the first source's point is in it:\n${markdown}`);
   assert(/Luggage rules.*RUNTIME\\?_TIMEOUT/s.test(markdown), `the failed source is listed:\n${markdown}`);
+  await sidebar.locator("#artifact-list li button", { hasText: "Open" }).first().click();
+  await sidebar.waitForSelector("#artifact-view table", { timeout: 20_000 });
+  const shown = norm(await sidebar.textContent("#artifact-view"));
+  assert(shown.includes("Night trains leave from the central station."), `the artifact opens in the sidebar (${shown})`);
   console.log("ok collections: three tabs added, cited answer opens page two, comparison with one failed source, Markdown export");
 } finally {
   await browser.close();

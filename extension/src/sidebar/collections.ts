@@ -8,7 +8,8 @@
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { SidebarHostRequest, SidebarRequest } from "../shared/messages.js";
 import { ext } from "../shared/api.js";
-import { safeHref } from "./render.js";
+import { renderDoc, safeHref } from "./render.js";
+import type { RenderDoc } from "../generated/wire.js";
 
 type Reply<T extends RoutedHostMessage["type"]> = Extract<RoutedHostMessage, { type: T }>;
 type CollectionsList = Reply<"collections.list.result">;
@@ -56,6 +57,7 @@ export class CollectionsPanel {
   private readonly artifacts = h("ul");
   private readonly format = h("select");
   private readonly status = h("p");
+  private readonly view = h("div");
 
   constructor(private readonly deps: CollectionsDeps) {
     this.el = h("details");
@@ -72,6 +74,8 @@ export class CollectionsPanel {
     this.status.className = "hint";
     this.status.setAttribute("role", "status");
     this.artifacts.className = "artifact-list";
+    this.view.className = "artifact-view answer";
+    this.view.id = "artifact-view";
     this.artifacts.id = "artifact-list";
 
     const addCurrent = button("Add this page", () => void this.add(null));
@@ -83,7 +87,7 @@ export class CollectionsPanel {
     addTab.id = "collection-add-tab";
     const label = h("label", "Answer over ");
     label.append(this.select);
-    this.el.append(label, addCurrent, this.tabs, addTab, h("h3", "Artifacts"), this.format, this.artifacts, this.status);
+    this.el.append(label, addCurrent, this.tabs, addTab, h("h3", "Artifacts"), this.format, this.artifacts, this.view, this.status);
     this.el.addEventListener("toggle", () => {
       if ((this.el as HTMLDetailsElement).open) void this.refresh();
     });
@@ -120,6 +124,7 @@ export class CollectionsPanel {
     for (const a of list.artifacts) {
       const li = h("li");
       li.append(h("span", a.title));
+      li.append(button("Open", () => void this.open(a.id)));
       li.append(button("Copy", () => void this.export(a.id, "clipboard")));
       li.append(button("Download", () => void this.export(a.id, "file")));
       this.artifacts.append(li);
@@ -143,6 +148,21 @@ export class CollectionsPanel {
       this.say(`Added “${reply.title}” to “${reply.collection.title}”.`);
       await this.refresh();
       this.select.value = reply.collection.id;
+    } catch (e) {
+      this.say(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  /** Shows the artifact in the panel, rendered like an answer. */
+  private async open(artifactId: string): Promise<void> {
+    try {
+      const reply = await this.deps.request({ type: "artifact.export", artifact_id: artifactId, format: "json" });
+      if (reply.type !== "artifact.export.result") throw new Error(`unexpected ${reply.type}`);
+      const stored: unknown = JSON.parse(reply.content);
+      const doc = (stored as { doc?: RenderDoc | null }).doc;
+      const text = (stored as { text?: string | null }).text;
+      this.view.replaceChildren(doc ? renderDoc(document, doc) : h("pre", text ?? ""));
+      this.say(`Opened “${reply.title}”.`);
     } catch (e) {
       this.say(e instanceof Error ? e.message : String(e));
     }

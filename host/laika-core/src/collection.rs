@@ -18,7 +18,7 @@
 use crate::builtin::rank::{self, Index};
 use crate::error::{Error, Result};
 use crate::llmcp::{Document, DocumentSource};
-use crate::pack::{estimate_tokens, Budget, Cut, DocumentUsage, Packed, Used};
+use crate::pack::{estimate_tokens, json_chars, Budget, Cut, DocumentUsage, Packed, Used};
 use crate::redact;
 use crate::text::prefix_chars;
 use serde::{Deserialize, Serialize};
@@ -403,17 +403,7 @@ pub fn index_content(pack: &CollectionPack) -> Value {
                 "title": s.title,
                 "status": s.status.as_str(),
             });
-            if let Some(map) = entry.as_object_mut() {
-                for (key, value) in [
-                    ("url", &s.url),
-                    ("outlet", &s.outlet),
-                    ("captured_at", &s.captured_at),
-                ] {
-                    if let Some(v) = value {
-                        map.insert(key.into(), Value::String(v.clone()));
-                    }
-                }
-            }
+            put_page_fields(&mut entry, s);
             entry
         })
         .collect();
@@ -423,6 +413,22 @@ pub fn index_content(pack: &CollectionPack) -> Value {
         "title": pack.collection.title,
         "sources": sources,
     })
+}
+
+/// Adds the source's `url`, `outlet` and `captured_at` that it has.
+fn put_page_fields(target: &mut Value, s: &Source) {
+    let Some(map) = target.as_object_mut() else {
+        return;
+    };
+    for (key, value) in [
+        ("url", &s.url),
+        ("outlet", &s.outlet),
+        ("captured_at", &s.captured_at),
+    ] {
+        if let Some(v) = value {
+            map.insert(key.into(), Value::String(v.clone()));
+        }
+    }
 }
 
 /// One chunk of a source's text.
@@ -458,16 +464,8 @@ impl Chunk<'_> {
             "chunk_index": self.index,
             "chunk_count": self.count,
         });
+        put_page_fields(&mut content, s);
         if let Some(map) = content.as_object_mut() {
-            for (key, value) in [
-                ("url", &s.url),
-                ("outlet", &s.outlet),
-                ("captured_at", &s.captured_at),
-            ] {
-                if let Some(v) = value {
-                    map.insert(key.into(), Value::String(v.clone()));
-                }
-            }
             if self.index == 1 {
                 map.insert("outline".into(), json!(s.outline));
                 map.insert("extracted_links".into(), json!(s.extracted_links));
@@ -629,10 +627,6 @@ pub fn pack_into(
     packed.usage.redacted_strings = redacted;
 }
 
-fn json_chars(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.chars().count())
-}
-
 /// The source a context document was made from, if it is a source chunk.
 pub fn cited_source(doc: &Document) -> Option<CitedSource> {
     let c = &doc.content;
@@ -658,26 +652,30 @@ pub struct CitedSource {
     pub url: Option<String>,
 }
 
+/// A ready page source of collection `c-1` at `https://<id>.example/`.
+#[cfg(test)]
+pub(crate) fn test_source(id: &str, title: &str, text: &str) -> Source {
+    Source {
+        id: id.into(),
+        collection_id: "c-1".into(),
+        kind: SourceKind::Url,
+        url: Some(format!("https://{id}.example/")),
+        title: title.into(),
+        outlet: Some(format!("{id}.example")),
+        captured_at: Some("2026-01-01T00:00:00.000Z".into()),
+        status: SourceStatus::Ready,
+        error: None,
+        text: text.into(),
+        outline: Vec::new(),
+        extracted_links: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    pub(crate) fn source(id: &str, title: &str, text: &str) -> Source {
-        Source {
-            id: id.into(),
-            collection_id: "c-1".into(),
-            kind: SourceKind::Url,
-            url: Some(format!("https://{id}.example/")),
-            title: title.into(),
-            outlet: Some(format!("{id}.example")),
-            captured_at: Some("2026-01-01T00:00:00.000Z".into()),
-            status: SourceStatus::Ready,
-            error: None,
-            text: text.into(),
-            outline: Vec::new(),
-            extracted_links: Vec::new(),
-        }
-    }
+    use super::test_source as source;
 
     #[test]
     fn add_sources_reads_urls_and_notes_and_refuses_unsafe_urls() {

@@ -205,7 +205,7 @@ pub struct Packed {
     pub usage: ContextUsage,
 }
 
-fn json_chars(value: &Value) -> usize {
+pub(crate) fn json_chars(value: &Value) -> usize {
     // Measured on the serialization the model will actually read.
     serde_json::to_string(value).map_or(0, |s| s.chars().count())
 }

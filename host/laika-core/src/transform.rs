@@ -641,24 +641,8 @@ fn source_link(source: &Source) -> Inline {
 mod tests {
     use super::*;
     use crate::ambient::Fixed;
-    use crate::collection::{Collection, SourceKind, SourceStatus};
-
-    fn source(id: &str, title: &str, text: &str) -> Source {
-        Source {
-            id: id.into(),
-            collection_id: "c-1".into(),
-            kind: SourceKind::Url,
-            url: Some(format!("https://{id}.example/")),
-            title: title.into(),
-            outlet: Some(format!("{id}.example")),
-            captured_at: Some("2026-01-01T00:00:00.000Z".into()),
-            status: SourceStatus::Ready,
-            error: None,
-            text: text.into(),
-            outline: Vec::new(),
-            extracted_links: Vec::new(),
-        }
-    }
+    use crate::collection::test_source as source;
+    use crate::collection::Collection;
 
     fn pack(sources: Vec<Source>) -> CollectionPack {
         CollectionPack {

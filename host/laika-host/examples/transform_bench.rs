@@ -29,29 +29,14 @@ const SOURCES: usize = 20;
 const TOKENS_PER_SEC: f64 = 2_000.0;
 const FIRST_TOKEN: Duration = Duration::from_millis(40);
 
-const WORDS: &[&str] = &[
-    "rail",
-    "night",
-    "carriage",
-    "ticket",
-    "border",
-    "station",
-    "sleeper",
-    "operator",
-    "price",
-    "demand",
-    "route",
-    "summer",
-    "winter",
-    "passenger",
-    "timetable",
-    "cabin",
-    "bicycle",
-    "delay",
-];
+/// Words the generated sources are made of (varied enough for the ranking
+/// to pick different sentences per source).
+const VOCABULARY: &str = "rail night carriage ticket border station sleeper operator price \
+     demand route summer winter passenger timetable cabin bicycle delay";
 
 /// A source of about 6 KB: paragraphs of sentences with figures and years.
 fn source_text(seed: usize) -> String {
+    let words: Vec<&str> = VOCABULARY.split_whitespace().collect();
     let mut out = String::new();
     let mut n = seed * 7919 + 13;
     for p in 0..12 {
@@ -60,7 +45,7 @@ fn source_text(seed: usize) -> String {
             let mut sentence = Vec::new();
             for _ in 0..14 {
                 n = n.wrapping_mul(1_103_515_245).wrapping_add(12_345) % 2_147_483_648;
-                sentence.push(WORDS[n % WORDS.len()]);
+                sentence.push(words[n % words.len()]);
             }
             out.push_str(&format!(
                 "The {} service {} carried {} passengers in {}. ",

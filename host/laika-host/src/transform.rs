@@ -20,7 +20,6 @@ use laika_core::text::prefix_chars;
 use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// One source's step, as it starts and as it ends.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,8 +40,6 @@ pub struct Outcome {
     pub read: usize,
     /// Sources left out, with why.
     pub failed: Vec<(String, ToolError)>,
-    /// Time spent inside the runtime, summed over the calls.
-    pub runtime_time: Duration,
 }
 
 /// Runs `kind` over `pack`. Errors only when nothing can be made: a cancel,
@@ -58,7 +55,6 @@ pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &ToolContext<'_>) -
     let slots: Vec<Mutex<Option<SourceNotes>>> =
         readable.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let runtime_nanos = AtomicUsize::new(0);
     let workers = ctx.concurrency.clamp(1, readable.len());
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -77,10 +73,7 @@ pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &ToolContext<'_>) -
                     status: OperationStatus::Start,
                     message: None,
                 });
-                let started = Instant::now();
                 let notes = read_one(source, ctx);
-                let spent = usize::try_from(started.elapsed().as_nanos()).unwrap_or(usize::MAX);
-                runtime_nanos.fetch_add(spent, Ordering::Relaxed);
                 let (status, message) = match &notes {
                     SourceNotes::Points(p) => (
                         OperationStatus::Success,
@@ -160,9 +153,6 @@ pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &ToolContext<'_>) -
         plan,
         read,
         failed,
-        runtime_time: Duration::from_nanos(
-            u64::try_from(runtime_nanos.into_inner()).unwrap_or(u64::MAX),
-        ),
     })
 }
 

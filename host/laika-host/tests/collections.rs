@@ -147,6 +147,26 @@ fn err(f: &Fixture, name: &str, args: Value) -> String {
     .unwrap_or_else(|| panic!("{name} should fail"))
 }
 
+/// A new collection's id.
+fn collection(f: &Fixture, title: &str) -> String {
+    ok(f, "collection.create", json!({ "title": title }))["collectionId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A collection of `n` notes, each `text(i)`.
+fn numbered(f: &Fixture, title: &str, n: usize, text: impl Fn(usize) -> String) -> String {
+    let id = collection(f, title);
+    let texts: Vec<(String, String)> = (0..n).map(|i| (format!("S{i}"), text(i))).collect();
+    let refs: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    notes(f, &id, &refs);
+    id
+}
+
 fn notes(f: &Fixture, collection: &str, texts: &[(&str, &str)]) -> Vec<String> {
     let sources: Vec<Value> = texts
         .iter()
@@ -260,10 +280,7 @@ fn collections_and_artifacts_persist_and_unknown_ids_are_coded() {
 #[test]
 fn a_comparison_reads_every_source_reports_failures_and_saves_an_artifact() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Trains"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = collection(&f, "Trains");
     notes(
         &f,
         &id,
@@ -350,23 +367,9 @@ fn a_comparison_reads_every_source_reports_failures_and_saves_an_artifact() {
 #[test]
 fn the_parallel_stage_keeps_the_configured_calls_in_flight() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Many"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let texts: Vec<(String, String)> = (0..8)
-        .map(|i| {
-            (
-                format!("S{i}"),
-                format!("Source {i} says the train number {i} is late."),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    notes(&f, &id, &refs);
+    let id = numbered(&f, "Many", 8, |i| {
+        format!("Source {i} says the train number {i} is late.")
+    });
     for (concurrency, want) in [(1, 1), (3, 3)] {
         let probe = Probe {
             delay: Duration::from_millis(30),
@@ -396,23 +399,9 @@ fn the_parallel_stage_keeps_the_configured_calls_in_flight() {
 #[test]
 fn a_cancel_stops_every_step_and_saves_nothing() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Cancelled"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let texts: Vec<(String, String)> = (0..12)
-        .map(|i| {
-            (
-                format!("S{i}"),
-                format!("Source {i} has a sentence to read."),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    notes(&f, &id, &refs);
+    let id = numbered(&f, "Cancelled", 12, |i| {
+        format!("Source {i} has a sentence to read.")
+    });
     let cancel = CancelToken::default();
     let probe = Probe {
         delay: Duration::from_millis(10),
@@ -447,10 +436,7 @@ fn a_cancel_stops_every_step_and_saves_nothing() {
 #[test]
 fn unknown_transform_types_and_empty_collections_are_refused() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Empty"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = collection(&f, "Empty");
     assert_eq!(
         err(
             &f,
@@ -487,10 +473,7 @@ fn unknown_transform_types_and_empty_collections_are_refused() {
 #[test]
 fn a_turn_over_a_collection_cites_the_source_that_answers() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Trip"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = collection(&f, "Trip");
     let ids = notes(
         &f,
         &id,
@@ -586,10 +569,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
 #[test]
 fn a_capture_fills_the_pending_source_or_adds_one() {
     let f = fixture();
-    let id = ok(&f, "collection.create", json!({"title": "Pages"}))["collectionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = collection(&f, "Pages");
     let added = ok(
         &f,
         "collection.add_sources",

@@ -1427,20 +1427,12 @@ fn older_results_are_compacted_in_the_transcript() {
 // ---- collections and store-backed host tools ----
 
 fn collection_pack() -> CollectionPack {
-    use crate::collection::{Collection, Source, SourceKind, SourceStatus};
-    let source = |id: &str, title: &str, text: &str| Source {
-        id: id.into(),
-        collection_id: "col-1".into(),
-        kind: SourceKind::Url,
-        url: Some(format!("https://{id}.example/page")),
-        title: title.into(),
-        outlet: Some(format!("{id}.example")),
-        captured_at: Some("2026-01-01T00:00:00.000Z".into()),
-        status: SourceStatus::Ready,
-        error: None,
-        text: text.into(),
-        outline: Vec::new(),
-        extracted_links: Vec::new(),
+    use crate::collection::{test_source, Collection};
+    let source = |id: &str, title: &str, text: &str| {
+        let mut s = test_source(id, title, text);
+        s.collection_id = "col-1".into();
+        s.url = Some(format!("https://{id}.example/page"));
+        s
     };
     CollectionPack {
         collection: Collection {

@@ -343,6 +343,13 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
                 tool.name
             ),
         ),
+        GateClass::AppLevel if tool.name == "integration.invoke" => Verdict::new(
+            Reason::ToolNotAvailable,
+            format!(
+                "No integration is configured, so nothing was sent to {}.",
+                clip(arg_str(args, "integration").unwrap_or(""))
+            ),
+        ),
         GateClass::AppLevel => Verdict::new(
             Reason::ToolNotAvailable,
             format!("{} is not available in this version of Laika.", tool.name),

@@ -667,3 +667,30 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_integration_call_is_denied_with_the_reason() {
+    let obs = Observation::from_value(json!({"summary": {
+        "doc_type": "web.observation.summary.v1", "url": "https://a.example/", "title": "t", "text": "x"
+    }}))
+    .unwrap();
+    let call = ToolCall {
+        name: "integration.invoke".into(),
+        arguments: json!({"integration": "crm", "operation": "add", "payload": {"email": "a@b.example"}}),
+    };
+    let v = review_at(
+        0,
+        &call,
+        &GateContext {
+            observation: &obs,
+            user_message: "",
+            max_calls: 8,
+        },
+    );
+    assert_eq!(v.decision, Decision::Deny);
+    assert_eq!(v.reason, Reason::ToolNotAvailable);
+    assert_eq!(
+        v.detail,
+        "No integration is configured, so nothing was sent to \"crm\"."
+    );
+}

@@ -25,6 +25,19 @@ fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "[]".into())
 }
 
+const COLLECTION_SELECT: &str = "SELECT c.id, c.title, c.tags_json, c.created_at, \
+     (SELECT COUNT(*) FROM sources s WHERE s.collection_id = c.id) FROM collections c";
+
+fn collection_row(r: &Row<'_>) -> rusqlite::Result<Collection> {
+    Ok(Collection {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        tags: json_list(&r.get::<_, String>(2)?),
+        created_at: r.get(3)?,
+        source_count: r.get(4)?,
+    })
+}
+
 const SOURCE_COLUMNS: &str = "id, collection_id, kind, url, title, outlet, status, error, \
      captured_at, text, outline_json, links_json";
 
@@ -67,19 +80,9 @@ impl Store {
     pub fn collection(&self, id: &str) -> Result<Collection> {
         self.conn
             .query_row(
-                "SELECT c.id, c.title, c.tags_json, c.created_at, \
-                   (SELECT COUNT(*) FROM sources s WHERE s.collection_id = c.id) \
-                 FROM collections c WHERE c.id = ?1",
+                &format!("{COLLECTION_SELECT} WHERE c.id = ?1"),
                 [id],
-                |r| {
-                    Ok(Collection {
-                        id: r.get(0)?,
-                        title: r.get(1)?,
-                        tags: json_list(&r.get::<_, String>(2)?),
-                        created_at: r.get(3)?,
-                        source_count: r.get(4)?,
-                    })
-                },
+                collection_row,
             )
             .optional()
             .map_err(sqlite)?
@@ -90,22 +93,12 @@ impl Store {
     pub fn list_collections(&self, limit: usize) -> Result<Vec<Collection>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT c.id, c.title, c.tags_json, c.created_at, \
-                   (SELECT COUNT(*) FROM sources s WHERE s.collection_id = c.id) \
-                 FROM collections c ORDER BY c.updated_at DESC, c.id LIMIT ?1",
-            )
+            .prepare_cached(&format!(
+                "{COLLECTION_SELECT} ORDER BY c.updated_at DESC, c.id LIMIT ?1"
+            ))
             .map_err(sqlite)?;
         let rows = stmt
-            .query_map([sql_count(limit)], |r| {
-                Ok(Collection {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    tags: json_list(&r.get::<_, String>(2)?),
-                    created_at: r.get(3)?,
-                    source_count: r.get(4)?,
-                })
-            })
+            .query_map([sql_count(limit)], collection_row)
             .map_err(sqlite)?;
         rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
     }
