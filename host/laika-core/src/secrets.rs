@@ -92,6 +92,11 @@ pub fn find(text: &str) -> Vec<Finding> {
     found.extend(
         crate::lexicon::disclosures(text)
             .into_iter()
+            // "my password is [redacted]" is already scrubbed.
+            .filter(|r| {
+                let from = r.start.saturating_sub(1);
+                !text.get(from..r.end).is_some_and(|v| v.contains(REDACTED))
+            })
             .map(|range| Finding {
                 range,
                 kind: DISCLOSED,
@@ -371,5 +376,7 @@ mod tests {
         let twice = scrub("4111 1111 1111 1111 and sk_live_4eC39HqLyjWDarjtT1zdp7dc").into_owned();
         assert_eq!(twice, "[redacted] and [redacted]");
         assert_eq!(scrub(&twice), twice);
+        let disclosed = scrub("my password is Hunter22").into_owned();
+        assert!(find(&disclosed).is_empty(), "{disclosed}");
     }
 }
