@@ -65,6 +65,9 @@ fn rules() -> &'static [Rule] {
     })
 }
 
+/// The longest text searched for "my password is …" disclosures.
+pub const MAX_DISCLOSURE_SCAN: usize = 64 * 1024;
+
 const CARD: &str = "a payment card number";
 const TOKEN: &str = "a token-like string";
 const DISCLOSED: &str = "a disclosed password or code";
@@ -89,8 +92,16 @@ pub fn find(text: &str) -> Vec<Finding> {
             .into_iter()
             .map(|range| Finding { range, kind: TOKEN }),
     );
-    found.extend(
+    // Disclosures are looked for word by word against every language's
+    // words: kept to texts of message size, so a multi-MiB answer costs
+    // only the linear scans above.
+    let disclosures = if text.len() <= MAX_DISCLOSURE_SCAN {
         crate::lexicon::disclosures(text)
+    } else {
+        Vec::new()
+    };
+    found.extend(
+        disclosures
             .into_iter()
             // "my password is [redacted]" is already scrubbed.
             .filter(|r| {

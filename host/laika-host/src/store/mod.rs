@@ -1468,7 +1468,6 @@ mod tests {
             "🏳️‍🌈 NEAR",
             "",
             "   ",
-            "\u{0}",
             "\u{2}what\u{3}",
             "x\"y",
             "'; DROP TABLE turns; --",
