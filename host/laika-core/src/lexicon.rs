@@ -421,7 +421,7 @@ fn strip_copula(rest: &str) -> (&str, bool) {
 /// with a digit or a symbol in it (or anything at all after `:`/`=`).
 fn secret_like(raw: &str, strong_link: bool) -> bool {
     let n = raw.chars().count();
-    if n < 4 || n > 128 {
+    if !(4..=128).contains(&n) {
         return false;
     }
     let digit = raw.chars().any(|c| c.is_numeric());

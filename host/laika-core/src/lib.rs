@@ -27,6 +27,7 @@ pub mod event;
 pub mod gate;
 pub mod history;
 pub mod interceptor;
+pub mod json_bounded;
 pub mod json_scan;
 pub mod lexicon;
 pub mod limits;

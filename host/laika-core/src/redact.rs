@@ -51,6 +51,12 @@ pub fn redact_urls_in_text(text: &str) -> Cow<'_, str> {
 /// Redacts every string inside a JSON value (object keys are left alone) and
 /// returns how many strings changed.
 pub fn redact_value(value: &mut Value) -> usize {
+    rewrite_strings(value, redact_urls_in_text)
+}
+
+/// Rewrites every string inside a JSON value with `f` (object keys are left
+/// alone) and returns how many changed.
+fn rewrite_strings(value: &mut Value, f: impl Fn(&str) -> Cow<'_, str>) -> usize {
     let mut changed = 0;
     // An explicit stack: values built in memory may nest deeper than the
     // call stack allows.
@@ -58,11 +64,7 @@ pub fn redact_value(value: &mut Value) -> usize {
     while let Some(v) = stack.pop() {
         match v {
             Value::String(s) => {
-                let redacted = match redact_urls_in_text(s) {
-                    Cow::Owned(new) => Some(new),
-                    Cow::Borrowed(_) => None,
-                };
-                if let Some(new) = redacted {
+                if let Cow::Owned(new) = f(s) {
                     *s = new;
                     changed += 1;
                 }
@@ -102,22 +104,7 @@ pub fn scrub_text(text: &str) -> Cow<'_, str> {
 /// [`scrub_text`] on every string inside a JSON value (object keys are left
 /// alone); returns how many strings changed.
 pub fn scrub_value(value: &mut Value) -> usize {
-    let mut changed = 0;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => {
-                if let Cow::Owned(new) = scrub_text(s) {
-                    *s = new;
-                    changed += 1;
-                }
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => stack.extend(map.values_mut()),
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
-        }
-    }
-    changed
+    rewrite_strings(value, scrub_text)
 }
 
 /// A value that looks like a secret whatever its parameter is called: a

@@ -65,6 +65,9 @@ fn rules() -> &'static [Rule] {
     })
 }
 
+/// The longest text searched for "my password is …" disclosures.
+pub const MAX_DISCLOSURE_SCAN: usize = 64 * 1024;
+
 const CARD: &str = "a payment card number";
 const TOKEN: &str = "a token-like string";
 const DISCLOSED: &str = "a disclosed password or code";
@@ -89,9 +92,22 @@ pub fn find(text: &str) -> Vec<Finding> {
             .into_iter()
             .map(|range| Finding { range, kind: TOKEN }),
     );
-    found.extend(
+    // Disclosures are looked for word by word against every language's
+    // words: kept to texts of message size, so a multi-MiB answer costs
+    // only the linear scans above.
+    let disclosures = if text.len() <= MAX_DISCLOSURE_SCAN {
         crate::lexicon::disclosures(text)
+    } else {
+        Vec::new()
+    };
+    found.extend(
+        disclosures
             .into_iter()
+            // "my password is [redacted]" is already scrubbed.
+            .filter(|r| {
+                let from = r.start.saturating_sub(1);
+                !text.get(from..r.end).is_some_and(|v| v.contains(REDACTED))
+            })
             .map(|range| Finding {
                 range,
                 kind: DISCLOSED,
@@ -371,5 +387,7 @@ mod tests {
         let twice = scrub("4111 1111 1111 1111 and sk_live_4eC39HqLyjWDarjtT1zdp7dc").into_owned();
         assert_eq!(twice, "[redacted] and [redacted]");
         assert_eq!(scrub(&twice), twice);
+        let disclosed = scrub("my password is Hunter22").into_owned();
+        assert!(find(&disclosed).is_empty(), "{disclosed}");
     }
 }

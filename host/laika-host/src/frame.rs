@@ -20,6 +20,7 @@
 
 use byteorder::{ByteOrder, NativeEndian};
 use laika_core::error::{Error, ErrorCode, Result};
+use laika_core::json_bounded::ParseError;
 use laika_core::wire::Part;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -188,12 +189,7 @@ pub fn parse_message(body: &[u8], max_depth: usize) -> Result<Map<String, Value>
         )
     })?;
     check_depth(text.as_bytes(), max_depth.min(SERDE_DEPTH_CEILING))?;
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorCode::InvalidJson,
-            format!("frame body is not valid JSON: {e}"),
-        )
-    })?;
+    let value = parse_bounded(text, "frame body")?;
     match value {
         Value::Object(map) => Ok(map),
         other => Err(Error::invalid_request(format!(
@@ -201,6 +197,19 @@ pub fn parse_message(body: &[u8], max_depth: usize) -> Result<Map<String, Value>
             json_kind(&other)
         ))),
     }
+}
+
+/// JSON text as a value, with the size limits enforced while parsing
+/// ([`laika_core::json_bounded`]): a syntax error is `INVALID_JSON`, a
+/// limit `INVALID_REQUEST`.
+fn parse_bounded(text: &str, what: &str) -> Result<Value> {
+    laika_core::json_bounded::parse(text).map_err(|e| match e {
+        ParseError::Syntax(e) => Error::new(
+            ErrorCode::InvalidJson,
+            format!("{what} is not valid JSON: {e}"),
+        ),
+        ParseError::Limit(why) => Error::invalid_request(format!("{what} refused: {why}")),
+    })
 }
 
 /// Refuses text whose `[`/`{` nesting exceeds `limit`, skipping string
@@ -428,12 +437,7 @@ impl PartAssembler {
             return Err(Error::internal("completed parts vanished"));
         };
         let text: String = done.parts.into_values().collect();
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidJson,
-                format!("reassembled message {part_of:?} is not valid JSON: {e}"),
-            )
-        })
+        parse_bounded(&text, &format!("reassembled message {part_of:?}")).map(Some)
     }
 
     /// How many messages have some but not all of their parts.

@@ -10,7 +10,10 @@
 //! Invariant: a caller a browser identified is served only if it is in the
 //! configured `allowed_origins`. A launch that names no browser caller (the
 //! host run by hand) is [`Caller::Unknown`] and allowed: whoever can run the
-//! binary by hand can already do everything it does.
+//! binary by hand can already do everything it does. A launch with a
+//! browser-style argument that is not well formed (an uppercase or wrong-length
+//! id, a `moz-extension://` origin) is [`Caller::Malformed`] and refused,
+//! never served as a hand launch.
 
 use laika_core::error::{Error, ErrorCode, Result};
 
@@ -32,8 +35,11 @@ pub enum Caller {
         manifest_path: String,
         addon_id: String,
     },
-    /// Not launched by a browser (or by one we cannot recognise).
+    /// Not launched by a browser: no browser-style argument at all.
     Unknown,
+    /// A browser-style argument (`*-extension://…`) that is not a
+    /// well-formed Chromium origin.
+    Malformed { argument: String },
 }
 
 /// Identifies the caller from the launch arguments (without `argv[0]`).
@@ -48,23 +54,36 @@ pub fn caller_from_args(args: &[String]) -> Caller {
         return Caller::Unknown;
     };
     if first.starts_with(CHROME_SCHEME) {
-        return match chrome_extension_id(first) {
-            Some(id) => Caller::Chromium {
+        if let Some(id) = chrome_extension_id(first) {
+            return Caller::Chromium {
                 origin: format!("{CHROME_SCHEME}{id}/"),
                 extension_id: id.to_owned(),
-            },
-            None => Caller::Unknown,
-        };
+            };
+        }
     }
-    match positional.next() {
-        Some(addon) if first.to_ascii_lowercase().ends_with(".json") && !addon.is_empty() => {
-            Caller::Firefox {
+    let second = positional.next();
+    if let Some(addon) = second {
+        if first.to_ascii_lowercase().ends_with(".json") && !addon.is_empty() {
+            return Caller::Firefox {
                 manifest_path: first.clone(),
                 addon_id: addon.clone(),
-            }
+            };
         }
-        _ => Caller::Unknown,
     }
+    match args.iter().find(|a| browser_style(a)) {
+        Some(argument) => Caller::Malformed {
+            argument: argument.clone(),
+        },
+        None => Caller::Unknown,
+    }
+}
+
+/// An argument a browser would pass to name an extension:
+/// `<something>-extension:` in any case (`chrome-extension://`,
+/// `moz-extension://`, `safari-web-extension://`).
+fn browser_style(arg: &str) -> bool {
+    arg.split_once(':')
+        .is_some_and(|(scheme, _)| scheme.to_ascii_lowercase().ends_with("-extension"))
 }
 
 /// The extension id of `chrome-extension://<id>` with an optional trailing
@@ -86,6 +105,14 @@ fn chrome_extension_id(origin: &str) -> Option<&str> {
 pub fn check_allowed(caller: &Caller, allowed: &[String]) -> Result<()> {
     match caller {
         Caller::Unknown => Ok(()),
+        Caller::Malformed { argument } => Err(Error::new(
+            ErrorCode::OriginDenied,
+            format!(
+                "the launch argument {:?} looks like a browser extension origin but is not a \
+                 well-formed chrome-extension://<32 letters a-p>/ origin; refusing to serve",
+                laika_core::text::prefix_chars(argument, 120)
+            ),
+        )),
         Caller::Chromium { origin, .. } => {
             let listed = allowed
                 .iter()
@@ -161,17 +188,33 @@ mod tests {
     }
 
     #[test]
-    fn malformed_chrome_origins_are_unknown() {
+    fn malformed_browser_origins_are_refused() {
         for bad in [
             "chrome-extension://".to_string(),
             "chrome-extension://short/".to_string(),
             format!("chrome-extension://{}/", ID.to_uppercase()),
+            format!("CHROME-EXTENSION://{ID}/"),
             format!("chrome-extension://{}q/", &ID[1..]),
             format!("chrome-extension://{ID}/path"),
             format!("chrome-extension://{ID}//"),
+            format!("moz-extension://{ID}/"),
+            "moz-extension://0d3f-11aa/".to_string(),
+            "safari-web-extension://x/".to_string(),
         ] {
-            assert_eq!(caller_from_args(&args(&[&bad])), Caller::Unknown, "{bad}");
+            let caller = caller_from_args(&args(&[&bad]));
+            assert_eq!(
+                caller,
+                Caller::Malformed {
+                    argument: bad.clone()
+                },
+                "{bad}"
+            );
+            let err = check_allowed(&caller, &args(&[&bad])).unwrap_err();
+            assert_eq!(err.code, ErrorCode::OriginDenied);
         }
+        // Also behind flags or after another argument.
+        let late = args(&["--x", "serve", "moz-extension://abc/"]);
+        assert!(matches!(caller_from_args(&late), Caller::Malformed { .. }));
     }
 
     #[test]

@@ -20,21 +20,26 @@ pub(super) fn check(
     ctx: &GateContext,
 ) -> Option<Verdict> {
     let user = ctx.user_message;
-    for finding in crate::secrets::find(text) {
-        let secret = text.get(finding.range.clone()).unwrap_or("");
-        if !secret.trim().is_empty() && user.contains(secret.trim()) {
-            return Some(Verdict::new(
-                Reason::SensitiveQuery,
-                format!(
-                    "{what} contains {} from your message; please confirm it may be sent.",
-                    finding.kind
-                ),
-            ));
-        }
+    let findings = crate::secrets::find(text);
+    let from_user = |f: &crate::secrets::Finding| {
+        let secret = text.get(f.range.clone()).unwrap_or("").trim();
+        !secret.is_empty() && user.contains(secret)
+    };
+    // A secret the user's own message holds is theirs to send: asked.
+    if let Some(finding) = findings.iter().find(|f| !from_user(f)) {
         return Some(Verdict::new(
             Reason::SecretInOutput,
             format!(
                 "{what} contains {}, which Laika never sends out.",
+                finding.kind
+            ),
+        ));
+    }
+    if let Some(finding) = findings.first() {
+        return Some(Verdict::new(
+            Reason::SensitiveQuery,
+            format!(
+                "{what} contains {} from your message; please confirm it may be sent.",
                 finding.kind
             ),
         ));

@@ -694,3 +694,19 @@ fn an_integration_call_is_denied_with_the_reason() {
         "No integration is configured, so nothing was sent to \"crm\"."
     );
 }
+
+#[test]
+fn a_secret_from_the_users_own_message_is_asked_not_denied() {
+    let obs = observation();
+    let call = ToolCall {
+        name: "search".into(),
+        arguments: json!({"query": "is AKIAIOSFODNN7EXAMPLE leaked"}),
+    };
+    let own = review(
+        std::slice::from_ref(&call),
+        &ctx(&obs, "is AKIAIOSFODNN7EXAMPLE leaked?"),
+    );
+    assert_eq!(own[0].reason, Reason::SensitiveQuery, "{}", own[0].detail);
+    let injected = review(&[call], &ctx(&obs, "is my key leaked?"));
+    assert_eq!(injected[0].reason, Reason::SecretInOutput);
+}

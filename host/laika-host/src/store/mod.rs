@@ -429,6 +429,14 @@ impl Store {
     /// (newest first among equals). Any user text is accepted: it is split on
     /// white space and each piece searched as a quoted phrase (all must match).
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        // SQLite ends a string at NUL, so FTS5 would see an unterminated
+        // phrase: that is the request's fault, not the store's.
+        if query.contains('\0') {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "history.search: the query contains a NUL character",
+            ));
+        }
         let Some(fts) = fts_query(query) else {
             return Ok(Vec::new());
         };
@@ -1467,7 +1475,6 @@ mod tests {
             "🏳️‍🌈 NEAR",
             "",
             "   ",
-            "\u{0}",
             "\u{2}what\u{3}",
             "x\"y",
             "'; DROP TABLE turns; --",
@@ -1500,6 +1507,20 @@ mod tests {
         let many = "w ".repeat(100);
         let q = fts_query(&many).unwrap();
         assert_eq!(q.matches('"').count(), MAX_QUERY_TOKENS * 2);
+    }
+
+    #[test]
+    fn a_nul_in_a_query_is_a_request_error() {
+        let mut store = Store::open_in_memory().unwrap();
+        store
+            .commit_turn(&record("c-1", 1, "night trains", "x"))
+            .unwrap();
+        for q in ["night\0trains", "\0", "trains \0"] {
+            let err = store.search(q, 10).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest, "{q:?}");
+            assert!(!err.code.is_retryable());
+        }
+        assert_eq!(store.search("trains", 10).unwrap().len(), 1);
     }
 
     #[test]
