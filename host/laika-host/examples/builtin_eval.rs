@@ -32,12 +32,15 @@ fn body<'a>(truth: &'a Map<String, Value>, id: &str) -> (&'a str, &'a str) {
 }
 
 fn observation(text: &str, url: &str) -> Value {
-    let title = url
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .replace(['-', '_'], " ");
+    // The URL's slug stands in for the page title.
+    let slug = url.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let title: Vec<&str> = slug
+        .split(['-', '_', '.'])
+        .filter(|w| {
+            !w.is_empty() && !w.chars().any(|c| c.is_ascii_digit()) && *w != "html" && *w != "php"
+        })
+        .collect();
+    let title = title.join(" ");
     json!({
         "summary": {
             "doc_type": "web.observation.summary.v1",
@@ -70,8 +73,8 @@ fn run(obs: &Value, task: TaskName, args: Value, message: &str) -> (Value, Reque
         },
         Budget::for_runtime("builtin", &Default::default()),
     );
-    let v = laika_core::builtin::respond(&packed.packet, &AMBIENT, &CancelToken::default())
-        .unwrap();
+    let v =
+        laika_core::builtin::respond(&packed.packet, &AMBIENT, &CancelToken::default()).unwrap();
     (v, packed.packet)
 }
 
@@ -150,9 +153,13 @@ fn main() {
             question,
         );
         check(&v, &p);
-        let cites = citations(&v);
-        let first = cites.first().map_or("", |c| c.quote.as_str());
-        let ok = holds(first, &accept);
+        // The first passage: the first list item (one to three quotes).
+        let first = v["assistant"]["render"]["children"]
+            .as_array()
+            .and_then(|c| c.iter().find(|b| b["type"] == "list"))
+            .map(|l| render_text(&json!({"assistant": {"render": l["items"][0]}})))
+            .unwrap_or_default();
+        let ok = holds(&first, &accept);
         let rendered = render_text(&v);
         let opening = rendered.lines().next().unwrap_or("");
         let lead_ok = ok && holds(opening, &accept);
@@ -214,7 +221,10 @@ fn main() {
         let data = &v["assistant"]["data"];
         for (name, accept) in &want {
             let accept = strings(accept);
-            let got = data.get(name.as_str()).and_then(Value::as_str).unwrap_or("");
+            let got = data
+                .get(name.as_str())
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let longest = accept.iter().map(String::len).max().unwrap_or(0);
             let ok = holds(got, &accept) && got.len() <= 3 * longest + 20;
             fields += 1;
@@ -230,12 +240,21 @@ fn main() {
     }
 
     println!();
-    println!("answerable (first passage): {}", pct(right, answerable.len()));
-    println!("answerable (answer leads):  {}", pct(lead, answerable.len()));
+    println!(
+        "answerable (first passage): {}",
+        pct(right, answerable.len())
+    );
+    println!(
+        "answerable (answer leads):  {}",
+        pct(lead, answerable.len())
+    );
     for (kind, (ok, n)) in &by_kind {
         println!("  {kind:<11} {}", pct(*ok, *n));
     }
-    println!("honest abstains:            {}", pct(honest, unanswerable.len()));
+    println!(
+        "honest abstains:            {}",
+        pct(honest, unanswerable.len())
+    );
     println!("extraction fields:          {}", pct(fields_ok, fields));
     println!("citations verified:         {}", pct(verified, cited));
 }

@@ -13,8 +13,10 @@
 //!   same output.
 
 mod answer;
+mod entity;
 mod extract;
 mod fields;
+mod lang;
 pub mod rank;
 mod summarize;
 
