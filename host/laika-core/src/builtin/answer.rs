@@ -29,8 +29,8 @@ const MIN_RELATIVE_SCORE: f64 = 0.4;
 
 /// Openers that lean on the sentence before them.
 const REFERRING: &[&str] = &[
-    "it", "its", "this", "that", "these", "those", "they", "their", "he", "she", "his", "her",
-    "however", "but", "such", "there",
+    "and", "so", "also", "it", "its", "this", "that", "these", "those", "they", "their", "he",
+    "she", "his", "her", "however", "but", "such", "there",
 ];
 
 /// The units to quote for one chosen unit: a heading takes the sentence after
@@ -105,6 +105,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     cancel.check()?;
     let mut query = index.query(question);
     expand_acronyms(&page, &index, &mut query, question);
+    query.mark_topic(&index, &page.title);
     let want = entity::want_of_question(question);
     let (asked, asked_required) = entity::asked_nouns(question);
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();

@@ -56,6 +56,8 @@ pub enum Want {
     Date,
     /// Who: a person's name.
     Person,
+    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
+    Name,
     /// Where: a place name or phrase.
     Place,
 }
@@ -77,6 +79,7 @@ impl Want {
             Want::Duration => (s.kind == Kind::Number && s.time) || s.kind == Kind::Date,
             Want::Date => s.kind == Kind::Date,
             Want::Person => s.kind == Kind::Name && s.person,
+            Want::Name => s.kind == Kind::Name,
             Want::Place => matches!(s.kind, Kind::Name | Kind::Place) && !s.person,
         }
     }
@@ -508,11 +511,24 @@ pub fn spans(text: &str) -> Vec<Span> {
             while !stops(end) && SCALES.contains(&lw(end + 1)) {
                 end += 1;
             }
-            let mut unit = None;
+            let mut unit: Option<Range<usize>> = None;
             let mut time = TIME_UNITS
                 .iter()
                 .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
-            if !stops(end) && kind == Kind::Number {
+            // "13,000 US troops": the unit after one capitalized word.
+            if kind == Kind::Number
+                && !stops(end)
+                && !stops(end + 1)
+                && is_capitalized(core(end + 1))
+                && core(end + 2).chars().next().is_some_and(char::is_lowercase)
+                && !crate::builtin::rank::is_stopword(lw(end + 2))
+                && lw(end + 2).chars().all(char::is_alphabetic)
+            {
+                end += 2;
+                time |= TIME_UNITS.contains(&lw(end));
+                unit = ws.get(end).map(|w| w.core.clone());
+            }
+            if !stops(end) && kind == Kind::Number && unit.is_none() {
                 let next = lw(end + 1);
                 if PERCENT_WORDS.contains(&next) {
                     kind = Kind::Percent;
@@ -718,6 +734,12 @@ const QUESTION_WORDS: &[(&[&str], Want)] = &[
     (&["whom"], Want::Person),
     (&["where"], Want::Place),
     (&["which", "city"], Want::Place),
+    (&["welche"], Want::Name),
+    (&["welcher"], Want::Name),
+    (&["quel"], Want::Name),
+    (&["quelle"], Want::Name),
+    (&["cuál"], Want::Name),
+    (&["qual"], Want::Name),
     (&["which", "country"], Want::Place),
     (&["which", "province"], Want::Place),
     (&["which", "state"], Want::Place),
@@ -848,6 +870,7 @@ pub fn want_of_question(question: &str) -> Want {
         Want::Amount if has(&["percent", "percentage"]) => Want::Percent,
         Want::Any if has(MONEY_CUES) && has(&["what", "which"]) => Want::Money,
         Want::Any if ws.contains(&"name") => Want::Person,
+        Want::Any if ws.contains(&"which") => Want::Name,
         w => w,
     }
 }
@@ -874,6 +897,7 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
         .get(at..)
         .unwrap_or(&[])
         .iter()
+        .skip_while(|w| crate::builtin::rank::is_stopword(w))
         .take_while(|w| !crate::builtin::rank::is_stopword(w))
         .map(|w| (*w).to_string())
         .collect();

@@ -149,6 +149,13 @@ impl Lang {
     /// left as they are.
     pub fn stem(&self, word: &str) -> String {
         if word.chars().any(|c| c.is_ascii_digit()) {
+            // "A380s" is the plural of "A380".
+            let bytes = word.as_bytes();
+            if let [.., d, b's'] = bytes {
+                if d.is_ascii_digit() {
+                    return word.get(..word.len() - 1).unwrap_or(word).to_string();
+                }
+            }
             return word.to_string();
         }
         self.stemmer.stem(word).into_owned()

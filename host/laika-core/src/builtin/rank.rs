@@ -656,6 +656,9 @@ struct Slot {
     idf: f64,
     /// The question's word, lower case.
     word: String,
+    /// The page's title has it: the page is about it, so a sentence need
+    /// not repeat it.
+    topic: bool,
 }
 
 /// A query prepared against an [`Index`]: each distinct question word with
@@ -669,6 +672,17 @@ impl Query {
     /// True when the question has no content words at all.
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
+    }
+
+    /// Marks the question words that `title` (the page's) has.
+    pub fn mark_topic(&mut self, index: &Index, title: &str) {
+        let ids: Vec<u32> = tokenize(title)
+            .iter()
+            .filter_map(|t| index.term(t))
+            .collect();
+        for slot in &mut self.terms {
+            slot.topic = slot.ids.iter().any(|id| ids.contains(id));
+        }
     }
 
     /// The page terms that stand for the question word `word`.
@@ -740,6 +754,8 @@ const SYNONYMS: &[&[&str]] = &[
         "order",
     ],
     &["governor", "gov"],
+    &["eat", "ate", "eaten"],
+    &["give", "gave", "given", "provide"],
     &[
         "cost",
         "price",
@@ -948,6 +964,7 @@ impl Index {
                 ids: id.into_iter().collect(),
                 idf,
                 word: token,
+                topic: false,
             });
         }
         let mut query = Query { terms };
@@ -1003,12 +1020,17 @@ impl Index {
         let hit: f64 = query
             .terms
             .iter()
-            .filter(|s| {
-                s.ids
+            .map(|s| {
+                let here = s
+                    .ids
                     .iter()
-                    .any(|&id| units.iter().any(|&u| self.has_term(u, id)))
+                    .any(|&id| units.iter().any(|&u| self.has_term(u, id)));
+                match (here, s.topic) {
+                    (true, _) => s.idf,
+                    (false, true) => s.idf / 2.0,
+                    (false, false) => 0.0,
+                }
             })
-            .map(|s| s.idf)
             .sum();
         hit / total
     }
