@@ -4,7 +4,7 @@
 use super::entity::{self, Want};
 use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
-    cite, gate_notice, gate_reasons, list, paragraph, quoted, Reply, MAX_JACCARD, SPARSE_BYTES,
+    cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
 use crate::cancel::CancelToken;
 use crate::error::Result;
@@ -84,9 +84,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let page = Page::from_documents(&packet.context.documents, Scope::All);
     cancel.check()?;
     let mut blocks = Vec::new();
-    let visible: usize = (0..page.units.len()).map(|i| page.unit_text(i).len()).sum();
-    let sparse = !page.is_empty() && visible < SPARSE_BYTES;
-    if let Some(n) = gate_notice(&gate_reasons(packet), sparse, "this answer") {
+    if let Some(n) = gate_notice(&gate_reasons(packet), visible_bytes(&page), "this answer") {
         blocks.push(paragraph(&n));
     }
     if question.is_empty() {
@@ -496,5 +494,73 @@ mod tests {
             c["quote"],
             "Battery life lasted two full days in my testing."
         );
+    }
+
+    #[test]
+    fn answer_leads_with_the_typed_span_and_abstains_without_one() {
+        let page = "H1: Storm cuts power\n\
+            The utility is shutting off power to some 375,000 people across 20 counties.\n\
+            Winds gusting at times to 55 mph were forecast for the hills.\n\
+            Crews will begin restoring power on Thursday, said spokesman Paul Doherty.\n\
+            The company announced on Sept. 30 that it was withdrawing its filing for an initial public offering.\n\
+            “We are ready,” the mayor said.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Storm", page),
+                &[],
+            ))
+        };
+        for (q, span, quote) in [
+            (
+                "How many people will lose power?",
+                "some 375,000 people",
+                "375,000",
+            ),
+            ("How strong are the wind gusts?", "55 mph", "55 mph"),
+            (
+                "When will power be restored?",
+                "Thursday",
+                "restoring power",
+            ),
+            ("Who speaks for the utility?", "Paul Doherty", "spokesman"),
+            (
+                "When did it withdraw its IPO filing?",
+                "Sept. 30",
+                "initial public offering",
+            ),
+        ] {
+            let v = ask(q);
+            let text = render_text(&v);
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+            assert!(
+                quotes(&v).first().is_some_and(|c| c.contains(quote)),
+                "{q}: {text}"
+            );
+        }
+        // The page talks about power but gives no price: no quote.
+        let v = ask("How much does the power cost?");
+        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+        // A sentence that opens with a quotation mark is not quoted twice.
+        let v = ask("What did the mayor say?");
+        assert!(!render_text(&v).contains("““"), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn answer_stems_the_pages_language() {
+        let page = "Die Stadtwerke haben die Stromversorgung in allen Häusern der Stadt wiederhergestellt.\n\
+            Der Bürgermeister dankte den Helfern für ihre schnelle Arbeit in der Nacht.";
+        let v = run(&packet(
+            "web.answer",
+            json!({}),
+            "Was ist mit dem Haus?",
+            summary("Strom", page),
+            &[],
+        ));
+        assert!(quotes(&v)
+            .first()
+            .is_some_and(|q| q.starts_with("Die Stadtwerke")));
     }
 }

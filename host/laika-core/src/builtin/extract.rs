@@ -10,7 +10,7 @@ use super::fields::{
     MAX_VALUE_BYTES,
 };
 use super::rank::{self, Index, Kind, Page, Scope};
-use super::{gate_notice, gate_reasons, paragraph, table, Reply};
+use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{Citation, RequestPacket};
@@ -326,7 +326,12 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     let fields = requested_fields(packet);
     let mut blocks = Vec::new();
     let page = Page::from_documents(&packet.context.documents, Scope::All);
-    if let Some(n) = gate_notice(&gate_reasons(packet), false, "this extraction") {
+    if let Some(n) = gate_notice(
+        &gate_reasons(packet),
+        // A few fields fit on a short page: no "very little text" note.
+        visible_bytes(&page).max(SPARSE_BYTES),
+        "this extraction",
+    ) {
         blocks.push(paragraph(&n));
     }
     if fields.is_empty() {
