@@ -6,6 +6,7 @@
 //! Spans are byte ranges into the text they were found in, so a value is
 //! always an exact slice of the page.
 
+use super::fields::MONTHS;
 use std::ops::Range;
 
 /// What a span is.
@@ -85,32 +86,6 @@ impl Want {
     }
 }
 
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-];
 const WEEKDAYS: &[&str] = &[
     "monday",
     "tuesday",

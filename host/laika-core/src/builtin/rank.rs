@@ -998,17 +998,7 @@ impl Index {
 
     /// Share of the query's idf mass that occurs in `unit` (0..=1).
     pub fn coverage(&self, query: &Query, unit: usize) -> f64 {
-        let total: f64 = query.terms.iter().map(|s| s.idf).sum();
-        if total <= 0.0 {
-            return 0.0;
-        }
-        let hit: f64 = query
-            .terms
-            .iter()
-            .filter(|s| s.ids.iter().any(|&id| self.has_term(unit, id)))
-            .map(|s| s.idf)
-            .sum();
-        hit / total
+        self.coverage_of(query, &[unit])
     }
 
     /// Share of the query's idf mass that occurs in any of `units`.
