@@ -312,7 +312,14 @@ pub(super) fn best_span(
                 .iter()
                 .any(|(r, id)| r.start == u.start && id.is_some_and(|id| query.has_id(id)))
         });
-        if unit_asked {
+        // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
+        let unit_text = span
+            .unit
+            .as_ref()
+            .and_then(|u| text.get(u.clone()))
+            .unwrap_or_else(|| text.get(span.range.clone()).unwrap_or(""))
+            .to_lowercase();
+        if unit_asked || entity::unit_fits(question_lower, &unit_text) {
             fit += 0.4;
         }
         if best.as_ref().is_none_or(|(_, f)| fit > *f) {

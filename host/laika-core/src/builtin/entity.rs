@@ -850,6 +850,69 @@ pub fn want_of_question(question: &str) -> Want {
     }
 }
 
+/// Units by what they measure, and the words that ask for each.
+const UNIT_CLASSES: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "distance", "far", "length", "long", "wide", "width", "tall", "height", "high", "deep",
+            "depth",
+        ],
+        &[
+            "mile",
+            "miles",
+            "km",
+            "kilometers",
+            "kilometres",
+            "meters",
+            "metres",
+            "m",
+            "feet",
+            "ft",
+            "foot",
+            "inches",
+            "yards",
+        ],
+    ),
+    (
+        &["weight", "heavy", "mass"],
+        &[
+            "tons",
+            "tonnes",
+            "kg",
+            "kilograms",
+            "pounds",
+            "lbs",
+            "grams",
+            "g",
+            "ounces",
+        ],
+    ),
+    (
+        &["speed", "fast", "strong", "wind", "gusts", "gust"],
+        &["mph", "km/h", "kph", "knots", "kmh"],
+    ),
+    (
+        &["temperature", "hot", "cold", "warm"],
+        &["degrees", "°c", "°f", "celsius", "fahrenheit"],
+    ),
+];
+
+/// Whether a number's unit (`unit`, lower case) measures what `asking`
+/// (a question or a field name, lower case) asks about: "How far …" and
+/// "1,200 miles", "wind speed" and "55 mph".
+pub fn unit_fits(asking: &str, unit: &str) -> bool {
+    let words: Vec<&str> = asking
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    UNIT_CLASSES.iter().any(|(cues, units)| {
+        words.iter().any(|w| cues.contains(w))
+            && units
+                .iter()
+                .any(|u| unit == *u || unit.ends_with(&format!("-{u}")) || unit.ends_with(u))
+    })
+}
+
 /// The words a "which …" or "how many …" question asks about ("Which
 /// hospital …" → ["hospital"], "How many American soldiers died" →
 /// ["american", "soldiers", "died"]), lower case, and whether the answer
@@ -984,5 +1047,9 @@ mod tests {
         assert_eq!(want_of_field("spokesperson"), Want::Person);
         assert_eq!(want_of_field("people affected"), Want::Amount);
         assert_eq!(want_of_field("counties"), Want::Any);
+        assert!(unit_fits("how far did it go", "miles"));
+        assert!(unit_fits("wind speed", "mph"));
+        assert!(unit_fits("distance", "1,900-mile"));
+        assert!(!unit_fits("distance", "years"));
     }
 }

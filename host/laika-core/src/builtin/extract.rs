@@ -271,15 +271,22 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let query = index.query(&words.join(" "));
     let ranked = rank::bm25(index, &query);
     if ranked.is_empty() && want != entity::Want::Any && words.len() <= 1 {
-        // A bare type ("age", "date"): its first value on the page.
-        return (0..page.units.len()).find_map(|unit| {
-            let (range, _) = answer::best_span(page, index, &query, want, unit, &name)?;
-            let u = page.units.get(unit)?;
-            Some(Found {
-                block: u.block,
-                quote: u.range.clone(),
-                value: u.range.start + range.start..u.range.start + range.end,
-            })
+        // A bare type ("age", "distance"): the best fitting value on the
+        // page, the first among equals.
+        let mut best: Option<(f64, usize, Range<usize>)> = None;
+        for unit in 0..page.units.len() {
+            if let Some((range, fit)) = answer::best_span(page, index, &query, want, unit, &name) {
+                if best.as_ref().is_none_or(|(f, _, _)| fit > *f) {
+                    best = Some((fit, unit, range));
+                }
+            }
+        }
+        let (_, unit, range) = best?;
+        let u = page.units.get(unit)?;
+        return Some(Found {
+            block: u.block,
+            quote: u.range.clone(),
+            value: u.range.start + range.start..u.range.start + range.end,
         });
     }
     let top = ranked.first().map_or(0.0, |s| s.score);
