@@ -261,8 +261,11 @@ function renderData(data: Record<string, unknown>): HTMLElement {
 function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const turnId = msg.reply_to ?? "";
   conversationId = msg.conversation_id;
-  view.body.replaceChildren(renderDoc(document, msg.render));
-  if (isObject(msg.data)) view.body.append(renderData(msg.data));
+  const doc = renderDoc(document, msg.render);
+  // An answer that already shows its data as a table gets one table, not two.
+  const shown = doc.querySelector("table") !== null;
+  view.body.replaceChildren(doc);
+  if (isObject(msg.data) && !shown) view.body.append(renderData(msg.data));
   const show = (c: VerifiedCitation, tabId?: number) =>
     send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
   placeMarkers(view.body, msg.citations, view.sources, show);

@@ -420,7 +420,11 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         // quarter, the most relevant passages of the chunks get the rest.
         let question =
             ranking_question(input).filter(|_| page_chars > limit_summary && !chunks.is_empty());
-        let summary_limit = if question.is_some() { limit_summary / 4 } else { limit_summary };
+        let summary_limit = if question.is_some() {
+            limit_summary / 4
+        } else {
+            limit_summary
+        };
         let size = reduce_summary(&mut content, summary_limit, &mut cut);
         let text_chars = |c: &Value| c["text"].as_str().map_or(0, |t| t.chars().count());
         let summary_text = (obs.summary.text.chars().count(), text_chars(&content));

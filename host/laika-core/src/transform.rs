@@ -17,8 +17,8 @@
 //! their points, so the builtin runtime's artifacts stay extractive.
 
 use crate::ambient::Ambient;
-use crate::decoding::Decoding;
 use crate::collection::{self, CollectionPack, Source, CHUNK_CHARS, SOURCE_DOC_TYPE};
+use crate::decoding::Decoding;
 use crate::error::{Error, ErrorCode, Result};
 use crate::interceptor::Pipeline;
 use crate::llmcp::{

@@ -1,9 +1,10 @@
 //! `web.answer`: the passages that hold most of the question, quoted, or
 //! "the page does not say".
 
-use super::rank::{self, Index, Kind, Page, Scope};
+use super::entity::{self, Want};
+use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
-    cite, gate_notice, gate_reasons, list, paragraph, quoted, Reply, MAX_JACCARD, SPARSE_BYTES,
+    cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
 use crate::cancel::CancelToken;
 use crate::error::Result;
@@ -11,10 +12,16 @@ use crate::llmcp::RequestPacket;
 use crate::pack::SELECTION_DOC_ID;
 use crate::text::prefix_chars;
 use serde_json::Value;
+use std::ops::Range;
 
 /// A question is answered only by a unit holding at least this share of the
 /// question's idf mass; below it the page "does not say".
 const MIN_COVERAGE: f64 = 0.5;
+/// With a span of the wanted type (a number for "how many"), a unit needs
+/// less of the question's words: the type itself is evidence.
+const MIN_TYPED_COVERAGE: f64 = 0.45;
+/// Without one, more: it may tell about the subject without the answer.
+const MIN_UNTYPED_COVERAGE: f64 = 0.67;
 const MAX_PASSAGES: usize = 3;
 /// How many of the best BM25 units are checked for coverage.
 const MAX_CANDIDATES: usize = 100;
@@ -23,8 +30,8 @@ const MIN_RELATIVE_SCORE: f64 = 0.4;
 
 /// Openers that lean on the sentence before them.
 const REFERRING: &[&str] = &[
-    "it", "its", "this", "that", "these", "those", "they", "their", "he", "she", "his", "her",
-    "however", "but", "such", "there",
+    "and", "so", "also", "it", "its", "this", "that", "these", "those", "they", "their", "he",
+    "she", "his", "her", "however", "but", "such", "there",
 ];
 
 /// The units to quote for one chosen unit: a heading takes the sentence after
@@ -40,7 +47,11 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
         })
     };
     if matches!(u.kind, Kind::Heading(_)) {
-        return if same_source(unit + 1) {
+        let next_line = page
+            .units
+            .get(unit + 1)
+            .is_some_and(|n| n.block == u.block + 1);
+        return if next_line && same_source(unit + 1) {
             vec![unit, unit + 1]
         } else {
             vec![unit]
@@ -74,9 +85,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let page = Page::from_documents(&packet.context.documents, Scope::All);
     cancel.check()?;
     let mut blocks = Vec::new();
-    let visible: usize = (0..page.units.len()).map(|i| page.unit_text(i).len()).sum();
-    let sparse = !page.is_empty() && visible < SPARSE_BYTES;
-    if let Some(n) = gate_notice(&gate_reasons(packet), sparse, "this answer") {
+    if let Some(n) = gate_notice(&gate_reasons(packet), visible_bytes(&page), "this answer") {
         blocks.push(paragraph(&n));
     }
     if question.is_empty() {
@@ -93,34 +102,116 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
 
     let index = Index::build(&page);
     cancel.check()?;
-    let query = index.query(question);
+    let mut query = index.query(question);
+    expand_acronyms(&page, &index, &mut query, question);
+    query.mark_topic(&index, &page.title);
+    let want = entity::want_of_question(question);
+    let (asked, asked_required) = entity::asked_nouns(question);
+    let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
     let ranked = rank::bm25(&index, &query);
     cancel.check()?;
-    // Only units that hold most of the question count; BM25 order among them.
-    let candidates: Vec<rank::Scored> = ranked
-        .iter()
-        .take(MAX_CANDIDATES)
-        .filter(|s| index.coverage(&query, s.unit) >= MIN_COVERAGE)
-        .copied()
-        .collect();
-    let floor = candidates
-        .first()
-        .map_or(0.0, |s| MIN_RELATIVE_SCORE * s.score);
-    let strong: Vec<rank::Scored> = candidates
-        .into_iter()
-        .filter(|s| s.score >= floor)
-        .collect();
+    let question_lower = question.to_lowercase();
+
+    // Each candidate: its coverage of the question, and the best span of the
+    // wanted type in it (or in the sentence after it).
+    let top = ranked.first().map_or(0.0, |s| s.score);
+    let mut scored: Vec<Candidate> = Vec::new();
+    for s in ranked.iter().take(MAX_CANDIDATES) {
+        // Site chrome ("Share this article") never answers.
+        if rank::quality(&page, &index, s.unit) < 0.2 {
+            continue;
+        }
+        // A sentence that leans on the one before it is read with it.
+        let context = passage(&page, s.unit);
+        // A heading alone says too little to answer.
+        if context.len() == 1
+            && matches!(
+                page.units.get(s.unit).map(|u| u.kind),
+                Some(Kind::Heading(_))
+            )
+        {
+            continue;
+        }
+        let mentions_asked = asked_ids
+            .iter()
+            .any(|&id| context.iter().any(|&u| index.has_term_pub(u, id)));
+        if asked_required && !asked_ids.is_empty() && !mentions_asked {
+            continue;
+        }
+        let coverage = index.coverage_of(&query, &context);
+        // An untyped question's answer is the passage itself.
+        let mut span = (want != Want::Any)
+            .then(|| best_span(&page, &index, &query, want, s.unit, &question_lower))
+            .flatten();
+        let mut extra = None;
+        if span.is_none() && want != Want::Any {
+            let next = s.unit + 1;
+            let follows = page.units.get(next).is_some_and(|n| {
+                page.units.get(s.unit).is_some_and(|u| {
+                    n.block <= u.block + 1
+                        && page.block_source(n.block) == page.block_source(u.block)
+                })
+            });
+            if follows {
+                span = best_span(&page, &index, &query, want, next, &question_lower)
+                    .map(|(r, q)| (r, q * 0.6));
+                extra = span.as_ref().map(|_| next);
+            }
+        }
+        let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
+        let min = if want == Want::Any {
+            MIN_COVERAGE
+        } else if typed > 0.0 {
+            MIN_TYPED_COVERAGE
+        } else {
+            MIN_UNTYPED_COVERAGE
+        };
+        if coverage < min || (want.needs_value() && typed == 0.0) {
+            continue;
+        }
+        let mut score = (s.score / top.max(f64::MIN_POSITIVE)) * (0.5 + coverage) + typed;
+        if want != Want::Any && typed == 0.0 {
+            score *= 0.5;
+        }
+        if mentions_asked {
+            score += 0.3;
+        }
+        scored.push(Candidate {
+            unit: s.unit,
+            score,
+            span: span.and_then(|(r, _)| {
+                page.unit_text(extra.unwrap_or(s.unit))
+                    .get(r)
+                    .map(str::to_string)
+            }),
+            extra,
+        });
+    }
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.cmp(&b.unit)));
+    let floor = scored.first().map_or(0.0, |c| MIN_RELATIVE_SCORE * c.score);
 
     let mut used: Vec<usize> = Vec::new();
     let mut passages: Vec<Vec<usize>> = Vec::new();
-    for s in &strong {
+    let mut lead: Option<String> = None;
+    for c in scored.iter().filter(|c| c.score >= floor) {
         if passages.len() >= MAX_PASSAGES {
             break;
         }
-        if used.contains(&s.unit) || used.iter().any(|&u| index.jaccard(u, s.unit) > MAX_JACCARD) {
+        if used.contains(&c.unit) || used.iter().any(|&u| index.jaccard(u, c.unit) > MAX_JACCARD) {
             continue;
         }
-        let p = passage(&page, s.unit);
+        let mut p = passage(&page, c.unit);
+        if let Some(next) = c.extra {
+            if !p.contains(&next) {
+                p.push(next);
+            }
+        }
+        if p.iter().any(|u| used.contains(u)) {
+            continue;
+        }
+        if passages.is_empty() {
+            lead = c.span.clone();
+        }
         used.extend(&p);
         passages.push(p);
     }
@@ -151,10 +242,11 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             data: None,
         });
     }
-    blocks.push(paragraph(if from_selection {
-        "The selected text says:"
-    } else {
-        "The page says:"
+    // The answer first, then the passages that say it, quoted.
+    blocks.push(paragraph(&match lead {
+        Some(span) => span,
+        None if from_selection => "The selected text says:".to_string(),
+        None => "The page says:".to_string(),
     }));
     let items = passages
         .iter()
@@ -172,6 +264,155 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         citations,
         data: None,
     })
+}
+
+/// A unit that may answer, with its score, answer span and the sentence
+/// after it when the span is there.
+struct Candidate {
+    unit: usize,
+    score: f64,
+    span: Option<String>,
+    extra: Option<usize>,
+}
+
+/// The span of `unit` of the wanted type (any named or numeric span for
+/// [`Want::Any`]) closest to the question's words
+/// there, with a bonus (0..=1) for how well it fits. Spans made only of the
+/// question's own words do not answer it.
+pub(super) fn best_span(
+    page: &Page,
+    index: &Index,
+    query: &Query,
+    want: Want,
+    unit: usize,
+    question_lower: &str,
+) -> Option<(Range<usize>, f64)> {
+    let text = page.unit_text(unit);
+    let words = index.terms_at(text);
+    // Where the question's words are, each weighted by its rarity.
+    let hits: Vec<(usize, f64)> = words
+        .iter()
+        .filter_map(|(r, id)| Some((r.start, query.weight_of((*id)?))))
+        .filter(|&(_, w)| w > 0.0)
+        .collect();
+    let mut best: Option<(Range<usize>, f64)> = None;
+    for span in entity::spans(text) {
+        if !want.accepts(&span) {
+            continue;
+        }
+        // Its own words all in the question: it is what was asked about.
+        let own = words
+            .iter()
+            .filter(|(r, _)| r.start >= span.range.start && r.end <= span.range.end)
+            .filter(|(r, _)| Some(r.start) != span.unit.as_ref().map(|u| u.start));
+        let mut any = false;
+        let mut all_asked = true;
+        for (r, _) in own {
+            any = true;
+            let w = text.get(r.clone()).unwrap_or("").to_lowercase();
+            all_asked &= question_lower.contains(&w);
+        }
+        if any && all_asked {
+            continue;
+        }
+        let near = hits
+            .iter()
+            .map(|&(h, w)| {
+                let d = h.abs_diff(span.range.start).min(h.abs_diff(span.range.end));
+                w / (1.0 + d as f64 / 40.0)
+            })
+            .fold(0.0, f64::max);
+        let mut fit = 0.6 * near;
+        // "How many nights" → "17 nights".
+        let unit_asked = span.unit.as_ref().is_some_and(|u| {
+            words
+                .iter()
+                .any(|(r, id)| r.start == u.start && id.is_some_and(|id| query.has_id(id)))
+        });
+        // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
+        let unit_text = span
+            .unit
+            .as_ref()
+            .and_then(|u| text.get(u.clone()))
+            .unwrap_or_else(|| text.get(span.range.clone()).unwrap_or(""))
+            .to_lowercase();
+        if unit_asked || entity::unit_fits(question_lower, &unit_text) {
+            fit += 0.4;
+        }
+        if best.as_ref().is_none_or(|(_, f)| fit > *f) {
+            best = Some((span.range.clone(), fit));
+        }
+    }
+    best
+}
+
+/// Lets an acronym in the question match its expansion on the page and the
+/// reverse ("IPO" ↔ "initial public offering"): the expansion is any run of
+/// words on the page whose initials spell it.
+fn expand_acronyms(page: &Page, index: &Index, query: &mut Query, question: &str) {
+    let qwords: Vec<&str> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    for w in &qwords {
+        let n = w.chars().count();
+        if !(2..=6).contains(&n) || !w.chars().all(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
+        let lower = w.to_lowercase();
+        if let Some(expansion) = find_expansion(page, &lower) {
+            query.add_alternative(index, &lower, &expansion);
+        }
+    }
+    // A name in the question: the page often gives only part of it
+    // ("Michael Webb" … "Webb, 51,").
+    // (The first word is capitalized as the sentence's first.)
+    let capital = |w: &&str| w.chars().next().is_some_and(char::is_uppercase);
+    for run in qwords.get(1..).unwrap_or(&[]).split(|w| !capital(w)) {
+        for a in run.iter().filter(|_| run.len() >= 2) {
+            for b in run.iter().filter(|b| *b != a) {
+                query.add_alternative(index, &a.to_lowercase(), &b.to_lowercase());
+            }
+        }
+    }
+    // The question spells out what the page abbreviates.
+    for len in 2..=5usize {
+        for run in qwords.windows(len) {
+            let initials: String = run
+                .iter()
+                .filter_map(|w| w.chars().next())
+                .flat_map(char::to_lowercase)
+                .collect();
+            if index.term(&initials).is_some() {
+                if let Some(last) = run.last() {
+                    query.add_alternative(index, &last.to_lowercase(), &initials);
+                }
+            }
+        }
+    }
+}
+
+/// The first run of words on the page whose initials spell `acronym`.
+fn find_expansion(page: &Page, acronym: &str) -> Option<String> {
+    let n = acronym.chars().count();
+    for i in 0..page.units.len() {
+        let text = page.unit_text(i);
+        let ws: Vec<&str> = text
+            .split(|c: char| !c.is_alphanumeric() && c != '-')
+            .filter(|w| !w.is_empty())
+            .collect();
+        for run in ws.windows(n) {
+            let initials: String = run
+                .iter()
+                .filter_map(|w| w.chars().next())
+                .flat_map(char::to_lowercase)
+                .collect();
+            if initials == acronym && run.iter().all(|w| w.chars().count() > 1) {
+                return Some(run.join(" "));
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -229,7 +470,12 @@ mod tests {
             q.first().map(String::as_str),
             Some("Every jacket comes with a two-year warranty against manufacturing defects.")
         );
-        assert!(render_text(&v).starts_with("The page says:"));
+        // The answer span leads, then the quote.
+        assert!(
+            render_text(&v).starts_with("two-year warranty\n"),
+            "{}",
+            render_text(&v)
+        );
 
         let p = packet(
             "web.answer",
@@ -303,5 +549,73 @@ mod tests {
             c["quote"],
             "Battery life lasted two full days in my testing."
         );
+    }
+
+    #[test]
+    fn answer_leads_with_the_typed_span_and_abstains_without_one() {
+        let page = "H1: Storm cuts power\n\
+            The utility is shutting off power to some 375,000 people across 20 counties.\n\
+            Winds gusting at times to 55 mph were forecast for the hills.\n\
+            Crews will begin restoring power on Thursday, said spokesman Paul Doherty.\n\
+            The company announced on Sept. 30 that it was withdrawing its filing for an initial public offering.\n\
+            “We are ready,” the mayor said.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Storm", page),
+                &[],
+            ))
+        };
+        for (q, span, quote) in [
+            (
+                "How many people will lose power?",
+                "some 375,000 people",
+                "375,000",
+            ),
+            ("How strong are the wind gusts?", "55 mph", "55 mph"),
+            (
+                "When will power be restored?",
+                "Thursday",
+                "restoring power",
+            ),
+            ("Who speaks for the utility?", "Paul Doherty", "spokesman"),
+            (
+                "When did it withdraw its IPO filing?",
+                "Sept. 30",
+                "initial public offering",
+            ),
+        ] {
+            let v = ask(q);
+            let text = render_text(&v);
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+            assert!(
+                quotes(&v).first().is_some_and(|c| c.contains(quote)),
+                "{q}: {text}"
+            );
+        }
+        // The page talks about power but gives no price: no quote.
+        let v = ask("How much does the power cost?");
+        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+        // A sentence that opens with a quotation mark is not quoted twice.
+        let v = ask("What did the mayor say?");
+        assert!(!render_text(&v).contains("““"), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn answer_stems_the_pages_language() {
+        let page = "Die Stadtwerke haben die Stromversorgung in allen Häusern der Stadt wiederhergestellt.\n\
+            Der Bürgermeister dankte den Helfern für ihre schnelle Arbeit in der Nacht.";
+        let v = run(&packet(
+            "web.answer",
+            json!({}),
+            "Was ist mit dem Haus?",
+            summary("Strom", page),
+            &[],
+        ));
+        assert!(quotes(&v)
+            .first()
+            .is_some_and(|q| q.starts_with("Die Stadtwerke")));
     }
 }

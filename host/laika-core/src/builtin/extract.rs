@@ -2,13 +2,15 @@
 //! label first and by its typed shape last; a table of what was found, with
 //! the quoted source line as citation.
 
+use super::answer;
+use super::entity;
 use super::fields::{
     char_at, find_date, find_phrase, find_price, find_rating, normalize_name, skip_spaces, tidy,
     validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
     MAX_VALUE_BYTES,
 };
-use super::rank::{Kind, Page, Scope};
-use super::{gate_notice, gate_reasons, paragraph, table, Reply};
+use super::rank::{self, Index, Kind, Page, Scope};
+use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{Citation, RequestPacket};
@@ -18,6 +20,10 @@ use std::ops::Range;
 
 const MAX_FIELDS: usize = 32;
 const MAX_FIELD_CHARS: usize = 80;
+/// How many of the best-matching sentences are searched for a field's value.
+const PROSE_CANDIDATES: usize = 30;
+/// A sentence must hold this share of the field name's words.
+const MIN_PROSE_COVERAGE: f64 = 0.5;
 
 /// The field names from `task.args.fields` (array, object keys, or a
 /// comma-separated string); else the known field names the user mentioned.
@@ -250,13 +256,76 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
     })
 }
 
-fn find_field(lines: &Lines, field: &Field) -> Option<Found> {
+/// A value of the field's type in running text, in the sentence that best
+/// matches the field's name ("listing date" → the date beside "listed",
+/// not the first date on the page; "share price" → the money beside
+/// "share price", not the sum raised).
+fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
+    let page = lines.page;
+    let want = entity::want_of_field(&field.key);
+    let name = normalize_name(&field.key);
+    let words: Vec<&str> = name
+        .split(' ')
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w))
+        .collect();
+    let query = index.query(&words.join(" "));
+    let ranked = rank::bm25(index, &query);
+    if ranked.is_empty() && want != entity::Want::Any && words.len() <= 1 {
+        // A bare type ("age", "distance"): the best fitting value on the
+        // page, the first among equals.
+        let mut best: Option<(f64, usize, Range<usize>)> = None;
+        for unit in 0..page.units.len() {
+            if let Some((range, fit)) = answer::best_span(page, index, &query, want, unit, &name) {
+                if best.as_ref().is_none_or(|(f, _, _)| fit > *f) {
+                    best = Some((fit, unit, range));
+                }
+            }
+        }
+        let (_, unit, range) = best?;
+        let u = page.units.get(unit)?;
+        return Some(Found {
+            block: u.block,
+            quote: u.range.clone(),
+            value: u.range.start + range.start..u.range.start + range.end,
+        });
+    }
+    let top = ranked.first().map_or(0.0, |s| s.score);
+    let mut best: Option<(f64, usize, Range<usize>)> = None;
+    for s in ranked.iter().take(PROSE_CANDIDATES) {
+        if index.coverage(&query, s.unit) < MIN_PROSE_COVERAGE {
+            continue;
+        }
+        let Some((range, fit)) = answer::best_span(page, index, &query, want, s.unit, &name) else {
+            continue;
+        };
+        let score = s.score / top.max(f64::MIN_POSITIVE) + fit;
+        if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+            best = Some((score, s.unit, range));
+        }
+    }
+    let (_, unit, range) = best?;
+    let u = page.units.get(unit)?;
+    Some(Found {
+        block: u.block,
+        quote: u.range.clone(),
+        value: u.range.start + range.start..u.range.start + range.end,
+    })
+}
+
+fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     type Pass = fn(&Lines, &Field, usize) -> Option<Found>;
-    let passes: [Pass; 4] = [labelled, label_then_value, label_space_value, unlabelled];
+    let passes: [Pass; 3] = [labelled, label_then_value, label_space_value];
     let n = lines.page.blocks.len();
     passes
         .iter()
         .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
+        .or_else(|| {
+            // Only a bare type name ("price", "date") takes the first value
+            // of its type: "listing date" is not the publish date.
+            let bare = !normalize_name(&field.key).contains(' ');
+            (0..n).find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
+        })
+        .or_else(|| in_prose(lines, index, field))
 }
 
 pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
@@ -264,7 +333,12 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     let fields = requested_fields(packet);
     let mut blocks = Vec::new();
     let page = Page::from_documents(&packet.context.documents, Scope::All);
-    if let Some(n) = gate_notice(&gate_reasons(packet), false, "this extraction") {
+    if let Some(n) = gate_notice(
+        &gate_reasons(packet),
+        // A few fields fit on a short page: no "very little text" note.
+        visible_bytes(&page).max(SPARSE_BYTES),
+        "this extraction",
+    ) {
         blocks.push(paragraph(&n));
     }
     if fields.is_empty() {
@@ -281,6 +355,7 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     if page.blocks.is_empty() {
         blocks.push(paragraph("This page has no readable text."));
     }
+    let index = Index::build(&page);
     let lines = Lines {
         page: &page,
         lower: page
@@ -295,7 +370,7 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     for key in &fields {
         cancel.check()?;
         let field = Field::new(key);
-        let found = find_field(&lines, &field);
+        let found = find_field(&lines, &index, &field);
         let value = found
             .as_ref()
             .and_then(|f| lines.text(f.block).get(f.value.clone()));
@@ -317,7 +392,7 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
                 }
             }
             _ => {
-                rows.push((field.key.clone(), "not found".to_string()));
+                rows.push((field.key.clone(), "not on the page".to_string()));
                 data.insert(field.key.clone(), Value::Null);
             }
         }
@@ -451,7 +526,7 @@ mod tests {
         assert_eq!((cell(1, 0), cell(1, 1)), ("price".into(), "$5".into()));
         assert_eq!(
             (cell(2, 0), cell(2, 1)),
-            ("warranty".into(), "not found".into())
+            ("warranty".into(), "not on the page".into())
         );
         assert_eq!(v["assistant"]["data"]["warranty"], Value::Null);
     }

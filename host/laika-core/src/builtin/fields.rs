@@ -143,7 +143,8 @@ const CURRENCY_CODES: &[&str] = &[
     "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CNY", "INR", "SEK", "NOK", "DKK", "NZD",
     "MXN", "BRL", "PLN",
 ];
-const MONTHS: &[&str] = &[
+/// Month names and their abbreviations, lower case.
+pub(super) const MONTHS: &[&str] = &[
     "january",
     "february",
     "march",

@@ -13,8 +13,10 @@
 //!   same output.
 
 mod answer;
+mod entity;
 mod extract;
 mod fields;
+mod lang;
 pub mod rank;
 mod summarize;
 pub(crate) use extract::requested_fields;
@@ -34,6 +36,9 @@ pub const LABEL: &str = "Offline extractive (no AI model): quotes the page";
 /// Below this much readable text, the page counts as sparse (likely only
 /// partly captured).
 const SPARSE_BYTES: usize = 200;
+/// With this much readable text or more, a gate signal (paywall, login,
+/// overlay) did not hide the content: a teaser is a few paragraphs.
+const PARTIAL_BYTES: usize = 1500;
 /// Near-duplicate threshold among chosen sentences.
 const MAX_JACCARD: f64 = 0.6;
 
@@ -139,8 +144,18 @@ fn table(header: [&str; 2], rows: &[(String, String)]) -> Block {
     Block::Table { rows: out }
 }
 
+/// `s` in quotation marks, unless it already opens with one (no `““`).
 fn quoted(s: &str) -> String {
-    format!("“{s}”")
+    if s.starts_with(['“', '"', '«', '„', '‘']) {
+        s.to_string()
+    } else {
+        format!("“{s}”")
+    }
+}
+
+/// Readable bytes of a page.
+fn visible_bytes(page: &rank::Page) -> usize {
+    (0..page.units.len()).map(|i| page.unit_text(i).len()).sum()
 }
 
 fn cite(page: &Page, unit: usize) -> Option<Citation> {
@@ -193,9 +208,17 @@ fn gate_reasons(packet: &RequestPacket) -> Vec<&'static str> {
         .collect()
 }
 
-fn gate_notice(reasons: &[&str], sparse: bool, what: &str) -> Option<String> {
-    let mut why: Vec<&str> = reasons.to_vec();
-    if sparse {
+/// The notice that only part of the page could be read: the page's gate
+/// signals, but only when the readable text is short enough to be partial
+/// (a paywall signal on a page whose whole article is there says nothing),
+/// and "very little readable text" below [`SPARSE_BYTES`].
+fn gate_notice(reasons: &[&str], visible: usize, what: &str) -> Option<String> {
+    let mut why: Vec<&str> = if visible < PARTIAL_BYTES {
+        reasons.to_vec()
+    } else {
+        Vec::new()
+    };
+    if visible > 0 && visible < SPARSE_BYTES {
         why.push("very little readable text");
     }
     if why.is_empty() {

@@ -3,7 +3,7 @@
 
 use super::rank::{self, Index, Page, Scope};
 use super::{
-    cite, gate_notice, gate_reasons, heading, list, paragraph, Reply, MAX_JACCARD, SPARSE_BYTES,
+    cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply, MAX_JACCARD,
 };
 use crate::cancel::CancelToken;
 use crate::error::Result;
@@ -32,6 +32,46 @@ fn point_count(args: &Map<String, Value>) -> usize {
     }
 }
 
+/// Marks of text beside the article rather than in it: photo credits,
+/// teasers for other articles, embedded posts.
+const ASIDE_MARKS: &[&str] = &[
+    "getty images",
+    "photo:",
+    "photograph:",
+    "(photo",
+    "image:",
+    "image credit",
+    "read more",
+    "related:",
+    "also read",
+    "click here",
+    "watch:",
+    "listen:",
+    "pic.twitter.com",
+    "(@",
+    "recommended:",
+    "more from",
+    "you may also like",
+];
+
+/// A caption, a byline, or text of the page's margins (see
+/// [`ASIDE_MARKS`]): never a summary point.
+fn is_aside(page: &Page, unit: usize) -> bool {
+    let Some(u) = page.units.get(unit) else {
+        return true;
+    };
+    if u.kind == rank::Kind::Caption {
+        return true;
+    }
+    let text = page.unit_text(unit);
+    let lower = text.to_lowercase();
+    let words = text.split_whitespace().count();
+    let byline =
+        (lower.starts_with("by ") || lower.starts_with("von ") || lower.starts_with("par "))
+            && words <= 8;
+    byline || ASIDE_MARKS.iter().any(|m| lower.contains(m))
+}
+
 pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
     let page = Page::from_documents(&packet.context.documents, Scope::Main);
     cancel.check()?;
@@ -42,7 +82,7 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     let mut blocks = vec![heading("Summary")];
     let reasons = gate_reasons(packet);
     if page.is_empty() {
-        if let Some(n) = gate_notice(&reasons, false, "this summary") {
+        if let Some(n) = gate_notice(&reasons, 0, "this summary") {
             blocks.push(paragraph(&n));
         }
         blocks.push(paragraph("This page has no readable text."));
@@ -53,8 +93,7 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
             data: None,
         });
     }
-    let visible: usize = (0..page.units.len()).map(|i| page.unit_text(i).len()).sum();
-    if let Some(n) = gate_notice(&reasons, visible < SPARSE_BYTES, "this summary") {
+    if let Some(n) = gate_notice(&reasons, visible_bytes(&page), "this summary") {
         blocks.push(paragraph(&n));
     }
 
@@ -68,7 +107,7 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     let lead = ranked
         .iter()
         .take(2 * k)
-        .filter(|s| rank::quality(&page, &index, s.unit) >= 0.9)
+        .filter(|s| !is_aside(&page, s.unit) && rank::quality(&page, &index, s.unit) >= 0.9)
         .map(|s| s.unit)
         .min();
     let lead_first = lead.into_iter();
@@ -77,7 +116,9 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
         ranked
             .iter()
             .filter(move |s| {
-                Some(s.unit) != lead && rank::quality(page_ref, index_ref, s.unit) >= min
+                Some(s.unit) != lead
+                    && !is_aside(page_ref, s.unit)
+                    && rank::quality(page_ref, index_ref, s.unit) >= min
             })
             .map(|s| s.unit)
     };
@@ -253,5 +294,27 @@ mod tests {
         assert!(!quotes(&v)
             .iter()
             .any(|q| q.contains("Cookie") || q.contains("Home |")));
+    }
+
+    #[test]
+    fn summary_skips_asides_and_a_paywall_signal_on_a_whole_article() {
+        let mut body = String::new();
+        for i in 0..30 {
+            body.push_str(&format!(
+                "The harbour council debated bridge option {i} for the eastern district at length. "
+            ));
+        }
+        body.push_str("\nCaption: The old bridge at dawn, seen from the harbour.\nBy Jane Doe\nRead more: Council votes on parking fees next week.\n");
+        let mut s = summary("Bridge", &body);
+        s["signals"] = json!(["paywall"]);
+        let v = run(&packet("web.summarize", json!({}), "summarize", s, &[]));
+        let text = render_text(&v);
+        assert!(!text.contains("Only part of this page"), "{text}");
+        for q in quotes(&v) {
+            assert!(
+                !q.contains("dawn") && !q.contains("Jane") && !q.contains("Read more"),
+                "{q}"
+            );
+        }
     }
 }

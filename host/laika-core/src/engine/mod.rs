@@ -49,9 +49,9 @@ mod tests;
 use crate::agent::{AgentState, StopReason, ToolError};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
+use crate::collection::CollectionPack;
 use crate::conversation::History;
 use crate::decoding::Decoding;
-use crate::collection::CollectionPack;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,

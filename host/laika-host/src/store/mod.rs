@@ -15,9 +15,9 @@
 //! Search goes through SQLite FTS5; user input is always turned into quoted
 //! phrases, so no query syntax from the user reaches FTS5.
 
-mod memory;
 pub mod collections;
 pub mod documents;
+mod memory;
 pub mod redaction;
 pub mod schema;
 

@@ -1,0 +1,1055 @@
+//! Typed spans in a sentence (numbers with their units, money, percentages,
+//! dates and times, names, places) and the type of answer a question or a
+//! field name asks for. Shared by `web.answer` (the answer span) and
+//! `web.extract` (typed field finders).
+//!
+//! Spans are byte ranges into the text they were found in, so a value is
+//! always an exact slice of the page.
+
+use super::fields::MONTHS;
+use std::ops::Range;
+
+/// What a span is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A count or quantity: "17 nights", "2,300 tons", "five years".
+    Number,
+    Money,
+    Percent,
+    /// A date, a day, a time of day: "Dec. 9", "Friday", "6:38 p.m.", "2009".
+    Date,
+    /// A run of capitalized words: "Lucas Paganini", "Dubai Air Show".
+    Name,
+    /// A place phrase after a preposition: "in a small laundry basket".
+    Place,
+}
+
+/// A typed span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub range: Range<usize>,
+    pub kind: Kind,
+    /// For numbers: the word after the number ("tons" in "2,300 tons").
+    pub unit: Option<Range<usize>>,
+    /// A number of time units ("five years", "180-day"): a duration.
+    pub time: bool,
+    /// A name that reads like a person's (not an organization's or a
+    /// place's).
+    pub person: bool,
+    /// A number that reads as someone's age ("57-year-old", "Webb, 51,").
+    pub age: bool,
+}
+
+/// The type of answer asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// No particular type: the passage is the answer.
+    Any,
+    /// How many / how much / how far …: a number, money or a percentage.
+    Amount,
+    Money,
+    Percent,
+    /// How old: an age.
+    Age,
+    /// How long (time): a number of time units, or a date.
+    Duration,
+    /// When: a date or time.
+    Date,
+    /// Who: a person's name.
+    Person,
+    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
+    Name,
+    /// Where: a place name or phrase.
+    Place,
+}
+
+impl Want {
+    /// Types whose answer is a value: a passage without one does not answer.
+    pub fn needs_value(self) -> bool {
+        !matches!(self, Want::Any | Want::Person | Want::Place)
+    }
+
+    /// Whether a span answers this type.
+    pub fn accepts(self, s: &Span) -> bool {
+        match self {
+            Want::Any => s.kind != Kind::Place,
+            Want::Amount => matches!(s.kind, Kind::Number | Kind::Money | Kind::Percent),
+            Want::Money => s.kind == Kind::Money,
+            Want::Percent => matches!(s.kind, Kind::Percent),
+            Want::Age => s.age,
+            Want::Duration => (s.kind == Kind::Number && s.time) || s.kind == Kind::Date,
+            Want::Date => s.kind == Kind::Date,
+            Want::Person => s.kind == Kind::Name && s.person,
+            Want::Name => s.kind == Kind::Name,
+            Want::Place => matches!(s.kind, Kind::Name | Kind::Place) && !s.person,
+        }
+    }
+}
+
+const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+const RELATIVE_DAYS: &[&str] = &["today", "yesterday", "tomorrow", "tonight"];
+const SCALES: &[&str] = &[
+    "hundred", "thousand", "million", "billion", "trillion", "bn", "mn", "m", "k", "crore", "lakh",
+];
+const NUMBER_WORDS: &[&str] = &[
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "fifteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "hundred",
+    "dozen",
+    "dozens",
+    "hundreds",
+    "thousands",
+    "millions",
+    "half",
+    "third",
+];
+const TIME_UNITS: &[&str] = &[
+    "second",
+    "seconds",
+    "minute",
+    "minutes",
+    "hour",
+    "hours",
+    "day",
+    "days",
+    "night",
+    "nights",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "decade",
+    "decades",
+    "century",
+    "centuries",
+];
+const CURRENCY_WORDS: &[&str] = &[
+    "dollar", "dollars", "euro", "euros", "pound", "pounds", "yen", "yuan", "rupees", "usd", "eur",
+    "gbp", "francs",
+];
+const PERCENT_WORDS: &[&str] = &["percent", "pct", "per"];
+/// Words before a number that belong to it ("more than 4,000").
+const APPROX: &[&str] = &[
+    "more", "less", "fewer", "about", "around", "roughly", "some", "nearly", "almost", "over",
+    "under", "than", "up",
+];
+/// Words in a name that make it an organization, a place or an event.
+const NOT_PERSON: &[&str] = &[
+    "academy",
+    "agency",
+    "airline",
+    "airlines",
+    "association",
+    "bank",
+    "center",
+    "centre",
+    "city",
+    "club",
+    "co",
+    "college",
+    "committee",
+    "company",
+    "corp",
+    "council",
+    "county",
+    "court",
+    "department",
+    "district",
+    "group",
+    "hospital",
+    "hotel",
+    "inc",
+    "institute",
+    "league",
+    "ltd",
+    "ministry",
+    "museum",
+    "news",
+    "observatory",
+    "office",
+    "party",
+    "police",
+    "province",
+    "school",
+    "show",
+    "society",
+    "state",
+    "states",
+    "street",
+    "suites",
+    "telescope",
+    "times",
+    "union",
+    "university",
+    "post",
+    "journal",
+    "index",
+    "house",
+    "hall",
+    "street",
+    "avenue",
+    "road",
+    "market",
+    "station",
+    "church",
+    "airport",
+    "park",
+];
+/// Capitalized words that open sentences, not names.
+const SENTENCE_OPENERS: &[&str] = &[
+    "after",
+    "before",
+    "meanwhile",
+    "following",
+    "according",
+    "although",
+    "though",
+    "despite",
+    "during",
+    "since",
+    "until",
+    "later",
+    "earlier",
+    "still",
+    "yet",
+    "now",
+    "today",
+    "last",
+    "next",
+    "new",
+    "former",
+    "while",
+    "because",
+    "unless",
+    "without",
+    "within",
+    "among",
+    "many",
+    "several",
+    "plus",
+    "even",
+    "instead",
+    "like",
+    "unlike",
+    "historically",
+    "nowadays",
+    "however",
+    "initially",
+    "finally",
+    "first",
+    "second",
+    "third",
+];
+/// Lower-case words that may join a name ("Academy of Vietnam").
+const NAME_JOINERS: &[&str] = &[
+    "of", "de", "von", "van", "der", "da", "del", "al", "bin", "la",
+];
+const PLACE_PREPOSITIONS: &[&str] = &[
+    "in", "at", "inside", "into", "near", "under", "on", "to", "from",
+];
+/// Titles that mark the next name as a person's.
+const PERSON_TITLES: &[&str] = &[
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "sen",
+    "rep",
+    "gov",
+    "gen",
+    "president",
+    "minister",
+    "secretary",
+    "spokesman",
+    "spokeswoman",
+    "spokesperson",
+    "chairman",
+    "ceo",
+    "director",
+    "judge",
+    "attorney",
+    "officer",
+    "author",
+    "strategist",
+    "analyst",
+    "manager",
+    "founder",
+    "leader",
+    "head",
+    "chief",
+    "professor",
+    "coach",
+    "governor",
+    "senator",
+    "owner",
+    "scientist",
+    "lawyer",
+];
+
+/// One whitespace-separated word: its range and its core (trimmed of
+/// punctuation around it).
+#[derive(Debug, Clone)]
+struct Word {
+    range: Range<usize>,
+    core: Range<usize>,
+    /// The word ends a clause (a comma, period, colon … after it).
+    stops: bool,
+}
+
+fn words(text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                let w = text.get(s..i).unwrap_or("");
+                let lead = w.len()
+                    - w.trim_start_matches(|c: char| !c.is_alphanumeric() && !"$€£¥".contains(c))
+                        .len();
+                let body = w.get(lead..).unwrap_or("");
+                let mut core_end = body
+                    .trim_end_matches(|c: char| !c.is_alphanumeric() && c != '%')
+                    .len();
+                // "p.m." and "U.S." keep their last period.
+                if body.get(..core_end + 1).is_some_and(|b| b.ends_with('.'))
+                    && body.get(..core_end).is_some_and(|b| b.contains('.'))
+                {
+                    core_end += 1;
+                }
+                let tail = body.get(core_end..).unwrap_or("");
+                // "Sonya A. Zoghlin": an initial's period ends nothing.
+                let initial = core_end == 1
+                    && tail == "."
+                    && body.chars().next().is_some_and(char::is_uppercase);
+                let tail = if initial { "" } else { tail };
+                out.push(Word {
+                    range: s..i,
+                    core: s + lead..s + lead + core_end,
+                    stops: tail.contains([',', '.', ';', ':', '!', '?', ')', '”', '"']),
+                });
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn lower_at(text: &str, w: &Word) -> String {
+    text.get(w.core.clone())
+        .unwrap_or("")
+        .trim_end_matches('.')
+        .to_lowercase()
+}
+
+fn is_numeric(core: &str) -> bool {
+    core.trim_start_matches(['$', '€', '£', '¥'])
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit())
+}
+
+fn is_capitalized(core: &str) -> bool {
+    core.chars().next().is_some_and(char::is_uppercase)
+}
+
+/// Every typed span of `text`, in order. Spans of different kinds may
+/// overlap (a year is a date and may sit inside a name's sentence).
+pub fn spans(text: &str) -> Vec<Span> {
+    let ws = words(text);
+    let low: Vec<String> = ws.iter().map(|w| lower_at(text, w)).collect();
+    let core = |i: usize| {
+        ws.get(i)
+            .and_then(|w| text.get(w.core.clone()))
+            .unwrap_or("")
+    };
+    let lw = |i: usize| low.get(i).map_or("", String::as_str);
+    let stops = |i: usize| ws.get(i).is_none_or(|w| w.stops);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ws.len() {
+        let c = core(i);
+        let l = lw(i);
+        // Dates: [weekday,] month [day][, year] | day month [year] | weekday | time.
+        if MONTHS.contains(&l) && (l != "may" || is_capitalized(c)) && l != "march"
+            || (l == "march" && is_capitalized(c))
+        {
+            let mut start = i;
+            if i > 0
+                && (WEEKDAYS.contains(&lw(i - 1))
+                    || is_numeric(core(i - 1)) && core(i - 1).len() <= 2)
+            {
+                start = i - 1;
+            }
+            let mut end = i;
+            // "Dec. 9": the abbreviation's period does not end the date.
+            let abbreviated = ws
+                .get(i)
+                .is_some_and(|w| text.get(w.core.end..w.range.end) == Some("."));
+            let stops = |k: usize| {
+                if k == i && abbreviated {
+                    false
+                } else {
+                    stops(k)
+                }
+            };
+            if !stops(i) && is_numeric(core(i + 1)) && core(i + 1).len() <= 5 {
+                end = i + 1;
+                if is_numeric(core(i + 2)) && core(i + 2).len() == 4 {
+                    end = i + 2;
+                }
+            } else if !stops(i) && is_numeric(core(i + 1)) && core(i + 1).len() == 4 {
+                end = i + 1;
+            }
+            // A bare "May" or "March" is usually not a date.
+            if end > i
+                || start < i
+                || l.len() > 5
+                || ws.get(i).is_some_and(|w| w.core.end < w.range.end)
+            {
+                push(&mut out, &ws, start, end, Kind::Date);
+            }
+            i = end + 1;
+            continue;
+        }
+        if WEEKDAYS.contains(&l) || RELATIVE_DAYS.contains(&l) {
+            push(&mut out, &ws, i, i, Kind::Date);
+            i += 1;
+            continue;
+        }
+        if is_numeric(c) {
+            // A clock time: "6:38 p.m.", "10 a.m.".
+            if matches!(lw(i + 1), "a.m." | "p.m." | "am" | "pm" | "a.m" | "p.m") {
+                push(&mut out, &ws, i, i + 1, Kind::Date);
+                i += 2;
+                continue;
+            }
+            let digits: String = c.chars().filter(char::is_ascii_digit).collect();
+            let year = digits.len() == 4
+                && c.chars().all(|c| c.is_ascii_digit())
+                && (1800..2100).contains(&digits.parse::<u32>().unwrap_or(0));
+            if year && !SCALES.contains(&lw(i + 1)) && !CURRENCY_WORDS.contains(&lw(i + 1)) {
+                push(&mut out, &ws, i, i, Kind::Date);
+                i += 1;
+                continue;
+            }
+        }
+        // "two", "two-year" (but not "one" alone: "one of them").
+        let head = l.split('-').next().unwrap_or("");
+        let number_word = (NUMBER_WORDS.contains(&l) && l != "one")
+            || (l.contains('-') && NUMBER_WORDS.contains(&head));
+        if is_numeric(c) || number_word {
+            let mut start = i;
+            while start > 0 && start + 3 > i && APPROX.contains(&lw(start - 1)) && !stops(start - 1)
+            {
+                start -= 1;
+            }
+            let mut end = i;
+            let mut kind = if c.starts_with(['$', '€', '£', '¥']) {
+                Kind::Money
+            } else if c.ends_with('%') {
+                Kind::Percent
+            } else {
+                Kind::Number
+            };
+            while !stops(end) && SCALES.contains(&lw(end + 1)) {
+                end += 1;
+            }
+            let mut unit: Option<Range<usize>> = None;
+            let mut time = TIME_UNITS
+                .iter()
+                .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
+            // "13,000 US troops": the unit after one capitalized word.
+            if kind == Kind::Number
+                && !stops(end)
+                && !stops(end + 1)
+                && is_capitalized(core(end + 1))
+                && core(end + 2).chars().next().is_some_and(char::is_lowercase)
+                && !crate::builtin::rank::is_stopword(lw(end + 2))
+                && lw(end + 2).chars().all(char::is_alphabetic)
+            {
+                end += 2;
+                time |= TIME_UNITS.contains(&lw(end));
+                unit = ws.get(end).map(|w| w.core.clone());
+            }
+            if !stops(end) && kind == Kind::Number && unit.is_none() {
+                let next = lw(end + 1);
+                if PERCENT_WORDS.contains(&next) {
+                    kind = Kind::Percent;
+                    end += if next == "per" { 2 } else { 1 };
+                } else if CURRENCY_WORDS.contains(&next) {
+                    kind = Kind::Money;
+                    end += 1;
+                } else if next.chars().all(char::is_alphabetic)
+                    && !next.is_empty()
+                    && !crate::builtin::rank::is_stopword(next)
+                    && !is_capitalized(core(end + 1))
+                {
+                    time |= TIME_UNITS.contains(&next);
+                    end += 1;
+                    unit = ws.get(end).map(|w| w.core.clone());
+                }
+            }
+            if let (Some(a), Some(b)) = (ws.get(start), ws.get(end)) {
+                out.push(Span {
+                    range: a.core.start..b.core.end,
+                    kind,
+                    unit,
+                    time,
+                    person: false,
+                    age: is_age(text, &ws, &low, i, end),
+                });
+            }
+            i = end + 1;
+            continue;
+        }
+        if is_capitalized(c) && c.chars().any(char::is_alphabetic) {
+            let mut end = i;
+            while !stops(end) && !possessive(core(end)) {
+                let n = core(end + 1);
+                let joined = NAME_JOINERS.contains(&lw(end + 1))
+                    && !stops(end + 1)
+                    && is_capitalized(core(end + 2));
+                if is_capitalized(n) && n.chars().any(char::is_alphabetic) {
+                    end += 1;
+                } else if joined {
+                    end += 2;
+                } else {
+                    break;
+                }
+            }
+            // A lone capitalized function word opening a sentence is no name.
+            let first = lw(i);
+            let skip_first = crate::builtin::rank::is_stopword(first)
+                || SENTENCE_OPENERS.contains(&first)
+                || MONTHS.contains(&first)
+                || WEEKDAYS.contains(&first);
+            let mut start = if skip_first { i + 1 } else { i };
+            // "South Dakota Gov. Kristi Noem": a title ends the run before.
+            let mut before_title = false;
+            while end > start && PERSON_TITLES.contains(&lw(end)) {
+                end -= 1;
+                before_title = true;
+            }
+            // "CEO Adam Neumann": the title marks a person and is not part
+            // of the name.
+            let mut titled = start > 0 && PERSON_TITLES.contains(&lw(start - 1));
+            while start < end && PERSON_TITLES.contains(&lw(start)) {
+                start += 1;
+                titled = true;
+            }
+            if start <= end {
+                let names: Vec<&str> = (start..=end).map(lw).collect();
+                let organization = names.iter().any(|n| NOT_PERSON.contains(n))
+                    || (start..=end).any(|k| {
+                        let w = core(k);
+                        w.chars().count() > 1
+                            && w.chars().all(|c| c.is_uppercase() || !c.is_alphabetic())
+                    });
+                let caps = (start..=end).all(|k| {
+                    let w = core(k);
+                    w.chars()
+                        .filter(|c| c.is_alphabetic())
+                        .all(char::is_uppercase)
+                });
+                let person = !organization
+                    && !before_title
+                    && !caps
+                    && (titled
+                        || (end > start
+                            && end - start < 4
+                            && !names.iter().any(|n| NAME_JOINERS.contains(n))));
+                let name_start =
+                    if names.first().is_some_and(|n| PERSON_TITLES.contains(n)) && end > start {
+                        start + 1
+                    } else {
+                        start
+                    };
+                push_name(&mut out, text, &ws, name_start, end, person);
+            }
+            i = end + 1;
+            continue;
+        }
+        if PLACE_PREPOSITIONS.contains(&l) && !stops(i) {
+            let mut end = i + 1;
+            while end < ws.len() && end < i + 5 && !stops(end) {
+                end += 1;
+            }
+            if end > i && end < ws.len() + 1 {
+                let last = lw(end);
+                if !last.is_empty() && !crate::builtin::rank::is_stopword(last) {
+                    push(&mut out, &ws, i + 1, end, Kind::Place);
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// An age: "57-year-old", "51 years old", "aged 51", or a small bare number
+/// set off by commas after a name ("Webb, 51, of …").
+fn is_age(text: &str, ws: &[Word], low: &[String], start: usize, end: usize) -> bool {
+    let l = |k: usize| low.get(k).map_or("", String::as_str);
+    if l(start).contains("-year-old") || l(start).contains("-years-old") {
+        return true;
+    }
+    if l(end) == "years" && l(end + 1) == "old" || start > 0 && l(start - 1) == "aged" {
+        return true;
+    }
+    let bare = start == end && l(start).len() <= 3 && l(start).chars().all(|c| c.is_ascii_digit());
+    let comma_before = start > 0
+        && ws.get(start - 1).is_some_and(|w| {
+            text.get(w.core.end..w.range.end)
+                .is_some_and(|t| t.ends_with(','))
+        });
+    let comma_after = ws
+        .get(start)
+        .is_some_and(|w| text.get(w.core.end..w.range.end) == Some(","));
+    bare && comma_before && comma_after
+}
+
+fn possessive(word: &str) -> bool {
+    word.ends_with("'s") || word.ends_with("’s")
+}
+
+fn push(out: &mut Vec<Span>, ws: &[Word], start: usize, end: usize, kind: Kind) {
+    if let (Some(a), Some(b)) = (ws.get(start), ws.get(end)) {
+        out.push(Span {
+            range: a.core.start..b.core.end,
+            kind,
+            unit: None,
+            time: false,
+            person: false,
+            age: false,
+        });
+    }
+}
+
+fn push_name(out: &mut Vec<Span>, text: &str, ws: &[Word], start: usize, end: usize, person: bool) {
+    if let (Some(a), Some(b)) = (ws.get(start), ws.get(end)) {
+        let mut end = b.core.end;
+        // "Omar's office": the name without its possessive.
+        if let Some(t) = text.get(a.core.start..end) {
+            for suffix in ["'s", "’s"] {
+                if t.ends_with(suffix) {
+                    end -= suffix.len();
+                }
+            }
+        }
+        out.push(Span {
+            range: a.core.start..end,
+            kind: Kind::Name,
+            unit: None,
+            time: false,
+            person,
+            age: false,
+        });
+    }
+}
+
+/// Question words of a few languages, with the type they ask for. Matched
+/// as whole lower-case word sequences at any place in the question.
+const QUESTION_WORDS: &[(&[&str], Want)] = &[
+    (&["how", "many"], Want::Amount),
+    (&["how", "much"], Want::Amount),
+    (&["how", "long"], Want::Duration),
+    (&["how", "old"], Want::Age),
+    (&["how", "far"], Want::Amount),
+    (&["how", "big"], Want::Amount),
+    (&["how", "large"], Want::Amount),
+    (&["how", "wide"], Want::Amount),
+    (&["how", "tall"], Want::Amount),
+    (&["how", "high"], Want::Amount),
+    (&["how", "deep"], Want::Amount),
+    (&["how", "heavy"], Want::Amount),
+    (&["how", "strong"], Want::Amount),
+    (&["how", "fast"], Want::Amount),
+    (&["how", "deadly"], Want::Amount),
+    (&["what", "share"], Want::Percent),
+    (&["what", "percentage"], Want::Percent),
+    (&["what", "year"], Want::Date),
+    (&["what", "date"], Want::Date),
+    (&["what", "time"], Want::Date),
+    (&["which", "year"], Want::Date),
+    (&["what", "day"], Want::Date),
+    (&["when"], Want::Date),
+    (&["who"], Want::Person),
+    (&["whom"], Want::Person),
+    (&["where"], Want::Place),
+    (&["which", "city"], Want::Place),
+    (&["welche"], Want::Name),
+    (&["welcher"], Want::Name),
+    (&["quel"], Want::Name),
+    (&["quelle"], Want::Name),
+    (&["cuál"], Want::Name),
+    (&["qual"], Want::Name),
+    (&["which", "country"], Want::Place),
+    (&["which", "province"], Want::Place),
+    (&["which", "state"], Want::Place),
+    (&["what", "city"], Want::Place),
+    (&["what", "country"], Want::Place),
+    (&["wie", "viele"], Want::Amount),
+    (&["wie", "viel"], Want::Amount),
+    (&["wieviel"], Want::Amount),
+    (&["wann"], Want::Date),
+    (&["wer"], Want::Person),
+    (&["wo"], Want::Place),
+    (&["combien"], Want::Amount),
+    (&["quand"], Want::Date),
+    (&["qui"], Want::Person),
+    (&["où"], Want::Place),
+    (&["cuántos"], Want::Amount),
+    (&["cuántas"], Want::Amount),
+    (&["cuánto"], Want::Amount),
+    (&["cuándo"], Want::Date),
+    (&["quién"], Want::Person),
+    (&["dónde"], Want::Place),
+    (&["quantos"], Want::Amount),
+    (&["quantas"], Want::Amount),
+    (&["quanto"], Want::Amount),
+    (&["quando"], Want::Date),
+    (&["quem"], Want::Person),
+    (&["onde"], Want::Place),
+    (&["quanti"], Want::Amount),
+    (&["chi"], Want::Person),
+    (&["dove"], Want::Place),
+];
+
+/// Words (a question's or a field name's) that ask for money.
+const MONEY_CUES: &[&str] = &[
+    "cost",
+    "costs",
+    "price",
+    "paid",
+    "pay",
+    "worth",
+    "value",
+    "valuation",
+    "spend",
+    "spent",
+    "revenue",
+    "sales",
+    "fine",
+    "fee",
+    "salary",
+    "earn",
+    "earned",
+    "earnings",
+    "raised",
+    "budget",
+    "money",
+    "income",
+    "profit",
+];
+const PERCENT_CUES: &[&str] = &["percent", "percentage", "rate", "growth", "stake"];
+const DATE_CUES: &[&str] = &["date", "when", "day", "year", "time", "deadline"];
+const PERSON_CUES: &[&str] = &[
+    "name",
+    "who",
+    "author",
+    "person",
+    "owner",
+    "spokesman",
+    "spokeswoman",
+    "spokesperson",
+    "president",
+    "ceo",
+    "chairman",
+    "founder",
+    "lawyer",
+    "attorney",
+    "defendant",
+    "strategist",
+    "analyst",
+    "director",
+    "governor",
+    "manager",
+    "leader",
+    "head",
+    "chief",
+];
+const PLACE_CUES: &[&str] = &[
+    "where", "place", "location", "city", "country", "province", "state", "county", "venue",
+    "address", "region",
+];
+const AMOUNT_CUES: &[&str] = &[
+    "number",
+    "count",
+    "size",
+    "amount",
+    "age",
+    "distance",
+    "employees",
+    "people",
+    "troops",
+    "total",
+    "many",
+    "much",
+    "quantity",
+    "nights",
+    "jets",
+];
+
+/// The answer type a question asks for, from its question words first
+/// and its cue words second ("the cost of …" asks for money).
+pub fn want_of_question(question: &str) -> Want {
+    let lower = question.to_lowercase();
+    let ws: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut want = Want::Any;
+    'find: for i in 0..ws.len() {
+        for (seq, w) in QUESTION_WORDS {
+            if ws.get(i..i + seq.len()) == Some(seq) {
+                want = *w;
+                break 'find;
+            }
+        }
+    }
+    let has = |cues: &[&str]| ws.iter().any(|w| cues.contains(w));
+    match want {
+        Want::Amount if has(MONEY_CUES) => Want::Money,
+        Want::Amount if has(&["percent", "percentage"]) => Want::Percent,
+        Want::Any if has(MONEY_CUES) && has(&["what", "which"]) => Want::Money,
+        Want::Any if ws.contains(&"name") => Want::Person,
+        Want::Any if ws.contains(&"which") => Want::Name,
+        w => w,
+    }
+}
+
+/// Units by what they measure, and the words that ask for each.
+const UNIT_CLASSES: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "distance", "far", "length", "long", "wide", "width", "tall", "height", "high", "deep",
+            "depth",
+        ],
+        &[
+            "mile",
+            "miles",
+            "km",
+            "kilometers",
+            "kilometres",
+            "meters",
+            "metres",
+            "m",
+            "feet",
+            "ft",
+            "foot",
+            "inches",
+            "yards",
+        ],
+    ),
+    (
+        &["weight", "heavy", "mass"],
+        &[
+            "tons",
+            "tonnes",
+            "kg",
+            "kilograms",
+            "pounds",
+            "lbs",
+            "grams",
+            "g",
+            "ounces",
+        ],
+    ),
+    (
+        &["speed", "fast", "strong", "wind", "gusts", "gust"],
+        &["mph", "km/h", "kph", "knots", "kmh"],
+    ),
+    (
+        &["temperature", "hot", "cold", "warm"],
+        &["degrees", "°c", "°f", "celsius", "fahrenheit"],
+    ),
+];
+
+/// Whether a number's unit (`unit`, lower case) measures what `asking`
+/// (a question or a field name, lower case) asks about: "How far …" and
+/// "1,200 miles", "wind speed" and "55 mph".
+pub fn unit_fits(asking: &str, unit: &str) -> bool {
+    let words: Vec<&str> = asking
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    UNIT_CLASSES.iter().any(|(cues, units)| {
+        words.iter().any(|w| cues.contains(w))
+            && units
+                .iter()
+                .any(|u| unit == *u || unit.ends_with(&format!("-{u}")) || unit.ends_with(u))
+    })
+}
+
+/// The words a "which …" or "how many …" question asks about ("Which
+/// hospital …" → ["hospital"], "How many American soldiers died" →
+/// ["american", "soldiers", "died"]), lower case, and whether the answer
+/// must mention one of them ("which": yes; "how many": it helps).
+pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
+    let lower = question.to_lowercase();
+    let ws: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let which = ws.iter().position(|w| *w == "which").map(|i| i + 1);
+    let many = ws
+        .windows(2)
+        .position(|p| p == ["how", "many"])
+        .map(|i| i + 2);
+    let Some(at) = which.or(many) else {
+        return (Vec::new(), false);
+    };
+    let run = ws
+        .get(at..)
+        .unwrap_or(&[])
+        .iter()
+        .skip_while(|w| crate::builtin::rank::is_stopword(w))
+        .take_while(|w| !crate::builtin::rank::is_stopword(w))
+        .map(|w| (*w).to_string())
+        .collect();
+    (run, which.is_some())
+}
+
+/// The type of value a field name asks for ("share price" → money,
+/// "spokesperson" → a person).
+pub fn want_of_field(name: &str) -> Want {
+    let lower = name.to_lowercase();
+    let ws: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |cues: &[&str]| ws.iter().any(|w| cues.contains(w));
+    let last = ws.last().copied().unwrap_or("");
+    if DATE_CUES.contains(&last) || has(&["date", "when"]) {
+        Want::Date
+    } else if PERCENT_CUES.contains(&last) || has(&["percent", "percentage"]) {
+        Want::Percent
+    } else if has(MONEY_CUES) {
+        Want::Money
+    } else if last == "share" {
+        Want::Percent
+    } else if last == "age" {
+        Want::Age
+    } else if has(PERSON_CUES) {
+        Want::Person
+    } else if has(PLACE_CUES) {
+        Want::Place
+    } else if has(TIME_UNITS) || has(&["duration", "long", "for"]) {
+        Want::Duration
+    } else if has(AMOUNT_CUES) || has(&["killed", "dead", "affected", "quarantined", "injured"]) {
+        Want::Amount
+    } else {
+        Want::Any
+    }
+}
+
+/// Words of a field name that only say its type ("listing date" is found
+/// by "listing"): left out of the words searched for.
+pub const FIELD_TYPE_WORDS: &[&str] = &[
+    "date", "time", "day", "number", "amount", "count", "size", "name", "total", "value", "rate",
+    "of", "the", "a",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str, kind: Kind) -> Vec<&str> {
+        spans(text)
+            .into_iter()
+            .filter(|s| s.kind == kind)
+            .filter_map(|s| text.get(s.range))
+            .collect()
+    }
+
+    #[test]
+    fn finds_numbers_money_percentages_dates_and_names() {
+        let t = "Emirates President Tim Clark said on Wednesday, Dec. 9, that the $8.8 billion order for 30 jets, about 2,300 tons, rose 3.5 percent in 2019 at 6:38 p.m. in a small laundry basket.";
+        assert_eq!(found(t, Kind::Money), vec!["$8.8 billion"]);
+        assert_eq!(found(t, Kind::Percent), vec!["3.5 percent"]);
+        assert_eq!(found(t, Kind::Number), vec!["30 jets", "about 2,300 tons"]);
+        assert_eq!(
+            found(t, Kind::Date),
+            vec!["Wednesday", "Wednesday, Dec. 9", "2019", "6:38 p.m."]
+        );
+        let names: Vec<Span> = spans(t)
+            .into_iter()
+            .filter(|s| s.kind == Kind::Name)
+            .collect();
+        assert_eq!(
+            t.get(names[0].range.clone()),
+            Some("Emirates President Tim Clark")
+        );
+        assert!(found(t, Kind::Place).contains(&"a small laundry basket"));
+        let t = "The Doobie Brothers played the Diplomatic Academy of Vietnam for five years and a 180-day cruise.";
+        let spans = spans(t);
+        let academy = spans
+            .iter()
+            .find(|s| t.get(s.range.clone()) == Some("Diplomatic Academy of Vietnam"));
+        assert!(academy.is_some_and(|s| !s.person));
+        assert!(spans
+            .iter()
+            .any(|s| t.get(s.range.clone()) == Some("five years") && s.time));
+        assert!(spans
+            .iter()
+            .any(|s| t.get(s.range.clone()) == Some("180-day cruise") && s.time));
+    }
+
+    #[test]
+    fn question_and_field_types() {
+        assert_eq!(
+            want_of_question("How many people lost power?"),
+            Want::Amount
+        );
+        assert_eq!(
+            want_of_question("How much did the order cost?"),
+            Want::Money
+        );
+        assert_eq!(want_of_question("When will power be restored?"), Want::Date);
+        assert_eq!(want_of_question("Who leads the team?"), Want::Person);
+        assert_eq!(want_of_question("Wann beginnt das Konzert?"), Want::Date);
+        assert_eq!(want_of_question("¿Dónde está el museo?"), Want::Place);
+        assert_eq!(want_of_question("Why did shares fall?"), Want::Any);
+        assert_eq!(want_of_field("share price"), Want::Money);
+        assert_eq!(want_of_field("listing date"), Want::Date);
+        assert_eq!(want_of_field("spokesperson"), Want::Person);
+        assert_eq!(want_of_field("people affected"), Want::Amount);
+        assert_eq!(want_of_field("counties"), Want::Any);
+        assert!(unit_fits("how far did it go", "miles"));
+        assert!(unit_fits("wind speed", "mph"));
+        assert!(unit_fits("distance", "1,900-mile"));
+        assert!(!unit_fits("distance", "years"));
+    }
+}
