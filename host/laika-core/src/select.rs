@@ -118,7 +118,11 @@ pub fn select(chunks: &[(usize, &str)], question: &str, budget: usize) -> Select
         }
         last = Some(p.order);
     }
-    let about = about(question, picked.iter().filter_map(|&i| passages.get(i)));
+    let about = about(
+        &index,
+        question,
+        picked.iter().filter_map(|&i| passages.get(i)),
+    );
     Selection {
         chunks: out,
         passages_sent: picked.len(),
@@ -173,11 +177,19 @@ fn flush(current: &mut String, out: &mut Vec<String>) {
 
 /// The question's words (as written, lower-cased) that the chosen passages
 /// contain, in question order.
-fn about<'a>(question: &str, picked: impl Iterator<Item = &'a Passage>) -> Vec<String> {
+fn about<'a>(
+    index: &Index,
+    question: &str,
+    picked: impl Iterator<Item = &'a Passage>,
+) -> Vec<String> {
+    // Compared as the index's terms, so "last" finds "lasts" in the page's
+    // language.
     let mut found = std::collections::HashSet::new();
     for p in picked {
         rank::for_each_token(&p.text, |t| {
-            found.insert(t.to_owned());
+            if let Some(id) = index.term(t) {
+                found.insert(id);
+            }
         });
     }
     let mut out: Vec<String> = Vec::new();
@@ -187,7 +199,8 @@ fn about<'a>(question: &str, picked: impl Iterator<Item = &'a Passage>) -> Vec<S
             continue;
         };
         let word = word.to_lowercase();
-        if rank::is_stopword(token) || !found.contains(token) || out.contains(&word) {
+        let in_passages = index.term(token).is_some_and(|id| found.contains(&id));
+        if rank::is_stopword(token) || !in_passages || out.contains(&word) {
             continue;
         }
         out.push(word);
