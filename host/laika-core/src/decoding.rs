@@ -767,6 +767,9 @@ pub fn sketch(answer: &Value) -> String {
     out
 }
 
+/// Enum options the sketch lists before `…`.
+const SKETCH_OPTIONS: usize = 3;
+
 /// Object depth the top-level sketch shows before `{…}`.
 const SKETCH_DEPTH: usize = 4;
 
@@ -808,7 +811,18 @@ fn shape(schema: &Value, depth: usize) -> String {
         return c.to_string();
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
-        let names: Vec<String> = options.iter().map(Value::to_string).collect();
+        // A few options show the kind; the decoder (or the documents the
+        // ids come from) has the rest, and the prompt stays the same size
+        // whatever the request packs, so the budget computed before packing
+        // holds.
+        let mut names: Vec<String> = options
+            .iter()
+            .take(SKETCH_OPTIONS)
+            .map(Value::to_string)
+            .collect();
+        if options.len() > SKETCH_OPTIONS {
+            names.push("…".into());
+        }
         return names.join("|");
     }
     if is_type(schema, "array") {

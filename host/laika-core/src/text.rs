@@ -58,17 +58,41 @@ pub fn clip_within(s: &str, max: usize) -> String {
 /// ellipsis outside the quotes: `"abc"…`. For untrusted text quoted in a
 /// message, where control and quote characters must show, not act.
 pub fn clip_quoted(s: &str, max: usize) -> String {
-    let kept = prefix_chars(s, max);
-    if kept.len() == s.len() {
-        format!("{s:?}")
-    } else {
-        format!("{kept:?}{ELLIPSIS}")
+    // `max` bounds what is shown, escapes included: a string of invisible
+    // characters, each escaped as `\u{…}`, stays as short as any other.
+    let mut out = String::from("\"");
+    let mut shown = 0;
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        let quoted = format!("{:?}", &*c.encode_utf8(&mut buf));
+        let escaped = &quoted[1..quoted.len() - 1];
+        let width = escaped.chars().count();
+        if shown > 0 && shown + width > max {
+            out.push('"');
+            out.push(ELLIPSIS);
+            return out;
+        }
+        shown += width;
+        out.push_str(escaped);
     }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_quoted_bounds_what_it_shows_escapes_included() {
+        assert_eq!(clip_quoted("Buy now", 80), "\"Buy now\"");
+        assert_eq!(clip_quoted("a\"b", 80), "\"a\\\"b\"");
+        assert_eq!(clip_quoted("abcdef", 3), format!("\"abc\"{ELLIPSIS}"));
+        let invisible = "\u{e0001}".repeat(100);
+        let clipped = clip_quoted(&invisible, 80);
+        assert!(clipped.chars().count() <= 80 + 3, "{clipped}");
+        assert!(clipped.starts_with("\"\\u{e0001}"));
+    }
 
     #[test]
     fn prefix_chars_counts_chars_not_bytes() {

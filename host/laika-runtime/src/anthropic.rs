@@ -148,12 +148,7 @@ impl Runtime for AnthropicRuntime {
             &|_| -> Box<dyn Decoder> { Box::new(MessagesSse::default()) },
             on_text,
         )?;
-        Ok(ModelReply {
-            text: streamed.text,
-            model: streamed.model.unwrap_or_else(|| self.model.clone()),
-            finish_reason: streamed.finish_reason,
-            endpoint: Some(streamed.endpoint),
-        })
+        Ok(streamed.into_reply(|| self.model.clone()))
     }
 }
 
@@ -168,12 +163,7 @@ pub struct MessagesSse {
 impl MessagesSse {
     fn drain(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
         for data in std::mem::take(&mut self.payloads) {
-            let event: Value = serde_json::from_str(&data).map_err(|e| {
-                runtime_error(format!(
-                    "a stream event is not JSON ({e}): {:?}",
-                    super::http::clip(&data, 80)
-                ))
-            })?;
+            let event = super::http::stream_json(&data, "event")?;
             self.event(&event, events)?;
         }
         Ok(())

@@ -369,6 +369,30 @@ pub struct Streamed {
     pub endpoint: String,
 }
 
+impl Streamed {
+    /// The reply, naming `configured` when the server did not say which
+    /// model answered.
+    pub fn into_reply(self, configured: impl FnOnce() -> String) -> laika_core::model::ModelReply {
+        laika_core::model::ModelReply {
+            text: self.text,
+            model: self.model.unwrap_or_else(configured),
+            finish_reason: self.finish_reason,
+            endpoint: Some(self.endpoint),
+        }
+    }
+}
+
+/// One event of a stream as JSON; what is not JSON fails the call with a
+/// clip of it.
+pub fn stream_json(data: &str, what: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(data).map_err(|e| {
+        runtime_error(format!(
+            "a stream {what} is not JSON ({e}): {:?}",
+            clip(data, 80)
+        ))
+    })
+}
+
 pub struct HttpClient {
     client: reqwest::Client,
     endpoints: Vec<Endpoint>,

@@ -172,12 +172,7 @@ impl Runtime for OllamaRuntime {
             &|_| -> Box<dyn Decoder> { Box::new(ChatNdjson::default()) },
             on_text,
         )?;
-        Ok(ModelReply {
-            text: streamed.text,
-            model: streamed.model.unwrap_or_else(|| self.model.clone()),
-            finish_reason: streamed.finish_reason,
-            endpoint: Some(streamed.endpoint),
-        })
+        Ok(streamed.into_reply(|| self.model.clone()))
     }
 }
 
@@ -198,12 +193,7 @@ impl ChatNdjson {
         if self.done {
             return Err(runtime_error("the runtime sent more after done: true"));
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            runtime_error(format!(
-                "a stream line is not JSON ({e}): {:?}",
-                super::http::clip(line, 80)
-            ))
-        })?;
+        let v = super::http::stream_json(line, "line")?;
         if !v.is_object() {
             return Err(runtime_error("a stream line is not a JSON object"));
         }

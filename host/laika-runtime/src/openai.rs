@@ -212,15 +212,7 @@ impl Runtime for OpenAiRuntime {
             },
             on_text,
         )?;
-        Ok(ModelReply {
-            text: streamed.text,
-            model: streamed
-                .model
-                .or_else(|| self.model.clone())
-                .unwrap_or_else(|| "default".into()),
-            finish_reason: streamed.finish_reason,
-            endpoint: Some(streamed.endpoint),
-        })
+        Ok(streamed.into_reply(|| self.model.clone().unwrap_or_else(|| "default".into())))
     }
 }
 
@@ -248,12 +240,7 @@ impl ChatSse {
                 events.push(StreamEvent::End);
                 continue;
             }
-            let chunk: Value = serde_json::from_str(&data).map_err(|e| {
-                runtime_error(format!(
-                    "a stream event is not JSON ({e}): {:?}",
-                    super::http::clip(&data, 80)
-                ))
-            })?;
+            let chunk = super::http::stream_json(&data, "event")?;
             self.chunk(&chunk, events)?;
         }
         Ok(())
