@@ -43,7 +43,7 @@ pub fn tools() -> Vec<Tool> {
         Tool::new(
             "ask",
             "Ask what the user has read with Laika (NLWeb v0.54). Arguments are an NLWeb request: \
-             query.text (required), query.site (\"history\", a site, or later a collection), \
+             query.text (required), query.site (\"history\", a site, or a collection by id or title), \
              context.prev, prefer.response_format (chatgpt_app or conv_search), \
              meta.session_context.conversation_id. Returns an NLWeb response: an Answer with \
              schema.org results and verified citations, an Elicitation, a Promise (then call \

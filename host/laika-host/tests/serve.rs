@@ -4,7 +4,7 @@
 
 mod nlweb;
 
-use nlweb::{send, serve, Served, PAGES};
+use nlweb::{send, serve, serve_prepared, Served, PAGES};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -283,6 +283,160 @@ fn site_picks_the_source_or_asks_which_and_filters_narrow() {
         .map(|r| r["url"].as_str().unwrap())
         .collect();
     assert_eq!(urls, [PAGES[2].0], "{v}");
+}
+
+/// A source to store: `(url, title, text)`, a note when there is no URL.
+type NewSource<'a> = (Option<&'a str>, &'a str, &'a str);
+
+/// Writes collections `(id, title, sources)` straight into the data dir's
+/// store, before the server opens it.
+fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
+    use laika_core::collection::{Collection, Source, SourceKind, SourceStatus};
+    let mut store = laika_host::store::Store::open(&dir.join("history.sqlite3")).unwrap();
+    for (id, title, sources) in collections {
+        store
+            .create_collection(&Collection {
+                id: (*id).into(),
+                title: (*title).into(),
+                tags: Vec::new(),
+                created_at: "2026-11-01T10:00:00Z".into(),
+                source_count: 0,
+            })
+            .unwrap();
+        let sources: Vec<Source> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, (url, title, text))| Source {
+                id: format!("{id}-s{i}"),
+                collection_id: (*id).into(),
+                kind: if url.is_some() {
+                    SourceKind::Url
+                } else {
+                    SourceKind::Note
+                },
+                url: url.map(str::to_owned),
+                title: (*title).into(),
+                outlet: None,
+                captured_at: Some("2026-11-01T10:05:00Z".into()),
+                status: SourceStatus::Ready,
+                error: None,
+                text: (*text).into(),
+                outline: Vec::new(),
+                extracted_links: Vec::new(),
+            })
+            .collect();
+        store
+            .add_sources(id, &sources, "2026-11-01T10:05:00Z")
+            .unwrap();
+    }
+}
+
+#[test]
+fn site_names_a_collection_answered_from_its_sources() {
+    let lake = "https://lakes.example/garda";
+    let s = serve_prepared(Path::new(BIN), "", &[], &PAGES, |dir| {
+        add_collections(
+            dir,
+            &[
+                (
+                    "col-lakes",
+                    "Alpine Lakes",
+                    &[
+                        (
+                            Some("https://lakes.example/como"),
+                            "Lake Como",
+                            "Lake Como is shaped like an inverted Y. Ferries link Bellagio, Varenna and Menaggio.",
+                        ),
+                        (
+                            Some(lake),
+                            "Lake Garda",
+                            "Lake Garda is the largest lake in Italy, with a surface of 370 square kilometres.",
+                        ),
+                    ],
+                ),
+                (
+                    "col-notes-a",
+                    "Reading list",
+                    &[(None, "Note", "Read the chapter on glaciers.")],
+                ),
+                (
+                    "col-notes-b",
+                    "READING LIST",
+                    &[(None, "Note", "Borrow the atlas.")],
+                ),
+            ],
+        );
+    });
+    let with = |site: &str, text: &str| {
+        s.post(
+            "/ask",
+            &json!({"query": {"text": text, "site": site}, "prefer": {"streaming": false, "response_format": "conv_search"}}),
+        )
+    };
+    // The title, in any case: answered from the collection's sources only.
+    let reply = with("alpine lakes", "Which lake is the largest in Italy?");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let v = reply.json();
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    let results = v["results"].as_array().unwrap();
+    let answer = &results[0];
+    assert_eq!(answer["@type"], "Answer");
+    assert_eq!(answer["grounding"]["source_urls"], json!([lake]), "{v}");
+    let citations = answer["grounding"]["citations"].as_array().unwrap();
+    assert!(!citations.is_empty(), "{v}");
+    for c in citations {
+        assert_eq!(c["verified"], true);
+        assert_eq!(c["url"], lake, "{c}");
+        assert!(c["quote"].as_str().unwrap().contains("Garda"), "{c}");
+    }
+    let source = results
+        .iter()
+        .find(|r| r["url"] == lake)
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(source["@type"], "WebPage");
+    assert_eq!(source["name"], "Lake Garda");
+    assert!(source["description"]
+        .as_str()
+        .unwrap()
+        .contains("370 square kilometres"));
+    assert_eq!(source["grounding"]["source_urls"], json!([lake]));
+    assert_eq!(source["identifier"], "col-lakes-s1");
+    // Nothing from the history: the history pages are not the collection.
+    assert!(
+        results
+            .iter()
+            .all(|r| !PAGES.iter().any(|p| r["url"] == p.0)),
+        "{v}"
+    );
+    // The id picks it too.
+    let v = with("col-lakes", "ferries Bellagio").json();
+    assert_eq!(
+        v["results"][0]["grounding"]["source_urls"],
+        json!(["https://lakes.example/como"]),
+        "{v}"
+    );
+
+    // Two collections with that title: which one? The options are ids, the
+    // text names both.
+    let v = with("Reading List", "glaciers").json();
+    assert_eq!(v["_meta"]["response_type"], "Elicitation", "{v}");
+    let q = &v["elicitation"]["questions"][0];
+    assert_eq!(q["type"], "single_select");
+    assert_eq!(q["options"], json!(["col-notes-a", "col-notes-b"]));
+    let text = v["elicitation"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Reading list") && text.contains("READING LIST"),
+        "{text}"
+    );
+    // Picking one answers from it.
+    let v = with("col-notes-a", "What should I read about glaciers?").json();
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    assert_eq!(v["results"][1]["name"], "Note", "{v}");
+    assert_eq!(v["results"][1]["@type"], "CreativeWork", "{v}");
+
+    // Unknown names still fail with NO_RESULTS.
+    let msg = assert_failure(&with("Nordic Lakes", "largest lake"), 404, "NO_RESULTS");
+    assert!(msg.contains("Nordic Lakes"), "{msg}");
 }
 
 #[test]

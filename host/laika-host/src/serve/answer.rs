@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::store::documents::HistoryDocument;
 use crate::store::Store;
 use crate::turn::{self, TurnContext};
+use laika_core::collection::{CitedSource, Collection, Source};
 use laika_core::engine::Input;
 use laika_core::error::ErrorCode;
 use laika_core::event::{Event, Sink};
@@ -63,27 +64,78 @@ impl From<Failure> for Answered {
     }
 }
 
-/// Where an ask looks, from `query.site`. Collections will be another kind
-/// of source, resolved the same way.
+/// Where an ask looks, from `query.site`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scope {
     /// The history; `Some` keeps only pages from these origins.
     History(Option<Vec<String>>),
+    /// The collection with this id.
+    Collection(String),
     /// The name fits several sources: the client must choose.
-    Choose(Vec<String>),
+    Choose(Vec<Choice>),
     /// Nothing by that name.
     Unknown,
 }
 
-/// Resolves `site` against the page origins in the history: `history` (or
-/// nothing) is all of it; a domain keeps that domain and its subdomains; a
-/// bare name (`example`) that is a label of exactly one host keeps it, of
-/// several asks which.
-pub fn resolve(site: Option<&str>, origins: &[String]) -> Scope {
-    let site = site.map(normalize_site).unwrap_or_default();
+/// One source an ambiguous name may mean: `option` is what to send back as
+/// `query.site` to pick it, `label` what a person recognises it by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub option: String,
+    pub label: String,
+}
+
+/// Resolves `site` against the collections and the page origins in the
+/// history: `history` (or nothing) is all of it; a collection's id, or its
+/// title in any case, is that collection; a domain keeps that domain and
+/// its subdomains; a bare name (`example`) that is a label of exactly one
+/// host keeps it. A name that fits several sources asks which.
+pub fn resolve(site: Option<&str>, origins: &[String], collections: &[Collection]) -> Scope {
+    let raw = site.map(str::trim).unwrap_or_default();
+    let site = normalize_site(raw);
     if site.is_empty() || site == HISTORY {
         return Scope::History(None);
     }
+    // Ids are unique: an exact id is never ambiguous.
+    if let Some(c) = collections.iter().find(|c| c.id == raw) {
+        return Scope::Collection(c.id.clone());
+    }
+    let name = raw.to_lowercase();
+    let named: Vec<Choice> = collections
+        .iter()
+        .filter(|c| c.title.trim().to_lowercase() == name)
+        .map(|c| Choice {
+            option: c.id.clone(),
+            label: format!("the collection \"{}\" ({})", c.title.trim(), c.id),
+        })
+        .collect();
+    match (resolve_site(&site, origins), named.as_slice()) {
+        (scope, []) => scope,
+        (Scope::Unknown, [one]) => Scope::Collection(one.option.clone()),
+        (Scope::History(Some(within)), _) => {
+            // The origins themselves pick the sites: a collection's title
+            // is never `https://…`, so the answer is not ambiguous again.
+            let mut choices = named.clone();
+            choices.extend(within.into_iter().map(|o| Choice {
+                label: format!("the site {o}"),
+                option: o,
+            }));
+            Scope::Choose(choices)
+        }
+        (Scope::Choose(sites), _) => {
+            let mut choices = named.clone();
+            choices.extend(sites.into_iter().map(|c| Choice {
+                option: format!("https://{}", c.option),
+                label: c.label,
+            }));
+            Scope::Choose(choices)
+        }
+        (_, several) => Scope::Choose(several.to_vec()),
+    }
+}
+
+/// `resolve` over the history's origins alone, for a normalized `site`.
+fn resolve_site(site: &str, origins: &[String]) -> Scope {
     let hosts: Vec<(&String, String)> = origins
         .iter()
         .filter_map(|o| Some((o, url::Url::parse(o).ok()?.host_str()?.to_lowercase())))
@@ -106,7 +158,15 @@ pub fn resolve(site: Option<&str>, origins: &[String]) -> Scope {
     match named.as_slice() {
         [] => Scope::Unknown,
         [(origin, _)] => Scope::History(Some(vec![(*origin).clone()])),
-        several => Scope::Choose(several.iter().map(|(_, h)| (*h).clone()).collect()),
+        several => Scope::Choose(
+            several
+                .iter()
+                .map(|(_, h)| Choice {
+                    option: (*h).clone(),
+                    label: format!("the site {h}"),
+                })
+                .collect(),
+        ),
     }
 }
 
@@ -124,9 +184,19 @@ fn normalize_site(site: &str) -> String {
 /// Answers `request`. Never panics; every failure is a coded Failure.
 pub fn answer(request: &AskRequest, ctx: &AskContext<'_>) -> Answered {
     match documents(request, ctx.store) {
-        Ok(docs) => run_engine(request, &docs, ctx),
+        Ok(Documents::History(docs)) => run_engine(request, &docs, None, ctx),
+        Ok(Documents::Collection(id)) => run_engine(request, &[], Some(id), ctx),
         Err(answered) => *answered,
     }
+}
+
+/// What an ask answers from.
+enum Documents {
+    /// Stored turns retrieved from the history.
+    History(Vec<HistoryDocument>),
+    /// The collection with this id: the engine loads and packs its sources
+    /// as it does for a sidebar turn over it.
+    Collection(String),
 }
 
 fn store_failure(e: laika_core::error::Error) -> Box<Answered> {
@@ -136,10 +206,7 @@ fn store_failure(e: laika_core::error::Error) -> Box<Answered> {
 
 /// The stored turns to answer from, or the response that ends the ask
 /// early (an Elicitation, NO_RESULTS).
-fn documents(
-    request: &AskRequest,
-    store: &Mutex<Store>,
-) -> Result<Vec<HistoryDocument>, Box<Answered>> {
+fn documents(request: &AskRequest, store: &Mutex<Store>) -> Result<Documents, Box<Answered>> {
     let store = store.lock().map_err(|_| {
         Box::new(Answered::from(Failure::new(
             FailureCode::InternalError,
@@ -147,20 +214,26 @@ fn documents(
         )))
     })?;
     let origins = store.page_origins().map_err(store_failure)?;
+    let collections = store.list_collections(usize::MAX).map_err(store_failure)?;
     let site = request.query.site.as_deref();
-    let only = match resolve(site, &origins) {
+    let only = match resolve(site, &origins, &collections) {
         Scope::History(only) => only,
-        Scope::Choose(hosts) => {
-            let site = site.unwrap_or_default();
+        Scope::Collection(id) => return Ok(Documents::Collection(id)),
+        Scope::Choose(choices) => {
+            let site = prefix_chars(site.unwrap_or_default().trim(), 100);
+            let labels: Vec<&str> = choices.iter().map(|c| c.label.as_str()).collect();
             return Err(Box::new(Answered {
                 payload: Payload::Elicitation {
                     elicitation: Elicitation {
-                        text: format!("\"{site}\" matches several sites you have read."),
+                        text: format!(
+                            "\"{site}\" matches several sources you have: {}.",
+                            labels.join("; ")
+                        ),
                         questions: vec![Question {
                             id: "site".into(),
-                            text: "Which site do you mean? Ask again with it as query.site.".into(),
+                            text: "Which one do you mean? Ask again with it as query.site.".into(),
                             question_type: QuestionType::SingleSelect,
-                            options: hosts,
+                            options: choices.into_iter().map(|c| c.option).collect(),
                         }],
                     },
                 },
@@ -206,7 +279,7 @@ fn documents(
             .into(),
         ));
     }
-    Ok(docs)
+    Ok(Documents::History(docs))
 }
 
 /// `query`'s extra fields that filter: each string or number must be
@@ -276,7 +349,13 @@ impl Sink for Events {
     }
 }
 
-fn run_engine(request: &AskRequest, docs: &[HistoryDocument], ctx: &AskContext<'_>) -> Answered {
+fn run_engine(
+    request: &AskRequest,
+    docs: &[HistoryDocument],
+    collection_id: Option<String>,
+    ctx: &AskContext<'_>,
+) -> Answered {
+    let over_collection = collection_id.is_some();
     let text = request.query.text.clone();
     let observation = match serde_json::to_value(observation(&text, docs)) {
         Ok(v) => v,
@@ -304,7 +383,7 @@ fn run_engine(request: &AskRequest, docs: &[HistoryDocument], ctx: &AskContext<'
         },
         tab: Tab::default(),
         observation,
-        collection_id: None,
+        collection_id,
     };
     // One answer, no tools: nobody is there to run a browser tool.
     let mut config = ctx.config.clone();
@@ -344,7 +423,11 @@ fn run_engine(request: &AskRequest, docs: &[HistoryDocument], ctx: &AskContext<'
         (Some(a), _) => {
             let render = serde_json::to_value(&a.render).unwrap_or(Value::Null);
             let answer_text = laika_core::render::text::plain_text(&render);
-            let results = results(&text, &answer_text, &a.citations, docs);
+            let results = if over_collection {
+                collection_results(&text, &answer_text, &a.citations, ctx.store)
+            } else {
+                results(&text, &answer_text, &a.citations, docs)
+            };
             Payload::answer(request.prefer.response_format, answer_text, results)
         }
         (None, Some(e)) => {
@@ -396,42 +479,15 @@ fn results(
             )
         })
         .collect();
-    let mut sources: Vec<String> = Vec::new();
-    for url in verified.iter().filter_map(|(c, _)| c.url.as_ref()) {
-        if !sources.contains(url) {
-            sources.push(url.clone());
-        }
-    }
-    let mut out = vec![ResultObject {
-        result_type: "Answer".into(),
-        name: question.to_owned(),
-        url: None,
-        description: answer.to_owned(),
-        grounding: Grounding {
-            source_urls: sources,
-            citations: verified.iter().map(|(c, _)| c.clone()).collect(),
-        },
-        extra: Map::new(),
-    }];
+    let mut out = vec![answer_result(question, answer, &verified)];
     for (i, d) in docs.iter().enumerate() {
         let summary = if d.answer_text.trim().is_empty() {
             &d.page_text
         } else {
             &d.answer_text
         };
-        let mut extra = Map::new();
-        extra.insert(
-            "identifier".into(),
-            Value::String(format!("{}#{}", d.conversation_id, d.turn)),
-        );
-        extra.insert("dateCreated".into(), Value::String(d.created_at.clone()));
         out.push(ResultObject {
-            result_type: if d.url.is_some() {
-                "WebPage"
-            } else {
-                "Conversation"
-            }
-            .into(),
+            result_type: page_type(d.url.as_ref(), "Conversation"),
             name: if d.title.trim().is_empty() {
                 prefix_chars(&d.user_text, 120).to_owned()
             } else {
@@ -447,10 +503,125 @@ fn results(
                     .map(|(c, _)| c.clone())
                     .collect(),
             },
+            extra: identified(
+                format!("{}#{}", d.conversation_id, d.turn),
+                Some(d.created_at.clone()),
+            ),
+        });
+    }
+    out
+}
+
+/// The answer first (schema.org `Answer`), then each collection source a
+/// verified citation names (`WebPage` for a page, `CreativeWork` for a
+/// note), every one with its URL and verified quotes.
+fn collection_results(
+    question: &str,
+    answer: &str,
+    citations: &[laika_core::citation::VerifiedCitation],
+    store: &Mutex<Store>,
+) -> Vec<ResultObject> {
+    let verified: Vec<(GroundingCitation, &CitedSource)> = citations
+        .iter()
+        .filter(|c| c.verified)
+        .filter_map(|c| {
+            let source = c.source.as_ref()?;
+            Some((
+                GroundingCitation {
+                    quote: c.quote.clone(),
+                    url: source.url.clone(),
+                    verified: true,
+                },
+                source,
+            ))
+        })
+        .collect();
+    let mut cited: Vec<&CitedSource> = Vec::new();
+    for (_, source) in &verified {
+        if !cited.iter().any(|c| c.source_id == source.source_id) {
+            cited.push(source);
+        }
+    }
+    // A source deleted since the turn read it keeps its citation, without
+    // a description.
+    let stored: Vec<Option<Source>> = match store.lock() {
+        Ok(store) => cited
+            .iter()
+            .map(|c| store.source(&c.source_id).ok())
+            .collect(),
+        Err(_) => cited.iter().map(|_| None).collect(),
+    };
+    let mut out = vec![answer_result(question, answer, &verified)];
+    for (source, stored) in cited.iter().zip(stored) {
+        let extra = identified(
+            source.source_id.clone(),
+            stored.as_ref().and_then(|s| s.captured_at.clone()),
+        );
+        out.push(ResultObject {
+            result_type: page_type(source.url.as_ref(), "CreativeWork"),
+            name: source.title.clone(),
+            url: source.url.clone(),
+            description: stored
+                .map(|s| prefix_chars(s.text.trim(), DESCRIPTION_CHARS).to_owned())
+                .unwrap_or_default(),
+            grounding: Grounding {
+                source_urls: source.url.iter().cloned().collect(),
+                citations: verified
+                    .iter()
+                    .filter(|(_, s)| s.source_id == source.source_id)
+                    .map(|(c, _)| c.clone())
+                    .collect(),
+            },
             extra,
         });
     }
     out
+}
+
+/// The `Answer` result: the quotes verified, and the URLs they came from
+/// (each once, in the order first quoted).
+fn answer_result<T>(
+    question: &str,
+    answer: &str,
+    verified: &[(GroundingCitation, T)],
+) -> ResultObject {
+    let mut source_urls: Vec<String> = Vec::new();
+    for url in verified.iter().filter_map(|(c, _)| c.url.as_ref()) {
+        if !source_urls.contains(url) {
+            source_urls.push(url.clone());
+        }
+    }
+    ResultObject {
+        result_type: "Answer".into(),
+        name: question.to_owned(),
+        url: None,
+        description: answer.to_owned(),
+        grounding: Grounding {
+            source_urls,
+            citations: verified.iter().map(|(c, _)| c.clone()).collect(),
+        },
+        extra: Map::new(),
+    }
+}
+
+/// `WebPage` for what has a URL, else `without_url`.
+fn page_type(url: Option<&String>, without_url: &str) -> String {
+    if url.is_some() {
+        "WebPage"
+    } else {
+        without_url
+    }
+    .into()
+}
+
+/// A result's `identifier`, and its `dateCreated` when known.
+fn identified(identifier: String, created: Option<String>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("identifier".into(), Value::String(identifier));
+    if let Some(created) = created {
+        extra.insert("dateCreated".into(), Value::String(created));
+    }
+    extra
 }
 
 #[cfg(test)]
@@ -469,28 +640,80 @@ mod tests {
             "https://example.org",
             "https://news.site.net",
         ]);
-        assert_eq!(resolve(None, &o), Scope::History(None));
-        assert_eq!(resolve(Some(" History "), &o), Scope::History(None));
+        assert_eq!(resolve(None, &o, &[]), Scope::History(None));
+        assert_eq!(resolve(Some(" History "), &o, &[]), Scope::History(None));
         assert_eq!(
-            resolve(Some("https://www.Example.com/a"), &o),
+            resolve(Some("https://www.Example.com/a"), &o, &[]),
             Scope::History(Some(origins(&[
                 "https://docs.example.com",
                 "https://example.com"
             ])))
         );
         assert_eq!(
-            resolve(Some("site"), &o),
+            resolve(Some("site"), &o, &[]),
             Scope::History(Some(origins(&["https://news.site.net"])))
         );
         assert_eq!(
-            resolve(Some("example"), &o),
-            Scope::Choose(vec![
-                "docs.example.com".into(),
-                "example.com".into(),
-                "example.org".into()
-            ])
+            resolve(Some("example"), &o, &[]),
+            Scope::Choose(
+                ["docs.example.com", "example.com", "example.org"]
+                    .map(|h| Choice {
+                        option: h.into(),
+                        label: format!("the site {h}"),
+                    })
+                    .to_vec()
+            )
         );
-        assert_eq!(resolve(Some("recipes"), &o), Scope::Unknown);
+        assert_eq!(resolve(Some("recipes"), &o, &[]), Scope::Unknown);
+    }
+
+    #[test]
+    fn site_resolves_to_a_collection_by_id_or_title_or_asks_which() {
+        let o = origins(&["https://example.com", "https://recipes.example.org"]);
+        let c = |id: &str, title: &str| Collection {
+            id: id.into(),
+            title: title.into(),
+            tags: Vec::new(),
+            created_at: "t".into(),
+            source_count: 0,
+        };
+        let cs = [
+            c("col-1", "Trip to Prague"),
+            c("col-2", "Recettes d'été"),
+            c("col-3", "RECETTES D'ÉTÉ"),
+            c("col-4", "example.com"),
+        ];
+        assert_eq!(
+            resolve(Some(" trip TO prague "), &o, &cs),
+            Scope::Collection("col-1".into())
+        );
+        assert_eq!(
+            resolve(Some("col-3"), &o, &cs),
+            Scope::Collection("col-3".into())
+        );
+        let Scope::Choose(both) = resolve(Some("recettes d'Été"), &o, &cs) else {
+            panic!("two collections share the title");
+        };
+        assert_eq!(
+            both.iter().map(|c| c.option.as_str()).collect::<Vec<_>>(),
+            ["col-2", "col-3"]
+        );
+        assert!(both[0].label.contains("Recettes d'été"));
+        // A collection and a site by the same name: each option is exact.
+        let Scope::Choose(mixed) = resolve(Some("example.com"), &o, &cs) else {
+            panic!("a collection and a site share the name");
+        };
+        let options: Vec<&str> = mixed.iter().map(|c| c.option.as_str()).collect();
+        assert_eq!(options, ["col-4", "https://example.com"]);
+        assert_eq!(
+            resolve(Some(options[1]), &o, &cs),
+            Scope::History(Some(origins(&["https://example.com"])))
+        );
+        assert_eq!(
+            resolve(Some("recipes"), &o, &cs),
+            Scope::History(Some(origins(&["https://recipes.example.org"])))
+        );
+        assert_eq!(resolve(Some("nothing"), &o, &cs), Scope::Unknown);
     }
 
     #[test]

@@ -102,9 +102,22 @@ pub fn serve(
     env: &[(&str, &str)],
     pages: &[(&str, &str, &str)],
 ) -> Served {
+    serve_prepared(bin, config, env, pages, |_| {})
+}
+
+/// `serve`, after `prepare` has had the seeded data dir (to add what the
+/// history alone does not hold, such as collections).
+pub fn serve_prepared(
+    bin: &Path,
+    config: &str,
+    env: &[(&str, &str)],
+    pages: &[(&str, &str, &str)],
+    prepare: impl FnOnce(&Path),
+) -> Served {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     seed(bin, dir.path(), pages);
+    prepare(dir.path());
     let mut c = base_command(bin, dir.path());
     c.args(["serve", "--listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())
