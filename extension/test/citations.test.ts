@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citedTab, placeMarkers, renderCitations } from "../src/sidebar/citations";
+import { citedTab, placeMarkers, renderCitations, sourceLink } from "../src/sidebar/citations";
 import type { VerifiedCitation } from "../src/generated/wire";
 
 const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:summary", quote: "a quote", verified: true, ...over });
@@ -56,5 +56,17 @@ describe("citations", () => {
     placeMarkers(root, [cite({ quote: "Tickets cost  more." }), cite({ quote: "night trains are back" }), cite({ quote: "not in the answer" })], sources, () => undefined);
     expect(Array.from(root.querySelectorAll("li")).map((li) => li.textContent)).toEqual(["“Night trains are back.” [2]", "“Tickets cost more.” [1]"]);
     expect(p.textContent).toBe("A paraphrase only.");
+  });
+});
+
+describe("sourceLink", () => {
+  it("links a cited source only to a safe web address", () => {
+    const ok = sourceLink({ source_id: "s", title: "Luggage", url: "https://rail.example/luggage" });
+    expect(ok.tagName).toBe("A");
+    expect((ok as HTMLAnchorElement).href).toBe("https://rail.example/luggage");
+    expect((ok as HTMLAnchorElement).rel).toBe("noopener noreferrer");
+    expect(ok.textContent).toBe(" — Luggage");
+    const bad = sourceLink({ source_id: "s", title: "x", url: "javascript:alert(1)" });
+    expect(bad.tagName).toBe("SPAN");
   });
 });

@@ -5,8 +5,8 @@
  */
 import type { VerifiedCitation } from "../generated/wire.js";
 import type { OpenTab } from "../shared/messages.js";
-import { sourceLink } from "./collections.js";
 import { h } from "./dom.js";
+import { safeHref } from "./render.js";
 
 /** Where the turn's documents came from, to name a citation's source. */
 export interface CitationSources {
@@ -110,4 +110,17 @@ function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: 
     }
     node.replaceWith(frag);
   }
+}
+
+/** The source a citation names, linked to its page (opened in a new tab). */
+export function sourceLink(source: { title: string; url?: string; source_id: string }): HTMLElement {
+  const label = ` — ${source.title || source.url || source.source_id}`;
+  const href = source.url ? safeHref(source.url) : null;
+  if (!href) return h("span", undefined, label);
+  const a = h("a", undefined, label) as HTMLAnchorElement;
+  a.href = href;
+  a.target = "_blank";
+  a.rel = "noopener noreferrer";
+  a.className = "citation-source";
+  return a;
 }

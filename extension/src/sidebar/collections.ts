@@ -8,7 +8,7 @@
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { SidebarHostRequest, SidebarRequest } from "../shared/messages.js";
 import { ext } from "../shared/api.js";
-import { renderDoc, safeHref } from "./render.js";
+import { renderDoc } from "./render.js";
 import type { RenderDoc } from "../generated/wire.js";
 
 type Reply<T extends RoutedHostMessage["type"]> = Extract<RoutedHostMessage, { type: T }>;
@@ -184,17 +184,4 @@ export class CollectionsPanel {
       this.say(e instanceof Error ? e.message : String(e));
     }
   }
-}
-
-/** The source a citation names, linked to its page (opened in a new tab). */
-export function sourceLink(source: { title: string; url?: string; source_id: string }): HTMLElement {
-  const label = ` — ${source.title || source.url || source.source_id}`;
-  const href = source.url ? safeHref(source.url) : null;
-  if (!href) return h("span", label);
-  const a = h("a", label);
-  a.href = href;
-  a.target = "_blank";
-  a.rel = "noopener noreferrer";
-  a.className = "citation-source";
-  return a;
 }
