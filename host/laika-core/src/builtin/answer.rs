@@ -117,8 +117,10 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let top = ranked.first().map_or(0.0, |s| s.score);
     let mut scored: Vec<Candidate> = Vec::new();
     for s in ranked.iter().take(MAX_CANDIDATES) {
-        // Site chrome ("Share this article") never answers.
-        if rank::quality(&page, &index, s.unit) < 0.2 {
+        // Site chrome ("Share this article") never answers; a short unit
+        // may, when it holds the value asked for ("Price: $89.00.").
+        let weak = rank::quality(&page, &index, s.unit) < 0.2;
+        if weak && want == Want::Any {
             continue;
         }
         // A sentence that leans on the one before it is read with it.
@@ -159,6 +161,9 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             }
         }
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
+        if weak && typed == 0.0 {
+            continue;
+        }
         let min = if want == Want::Any {
             MIN_COVERAGE
         } else if typed > 0.0 {
@@ -449,6 +454,23 @@ mod tests {
             quotes(&v).first().map(String::as_str),
             Some("The sleeper to Vienna leaves at nine every evening from the main station.")
         );
+    }
+
+    #[test]
+    fn a_short_labelled_value_answers_its_question() {
+        // Product pages state facts as labels, not sentences.
+        let text = "Trail backpack 28L\nA light 28-litre pack for day hikes with a padded laptop sleeve.\n\
+                    Price: $89.00. SKU: TB-28-GRN. In stock.";
+        let p = packet(
+            "web.answer",
+            json!({}),
+            "What is the price?",
+            summary("Trail backpack 28L", text),
+            &[],
+        );
+        let v = run(&p);
+        assert!(render_text(&v).contains("$89.00"), "{}", render_text(&v));
+        assert!(quotes(&v).iter().any(|q| q.contains("$89.00")));
     }
 
     #[test]
