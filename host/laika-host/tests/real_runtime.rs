@@ -38,10 +38,13 @@ fn base_url() -> Option<String> {
     }
 }
 
+/// One step, no tools: there is no browser to run a call the model proposes
+/// (a tiny base model often does), so it is denied and the turn ends.
 fn host_config(max_retries: u32) -> String {
     format!(
         "[runtime]\nkind = \"openai\"\nmax_tokens = {MAX_TOKENS}\nfirst_token_timeout_ms = 120000\ntotal_timeout_ms = 600000\n\
-         [limits]\nmax_retries = {max_retries}\ncontext_max_tokens = {CONTEXT_TOKENS}\n"
+         [limits]\nmax_retries = {max_retries}\ncontext_max_tokens = {CONTEXT_TOKENS}\n\
+         max_steps = 1\nmax_tool_calls = 0\n"
     )
 }
 
@@ -453,7 +456,7 @@ fn compat_matrix_command_runs() {
     println!("{report}");
     let rows: Vec<&str> = report
         .lines()
-        .filter(|l| l.contains("summarize (article fixture)"))
+        .filter(|l| l.starts_with("| ") && l.contains("| summarize ("))
         .collect();
     assert_eq!(rows.len(), 2, "{report}");
     assert!(rows[0].starts_with("| builtin"), "{}", rows[0]);
