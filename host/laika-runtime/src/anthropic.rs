@@ -14,8 +14,8 @@
 //! only when `runtime.base_url` says where to.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, KeyHeader, SseParser,
-    StreamEvent,
+    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, KeyHeader, SseDecoder,
+    SseEvents, StreamEvent,
 };
 use super::{
     config_error, CancelToken, Decoding, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink,
@@ -142,33 +142,33 @@ impl Runtime for AnthropicRuntime {
         cancel: &CancelToken,
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
-        let streamed = self.http.stream(
+        self.http.complete(
             &self.request_body(request),
             cancel,
             &|_| -> Box<dyn Decoder> { Box::new(MessagesSse::default()) },
             on_text,
-        )?;
-        Ok(streamed.into_reply(|| self.model.clone()))
+            || self.model.clone(),
+        )
     }
 }
 
 /// Decodes a streamed Messages response (`message_start` … `message_stop`).
+pub type MessagesSse = SseDecoder<MessagesEvents>;
+
+/// The events of a Messages stream.
 #[derive(Debug, Default)]
-pub struct MessagesSse {
-    sse: SseParser,
-    payloads: Vec<String>,
+pub struct MessagesEvents {
     stopped: bool,
 }
 
-impl MessagesSse {
-    fn drain(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
-        for data in std::mem::take(&mut self.payloads) {
-            let event = super::http::stream_json(&data, "event")?;
-            self.event(&event, events)?;
-        }
-        Ok(())
+impl SseEvents for MessagesEvents {
+    fn data(&mut self, data: &str, events: &mut Vec<StreamEvent>) -> Result<()> {
+        let event = super::http::stream_json(data, "event")?;
+        self.event(&event, events)
     }
+}
 
+impl MessagesEvents {
     fn event(&mut self, event: &Value, events: &mut Vec<StreamEvent>) -> Result<()> {
         match event
             .get("type")
@@ -218,18 +218,6 @@ impl MessagesSse {
             _ => {}
         }
         Ok(())
-    }
-}
-
-impl Decoder for MessagesSse {
-    fn feed(&mut self, bytes: &[u8], events: &mut Vec<StreamEvent>) -> Result<()> {
-        self.sse.push(bytes, &mut self.payloads)?;
-        self.drain(events)
-    }
-
-    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
-        self.sse.finish(&mut self.payloads)?;
-        self.drain(events)
     }
 }
 

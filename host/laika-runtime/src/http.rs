@@ -269,6 +269,52 @@ impl SseParser {
     }
 }
 
+/// What a runtime makes of each event's `data` in a server-sent event stream.
+pub trait SseEvents {
+    fn data(&mut self, data: &str, events: &mut Vec<StreamEvent>) -> Result<()>;
+    /// End of body, after the last event.
+    fn end(&mut self, _events: &mut Vec<StreamEvent>) {}
+}
+
+/// A [`Decoder`] for an event stream whose events `E` reads.
+#[derive(Debug, Default)]
+pub struct SseDecoder<E> {
+    sse: SseParser,
+    payloads: Vec<String>,
+    events: E,
+}
+
+impl<E: SseEvents> SseDecoder<E> {
+    pub fn new(events: E) -> SseDecoder<E> {
+        SseDecoder {
+            sse: SseParser::default(),
+            payloads: Vec::new(),
+            events,
+        }
+    }
+
+    fn drain(&mut self, out: &mut Vec<StreamEvent>) -> Result<()> {
+        for data in std::mem::take(&mut self.payloads) {
+            self.events.data(&data, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: SseEvents> Decoder for SseDecoder<E> {
+    fn feed(&mut self, bytes: &[u8], events: &mut Vec<StreamEvent>) -> Result<()> {
+        self.sse.push(bytes, &mut self.payloads)?;
+        self.drain(events)
+    }
+
+    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
+        self.sse.finish(&mut self.payloads)?;
+        self.drain(events)?;
+        self.events.end(events);
+        Ok(())
+    }
+}
+
 fn sse_line(line: &str, data: &mut Option<String>, out: &mut Vec<String>) -> Result<()> {
     if line.is_empty() {
         out.extend(data.take());
@@ -531,6 +577,21 @@ impl HttpClient {
         )
         .and_then(|result| result)
         .map_err(|e| self.scrub(e))
+    }
+
+    /// [`stream`](Self::stream) as a model reply, naming `configured` when
+    /// the server did not say which model answered.
+    pub fn complete(
+        &self,
+        body: &serde_json::Value,
+        cancel: &CancelToken,
+        decoder: &DecoderFor<'_>,
+        on_text: &mut TextSink<'_>,
+        configured: impl FnOnce() -> String,
+    ) -> Result<laika_core::model::ModelReply> {
+        Ok(self
+            .stream(body, cancel, decoder, on_text)?
+            .into_reply(configured))
     }
 
     /// Removes the API key from a message, should a runtime echo it back.

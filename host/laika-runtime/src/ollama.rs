@@ -166,13 +166,13 @@ impl Runtime for OllamaRuntime {
         cancel: &CancelToken,
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
-        let streamed = self.http.stream(
+        self.http.complete(
             &self.request_body(request),
             cancel,
             &|_| -> Box<dyn Decoder> { Box::new(ChatNdjson::default()) },
             on_text,
-        )?;
-        Ok(streamed.into_reply(|| self.model.clone()))
+            || self.model.clone(),
+        )
     }
 }
 

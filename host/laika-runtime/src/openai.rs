@@ -10,8 +10,8 @@
 //! read as well.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, SseParser, StreamEvent,
-    MAX_ANSWER_BYTES,
+    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents,
+    StreamEvent, MAX_ANSWER_BYTES,
 };
 use super::profile::{
     Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
@@ -200,50 +200,58 @@ impl Runtime for OpenAiRuntime {
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
         let reasoning = self.profile.reasoning_field;
-        let streamed = self.http.stream(
+        self.http.complete(
             &self.request_body(request),
             cancel,
             &|content_type| -> Box<dyn Decoder> {
                 if content_type.starts_with("application/json") {
                     Box::new(WholeJson::default())
                 } else {
-                    Box::new(ChatSse::new(reasoning))
+                    Box::new(ChatSse::new(ChatChunks::new(reasoning)))
                 }
             },
             on_text,
-        )?;
-        Ok(streamed.into_reply(|| self.model.clone().unwrap_or_else(|| "default".into())))
+            || self.model.clone().unwrap_or_else(|| "default".into()),
+        )
     }
 }
 
 /// Decodes a streamed chat completion (`data: {chunk}` … `data: [DONE]`).
+pub type ChatSse = SseDecoder<ChatChunks>;
+
+/// The chunks of a chat completion, streamed or whole.
 #[derive(Debug, Default)]
-pub struct ChatSse {
-    sse: SseParser,
+pub struct ChatChunks {
     reasoning_field: Option<&'static str>,
     finished: bool,
     saw_model: bool,
-    payloads: Vec<String>,
 }
 
-impl ChatSse {
-    pub fn new(reasoning_field: Option<&'static str>) -> ChatSse {
-        ChatSse {
-            reasoning_field,
-            ..ChatSse::default()
+impl SseEvents for ChatChunks {
+    fn data(&mut self, data: &str, events: &mut Vec<StreamEvent>) -> Result<()> {
+        if data.trim() == "[DONE]" {
+            events.push(StreamEvent::End);
+            return Ok(());
         }
+        let chunk = super::http::stream_json(data, "event")?;
+        self.chunk(&chunk, events)
     }
 
-    fn drain(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
-        for data in std::mem::take(&mut self.payloads) {
-            if data.trim() == "[DONE]" {
-                events.push(StreamEvent::End);
-                continue;
-            }
-            let chunk = super::http::stream_json(&data, "event")?;
-            self.chunk(&chunk, events)?;
+    /// Some servers close without `[DONE]` after the last chunk; a finish
+    /// reason says the answer was complete.
+    fn end(&mut self, events: &mut Vec<StreamEvent>) {
+        if self.finished && !events.contains(&StreamEvent::End) {
+            events.push(StreamEvent::End);
         }
-        Ok(())
+    }
+}
+
+impl ChatChunks {
+    pub fn new(reasoning_field: Option<&'static str>) -> ChatChunks {
+        ChatChunks {
+            reasoning_field,
+            ..ChatChunks::default()
+        }
     }
 
     fn chunk(&mut self, chunk: &Value, events: &mut Vec<StreamEvent>) -> Result<()> {
@@ -293,24 +301,6 @@ impl ChatSse {
     }
 }
 
-impl Decoder for ChatSse {
-    fn feed(&mut self, bytes: &[u8], events: &mut Vec<StreamEvent>) -> Result<()> {
-        self.sse.push(bytes, &mut self.payloads)?;
-        self.drain(events)
-    }
-
-    fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
-        self.sse.finish(&mut self.payloads)?;
-        self.drain(events)?;
-        // Some servers close without `[DONE]` after the last chunk; a finish
-        // reason says the answer was complete.
-        if self.finished && !events.contains(&StreamEvent::End) {
-            events.push(StreamEvent::End);
-        }
-        Ok(())
-    }
-}
-
 /// A non-streamed chat completion: one JSON body, read whole.
 #[derive(Debug, Default)]
 pub struct WholeJson {
@@ -329,7 +319,7 @@ impl Decoder for WholeJson {
     fn finish(&mut self, events: &mut Vec<StreamEvent>) -> Result<()> {
         let value: Value = serde_json::from_slice(&self.body)
             .map_err(|e| runtime_error(format!("the answer is not JSON: {e}")))?;
-        let mut chat = ChatSse::default();
+        let mut chat = ChatChunks::default();
         chat.chunk(&value, events)?;
         if !chat.finished && !events.iter().any(|e| matches!(e, StreamEvent::Text(_))) {
             return Err(runtime_error(
@@ -348,7 +338,7 @@ mod tests {
     use laika_core::llmcp::TaskName;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
-        let mut d = ChatSse::new(Some("reasoning_content"));
+        let mut d = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
         let mut events = Vec::new();
         let (a, b) = input.split_at(split);
         d.feed(a, &mut events)?;
