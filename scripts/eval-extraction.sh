@@ -55,7 +55,7 @@ if [ -f "$truth" ]; then
       grid="$(dirname "$out")/grid"
       rm -rf "$grid"
       node "$harness/heldout.mjs" "$pages" "$grid"
-      python3 "$harness/heldout.py" "$scorer" "$truth" "$grid" share0.3-link0.5
+      python3 "$harness/heldout.py" "$scorer" "$truth" "$grid" share0.3-link0.5-marked
     fi
   else
     echo "ground truth found but no scorer at $scorer; skipped scoring"

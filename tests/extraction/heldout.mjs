@@ -21,10 +21,12 @@ if (!pagesDir || !outDir) {
 
 // Around the defaults, wide enough that a fold could prefer another value.
 const GRID = [];
-for (const shareGuard of [0.2, 0.3, 0.45]) {
-  for (const linkDensity of [0.35, 0.5, 0.65]) GRID.push({ shareGuard, linkDensity });
+for (const markedBody of [false, true]) {
+  for (const shareGuard of [0.2, 0.3, 0.45]) {
+    for (const linkDensity of [0.35, 0.5, 0.65]) GRID.push({ shareGuard, linkDensity, markedBody });
+  }
 }
-const key = (o) => `share${o.shareGuard}-link${o.linkDensity}`;
+const key = (o) => `share${o.shareGuard}-link${o.linkDensity}${o.markedBody ? "-marked" : ""}`;
 
 const code = await bundle(resolve(here, "../../extension/src/content/primary.ts"));
 const files = (await readdir(pagesDir)).filter((f) => f.endsWith(".html.gz")).sort();

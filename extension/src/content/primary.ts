@@ -9,6 +9,7 @@
  * HTML strings are written by this module; no Node APIs are used.
  */
 import { Readability } from "@mozilla/readability";
+import { focusOnMarkedBody } from "./primary/hints";
 import { DEFAULT_PRIMARY_OPTIONS, type PrimaryOptions } from "./primary/options";
 import { pruneArticle } from "./primary/prune";
 import { blockText } from "./primary/text";
@@ -33,6 +34,7 @@ export function extractPrimary(doc: Document, options: Readonly<PrimaryOptions> 
     copies[i]?.setAttribute(INDEX_ATTR, String(i));
   }
   dropHidden(copies, live, n);
+  if (options.markedBody) focusOnMarkedBody(clone);
 
   const article = parseArticle(clone);
   if (article === null) {

@@ -152,3 +152,18 @@ test("metadata lines go in any covered language; a link or name inside a sentenc
   assert.match(r.text, /Eugênio: Por sua causa, Carlos\./);
   assert.match(r.text, /nivel del mar study reports finding number 3/);
 });
+
+test("the page's schema.org articleBody wins over a longer block elsewhere", async (t) => {
+  const reviews = Array.from({ length: 8 }, (_, i) => `<p>${para(`reader review ${i}`, 2)}</p>`).join("");
+  const r = await run(
+    t,
+    `<!doctype html><html><body>${chrome}<div itemscope itemtype="https://schema.org/NewsArticle">
+      <h1>Bridge reopens</h1>
+      <div itemprop="articleBody"><p>${para("bridge")}</p><p>${para("traffic")}</p></div></div>
+      <div class="wall">${reviews}</div>${footer}</body></html>`,
+  );
+  if (r === null) return;
+  assert.match(r.text, /^The bridge study reports finding number 1/);
+  assert.match(r.text, /traffic study reports finding number 3/);
+  assert.ok(!r.text.includes("reader review"), r.text);
+});

@@ -13,9 +13,12 @@ export interface PrimaryOptions {
   /** A list or container whose link text is above this share of its text is
    * navigation or a "related" list. */
   linkDensity: number;
+  /** Read only the schema.org `articleBody` the page marks, when it marks one (`hints.ts`). */
+  markedBody: boolean;
 }
 
 export const DEFAULT_PRIMARY_OPTIONS: Readonly<PrimaryOptions> = {
   shareGuard: 0.3,
   linkDensity: 0.5,
+  markedBody: true,
 };
