@@ -10,7 +10,11 @@
 # Env: EXTRACT_BASELINE=1 also scores plain Readability.js on the same pages.
 #
 # Installs Debian's chromium and the harness's npm deps when missing. When a
-# ground-truth.json sits next to PAGES_DIR, prints the 4-gram shingle F1.
+# ground-truth.json sits next to PAGES_DIR, prints the 4-gram shingle F1 on
+# all pages, then the held-out F1: the extractor's option set
+# (extension/src/content/primary/options.ts) chosen on 4 of 5 folds of sites
+# and scored on the fifth (tests/extraction/heldout.py). EXTRACT_HELDOUT=0
+# skips the held-out run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
@@ -46,6 +50,13 @@ scorer="$corpora/../tools/eval_extraction.py"
 if [ -f "$truth" ]; then
   if [ -f "$scorer" ]; then
     python3 "$scorer" "$truth" "${preds[@]}"
+    if [ "${EXTRACT_HELDOUT:-1}" != "0" ]; then
+      echo "== held-out (option set chosen on other sites)"
+      grid="$(dirname "$out")/grid"
+      rm -rf "$grid"
+      node "$harness/heldout.mjs" "$pages" "$grid"
+      python3 "$harness/heldout.py" "$scorer" "$truth" "$grid" share0.3-link0.5-marked
+    fi
   else
     echo "ground truth found but no scorer at $scorer; skipped scoring"
   fi

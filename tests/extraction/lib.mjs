@@ -61,12 +61,8 @@ export async function newPageContext(browser) {
 
 const pending = new Map();
 
-/**
- * Load `html` into `page`, run the bundled extractor and return its text plus
- * a short description of the chosen element (elements do not cross the
- * boundary). Also checks that extraction left the live DOM unchanged.
- */
-export async function extractIn(page, code, html, id) {
+/** Loads `html` into `page` as the page `id`, scripts off, nothing else fetched. */
+export async function loadIn(page, html, id) {
   const url = `${ORIGIN}/pages/${encodeURIComponent(id)}.html`;
   pending.set(url, html);
   try {
@@ -74,12 +70,22 @@ export async function extractIn(page, code, html, id) {
   } finally {
     pending.delete(url);
   }
+}
+
+/**
+ * Runs the bundled extractor on the page `page` holds (with `options`, if
+ * given) and returns its text plus a short description of the chosen element
+ * (elements do not cross the boundary). Also checks that extraction left the
+ * live DOM unchanged.
+ */
+export async function runIn(page, code, options) {
+  const args = options === undefined ? "document" : `document, ${JSON.stringify(options)}`;
   // Evaluate as a string: it runs in the page's main world even with page
   // JavaScript disabled, which is what a content script sees.
   const expr = `(() => {
     ${code}
     const before = document.documentElement.outerHTML;
-    const r = LaikaPrimary.extractPrimary(document);
+    const r = LaikaPrimary.extractPrimary(${args});
     const el = r.element;
     const desc = el ? el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
       (typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\\s+/).join(".") : "") : null;
@@ -89,4 +95,10 @@ export async function extractIn(page, code, html, id) {
   const r = await page.evaluate(expr);
   if (r.mutated) throw new Error("extractPrimary mutated the live page");
   return r;
+}
+
+/** `loadIn` then `runIn` with the extractor's default options. */
+export async function extractIn(page, code, html, id) {
+  await loadIn(page, html, id);
+  return runIn(page, code);
 }

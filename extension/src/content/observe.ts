@@ -22,6 +22,7 @@ import type {
   Primary,
 } from "../generated/wire.js";
 import type { ObserveOptions } from "../shared/messages.js";
+import { frameDocument, isFrame, listFrames, MAX_FRAME_DEPTH } from "./frames.js";
 import type { HandleRegistry } from "./handles.js";
 import { extractPrimary } from "./primary.js";
 
@@ -152,6 +153,8 @@ interface Context {
   prefix: string;
   listDepth: number;
   inPre: boolean;
+  /** How many frames deep the walk is (a same-origin frame is read in place). */
+  frameDepth: number;
 }
 
 /**
@@ -182,6 +185,17 @@ function structuredText(root: Element, maxChars: number, maxBlocks: number): str
     if (node.nodeType !== 1) return;
     const el = node as Element;
     const tag = el.tagName.toLowerCase();
+    if (isFrame(el)) {
+      // A same-origin frame's text reads where the frame sits, as its own
+      // blocks, under the same bounds as the rest of the page.
+      const inner = ctx.frameDepth < MAX_FRAME_DEPTH && !isHidden(el) ? frameDocument(el) : null;
+      if (inner?.body) {
+        flush(ctx);
+        walk(inner.body, { ...ctx, frameDepth: ctx.frameDepth + 1 });
+        flush(ctx);
+      }
+      return;
+    }
     if (SKIP_TAGS.has(tag) || isHidden(el)) return;
     if (tag === "br") {
       if (ctx.inPre) st.buffer += "\n";
@@ -218,8 +232,9 @@ function structuredText(root: Element, maxChars: number, maxBlocks: number): str
     if (tag === "tr") st.buffer = st.buffer.replace(/\s*\|\s*$/, "");
     flush(inner);
   };
-  walk(root, { prefix: "", listDepth: 0, inPre: false });
-  flush({ prefix: "", listDepth: 0, inPre: false });
+  const top: Context = { prefix: "", listDepth: 0, inPre: false, frameDepth: 0 };
+  walk(root, top);
+  flush(top);
   // Lines inside a list item that were nested blocks keep the item prefix only once.
   return st.lines.join("\n");
 }
@@ -680,6 +695,8 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
     elements.push(describeElement(el, registry.handleFor(el), base));
   }
   if (elements.length) summary.elements = elements;
+  const frames = listFrames(doc, base, isRendered);
+  if (frames.length) summary.frames = frames;
   const discussions = topDiscussions(its);
   if (discussions.length) summary.top_discussions = discussions;
 

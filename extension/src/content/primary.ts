@@ -9,6 +9,8 @@
  * HTML strings are written by this module; no Node APIs are used.
  */
 import { Readability } from "@mozilla/readability";
+import { focusOnMarkedBody } from "./primary/hints";
+import { DEFAULT_PRIMARY_OPTIONS, type PrimaryOptions } from "./primary/options";
 import { pruneArticle } from "./primary/prune";
 import { blockText } from "./primary/text";
 
@@ -22,7 +24,8 @@ export interface PrimaryContent {
 /** Attribute stamped on the clone so kept nodes can be mapped back to the live page. */
 const INDEX_ATTR = "data-laika-primary-idx";
 
-export function extractPrimary(doc: Document): PrimaryContent {
+/** `options` exist for the held-out evaluation; the extension uses the defaults. */
+export function extractPrimary(doc: Document, options: Readonly<PrimaryOptions> = DEFAULT_PRIMARY_OPTIONS): PrimaryContent {
   const live = doc.getElementsByTagName("*");
   const clone = doc.cloneNode(true) as Document;
   const copies = Array.from(clone.getElementsByTagName("*"));
@@ -31,12 +34,13 @@ export function extractPrimary(doc: Document): PrimaryContent {
     copies[i]?.setAttribute(INDEX_ATTR, String(i));
   }
   dropHidden(copies, live, n);
+  if (options.markedBody) focusOnMarkedBody(clone);
 
   const article = parseArticle(clone);
   if (article === null) {
     return { element: null, text: "" };
   }
-  pruneArticle(article, (el) => liveOf(el, live)?.tagName.toUpperCase() ?? el.tagName.toUpperCase());
+  pruneArticle(article, (el) => liveOf(el, live)?.tagName.toUpperCase() ?? el.tagName.toUpperCase(), options);
   const text = blockText(article);
   return { element: liveContainer(article, live), text };
 }

@@ -24,6 +24,7 @@ pub const MAX_COMMENTS: usize = 5_000;
 pub const MAX_OUTLINE: usize = 2_000;
 pub const MAX_CHUNKS: usize = 1_000;
 pub const MAX_SIGNALS: usize = 64;
+pub const MAX_FRAMES: usize = 256;
 /// A selection longer than this is refused (the extension clips it first).
 pub const MAX_SELECTION_CHARS: usize = 20_000;
 /// Other tabs one turn may include, and the text each may bring.
@@ -148,6 +149,24 @@ pub struct Discussion {
     pub comment_count: Option<u64>,
 }
 
+/// An embedded frame (`<iframe>`, `<frame>`) of the observed page. A
+/// same-origin frame's text is part of the summary's text (`read: true`); a
+/// frame of another origin cannot be read by the extension and is named
+/// with `read: false`, so an answer can say what it did not see.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// The frame's origin (`https://example.com`); "" when its address is
+    /// not a web origin (`about:blank`, `srcdoc`).
+    #[serde(default)]
+    pub origin: String,
+    /// The frame's `title` (or `name`) attribute, or its document's title when read.
+    #[serde(default)]
+    pub title: String,
+    /// Whether the frame's text is in the observation.
+    pub read: bool,
+}
+
 /// `web.observation.summary.v1`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -180,6 +199,9 @@ pub struct Summary {
     pub elements: Vec<Element>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top_discussions: Vec<Discussion>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_FRAMES))]
+    pub frames: Vec<Frame>,
 }
 
 /// `web.observation.chunk.v1`.
@@ -247,6 +269,37 @@ pub struct Observation {
     pub tabs: Vec<TabDoc>,
 }
 
+/// Names (title and origin) of the frames documents list as not read, as
+/// packed into a request (`summary.frames` entries with `read: false`).
+pub fn unread_frame_names<'a>(
+    contents: impl Iterator<Item = &'a serde_json::Value>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for frames in contents.filter_map(|c| c.get("frames").and_then(serde_json::Value::as_array)) {
+        for f in frames {
+            if f.get("read") != Some(&serde_json::Value::Bool(false)) {
+                continue;
+            }
+            let field = |k: &str| {
+                f.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .trim()
+            };
+            let name = match (field("title"), field("origin")) {
+                ("", "") => "an untitled frame".to_owned(),
+                ("", origin) => origin.to_owned(),
+                (title, "") => format!("“{title}”"),
+                (title, origin) => format!("“{title}” ({origin})"),
+            };
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidObservation, message)
 }
@@ -278,6 +331,7 @@ impl Observation {
             ("summary.comments", s.comments.len(), MAX_COMMENTS),
             ("summary.outline", s.outline.len(), MAX_OUTLINE),
             ("summary.signals", s.signals.len(), MAX_SIGNALS),
+            ("summary.frames", s.frames.len(), MAX_FRAMES),
             ("chunks", self.chunks.len(), MAX_CHUNKS),
             ("tabs", self.tabs.len(), MAX_TABS),
         ];
@@ -360,6 +414,11 @@ impl Observation {
             }
         }
         Ok(())
+    }
+
+    /// The frames of the page whose text the extension could not read.
+    pub fn unread_frames(&self) -> impl Iterator<Item = &Frame> {
+        self.summary.frames.iter().filter(|f| !f.read)
     }
 
     /// Looks up an element by its handle.

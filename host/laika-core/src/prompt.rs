@@ -40,6 +40,10 @@ pub fn document_rules(packet: &RequestPacket) -> String {
     if kinds(crate::observation::TAB_DOC_TYPE) {
         out.push_str("\n- web.tab.v1 documents are other open tabs the user included. Each is a separate page: keep them apart, and cite each claim from the tab it comes from (its doc_id).");
     }
+    let contents = packet.context.documents.iter().map(|d| &d.content);
+    if !crate::observation::unread_frame_names(contents).is_empty() {
+        out.push_str("\n- frames with read false are embedded content from another site that could not be read: if the answer may be there, say that this frame (its title or origin) was not read; never guess its content.");
+    }
     out
 }
 
@@ -182,6 +186,20 @@ mod tests {
             .unwrap()
         };
         assert_eq!(document_rules(&packet(&["web.observation.summary.v1"])), "");
+        let mut framed = packet(&["web.observation.summary.v1"]);
+        framed.context.documents[0].content = serde_json::json!({"frames": [
+            {"origin": "https://a.example", "title": "Same", "read": true}
+        ]});
+        assert_eq!(
+            document_rules(&framed),
+            "",
+            "a frame that was read needs no rule"
+        );
+        framed.context.documents[0].content = serde_json::json!({"frames": [
+            {"origin": "https://a.example", "title": "Same", "read": true},
+            {"origin": "https://b.example", "title": "Map", "read": false}
+        ]});
+        assert!(document_rules(&framed).starts_with("\n- frames with read false"));
         let both = document_rules(&packet(&["web.selection.v1", "web.tab.v1"]));
         assert!(
             both.starts_with("\n- The web.selection.v1") && both.contains("\n- web.tab.v1"),

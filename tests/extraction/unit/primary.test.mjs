@@ -125,3 +125,45 @@ test("a page without an article yields no page chrome", async (t) => {
   assert.ok(!/World news|Privacy policy|All rights reserved/.test(r.text), r.text);
   assert.ok(r.text.length < 20, JSON.stringify(r));
 });
+
+test("metadata lines go in any covered language; a link or name inside a sentence stays", async (t) => {
+  const r = await run(
+    t,
+    `<!doctype html><html lang="es"><body>${chrome}<article id="nota">
+      <h1>El glaciar se derrite</h1>
+      <p>Por Ana Ruiz Castillo</p>
+      <p>Publicado: 20 de noviembre de 2019</p>
+      <div class="compartir"><a href="#">Facebook</a> <a href="#">X</a></div>
+      <p>${para("glaciar")}</p>
+      <p><span>Ana Pérez | Agencia Sur | Archivo Gráfico</span></p>
+      <p>https://www.example.es/noticias/glaciar-12345.html</p>
+      <p>${para("deshielo")} More at <a href="https://example.org/report">https://example.org/report</a> today.</p>
+      <p>Eugênio: <span>Por sua causa, Carlos.</span></p>
+      <p>${para("nivel del mar")}</p>
+      <div class="kommentare"><p>Ein Leser meint, dass das alles übertrieben sei und schreibt einen langen Kommentar dazu.</p>
+        <p>Eine Leserin widerspricht und verweist auf einen Blog, den niemand liest.</p></div>
+    </article>${footer}</body></html>`,
+  );
+  if (r === null) return;
+  for (const noise of ["Ana Ruiz", "Publicado", "Facebook", "Agencia Sur", "glaciar-12345", "Ein Leser"]) {
+    assert.ok(!r.text.includes(noise), `unexpected ${JSON.stringify(noise)} in:\n${r.text}`);
+  }
+  assert.match(r.text, /context\. More at https:\/\/example\.org\/report today\./);
+  assert.match(r.text, /Eugênio: Por sua causa, Carlos\./);
+  assert.match(r.text, /nivel del mar study reports finding number 3/);
+});
+
+test("the page's schema.org articleBody wins over a longer block elsewhere", async (t) => {
+  const reviews = Array.from({ length: 8 }, (_, i) => `<p>${para(`reader review ${i}`, 2)}</p>`).join("");
+  const r = await run(
+    t,
+    `<!doctype html><html><body>${chrome}<div itemscope itemtype="https://schema.org/NewsArticle">
+      <h1>Bridge reopens</h1>
+      <div itemprop="articleBody"><p>${para("bridge")}</p><p>${para("traffic")}</p></div></div>
+      <div class="wall">${reviews}</div>${footer}</body></html>`,
+  );
+  if (r === null) return;
+  assert.match(r.text, /^The bridge study reports finding number 1/);
+  assert.match(r.text, /traffic study reports finding number 3/);
+  assert.ok(!r.text.includes("reader review"), r.text);
+});

@@ -6,12 +6,13 @@
  * Works only on the detached clone Readability returned. Invariant: apart
  * from `<nav>`/`<footer>` chrome that wraps no marked main content, a node is
  * removed only if it holds well under half of the article's text (the
- * SHARE_GUARD), so a misleading class name on the real article container can
+ * share guard of `PrimaryOptions`), so a misleading class name on the real article container can
  * never empty the result.
  */
 
-/** A pruned node must hold less than this share of the article's text. */
-const SHARE_GUARD = 0.3;
+import { isMetaLine, NOISE_WORDS } from "./boilerplate";
+import { isBlock } from "./text";
+import { DEFAULT_PRIMARY_OPTIONS, type PrimaryOptions } from "./options";
 
 /** Tags that are boilerplate whenever they sit inside an article body. */
 const NOISE_TAGS = new Set([
@@ -44,61 +45,12 @@ const NOISE_ROLES = new Set([
   "search",
 ]);
 
-/** Words (from class/id, split on separators and camelCase) that mark boilerplate. */
-const NOISE_WORDS = new Set([
-  "ad",
-  "ads",
-  "advert",
-  "advertisement",
-  "author",
-  "bio",
-  "breadcrumb",
-  "breadcrumbs",
-  "byline",
-  "caption",
-  "captions",
-  "carousel",
-  "comment",
-  "comments",
-  "copyright",
-  "credit",
-  "credits",
-  "date",
-  "dateline",
-  "disclaimer",
-  "gallery",
-  "newsletter",
-  "photo",
-  "promo",
-  "popover",
-  "recirc",
-  "recommended",
-  "related",
-  "rollover",
-  "share",
-  "sharing",
-  "slideshow",
-  "social",
-  "sponsor",
-  "sponsored",
-  "subscribe",
-  "subscription",
-  "tags",
-  "timestamp",
-  "toolbar",
-  "tooltip",
-]);
-
-/** Short lines that announce publication metadata, not article prose. */
-const META_LINE =
-  /^(by\s|updated\b|posted\b|published\b|last (updated|modified)\b|image (copyright|caption)\b|photo:|credit:|\(image:)/i;
-
 function classWords(el: Element): string[] {
   const raw = `${el.getAttribute("class") ?? ""} ${el.getAttribute("id") ?? ""}`;
   return raw
     .replace(/([a-z])([A-Z])/g, "$1 $2")
     .toLowerCase()
-    .split(/[^a-z0-9]+/)
+    .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w.length > 0);
 }
 
@@ -138,10 +90,10 @@ const LINK_LINE_TAGS = new Set(["P", "LI", "H2", "H3", "H4", "H5", "H6"]);
  * prose with inline links, or a linked headline followed by a sentence of
  * its own, is still content.
  */
-function isLinkBlock(el: Element, len: number): boolean {
+function isLinkBlock(el: Element, len: number, density: number): boolean {
   if (len === 0) return false;
   const tag = el.tagName.toUpperCase();
-  if (LINK_BLOCK_TAGS.has(tag)) return linkTextLength(el) / len > 0.5;
+  if (LINK_BLOCK_TAGS.has(tag)) return linkTextLength(el) / len > density;
   if (LINK_LINE_TAGS.has(tag) && len < 200) {
     const linked = linkTextLength(el);
     return linked / len > 0.5 && len - linked < 40;
@@ -150,10 +102,14 @@ function isLinkBlock(el: Element, len: number): boolean {
 }
 
 /** Prune `root` in place (it must be detached or a clone). */
-export function pruneArticle(root: Element, tagOf: TagOf = (el) => el.tagName.toUpperCase()): void {
+export function pruneArticle(
+  root: Element,
+  tagOf: TagOf = (el) => el.tagName.toUpperCase(),
+  options: Readonly<PrimaryOptions> = DEFAULT_PRIMARY_OPTIONS,
+): void {
   const total = textLength(root);
   if (total === 0) return;
-  const guard = total * SHARE_GUARD;
+  const guard = total * options.shareGuard;
   // Snapshot first: removing while iterating a live collection skips nodes.
   const all = Array.from(root.getElementsByTagName("*"));
   for (const el of all) {
@@ -165,7 +121,7 @@ export function pruneArticle(root: Element, tagOf: TagOf = (el) => el.tagName.to
     }
     const len = textLength(el);
     if (len >= guard) continue;
-    if (isNoise(el, tag) || isLinkBlock(el, len) || (len < 120 && META_LINE.test(flat(el)))) {
+    if (isNoise(el, tag) || isLinkBlock(el, len, options.linkDensity) || (len < 160 && isMetaLine(flat(el)) && standsAlone(el))) {
       el.remove();
     }
   }
@@ -181,6 +137,17 @@ function isChrome(el: Element, tag: string): boolean {
   const chrome =
     tag === "NAV" || tag === "FOOTER" || role === "navigation" || role === "contentinfo";
   return chrome && el.querySelector("article, main, [itemprop~=articleBody], [role=main]") === null;
+}
+
+/**
+ * Whether the element is a line of its own: a block, or all the text of the
+ * block it sits in. A link or name inside a sentence is never cut out of it.
+ */
+function standsAlone(el: Element): boolean {
+  if (isBlock(el)) return true;
+  let block = el.parentElement;
+  while (block !== null && !isBlock(block)) block = block.parentElement;
+  return block === null || flat(block) === flat(el);
 }
 
 function flat(el: Element): string {

@@ -240,6 +240,9 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         blocks.push(paragraph(&format!(
             "The page does not say anything that answers “{question}”."
         )));
+        if let Some(note) = super::unread_frames_note(packet) {
+            blocks.push(paragraph(&note));
+        }
         return Ok(Reply {
             title,
             blocks,
@@ -523,6 +526,26 @@ mod tests {
         assert_eq!(
             render_text(&v),
             "The page does not say anything that answers “What is the capital of France?”."
+        );
+        // A frame of another site that was not read is named with the abstain.
+        let mut framed = summary("Help", page);
+        framed["frames"] = json!([
+            {"origin": "https://maps.example", "title": "Store map", "read": false},
+            {"origin": "", "title": "Read frame", "read": true}
+        ]);
+        let v = run(&packet(
+            "web.answer",
+            json!({}),
+            "Where is the nearest store?",
+            framed,
+            &[],
+        ));
+        assert!(
+            render_text(&v).ends_with(
+                "\nEmbedded content from another site was not read: “Store map” (https://maps.example)."
+            ),
+            "{}",
+            render_text(&v)
         );
 
         for q in ["", "what is this?"] {

@@ -171,6 +171,19 @@ fn cite(page: &Page, unit: usize) -> Option<Citation> {
 
 // ---- access gates ----
 
+/// Frames of another site the extension could not read, named so an
+/// abstain does not pass for "nothing anywhere on the page".
+fn unread_frames_note(packet: &RequestPacket) -> Option<String> {
+    let names =
+        crate::observation::unread_frame_names(packet.context.documents.iter().map(|d| &d.content));
+    (!names.is_empty()).then(|| {
+        format!(
+            "Embedded content from another site was not read: {}.",
+            names.join(", ")
+        )
+    })
+}
+
 /// Human reasons, in a fixed order, for the page's access signals.
 fn gate_reasons(packet: &RequestPacket) -> Vec<&'static str> {
     let mut seen = [false; 6];
