@@ -149,8 +149,10 @@ pub struct TentativeHypothesis {
 }
 
 /// The agent state of one conversation (seed `AgentState`; `sessionId` is
-/// the conversation id).
+/// the conversation id). Its schema name keeps it apart from the agent
+/// loop's `agent_state` phase (`agent::AgentState`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "ConversationAgentState")]
 pub struct AgentState {
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -170,6 +172,25 @@ pub struct AgentState {
         skip_serializing_if = "Option::is_none"
     )]
     pub last_summarized_at: Option<String>,
+}
+
+/// Where a delta came from (kept with each applied delta for audit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeltaSource {
+    /// A tool result, during the turn (deterministic).
+    Tool,
+    /// The summarizer after `done` (a model, or extractive).
+    Summarizer,
+}
+
+impl DeltaSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeltaSource::Tool => "tool",
+            DeltaSource::Summarizer => "summarizer",
+        }
+    }
 }
 
 /// One change to the items (seed `AgentStateItemUpdate`).

@@ -1,0 +1,156 @@
+//! The agent state's end-of-turn reconciliation (agentic-chat seed §8.6,
+//! "End-of-turn reconciliation (LLM summarizer)"), run after `done` on the
+//! turn's worker thread, like the rolling summary, so the stream never waits
+//! for it.
+//!
+//! A model runtime (`openai`, `ollama`) is asked for deltas with the seed's
+//! summarizer prompt, given the current state and the turn just finished;
+//! other runtimes — and a model answer that is not a JSON object — get the
+//! extractive delta (the question as an item, its page as an entity). The
+//! delta is applied and stored (`Store::apply_agent_state`), and the new
+//! snapshot goes out as `agent_state.snapshot` without `reply_to` (the
+//! turn's `done` was its last reply). Nothing here fails a turn or loses
+//! stored state: what goes wrong is logged.
+
+use crate::store::Store;
+use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
+use laika_core::ambient::Ambient;
+use laika_core::conversation::PastTurn;
+use laika_core::event::{AgentStateSnapshot, Event, Sink};
+use laika_core::llmcp::{Task, TaskName};
+use laika_core::model::ModelRequest;
+use laika_core::pack::{self, Budget, PackInput};
+use laika_runtime::{CancelToken, Runtime, SystemAmbient};
+use serde_json::json;
+use std::sync::Mutex;
+
+/// Longest model answer asked for, in tokens.
+const MAX_OUTPUT_TOKENS: u32 = 1_024;
+
+/// Reconciles the agent state of `conversation_id` with its latest turn and
+/// sends the new snapshot.
+pub fn after_turn(
+    store: &Mutex<Store>,
+    runtime: &dyn Runtime,
+    conversation_id: &str,
+    sink: &dyn Sink,
+) {
+    let loaded = store.lock().map_err(|_| None).and_then(|s| {
+        s.history(conversation_id)
+            .map_err(Some)
+            .map(|h| (h.turns.last().cloned(), h.agent_state))
+    });
+    let (turn, state) = match loaded {
+        Ok((Some(turn), state)) => (
+            turn,
+            state.unwrap_or_else(|| AgentState::new(conversation_id)),
+        ),
+        Ok((None, _)) => return,
+        Err(Some(e)) => {
+            tracing::warn!(code = %e.code, "agent state not updated: {}", e.chain());
+            return;
+        }
+        Err(None) => {
+            tracing::warn!("agent state not updated: the store lock was poisoned");
+            return;
+        }
+    };
+    let delta = match runtime.info().kind.as_str() {
+        "openai" | "ollama" => ask_model(runtime, conversation_id, &state, &turn)
+            .unwrap_or_else(|| agent_state::extractive_delta(&turn)),
+        _ => agent_state::extractive_delta(&turn),
+    };
+    let now = SystemAmbient.now_iso8601();
+    let applied = store.lock().map_err(|_| None).and_then(|mut s| {
+        s.apply_agent_state(
+            conversation_id,
+            turn.turn,
+            DeltaSource::Summarizer,
+            &[delta],
+            &now,
+        )
+        .map_err(Some)
+    });
+    match applied {
+        Ok(state) => sink.emit(
+            None,
+            Event::AgentStateSnapshot(AgentStateSnapshot {
+                conversation_id: conversation_id.to_owned(),
+                turn: turn.turn,
+                source: DeltaSource::Summarizer,
+                state,
+            }),
+        ),
+        Err(Some(e)) => tracing::warn!(code = %e.code, "agent state not saved: {}", e.chain()),
+        Err(None) => tracing::warn!("agent state not saved: the store lock was poisoned"),
+    }
+}
+
+/// Asks the turn's model for the state's deltas; `None` when it fails or
+/// answers something that is not a JSON object (entries of the wrong shape
+/// are dropped and logged).
+fn ask_model(
+    runtime: &dyn Runtime,
+    conversation_id: &str,
+    state: &AgentState,
+    turn: &PastTurn,
+) -> Option<AgentStateDelta> {
+    let task = Task {
+        name: TaskName::Summarize,
+        args: Default::default(),
+    };
+    let packet = pack::pack(
+        &PackInput {
+            conversation_id,
+            turn: turn.turn,
+            user_message_id: "",
+            user_text: "",
+            task: &task,
+            observation: None,
+            browser: "",
+            tab_id: None,
+            history: None,
+            recent_turns: 0,
+            ambient: &SystemAmbient,
+        },
+        Budget {
+            max_chars: 0,
+            max_tokens: 0,
+        },
+    )
+    .packet;
+    let request = ModelRequest {
+        packet,
+        response_schema: json!({
+            "type": "object",
+            "properties": {
+                "agent_state_item_updates": {"type": "array"},
+                "agent_state_updates": {"type": "object"}
+            }
+        }),
+        system_prompt: agent_state::SUMMARIZER_PROMPT.to_owned(),
+        user_prompt: agent_state::summarizer_input(state, turn),
+        attempt: 0,
+        feedback: None,
+        max_output_tokens: Some(MAX_OUTPUT_TOKENS),
+    };
+    let reply = match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
+        Ok(reply) => reply,
+        Err(e) => {
+            tracing::warn!(code = %e.code, "the agent state summarizer failed: {}", e.chain());
+            return None;
+        }
+    };
+    match agent_state::parse_delta(&reply.text) {
+        Ok((delta, dropped)) => {
+            for note in dropped {
+                tracing::warn!("an agent state entry from the model was dropped: {note}");
+            }
+            Some(delta)
+        }
+        Err(e) => {
+            tracing::warn!(code = %e.code, "{}", e.message);
+            None
+        }
+    }
+}
