@@ -72,10 +72,19 @@ pub struct AgentStateItem {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub related_entity_ids: Vec<String>,
-    /// Set by the host when the item is added (a model's value is ignored).
-    #[serde(rename = "createdAt", default)]
+    /// Set by the host when the item is added (a model's value is ignored);
+    /// always set in a stored state (left out of a model's context).
+    #[serde(
+        rename = "createdAt",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub created_at: String,
-    #[serde(rename = "updatedAt", default)]
+    #[serde(
+        rename = "updatedAt",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub updated_at: String,
 }
 

@@ -347,11 +347,18 @@ pub fn parse_summary(output: &str) -> Option<String> {
 
 /// The agent state within `max_chars` of JSON: discarded items go first,
 /// then resolved ones, oldest first; `None` if empty or still too long.
+/// Its times are left out: they tell the model nothing, and without them
+/// the same state is the same block (and the same stored digest).
 fn fit_state(state: &AgentState, max_chars: usize) -> Option<AgentState> {
     if state.is_empty() {
         return None;
     }
     let mut state = state.clone();
+    state.last_summarized_at = None;
+    for item in &mut state.items {
+        item.created_at.clear();
+        item.updated_at.clear();
+    }
     for status in [ItemStatus::Discarded, ItemStatus::Resolved] {
         while json_chars(&state) > max_chars {
             let Some(i) = state.items.iter().position(|i| i.status == status) else {

@@ -102,8 +102,9 @@ pub enum Event {
     #[serde(rename = "agent_state")]
     AgentState(AgentStateChange),
     /// The conversation's agent state after deltas were applied (a tool
-    /// result's during the turn; the summarizer's after `done`, then without
-    /// `reply_to`). Named apart from `agent_state`, the loop's phase.
+    /// result's during the turn; the summarizer's after the turn's `done`,
+    /// still in reply to it). Named apart from `agent_state`, the loop's
+    /// phase.
     #[serde(rename = "agent_state.snapshot")]
     AgentStateSnapshot(AgentStateSnapshot),
     #[serde(rename = "operation")]

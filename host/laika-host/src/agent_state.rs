@@ -8,9 +8,10 @@
 //! other runtimes — and a model answer that is not a JSON object — get the
 //! extractive delta (the question as an item, its page as an entity). The
 //! delta is applied and stored (`Store::apply_agent_state`), and the new
-//! snapshot goes out as `agent_state.snapshot` without `reply_to` (the
-//! turn's `done` was its last reply). Nothing here fails a turn or loses
-//! stored state: what goes wrong is logged.
+//! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
+//! its `done` (the seed's "emit done → async Summarizer → emit AgentState
+//! deltas"). Nothing here fails a turn or loses stored state: what goes
+//! wrong is logged.
 
 use crate::store::Store;
 use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
@@ -28,12 +29,12 @@ use std::sync::Mutex;
 const MAX_OUTPUT_TOKENS: u32 = 1_024;
 
 /// Reconciles the agent state of `conversation_id` with its latest turn and
-/// sends the new snapshot.
+/// sends the new snapshot to `sink`, in reply to the turn request `reply_to`.
 pub fn after_turn(
     store: &Mutex<Store>,
     runtime: &dyn Runtime,
     conversation_id: &str,
-    sink: &dyn Sink,
+    (sink, reply_to): (&dyn Sink, &str),
 ) {
     let loaded = store.lock().map_err(|_| None).and_then(|s| {
         s.history(conversation_id)
@@ -73,7 +74,7 @@ pub fn after_turn(
     });
     match applied {
         Ok(state) => sink.emit(
-            None,
+            Some(reply_to),
             Event::AgentStateSnapshot(AgentStateSnapshot {
                 conversation_id: conversation_id.to_owned(),
                 turn: turn.turn,

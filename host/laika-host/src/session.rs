@@ -429,7 +429,7 @@ impl Session {
                     &shared.store,
                     runtime.as_ref(),
                     &conversation_id,
-                    sink.as_ref(),
+                    (sink.as_ref(), &id),
                 );
             }
         };
