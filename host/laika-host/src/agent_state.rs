@@ -3,9 +3,10 @@
 //! turn's worker thread, like the rolling summary, so the stream never waits
 //! for it.
 //!
-//! A model runtime (`openai`, `ollama`) is asked for deltas with the seed's
-//! summarizer prompt, given the current state and the turn just finished;
-//! other runtimes — and a model answer that is not a JSON object — get the
+//! After an answered turn, a model runtime (`openai`, `ollama`) is asked for
+//! deltas with the seed's summarizer prompt, given the current state and the
+//! turn just finished; other runtimes, failed or cancelled turns, and a
+//! model answer that is not a JSON object get the
 //! extractive delta (the question as an item, its page as an entity). The
 //! delta is applied and stored (`Store::apply_agent_state`), and the new
 //! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
@@ -56,9 +57,13 @@ pub fn after_turn(
             return;
         }
     };
+    // A failed or cancelled turn is not worth a model call (its runtime may
+    // be what failed): its question is recorded as still open.
     let delta = match runtime.info().kind.as_str() {
-        "openai" | "ollama" => ask_model(runtime, conversation_id, &state, &turn)
-            .unwrap_or_else(|| agent_state::extractive_delta(&turn)),
+        "openai" | "ollama" if turn.status == "ok" => {
+            ask_model(runtime, conversation_id, &state, &turn)
+                .unwrap_or_else(|| agent_state::extractive_delta(&turn))
+        }
         _ => agent_state::extractive_delta(&turn),
     };
     let now = SystemAmbient.now_iso8601();
