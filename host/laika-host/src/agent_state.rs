@@ -19,15 +19,9 @@ use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
 use laika_core::ambient::Ambient;
 use laika_core::conversation::PastTurn;
 use laika_core::event::{AgentStateSnapshot, Event, Sink};
-use laika_core::llmcp::{Task, TaskName};
-use laika_core::model::ModelRequest;
-use laika_core::pack::{self, Budget, PackInput};
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
-
-/// Longest model answer asked for, in tokens.
-const MAX_OUTPUT_TOKENS: u32 = 1_024;
 
 /// Reconciles the agent state of `conversation_id` with its latest turn and
 /// sends the new snapshot to `sink`, in reply to the turn request `reply_to`.
@@ -101,45 +95,19 @@ fn ask_model(
     state: &AgentState,
     turn: &PastTurn,
 ) -> Option<AgentStateDelta> {
-    let task = Task {
-        name: TaskName::Summarize,
-        args: Default::default(),
-    };
-    let packet = pack::pack(
-        &PackInput {
-            conversation_id,
-            turn: turn.turn,
-            user_message_id: "",
-            user_text: "",
-            task: &task,
-            observation: None,
-            browser: "",
-            tab_id: None,
-            history: None,
-            recent_turns: 0,
-            ambient: &SystemAmbient,
-        },
-        Budget {
-            max_chars: 0,
-            max_tokens: 0,
-        },
-    )
-    .packet;
-    let request = ModelRequest {
-        packet,
-        response_schema: json!({
+    let request = crate::summarize::summarizer_request(
+        conversation_id,
+        turn.turn,
+        agent_state::SUMMARIZER_PROMPT,
+        agent_state::summarizer_input(state, turn),
+        json!({
             "type": "object",
             "properties": {
                 "agent_state_item_updates": {"type": "array"},
                 "agent_state_updates": {"type": "object"}
             }
         }),
-        system_prompt: agent_state::SUMMARIZER_PROMPT.to_owned(),
-        user_prompt: agent_state::summarizer_input(state, turn),
-        attempt: 0,
-        feedback: None,
-        max_output_tokens: Some(MAX_OUTPUT_TOKENS),
-    };
+    );
     let reply = match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
         Ok(reply) => reply,
         Err(e) => {
