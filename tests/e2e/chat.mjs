@@ -6,6 +6,8 @@
 //    that server's runtime (not the offline one); a base URL that serves a web
 //    page shows which URL failed and why in plain words (no HTML) with Retry /
 //    Use offline, and Use offline answers from this computer.
+//  - After the answer, the conversation's agent state appears collapsed
+//    (a button with aria-expanded) and opens on a click.
 //  - axe-core: no serious or critical violation in each state.
 import { assert, checkA11y, launch, norm, openSidebar, serve, serveRoutes, shot } from "./lib.mjs";
 
@@ -77,6 +79,19 @@ try {
   const badge = norm(await sidebar.textContent(".turn .badge"));
   assert(/offline/i.test(badge) && /stayed on this computer/.test(badge), `badge says offline, page stayed here (${badge})`);
   assert(/stayed on this computer/.test(await sidebar.textContent("#runtime")), "the header says the same");
+
+  // The agent state arrives after the answer, collapsed; its button opens it.
+  await sidebar.waitForSelector(".turn .agent-state:not([hidden])", { timeout: 15_000 });
+  const stateToggle = ".turn .agent-state-toggle";
+  assert((await sidebar.getAttribute(stateToggle, "aria-expanded")) === "false", "the agent state starts collapsed");
+  assert(!(await sidebar.isVisible(".turn .agent-state-panel")), "its panel is hidden");
+  await sidebar.click(stateToggle);
+  assert((await sidebar.getAttribute(stateToggle, "aria-expanded")) === "true", "its button expands it");
+  const statePanel = norm(await sidebar.textContent(".turn .agent-state-panel"));
+  assert(statePanel.includes("Which trains run at night? (question, resolved)"), `the panel lists the question (${statePanel})`);
+  await checkA11y(sidebar, "agent state open");
+  await shot(sidebar, "agent-state");
+  await sidebar.click(stateToggle);
 
   // Copy puts the answer on the clipboard as Markdown.
   await sidebar.click(".act-copy");

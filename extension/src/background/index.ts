@@ -119,7 +119,7 @@ function onHostMessage(msg: RoutedHostMessage): void {
     if (msg.type === "error") console.info(`Laika: the host ignored a tool result (${msg.code}: ${msg.message})`);
     return;
   }
-  const port = replyTo ? routes.get(replyTo) : undefined;
+  const port = replyTo ? (routes.get(replyTo) ?? lateRoute(replyTo, msg)) : undefined;
   if (!port || !replyTo) {
     if (msg.type === "error" && !replyTo) broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
     return;
@@ -131,6 +131,27 @@ function onHostMessage(msg: RoutedHostMessage): void {
   if (msg.type === "done" || (!isTurn && msg.type !== "turn.started" && msg.type !== "context_usage")) {
     routes.delete(replyTo);
   }
+  if (msg.type === "done") rememberFinished(replyTo, port);
+}
+
+/** Recently finished turns' sidebars: the summarizer's `agent_state.snapshot` follows `done`. */
+const finished = new Map<string, Port>();
+const MAX_FINISHED = 16;
+
+function rememberFinished(turnId: string, port: Port): void {
+  finished.set(turnId, port);
+  for (const oldest of finished.keys()) {
+    if (finished.size <= MAX_FINISHED) break;
+    finished.delete(oldest);
+  }
+}
+
+/** The sidebar of a finished turn, for its late `agent_state.snapshot` only. */
+function lateRoute(turnId: string, msg: RoutedHostMessage): Port | undefined {
+  if (msg.type !== "agent_state.snapshot") return undefined;
+  const port = finished.get(turnId);
+  finished.delete(turnId);
+  return port;
 }
 
 /** The parts of a turn's events the background acts on: the call lifecycle. */
@@ -363,6 +384,7 @@ ext.runtime.onConnect.addListener((port) => {
   port.onDisconnect.addListener(() => {
     sidebars.delete(port);
     for (const [id, p] of routes) if (p === port) routes.delete(id);
+    for (const [id, p] of finished) if (p === port) finished.delete(id);
     // Nobody is left to watch or approve its turns: stop them.
     for (const [id, p] of running) {
       if (p !== port) continue;

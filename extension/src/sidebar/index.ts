@@ -23,6 +23,7 @@ import {
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions } from "./actions.js";
+import { AgentStateView } from "./agent-state.js";
 import { placeMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
@@ -358,8 +359,20 @@ function editQuestion(a: Ask): void {
 /** Each turn's last `assistant`, whichever step it came from. */
 const lastAssistant = new Map<string, AssistantMessage>();
 
+/** The conversation's agent state, under its latest turn. */
+const agentState = new AgentStateView(document);
+
 function onHostEvent(msg: RoutedHostMessage): void {
   const turnId = msg.reply_to;
+  if (msg.type === "agent_state.snapshot") {
+    // The summarizer's snapshot comes after the turn's `done`.
+    if (msg.conversation_id !== conversationId) return;
+    agentState.show(msg.state);
+    // Inside the turn it follows, so it moves down with the conversation.
+    const latest = turnId ? turns.get(turnId) : undefined;
+    (latest?.root ?? messages).append(agentState.root);
+    return;
+  }
   if (turnId && requests.has(turnId)) {
     const cb = requests.get(turnId);
     requests.delete(turnId);
@@ -601,6 +614,7 @@ function showView(name: "chat" | "history" | "settings"): void {
 /** Opens a stored conversation in the chat view; the next question continues it. */
 function continueWith(conv: ConversationDetail): void {
   conversationId = conv.id;
+  agentState.clear();
   messages.replaceChildren();
   for (const t of conv.turns) messages.append(turnBox(t, "article", "turn past"));
   messages.append(h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: ask a follow-up below.`));
@@ -616,6 +630,7 @@ $("summarize").addEventListener("click", summarize);
 $("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
 $("new-chat").addEventListener("click", () => {
   conversationId = null;
+  agentState.clear();
   messages.replaceChildren();
   question.focus();
 });

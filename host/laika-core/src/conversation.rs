@@ -17,6 +17,7 @@
 //!   first, then long answers are clipped; the summary and memory are capped
 //!   on their own, so a large page document keeps its room.
 
+use crate::agent_state::{AgentState, ItemStatus};
 use crate::llmcp::PageRef;
 use crate::text::clip;
 use serde::{Deserialize, Serialize};
@@ -63,7 +64,7 @@ pub struct StoredSummary {
 }
 
 /// What the store knows about a conversation before a new turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
     /// Earlier turns not covered by `summary`, oldest first.
     pub turns: Vec<PastTurn>,
@@ -73,11 +74,16 @@ pub struct History {
     pub memory: Option<String>,
     /// Every page the conversation was on, in order of first visit.
     pub pages: Vec<PageRef>,
+    /// The conversation's agent state (seed §8.6), if it has one.
+    pub agent_state: Option<AgentState>,
 }
 
 impl History {
     pub fn is_empty(&self) -> bool {
-        self.turns.is_empty() && self.summary.is_none() && self.memory.is_none()
+        self.turns.is_empty()
+            && self.summary.is_none()
+            && self.memory.is_none()
+            && self.agent_state.as_ref().is_none_or(AgentState::is_empty)
     }
 }
 
@@ -102,7 +108,7 @@ fn is_ok(status: &String) -> bool {
 }
 
 /// `context.conversation` of a request packet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationContext {
     /// Always `untrusted`: it repeats pages and model answers.
     pub trust: String,
@@ -115,6 +121,10 @@ pub struct ConversationContext {
     /// Pages the conversation was on, by title and URL (content not re-sent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<PageRef>,
+    /// The agent state snapshot (seed §8.6): what the agent knows, assumes
+    /// and expects so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_state: Option<AgentState>,
     /// The most recent earlier turns, oldest first.
     pub turns: Vec<ConversationTurn>,
 }
@@ -172,6 +182,10 @@ pub fn assemble(
             .map(|s| clip(&s.text, SUMMARY_CHARS)),
         memory: history.memory.as_deref().map(|m| clip(m, SUMMARY_CHARS)),
         pages,
+        agent_state: history
+            .agent_state
+            .as_ref()
+            .and_then(|s| fit_state(s, max_chars / 3)),
         turns: Vec::new(),
     };
     // Newest turns are worth most: add from the newest back while they fit.
@@ -331,6 +345,31 @@ pub fn parse_summary(output: &str) -> Option<String> {
     (!summary.is_empty()).then(|| clip(summary, SUMMARY_CHARS))
 }
 
+/// The agent state within `max_chars` of JSON: discarded items go first,
+/// then resolved ones, oldest first; `None` if empty or still too long.
+/// Its times are left out: they tell the model nothing, and without them
+/// the same state is the same block (and the same stored digest).
+fn fit_state(state: &AgentState, max_chars: usize) -> Option<AgentState> {
+    if state.is_empty() {
+        return None;
+    }
+    let mut state = state.clone();
+    state.last_summarized_at = None;
+    for item in &mut state.items {
+        item.created_at.clear();
+        item.updated_at.clear();
+    }
+    for status in [ItemStatus::Discarded, ItemStatus::Resolved] {
+        while json_chars(&state) > max_chars {
+            let Some(i) = state.items.iter().position(|i| i.status == status) else {
+                break;
+            };
+            state.items.remove(i);
+        }
+    }
+    (json_chars(&state) <= max_chars).then_some(state)
+}
+
 fn json_chars<T: Serialize>(value: &T) -> usize {
     serde_json::to_string(value).map_or(0, |s| s.chars().count())
 }
@@ -377,6 +416,7 @@ mod tests {
                 url: "https://example.com/1".into(),
                 title: "Page 1".into(),
             }],
+            agent_state: None,
         };
         let (block, used) = assemble(&history, 8, 100_000);
         let block = block.unwrap();
@@ -433,6 +473,48 @@ mod tests {
             Some("x")
         );
         assert_eq!(parse_summary("no json"), None);
+    }
+
+    #[test]
+    fn the_agent_state_rides_along_and_yields_its_closed_items_to_fit() {
+        use crate::agent_state::{AgentStateDelta, AgentStateItem, AgentStateItemUpdate, ItemKind};
+        let mut state = AgentState::new("c");
+        let add = |id: &str, status| AgentStateItemUpdate::Add {
+            item: AgentStateItem {
+                id: id.into(),
+                kind: ItemKind::Task,
+                title: "t".repeat(150),
+                details: None,
+                status,
+                related_entity_ids: Vec::new(),
+                created_at: String::new(),
+                updated_at: String::new(),
+            },
+        };
+        state.apply(
+            &AgentStateDelta {
+                agent_state_item_updates: vec![
+                    add("old", ItemStatus::Resolved),
+                    add("open", ItemStatus::Active),
+                ],
+                ..Default::default()
+            },
+            "T",
+        );
+        // A state alone is enough for a block, even without earlier turns.
+        let history = History {
+            agent_state: Some(state.clone()),
+            ..History::default()
+        };
+        let (block, _) = assemble(&history, 8, 100_000);
+        assert_eq!(block.unwrap().agent_state.unwrap().items.len(), 2);
+        // Short of room: the resolved item goes, the active one stays.
+        let (block, _) = assemble(&history, 8, 3 * 420);
+        let kept = block.unwrap().agent_state.unwrap();
+        assert_eq!(kept.items.len(), 1);
+        assert_eq!(kept.items[0].id, "open");
+        let (block, _) = assemble(&history, 8, 30);
+        assert!(block.is_none_or(|b| b.agent_state.is_none()));
     }
 
     #[test]

@@ -101,6 +101,12 @@ pub enum Event {
     ToolCall(ToolCallProposal),
     #[serde(rename = "agent_state")]
     AgentState(AgentStateChange),
+    /// The conversation's agent state after deltas were applied (a tool
+    /// result's during the turn; the summarizer's after the turn's `done`,
+    /// still in reply to it). Named apart from `agent_state`, the loop's
+    /// phase.
+    #[serde(rename = "agent_state.snapshot")]
+    AgentStateSnapshot(AgentStateSnapshot),
     #[serde(rename = "operation")]
     Operation(Operation),
     #[serde(rename = "tool_result")]
@@ -353,6 +359,18 @@ pub struct AgentStateChange {
     pub state: AgentState,
     /// The call being executed or waiting for approval.
     pub call_id: Option<String>,
+}
+
+/// `agent_state.snapshot`: the whole agent state of a conversation (seed
+/// §8.6), sent after deltas changed it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AgentStateSnapshot {
+    pub conversation_id: String,
+    /// The turn whose deltas it reflects.
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    pub source: crate::agent_state::DeltaSource,
+    pub state: crate::agent_state::AgentState,
 }
 
 /// `operation`: a human-readable line for the step list ("Clicking “Show

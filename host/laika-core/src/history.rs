@@ -74,6 +74,9 @@ pub struct TurnRecord {
     /// The agent loop's steps, in order (empty when the turn failed before
     /// its first model call).
     pub steps: Vec<StepRecord>,
+    /// The agent state deltas its tool results made, in order; the store
+    /// applies them to the conversation's state with the turn.
+    pub agent_state_deltas: Vec<crate::agent_state::AgentStateDelta>,
 }
 
 /// One step of a turn's agent loop, as history keeps it. The turn's own

@@ -12,6 +12,7 @@
 //! so. See `docs/ARCHITECTURE.md`.
 
 pub mod agent;
+pub mod agent_state;
 pub mod ambient;
 pub mod app;
 pub mod artifact;

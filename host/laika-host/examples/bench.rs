@@ -342,6 +342,7 @@ fn commits(runs: usize) -> Vec<f64> {
                 timings: json!({"total_ms": 1.0}),
                 store_full_packets: false,
                 steps: Vec::new(),
+                agent_state_deltas: Vec::new(),
             };
             let t = Instant::now();
             store.commit_turn(&record).unwrap();

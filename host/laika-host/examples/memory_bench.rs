@@ -105,6 +105,7 @@ fn history_50() -> History {
                 title: format!("Page {i}"),
             })
             .collect(),
+        agent_state: None,
     }
 }
 

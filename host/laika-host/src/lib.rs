@@ -4,6 +4,7 @@
 //!
 //! See `docs/ARCHITECTURE.md` for the map of crates and the flow of a turn.
 
+pub mod agent_state;
 pub mod config;
 pub mod doctor;
 pub mod frame;

@@ -45,7 +45,17 @@ impl Normalizer {
             Value::Object(m) => self.object(m),
             Value::Array(a) => a.iter_mut().for_each(|x| self.value(key, x)),
             Value::String(s) => {
-                if matches!(key, Some("created_at" | "updated_at")) {
+                // The agent state's times have the seed's camelCase names.
+                if matches!(
+                    key,
+                    Some(
+                        "created_at"
+                            | "updated_at"
+                            | "createdAt"
+                            | "updatedAt"
+                            | "lastSummarizedAt"
+                    )
+                ) {
                     *s = "<time>".into();
                 } else if matches!(key, Some("data_dir" | "saved_to")) {
                     *s = "<path>".into();

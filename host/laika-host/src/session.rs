@@ -2,6 +2,7 @@
 //! requests, runs turns on worker threads so `cancel` and `ping` are answered
 //! while a turn runs, and owns the store and the runtime.
 
+use crate::agent_state;
 use crate::config::Config;
 use crate::sink::OutboxSink;
 use crate::store::Store;
@@ -424,6 +425,12 @@ impl Session {
             // After `done`: the stream never waits for the summarizer.
             if let Some(conversation_id) = stored {
                 summarize::after_turn(&shared.store, runtime.as_ref(), &config, &conversation_id);
+                agent_state::after_turn(
+                    &shared.store,
+                    runtime.as_ref(),
+                    &conversation_id,
+                    (sink.as_ref(), &id),
+                );
             }
         };
         if self.threaded {

@@ -98,6 +98,36 @@ fn ask_model(
     previous: Option<&str>,
     turns: &[PastTurn],
 ) -> Option<String> {
+    let request = summarizer_request(
+        conversation_id,
+        through,
+        conversation::SUMMARIZER_PROMPT,
+        conversation::summarizer_input(previous, turns),
+        json!({
+            "type": "object",
+            "required": ["summary"],
+            "properties": {"summary": {"type": "string", "maxLength": conversation::SUMMARY_CHARS}}
+        }),
+    );
+    match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
+        Ok(reply) => conversation::parse_summary(&reply.text),
+        Err(e) => {
+            tracing::warn!(code = %e.code, "the summarizer model failed: {}", e.chain());
+            None
+        }
+    }
+}
+
+/// A summarizer's model request (the rolling summary's, the agent state's):
+/// its prompts and answer schema, over an empty `web.summarize` packet of
+/// the conversation (no page: everything it needs is in `user_prompt`).
+pub(crate) fn summarizer_request(
+    conversation_id: &str,
+    turn: u32,
+    system_prompt: &str,
+    user_prompt: String,
+    response_schema: serde_json::Value,
+) -> ModelRequest {
     let task = Task {
         name: TaskName::Summarize,
         args: Default::default(),
@@ -105,7 +135,7 @@ fn ask_model(
     let packet = pack::pack(
         &PackInput {
             conversation_id,
-            turn: through,
+            turn,
             user_message_id: "",
             user_text: "",
             task: &task,
@@ -122,24 +152,13 @@ fn ask_model(
         },
     )
     .packet;
-    let request = ModelRequest {
+    ModelRequest {
         packet,
-        response_schema: json!({
-            "type": "object",
-            "required": ["summary"],
-            "properties": {"summary": {"type": "string", "maxLength": conversation::SUMMARY_CHARS}}
-        }),
-        system_prompt: conversation::SUMMARIZER_PROMPT.to_owned(),
-        user_prompt: conversation::summarizer_input(previous, turns),
+        response_schema,
+        system_prompt: system_prompt.to_owned(),
+        user_prompt,
         attempt: 0,
         feedback: None,
         max_output_tokens: Some(1_024),
-    };
-    match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
-        Ok(reply) => conversation::parse_summary(&reply.text),
-        Err(e) => {
-            tracing::warn!(code = %e.code, "the summarizer model failed: {}", e.chain());
-            None
-        }
     }
 }

@@ -28,6 +28,13 @@ fn prompt_text(body: &Value) -> String {
         .join("\n")
 }
 
+/// A turn's request, not one of the summarizers' after `done` (the rolling
+/// summary's, the agent state's).
+fn is_turn_request(body: &Value) -> bool {
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+    !system.starts_with("You update") && !system.starts_with("You are updating")
+}
+
 /// A tiny "model": it states a preference it is told, in `memory.summary`
 /// too, and answers a question about it only from what the prompt contains.
 fn respond_like_a_model(body: &Value) -> String {
@@ -95,7 +102,11 @@ fn a_follow_up_remembers_the_favourite_colour_across_a_restart() {
     let said = of_type(&second, "assistant")[0]["render"].to_string();
     assert!(said.contains("Your favourite colour is blue"), "{said}");
 
-    let seen = stub.wait_requests(2);
+    let seen: Vec<_> = stub
+        .wait_requests(3)
+        .into_iter()
+        .filter(|s| is_turn_request(&s.body))
+        .collect();
     let first_packet = packet_of(&seen[0].body);
     assert!(first_packet["context"].get("conversation").is_none());
     let packet = packet_of(&seen[1].body);
@@ -221,12 +232,7 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     let seen = stub.seen();
     let third = seen
         .iter()
-        .filter(|s| {
-            !s.body["messages"][0]["content"]
-                .as_str()
-                .unwrap()
-                .starts_with("You update")
-        })
+        .filter(|s| is_turn_request(&s.body))
         .nth(2)
         .unwrap();
     let block = &packet_of(&third.body)["context"]["conversation"];
@@ -238,4 +244,118 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
         .map(|t| t["turn"].as_u64().unwrap())
         .collect();
     assert_eq!(turns, vec![2], "turn 1 is only in the summary");
+}
+
+/// The next `agent_state.snapshot` the summarizer sent after `done`.
+fn summarizer_snapshot(host: &mut Host) -> Value {
+    while let Some(m) = host.recv() {
+        if m["type"] == "agent_state.snapshot" && m["source"] == "summarizer" {
+            return m;
+        }
+    }
+    panic!("no agent_state.snapshot from the summarizer");
+}
+
+#[test]
+fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() {
+    let stub = Stub::start(|body, _| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        if system.starts_with("You are updating the agent_state") {
+            let input: Value =
+                serde_json::from_str(body["messages"][1]["content"].as_str().unwrap()).unwrap();
+            // The summarizer is grounded in the current state.
+            assert_eq!(
+                input["agent_state"]["current_understanding"]["entities"][0]["name"],
+                "Oslo trip"
+            );
+            let reply = json!({
+                "agent_state_item_updates": [
+                    {"op": "update", "id": "no-such-item", "patch": {"title": "x"}},
+                    {"op": "add", "item": {"id": "q-hotel", "kind": "question", "title": "Which hotel?", "status": "active"}}
+                ],
+                "agent_state_updates": {"assumptions": [
+                    {"id": "a-may", "hypothesis": "The user travels in May", "confidence": 0.7}
+                ]}
+            });
+            return sse_answer(&reply.to_string(), 20, "stop");
+        }
+        let packet = packet_of(body);
+        let first_step = packet["context"]["transcript"]
+            .as_array()
+            .is_none_or(Vec::is_empty);
+        let text = packet["input"]["user_message"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        let mut reply: Value = serde_json::from_str(&answer_for(body, "Done.")).unwrap();
+        if first_step && text.starts_with("Start") {
+            reply["tool_calls"] =
+                json!([{"name": "collection.create", "arguments": {"title": "Oslo trip"}}]);
+        }
+        sse_answer(&reply.to_string(), 20, "stop")
+    });
+    let page = observation("product-backpack.observation.json");
+    let mut host = host_for(&stub, tempfile::tempdir().unwrap());
+    let first = host.turn(
+        "t1",
+        answer(),
+        "Start a collection for my Oslo trip",
+        page.clone(),
+    );
+    assert_eq!(one(&first, "done")["status"], "ok", "{first:#?}");
+    assert_eq!(one(&first, "tool_result")["status"], "ok", "{first:#?}");
+    // The tool result's deterministic delta, sent before `done`.
+    let during = one(&first, "agent_state.snapshot");
+    assert_eq!(during["source"], "tool");
+    let entity = &during["state"]["current_understanding"]["entities"][0];
+    assert_eq!(
+        (&entity["kind"], &entity["name"]),
+        (&json!("collection"), &json!("Oslo trip"))
+    );
+    let collection_id = one(&first, "tool_result")["result"]["collectionId"].clone();
+    assert_eq!(entity["id"], collection_id);
+    // The summarizer's delta after `done`: applied on top, the unknown id refused.
+    let after = summarizer_snapshot(&mut host);
+    assert_eq!(after["reply_to"], "t1");
+    let state = &after["state"];
+    assert_eq!(
+        state["current_understanding"]["entities"][0]["id"],
+        collection_id
+    );
+    assert_eq!(state["assumptions"][0]["id"], "a-may");
+    assert_eq!(state["items"][0]["id"], "q-hotel");
+    assert_eq!(state["items"].as_array().unwrap().len(), 1);
+    assert!(state["lastSummarizedAt"].is_string());
+    let conversation = one(&first, "turn.started")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // After a restart, the follow-up's request carries the state as untrusted data.
+    let dir = host.into_dir();
+    let mut host = host_for(&stub, dir);
+    host.send(&turn_msg(
+        "t2",
+        answer(),
+        "And the hotel?",
+        page,
+        Some(&conversation),
+    ));
+    host.until("done", "t2");
+    let seen = stub.wait_requests(4);
+    let follow_up = seen
+        .iter()
+        .map(|r| packet_of(&r.body))
+        .find(|p| p["input"]["user_message"]["text"] == "And the hotel?")
+        .unwrap();
+    let block = &follow_up["context"]["conversation"];
+    assert_eq!(block["trust"], "untrusted");
+    assert_eq!(block["agent_state"]["sessionId"], conversation.as_str());
+    assert_eq!(block["agent_state"]["assumptions"][0]["confidence"], 0.7);
+    assert_eq!(
+        block["agent_state"]["current_understanding"]["entities"][0]["name"],
+        "Oslo trip"
+    );
+    let system = seen[3].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(!system.contains("travels in May"));
 }

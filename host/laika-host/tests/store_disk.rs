@@ -69,6 +69,7 @@ fn record(conv: &str, turn: u32, question: &str, answer: &str) -> TurnRecord {
         timings: json!({"total_ms": 40, "runtime_ms": 31}),
         store_full_packets: false,
         steps: Vec::new(),
+        agent_state_deltas: Vec::new(),
     }
 }
 
@@ -262,4 +263,65 @@ fn commit_cost_figure() {
     let per_turn = start.elapsed() / 200;
     eprintln!("store commit_turn: {per_turn:?} per turn (debug build, 200 turns, WAL file)");
     assert_eq!(store.reserve_turn("bench").unwrap(), 201);
+}
+
+#[test]
+fn the_agent_state_survives_reopening_with_its_deltas() {
+    use laika_core::agent_state::{AgentStateDelta, DeltaSource};
+    let delta = |v: serde_json::Value| -> AgentStateDelta { serde_json::from_value(v).unwrap() };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    {
+        let mut store = Store::open(&path).unwrap();
+        // A tool result's delta lands with its turn.
+        let mut first = record("c-1", 1, "Make a trip collection", "Done.");
+        first.agent_state_deltas = vec![delta(json!({"agent_state_updates": {
+            "current_understanding": {"entities": [{"id": "col-1", "kind": "collection", "name": "Oslo trip"}]}
+        }}))];
+        store.commit_turn(&first).unwrap();
+        // The summarizer's after it: an assumption, a retraction, an unknown id.
+        store
+            .apply_agent_state(
+                "c-1",
+                1,
+                DeltaSource::Summarizer,
+                &[
+                    delta(json!({"agent_state_updates": {"assumptions": [
+                        {"id": "a1", "hypothesis": "The trip is in May", "confidence": 0.6}
+                    ]}})),
+                    delta(json!({
+                        "agent_state_item_updates": [{"op": "update", "id": "nope", "patch": {"title": "x"}}],
+                        "agent_state_updates": {"assumptions": [
+                            {"id": "a1", "hypothesis": "The trip is in May", "confidence": 0}
+                        ]}
+                    })),
+                ],
+                "2026-02-01T11:00:00.000Z",
+            )
+            .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let state = store.agent_state("c-1").unwrap().unwrap();
+    assert_eq!(state.session_id, "c-1");
+    assert_eq!(
+        state.current_understanding.entities[0].name.as_deref(),
+        Some("Oslo trip")
+    );
+    assert_eq!(state.assumptions.len(), 1);
+    assert_eq!(state.assumptions[0].confidence, 0.0);
+    assert_eq!(
+        state.last_summarized_at.as_deref(),
+        Some("2026-02-01T11:00:00.000Z")
+    );
+    // The history a next turn gets carries it.
+    assert_eq!(store.history("c-1").unwrap().agent_state, Some(state));
+    let audit = store.agent_state_deltas("c-1").unwrap();
+    let sources: Vec<&str> = audit.iter().map(|(_, s, _, _)| s.as_str()).collect();
+    assert_eq!(sources, ["tool", "summarizer", "summarizer"]);
+    assert_eq!(audit[2].3[0]["code"], "NOT_FOUND", "{:?}", audit[2].3);
+    // Deleting the conversation deletes its state.
+    let mut store = store;
+    store.delete_conversation("c-1").unwrap();
+    assert_eq!(store.agent_state("c-1").unwrap(), None);
+    assert!(store.agent_state_deltas("c-1").unwrap().is_empty());
 }

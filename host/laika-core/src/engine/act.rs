@@ -5,9 +5,12 @@
 
 use super::{ms, Action, Phase, Turn};
 use crate::agent::{self, codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus};
+use crate::agent_state;
 use crate::app;
 use crate::error::{Error, ErrorCode};
-use crate::event::{Event, Operation, ToolCallProposal, ToolCallResult, ToolTarget};
+use crate::event::{
+    AgentStateSnapshot, Event, Operation, ToolCallProposal, ToolCallResult, ToolTarget,
+};
 use crate::gate::{self, Decision, GateContext, Verdict};
 use crate::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
@@ -673,8 +676,9 @@ impl Turn<'_> {
             step.tool_packets
                 .push(serde_json::to_value(&packet).unwrap_or(Value::Null));
         }
+        let delta = agent_state::from_tool(call_id, call, &packet.outcome);
         self.transcript.push(packet);
-        vec![Action::Emit(Event::ToolResult(ToolCallResult {
+        let mut actions = vec![Action::Emit(Event::ToolResult(ToolCallResult {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step: self.step,
@@ -684,7 +688,34 @@ impl Turn<'_> {
             summary: outcome.summary,
             result: outcome.result,
             error: outcome.error,
-        }))]
+        }))];
+        actions.extend(self.apply_tool_delta(delta));
+        actions
+    }
+
+    /// Applies a tool result's agent state delta (seed §8.6, "T1") to the
+    /// state the next step is packed with, keeps it for the commit, and
+    /// sends the snapshot. Refused operations change nothing here; the
+    /// store logs them when it applies the same delta.
+    fn apply_tool_delta(&mut self, delta: agent_state::AgentStateDelta) -> Option<Action> {
+        if delta.is_empty() {
+            return None;
+        }
+        let now = self.ambient.now_iso8601();
+        let turn = self.turn_number();
+        let state = self
+            .history
+            .agent_state
+            .get_or_insert_with(|| agent_state::AgentState::new(&self.conversation_id));
+        state.apply(&delta, &now);
+        let snapshot = Event::AgentStateSnapshot(AgentStateSnapshot {
+            conversation_id: self.conversation_id.clone(),
+            turn,
+            source: agent_state::DeltaSource::Tool,
+            state: state.clone(),
+        });
+        self.agent_state_deltas.push(delta);
+        Some(Action::Emit(snapshot))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -102,7 +102,7 @@ pub struct TurnSettings {
 
 /// The store's answer to [`Action::Reserve`]: the turn's number and what
 /// the conversation said before it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reservation {
     pub turn: u32,
     pub history: History,
@@ -279,8 +279,11 @@ pub struct Turn<'a> {
     /// The latest step's answer; the last one is the turn's.
     last: Option<Answer>,
     stop: StopReason,
-    /// What the conversation said before this turn (from the store).
+    /// What the conversation said before this turn (from the store); its
+    /// agent state takes this turn's tool deltas as they come.
     history: History,
+    /// The agent state deltas this turn's tool results made, stored with it.
+    agent_state_deltas: Vec<crate::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
     budget: Option<Budget>,
     /// The answer's token limit in a known window (see [`Turn::budget`]).
@@ -323,6 +326,7 @@ impl<'a> Turn<'a> {
             last: None,
             stop: StopReason::Answered,
             history: History::default(),
+            agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
             collection: None,
@@ -906,6 +910,7 @@ impl<'a> Turn<'a> {
             timings: Value::Null,
             store_full_packets: self.settings.store_full_packets,
             steps: self.steps.clone(),
+            agent_state_deltas: self.agent_state_deltas.clone(),
         }
     }
 

@@ -982,12 +982,35 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
             "operation",
             "operation",
             "tool_result",
+            "agent_state.snapshot",
             "agent_state",
             "assistant",
             "agent_state",
             "done"
         ]
     );
+    // The page the click led to is in the agent state (a deterministic
+    // delta), in the snapshot, in step 2's request and in the commit.
+    let snapshot = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::AgentStateSnapshot(s) => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(snapshot.source, crate::agent_state::DeltaSource::Tool);
+    let page_entity = &snapshot.state.current_understanding.entities[0];
+    assert_eq!(
+        (page_entity.id.as_str(), page_entity.kind.as_str()),
+        ("https://news.example.org/night-trains/full", "page")
+    );
+    let carried = run.asks[1].packet.context.conversation.as_ref().unwrap();
+    assert_eq!(
+        carried.agent_state.as_ref().unwrap().current_understanding,
+        snapshot.state.current_understanding
+    );
+    assert_eq!(run.record().agent_state_deltas.len(), 1);
     let operations: Vec<&crate::event::Operation> = run
         .events
         .iter()

@@ -87,6 +87,7 @@ impl Store {
             summary,
             memory: self.latest_memory(conversation_id)?,
             pages,
+            agent_state: self.agent_state(conversation_id)?,
         })
     }
 
@@ -248,6 +249,7 @@ mod tests {
             timings: json!({}),
             store_full_packets: false,
             steps: Vec::new(),
+            agent_state_deltas: Vec::new(),
         }
     }
 

@@ -15,6 +15,7 @@
 //! Search goes through SQLite FTS5; user input is always turned into quoted
 //! phrases, so no query syntax from the user reaches FTS5.
 
+mod agent_state;
 pub mod collections;
 pub mod documents;
 mod memory;
@@ -275,6 +276,15 @@ impl Store {
             "INSERT INTO turns_fts (rowid, user_text, answer_text) VALUES (?1, ?2, ?3)",
         )?
         .execute(params![turn_rowid, row.user_text, row.answer_text])?;
+        // The tool results' agent state deltas land with their turn.
+        agent_state::apply_in(
+            &tx,
+            &t.conversation_id,
+            t.turn,
+            laika_core::agent_state::DeltaSource::Tool,
+            &t.agent_state_deltas,
+            &row.created_at,
+        )?;
         tx.commit()
     }
 
@@ -512,7 +522,7 @@ impl Store {
             "DELETE FROM turns_fts WHERE rowid IN (SELECT id FROM turns WHERE conversation_id = ?1)",
         )?
         .execute([id])?;
-        for table in memory::TABLES {
+        for table in agent_state::TABLES.into_iter().chain(memory::TABLES) {
             tx.prepare_cached(&format!("DELETE FROM {table} WHERE conversation_id = ?1"))?
                 .execute([id])?;
         }
@@ -977,6 +987,7 @@ mod tests {
             timings: json!({"total_ms": 12, "runtime_ms": 9}),
             store_full_packets: false,
             steps: Vec::new(),
+            agent_state_deltas: Vec::new(),
         }
     }
 
@@ -1136,6 +1147,7 @@ mod tests {
         let rec = TurnRecord {
             store_full_packets: true,
             steps: Vec::new(),
+            agent_state_deltas: Vec::new(),
             ..record("c-1", 1, "q", "a")
         };
         store.commit_turn(&rec).unwrap();

@@ -153,7 +153,30 @@ CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
 "#;
 
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS];
+/// Agent state per conversation (agentic-chat seed §8.6): the latest
+/// snapshot, and every delta applied to it (with what was refused of it)
+/// for audit.
+const V_AGENT_STATE: &str = r#"
+CREATE TABLE IF NOT EXISTS agent_state (
+  conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
+  state_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_state_deltas (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  conversation_id TEXT NOT NULL REFERENCES conversations(id),
+  turn INTEGER NOT NULL,
+  -- `tool` (a tool result's, with its turn) or `summarizer` (after `done`).
+  source TEXT NOT NULL CHECK (source IN ('tool', 'summarizer')),
+  delta_json TEXT NOT NULL,
+  refused_json TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agent_state_deltas_by_conversation
+  ON agent_state_deltas (conversation_id, seq);
+"#;
+
+pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS, V_AGENT_STATE];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {

@@ -1,0 +1,108 @@
+/**
+ * The conversation's agent state (agentic-chat seed §8.6: what the agent
+ * knows, assumes and expects), from the host's `agent_state.snapshot`
+ * events, under the conversation as a disclosure: a button with
+ * `aria-expanded`, collapsed by default, that opens a panel of plain text.
+ *
+ * Everything is text through `textContent`: the state repeats model output
+ * and page titles, so nothing of it is parsed as HTML.
+ */
+import type { ConversationAgentState } from "../generated/wire.js";
+
+/** One line saying what the state holds ("2 open items, 1 assumption, 3 known"). */
+export function agentStateSummary(state: ConversationAgentState): string {
+  const open = state.items.filter((i) => i.status === "active").length;
+  const held = state.assumptions.filter((a) => a.confidence > 0).length;
+  const known = state.current_understanding.entities.length;
+  const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+  return [
+    count(open, "open item", "open items"),
+    count(held, "assumption", "assumptions"),
+    `${known} known`,
+  ].join(", ");
+}
+
+let nextId = 0;
+
+export class AgentStateView {
+  readonly root: HTMLElement;
+  private readonly toggle: HTMLButtonElement;
+  private readonly panel: HTMLElement;
+
+  constructor(private readonly doc: Document) {
+    this.root = doc.createElement("div");
+    this.root.className = "agent-state";
+    this.root.hidden = true;
+    this.toggle = doc.createElement("button");
+    this.toggle.type = "button";
+    this.toggle.className = "agent-state-toggle";
+    this.panel = doc.createElement("div");
+    this.panel.className = "agent-state-panel";
+    this.panel.id = `agent-state-${++nextId}`;
+    this.panel.hidden = true;
+    this.toggle.setAttribute("aria-controls", this.panel.id);
+    this.toggle.setAttribute("aria-expanded", "false");
+    this.toggle.addEventListener("click", () => this.setOpen(this.toggle.getAttribute("aria-expanded") !== "true"));
+    this.root.append(this.toggle, this.panel);
+  }
+
+  /** Shows `state`; an open panel stays open. */
+  show(state: ConversationAgentState): void {
+    this.root.hidden = false;
+    this.toggle.textContent = `What Laika keeps in mind: ${agentStateSummary(state)}`;
+    this.panel.replaceChildren(...this.sections(state));
+  }
+
+  /** Hides it (a new conversation). */
+  clear(): void {
+    this.root.hidden = true;
+    this.setOpen(false);
+    this.panel.replaceChildren();
+  }
+
+  private setOpen(open: boolean): void {
+    this.panel.hidden = !open;
+    this.toggle.setAttribute("aria-expanded", String(open));
+  }
+
+  private sections(state: ConversationAgentState): HTMLElement[] {
+    const out: HTMLElement[] = [];
+    const section = (title: string, lines: string[]): void => {
+      if (!lines.length) return;
+      const h = this.doc.createElement("h3");
+      h.textContent = title;
+      const ul = this.doc.createElement("ul");
+      for (const line of lines) {
+        const li = this.doc.createElement("li");
+        li.textContent = line;
+        ul.append(li);
+      }
+      out.push(h, ul);
+    };
+    section(
+      "Items",
+      state.items.map((i) => `${i.title} (${i.kind}, ${i.status})${i.details ? `: ${i.details}` : ""}`),
+    );
+    section(
+      "Assumptions",
+      state.assumptions.map((a) =>
+        a.confidence > 0
+          ? `${a.hypothesis} (${Math.round(a.confidence * 100)} % sure)`
+          : `${a.hypothesis} (retracted)`,
+      ),
+    );
+    section(
+      "Known",
+      state.current_understanding.entities.map((e) => `${e.name || e.id} (${e.kind})`),
+    );
+    section(
+      "Expected",
+      state.expectations.map((x) => `${x.action}: ${x.expected_outcome}${x.invariant ? ` (${x.invariant})` : ""}`),
+    );
+    section(
+      "To explore",
+      state.tentative_hypotheses.map((t) => `${t.hypothesis}${t.reason ? ` (${t.reason})` : ""}`),
+    );
+    return out;
+  }
+}

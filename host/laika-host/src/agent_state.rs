@@ -1,0 +1,130 @@
+//! The agent state's end-of-turn reconciliation (agentic-chat seed §8.6,
+//! "End-of-turn reconciliation (LLM summarizer)"), run after `done` on the
+//! turn's worker thread, like the rolling summary, so the stream never waits
+//! for it.
+//!
+//! After an answered turn, a model runtime (`openai`, `ollama`) is asked for
+//! deltas with the seed's summarizer prompt, given the current state and the
+//! turn just finished; other runtimes, failed or cancelled turns, and a
+//! model answer that is not a JSON object get the
+//! extractive delta (the question as an item, its page as an entity). The
+//! delta is applied and stored (`Store::apply_agent_state`), and the new
+//! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
+//! its `done` (the seed's "emit done → async Summarizer → emit AgentState
+//! deltas"). Nothing here fails a turn or loses stored state: what goes
+//! wrong is logged.
+
+use crate::store::Store;
+use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
+use laika_core::ambient::Ambient;
+use laika_core::conversation::PastTurn;
+use laika_core::event::{AgentStateSnapshot, Event, Sink};
+use laika_runtime::{CancelToken, Runtime, SystemAmbient};
+use serde_json::json;
+use std::sync::Mutex;
+
+/// Reconciles the agent state of `conversation_id` with its latest turn and
+/// sends the new snapshot to `sink`, in reply to the turn request `reply_to`.
+pub fn after_turn(
+    store: &Mutex<Store>,
+    runtime: &dyn Runtime,
+    conversation_id: &str,
+    (sink, reply_to): (&dyn Sink, &str),
+) {
+    let loaded = store.lock().map_err(|_| None).and_then(|s| {
+        s.history(conversation_id)
+            .map_err(Some)
+            .map(|h| (h.turns.last().cloned(), h.agent_state))
+    });
+    let (turn, state) = match loaded {
+        Ok((Some(turn), state)) => (
+            turn,
+            state.unwrap_or_else(|| AgentState::new(conversation_id)),
+        ),
+        Ok((None, _)) => return,
+        Err(Some(e)) => {
+            tracing::warn!(code = %e.code, "agent state not updated: {}", e.chain());
+            return;
+        }
+        Err(None) => {
+            tracing::warn!("agent state not updated: the store lock was poisoned");
+            return;
+        }
+    };
+    // A failed or cancelled turn is not worth a model call (its runtime may
+    // be what failed): its question is recorded as still open.
+    let delta = match runtime.info().kind.as_str() {
+        "openai" | "ollama" if turn.status == "ok" => {
+            ask_model(runtime, conversation_id, &state, &turn)
+                .unwrap_or_else(|| agent_state::extractive_delta(&turn))
+        }
+        _ => agent_state::extractive_delta(&turn),
+    };
+    let now = SystemAmbient.now_iso8601();
+    let applied = store.lock().map_err(|_| None).and_then(|mut s| {
+        s.apply_agent_state(
+            conversation_id,
+            turn.turn,
+            DeltaSource::Summarizer,
+            &[delta],
+            &now,
+        )
+        .map_err(Some)
+    });
+    match applied {
+        Ok(state) => sink.emit(
+            Some(reply_to),
+            Event::AgentStateSnapshot(AgentStateSnapshot {
+                conversation_id: conversation_id.to_owned(),
+                turn: turn.turn,
+                source: DeltaSource::Summarizer,
+                state,
+            }),
+        ),
+        Err(Some(e)) => tracing::warn!(code = %e.code, "agent state not saved: {}", e.chain()),
+        Err(None) => tracing::warn!("agent state not saved: the store lock was poisoned"),
+    }
+}
+
+/// Asks the turn's model for the state's deltas; `None` when it fails or
+/// answers something that is not a JSON object (entries of the wrong shape
+/// are dropped and logged).
+fn ask_model(
+    runtime: &dyn Runtime,
+    conversation_id: &str,
+    state: &AgentState,
+    turn: &PastTurn,
+) -> Option<AgentStateDelta> {
+    let request = crate::summarize::summarizer_request(
+        conversation_id,
+        turn.turn,
+        agent_state::SUMMARIZER_PROMPT,
+        agent_state::summarizer_input(state, turn),
+        json!({
+            "type": "object",
+            "properties": {
+                "agent_state_item_updates": {"type": "array"},
+                "agent_state_updates": {"type": "object"}
+            }
+        }),
+    );
+    let reply = match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
+        Ok(reply) => reply,
+        Err(e) => {
+            tracing::warn!(code = %e.code, "the agent state summarizer failed: {}", e.chain());
+            return None;
+        }
+    };
+    match agent_state::parse_delta(&reply.text) {
+        Ok((delta, dropped)) => {
+            for note in dropped {
+                tracing::warn!("an agent state entry from the model was dropped: {note}");
+            }
+            Some(delta)
+        }
+        Err(e) => {
+            tracing::warn!(code = %e.code, "{}", e.message);
+            None
+        }
+    }
+}
