@@ -202,6 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn a_limit_stops_parsing_where_it_is_reached() {
+        // Bytes after the limit are never read: text that is not JSON there
+        // still gets the limit's error, not a syntax error, and so does a
+        // tree that would have been far larger than the text read.
+        let items = vec!["{}"; MAX_ARRAY_ITEMS + 1].join(",");
+        let text = format!(r#"{{"elements":[{items},"#) + &"} not json ".repeat(1000);
+        let err = parse(&text).unwrap_err();
+        assert!(
+            matches!(&err, ParseError::Limit(w) if w.contains("10000")),
+            "{err}"
+        );
+        let row = serde_json::to_string(&vec![0; MAX_ARRAY_ITEMS]).unwrap();
+        let text = format!("[{}", vec![row; 120].join(",")) + " garbage";
+        let err = parse(&text).unwrap_err();
+        assert!(
+            matches!(&err, ParseError::Limit(w) if w.contains("16 bytes")),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn dense_values_beyond_the_budget_stop() {
         // 120 arrays of 10000 zeros: 1.2 million values in 2.4 MB of text.
         let row = serde_json::to_string(&vec![0; MAX_ARRAY_ITEMS]).unwrap();

@@ -29,7 +29,8 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-fn frame_of(elements: usize, each: &str) -> String {
+/// A turn frame whose page has `elements` elements, taking `shapes` in turn.
+fn frame_of(elements: usize, shapes: &[&str]) -> String {
     let mut s = String::from(
         r#"{"type":"turn","id":"t1","message":{"text":"hi"},"task":{"name":"web.summarize"},"observation":{"summary":{"doc_type":"web.observation.summary.v1","url":"https://x.example/","elements":["#,
     );
@@ -37,7 +38,7 @@ fn frame_of(elements: usize, each: &str) -> String {
         if i > 0 {
             s.push(',');
         }
-        s.push_str(each);
+        s.push_str(shapes[i % shapes.len()]);
     }
     s.push_str("]}}}");
     s
@@ -65,10 +66,19 @@ fn measure(name: &str, body: &str) {
 }
 
 fn main() {
-    // The attack from the issue: ~2.9 million tiny elements in ~62 MiB.
+    // The attack from the issue: ~2.9 million tiny elements in ~62 MiB
+    // (under the default 64 MiB frame limit, so the host does parse it).
     measure(
         "2.9 M tiny elements",
-        &frame_of(2_900_000, r#"{"handle_id":"a","role":"b"}"#),
+        &frame_of(
+            2_900_000,
+            &[r#"{"role":"b","tag":"a"}"#, r#"{"role":"b","id":"a"}"#],
+        ),
+    );
+    // The same count with larger elements: 80 MiB.
+    measure(
+        "2.9 M small elements",
+        &frame_of(2_900_000, &[r#"{"handle_id":"a","role":"b"}"#]),
     );
     // Dense values: 60 MiB of zeros in arrays of 10 000.
     let row = serde_json::to_string(&vec![0; 10_000]).unwrap_or_default();
@@ -79,7 +89,7 @@ fn main() {
     );
     // A legitimate large frame: 5000 full elements and a 40 MiB page text.
     let element = r#"{"handle_id":"laika-1234","role":"button","text":"Add to cart","tag":"button","input_type":"button","form":"form-2"}"#;
-    let mut big = frame_of(5_000, element);
+    let mut big = frame_of(5_000, &[element]);
     let text = "word ".repeat(8 << 20);
     big = big.replacen(
         r#""url":"https://x.example/","#,

@@ -1,7 +1,8 @@
 //! The stdio loop of the native-messaging host.
 //!
-//! Three threads, in the style of rust-analyzer's `lsp-server`: a reader
-//! turns the input into [`Incoming`] values, the caller's handler runs on the
+//! Four threads, in the style of rust-analyzer's `lsp-server`: a reader
+//! turns the input into [`Incoming`] values, a parser takes the frames too
+//! large to parse on the reading path, the caller's handler runs on the
 //! thread that called [`serve`], and a writer owns the output and turns
 //! queued messages into frames. Framing and parsing live in [`crate::frame`].
 //!
@@ -9,7 +10,13 @@
 //! - Only frames are written to the output, each flushed as soon as written,
 //!   none with a body above the outbound limit (at most 1 MiB).
 //! - The handler sees every inbound frame in order, then exactly one
-//!   [`Incoming::Closed`].
+//!   [`Incoming::Closed`] — except that a `ping` overtakes frames still
+//!   waiting for a large frame's parse, so it is answered while that parse
+//!   runs. Nothing else overtakes: a `cancel` or a `tool_result` after a turn
+//!   reaches the handler after that turn.
+//! - One large frame is parsed at a time; the reader reads ahead of it only
+//!   until the next large frame is complete, so a parse costs what
+//!   [`parse_message`] costs and at most one more frame waits beside it.
 //! - Every message queued before shutdown is written unless the output
 //!   fails; a failed output (the browser went away) ends writing quietly and
 //!   makes [`Outbox::send`] return `false`.
@@ -24,6 +31,7 @@ use laika_core::error::Error;
 use serde_json::{Map, Value};
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
 /// Bytes asked of the input per read.
@@ -34,6 +42,11 @@ pub const MIN_OUTBOUND_FRAME: usize = 1 << 10;
 const INBOX_CAPACITY: usize = 4;
 /// Outbound messages queued ahead of the writer.
 const OUTBOX_CAPACITY: usize = 64;
+/// Frames up to this size are parsed on the reading path (well under a
+/// millisecond); larger ones go to the parser thread.
+pub const PARSE_INLINE_MAX: usize = 64 << 10;
+/// Frames waiting behind a large frame's parse before the reader waits too.
+const PARSER_CAPACITY: usize = 16;
 
 /// What the reader hands to the handler.
 #[derive(Debug)]
@@ -156,7 +169,32 @@ fn read_loop<R: Read>(
     tx: SyncSender<Incoming>,
     limits: TransportLimits,
 ) -> io::Result<()> {
-    let mut decoder = FrameDecoder::new(limits.max_inbound_frame);
+    let order = Arc::new(Order::default());
+    let (stage_tx, stage_rx) = sync_channel(PARSER_CAPACITY);
+    let parser = {
+        let (tx, order) = (tx.clone(), order.clone());
+        let depth = limits.max_json_depth;
+        thread::Builder::new()
+            .name("laika-parser".into())
+            .spawn(move || parse_loop(stage_rx, tx, &order, depth))?
+    };
+    let router = Router {
+        tx,
+        stage_tx,
+        order,
+        max_depth: limits.max_json_depth,
+    };
+    let result = read_frames(&mut input, &router, limits.max_inbound_frame);
+    // The parser ends once it has handed on everything queued.
+    drop(router);
+    let parsed = parser
+        .join()
+        .map_err(|_| io::Error::other("parser thread panicked"));
+    result.and(parsed)
+}
+
+fn read_frames<R: Read>(input: &mut R, router: &Router, max_frame: usize) -> io::Result<()> {
+    let mut decoder = FrameDecoder::new(max_frame);
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         let n = match input.read(&mut buf) {
@@ -168,25 +206,160 @@ fn read_loop<R: Read>(
         };
         decoder.push(buf.get(..n).unwrap_or_default());
         while let Some(frame) = decoder.next_frame() {
-            let (incoming, in_sync) = match frame {
-                Ok(body) => match parse_message(&body, limits.max_json_depth) {
-                    Ok(msg) => (Incoming::Message(msg), true),
-                    Err(e) => (Incoming::Malformed(e), true),
-                },
-                // FRAME_TOO_LARGE: the body was not read, so nothing after
-                // it can be located.
-                Err(e) => (Incoming::Malformed(e), false),
-            };
-            if tx.send(incoming).is_err() || !in_sync {
+            if !router.route(frame) {
                 return Ok(());
             }
         }
     }
     if let Some(e) = decoder.finish() {
         // The main loop is gone only if the handler panicked; nothing to do.
-        let _ = tx.send(Incoming::Malformed(e));
+        router.in_order(Incoming::Malformed(e));
     }
     Ok(())
+}
+
+/// Where a frame goes from the reader: straight to the handler, or to the
+/// parser thread behind a large frame.
+struct Router {
+    tx: SyncSender<Incoming>,
+    stage_tx: SyncSender<Stage>,
+    order: Arc<Order>,
+    max_depth: usize,
+}
+
+/// What waits for the parser thread, in stream order.
+enum Stage {
+    /// A large frame's body, to parse.
+    Body(Vec<u8>),
+    /// A frame parsed on the reading path that must not overtake the frames
+    /// ahead of it.
+    Parsed(Incoming),
+}
+
+/// What the reader and the parser thread share about the frames queued for
+/// the parser.
+#[derive(Default)]
+struct Order {
+    state: Mutex<OrderState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct OrderState {
+    /// Stages sent to the parser and not yet handed to the handler.
+    queued: usize,
+    /// A large frame is queued or being parsed.
+    large: bool,
+    /// The parser has stopped (the handler went away).
+    closed: bool,
+}
+
+impl Order {
+    fn lock(&self) -> MutexGuard<'_, OrderState> {
+        // The state stays consistent under any panic: a poisoned lock is used.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Router {
+    /// Hands one decoded frame on. `false` once nothing more should be read:
+    /// the handler is gone, or a framing error left the stream out of sync
+    /// (the body of a `FRAME_TOO_LARGE` frame was never read).
+    fn route(&self, frame: Result<Vec<u8>, Error>) -> bool {
+        let body = match frame {
+            Ok(body) => body,
+            Err(e) => {
+                self.in_order(Incoming::Malformed(e));
+                return false;
+            }
+        };
+        if body.len() > PARSE_INLINE_MAX {
+            return self.queue_large(body);
+        }
+        let incoming = parse(&body, self.max_depth);
+        if overtakes(&incoming) {
+            return self.tx.send(incoming).is_ok();
+        }
+        self.in_order(incoming)
+    }
+
+    /// Sends after everything already queued for the parser.
+    fn in_order(&self, incoming: Incoming) -> bool {
+        let mut state = self.order.lock();
+        if state.closed {
+            return false;
+        }
+        if state.queued == 0 {
+            // Only this thread queues, so nothing can get ahead of it now.
+            drop(state);
+            return self.tx.send(incoming).is_ok();
+        }
+        state.queued += 1;
+        drop(state);
+        self.stage_tx.send(Stage::Parsed(incoming)).is_ok()
+    }
+
+    /// Queues a large frame for the parser once the previous one is parsed.
+    fn queue_large(&self, body: Vec<u8>) -> bool {
+        let mut state = self.order.lock();
+        while state.large && !state.closed {
+            state = self
+                .order
+                .changed
+                .wait(state)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        if state.closed {
+            return false;
+        }
+        state.large = true;
+        state.queued += 1;
+        drop(state);
+        self.stage_tx.send(Stage::Body(body)).is_ok()
+    }
+}
+
+/// A `ping` asks only whether the host is alive, so it may be answered
+/// before frames that arrived ahead of it; no other message may.
+fn overtakes(incoming: &Incoming) -> bool {
+    matches!(incoming, Incoming::Message(m)
+        if m.get("type").and_then(Value::as_str) == Some("ping"))
+}
+
+fn parse(body: &[u8], max_depth: usize) -> Incoming {
+    match parse_message(body, max_depth) {
+        Ok(msg) => Incoming::Message(msg),
+        Err(e) => Incoming::Malformed(e),
+    }
+}
+
+fn parse_loop(rx: Receiver<Stage>, tx: SyncSender<Incoming>, order: &Order, max_depth: usize) {
+    /// Marks the parser stopped however it ends, so the reader never waits
+    /// on it in vain.
+    struct Closing<'a>(&'a Order);
+    impl Drop for Closing<'_> {
+        fn drop(&mut self) {
+            self.0.lock().closed = true;
+            self.0.changed.notify_all();
+        }
+    }
+    let _closing = Closing(order);
+    for stage in rx {
+        let (incoming, large) = match stage {
+            // The body is dropped here, before the handler works on the message.
+            Stage::Body(body) => (parse(&body, max_depth), true),
+            Stage::Parsed(incoming) => (incoming, false),
+        };
+        let sent = tx.send(incoming).is_ok();
+        let mut state = order.lock();
+        state.queued = state.queued.saturating_sub(1);
+        state.large &= !large;
+        drop(state);
+        order.changed.notify_all();
+        if !sent {
+            return;
+        }
+    }
 }
 
 fn write_loop<W: Write>(mut output: W, rx: Receiver<Value>, max_frame: usize) -> io::Result<()> {
@@ -327,6 +500,113 @@ mod tests {
         assert_eq!(codes[..4], want.map(|c| json!(c)));
         assert_eq!(codes.len(), 5);
         assert_eq!(msgs[4], json!({"ok": true}));
+    }
+
+    /// A message of about `bytes` bytes, too large to parse on the reading path.
+    fn large(id: &str, bytes: usize) -> String {
+        format!(
+            r#"{{"type":"turn","id":"{id}","pad":"{}"}}"#,
+            "x".repeat(bytes)
+        )
+    }
+
+    /// What the handler saw, in order: each message's id (and its size),
+    /// each error's code.
+    fn seen<R: Read + Send + 'static>(input: R) -> Vec<String> {
+        let out = SharedVec::default();
+        serve(
+            input,
+            out.clone(),
+            TransportLimits::default(),
+            |incoming, outbox| {
+                let seen = match incoming {
+                    Incoming::Message(m) => match m.get("pad").and_then(Value::as_str) {
+                        Some(pad) => format!("{}:{}", m["id"].as_str().unwrap_or("?"), pad.len()),
+                        None => m.get("id").and_then(Value::as_str).unwrap_or("?").into(),
+                    },
+                    Incoming::Malformed(e) => e.code.as_str().into(),
+                    Incoming::Closed => "closed".into(),
+                };
+                outbox.send(json!(seen));
+            },
+        )
+        .unwrap();
+        out.messages()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_ping_overtakes_a_large_frame_being_parsed_and_nothing_else_does() {
+        // Several MiB take the parser far longer than the reader needs for
+        // the small frames after it, so the order below is the design's.
+        let big = large("big", 8 << 20);
+        let input = frames_of(&[
+            r#"{"type":"hello","id":"h"}"#,
+            &big,
+            r#"{"type":"ping","id":"p1"}"#,
+            r#"{"type":"cancel","id":"c","target":"big"}"#,
+            r#"{"type":"ping","id":"p2"}"#,
+            r#"{"type":"tool_result","id":"r"}"#,
+        ]);
+        assert_eq!(
+            seen(Cursor::new(input)),
+            ["h", "p1", "p2", "big:8388608", "c", "r", "closed"]
+        );
+    }
+
+    #[test]
+    fn a_ping_overtakes_a_large_frame_that_is_refused() {
+        // 8 MiB of an array past the item limit: refused while parsing.
+        let refused = format!(r#"{{"type":"x","id":"r","a":[{}0]}}"#, "0,".repeat(4 << 20));
+        let input = frames_of(&[&refused, r#"{"type":"ping","id":"p"}"#, r#"{"n":1}"#]);
+        let (msgs, _) = run(Cursor::new(input), TransportLimits::default());
+        assert_eq!(msgs.len(), 3, "{msgs:?}");
+        assert_eq!(msgs[0], json!({"type": "ping", "id": "p"}));
+        assert_eq!(msgs[1]["code"], "INVALID_REQUEST");
+        assert!(
+            msgs[1]["message"].as_str().unwrap().contains("10000 items"),
+            "{}",
+            msgs[1]
+        );
+        assert_eq!(msgs[2], json!({"n": 1}));
+    }
+
+    #[test]
+    fn large_frames_keep_their_order_among_themselves_and_the_rest() {
+        let input = frames_of(&[
+            &large("a", PARSE_INLINE_MAX),
+            r#"{"type":"cancel","id":"c1"}"#,
+            &large("b", 2 * PARSE_INLINE_MAX),
+            &large("c", 3 * PARSE_INLINE_MAX),
+            r#"{"type":"cancel","id":"c2"}"#,
+            "[1]",
+            r#"{"type":"cancel","id":"c3"}"#,
+        ]);
+        assert_eq!(
+            seen(Trickle(Cursor::new(input))),
+            [
+                "a:65536",
+                "c1",
+                "b:131072",
+                "c:196608",
+                "c2",
+                "INVALID_REQUEST",
+                "c3",
+                "closed"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_truncated_frame_after_a_large_one_is_reported_after_it() {
+        let mut input = frames_of(&[&large("big", 4 << 20)]);
+        input.extend(&frames_of(&[r#"{"type":"cancel","id":"c"}"#])[..9]);
+        assert_eq!(
+            seen(Cursor::new(input)),
+            ["big:4194304", "FRAME_TRUNCATED", "closed"]
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use laika_host::frame::encode_frame;
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[test]
 fn malformed_frames_get_coded_errors_and_the_host_keeps_serving() {
@@ -174,4 +174,88 @@ fn corpora_dir() -> Option<std::path::PathBuf> {
         eprintln!("skipped: corpora not found at {}", dir.display());
         None
     }
+}
+
+/// A turn frame whose page holds `text` and `elements` copies of `element`
+/// (JSON text; `{i}` becomes the element's number).
+fn big_turn_frame(id: &str, element: &str, elements: usize, text: &str) -> Vec<u8> {
+    let mut msg = turn_msg(
+        id,
+        json!({"name": "web.summarize"}),
+        "Summarize",
+        json!({"summary": {
+            "doc_type": "web.observation.summary.v1",
+            "url": "https://big.example/",
+            "title": "Big",
+            "text": text,
+            "elements": []
+        }}),
+        None,
+    )
+    .to_string();
+    let list: Vec<String> = (0..elements)
+        .map(|i| element.replace("{i}", &i.to_string()))
+        .collect();
+    let list = list.join(",");
+    msg = msg.replacen(r#""elements":[]"#, &format!(r#""elements":[{list}]"#), 1);
+    encode_frame(msg.as_bytes())
+}
+
+#[test]
+fn a_ping_after_a_60_mib_frame_that_is_refused_is_answered_before_the_refusal() {
+    let mut host = Host::start();
+    // The issue's attack: ~2.9 million tiny elements in a ~62 MiB frame.
+    let frame = big_turn_frame("big", r#"{"role":"b","id":"a"}"#, 2_900_000, "");
+    assert!(frame.len() > 60 << 20, "{}", frame.len());
+    host.send_raw(&frame);
+    host.send(&json!({"type": "ping", "id": "p"}));
+    let first = host.recv().unwrap();
+    assert_eq!(first["type"], "pong", "{first}");
+    let refusal = host.recv().unwrap();
+    assert_eq!(refusal["code"], "INVALID_REQUEST", "{refusal}");
+    assert!(
+        refusal["message"].as_str().unwrap().contains("10000 items"),
+        "{refusal}"
+    );
+    assert_eq!(
+        host.request(json!({"type": "ping", "id": "p2"}))["type"],
+        "pong"
+    );
+}
+
+#[test]
+fn a_ping_after_a_60_mib_turn_is_answered_first_and_a_cancel_still_reaches_the_turn() {
+    let packet = response_packet(paragraph("done"), json!([]), json!([]));
+    let mut host = Host::scripted(&json!([{"output": raw(&packet), "delay_ms": 60_000}]));
+    host.recv_timeout = std::time::Duration::from_secs(120);
+    let element = r#"{"handle_id":"laika-{i}","role":"link","text":"Next page","href":"https://big.example/2"}"#;
+    let frame = big_turn_frame("big", element, 4_000, &"word ".repeat(12 << 20));
+    assert!(frame.len() > 60 << 20, "{}", frame.len());
+    host.send_raw(&frame);
+    // The handler answers a cancel the moment it handles it, so a pong
+    // behind the turn's parse would come after `cancel.result`.
+    host.send(&json!({"type": "cancel", "id": "c", "target": "big"}));
+    host.send(&json!({"type": "ping", "id": "p"}));
+    let mut seen = Vec::new();
+    let mut reply = Value::Null;
+    let mut done = Value::Null;
+    while reply.is_null() || done.is_null() {
+        let m = host
+            .recv()
+            .unwrap_or_else(|| panic!("no reply; got {seen:?}"));
+        seen.push(format!(
+            "{}:{}",
+            m["type"].as_str().unwrap(),
+            m["reply_to"].as_str().unwrap()
+        ));
+        match (m["type"].as_str(), m["reply_to"].as_str()) {
+            (Some("cancel.result"), Some("c")) => reply = m,
+            (Some("done"), Some("big")) => done = m,
+            _ => {}
+        }
+    }
+    assert_eq!(seen[0], "pong:p", "{seen:?}");
+    // The cancel did not overtake the turn it names: it found it running.
+    assert_eq!(reply["cancelled"], true, "{reply}");
+    assert_eq!(done["status"], "cancelled", "{done}");
 }

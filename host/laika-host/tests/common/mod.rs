@@ -247,6 +247,11 @@ impl Host {
     /// turn wakes the moment its token fires.
     pub fn cancel(&mut self, id: &str, target: &str) -> (Value, Vec<Value>) {
         self.send(&json!({"type": "cancel", "id": id, "target": target}));
+        self.cancel_reply(id, target)
+    }
+
+    /// What [`Host::cancel`] collects, for a cancel already sent.
+    pub fn cancel_reply(&mut self, id: &str, target: &str) -> (Value, Vec<Value>) {
         let mut reply = None;
         let mut events: Vec<Value> = Vec::new();
         while reply.is_none() || !events.iter().any(|e| e["type"] == "done") {
