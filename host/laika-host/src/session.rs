@@ -3,6 +3,7 @@
 //! while a turn runs, and owns the store and the runtime.
 
 use crate::config::Config;
+use crate::settings;
 use crate::sink::OutboxSink;
 use crate::store::Store;
 use crate::summarize;
@@ -229,6 +230,28 @@ impl Session {
                 })
             }),
             Request::ConfigSet { values, .. } => self.set_config(&values),
+            Request::ConfigDiscover { .. } => {
+                match self.read_config(|c| Ok(c.discover.ports.clone())) {
+                    Ok(ports) => self.aside(id, sink, move || settings::discover(&ports)),
+                    Err(e) => sink.emit(Some(&id), Event::error(&e)),
+                }
+                return;
+            }
+            Request::ConfigTest { values, .. } => {
+                // Checked now, like `config.set`: bad values are an `error`
+                // and nothing is asked.
+                let tested = self.read_config(|c| match &values {
+                    Some(values) => c.with_values(values).map(|c| c.runtime),
+                    None => Ok(c.runtime.clone()),
+                });
+                match tested {
+                    Ok(runtime) => {
+                        self.aside(id, sink, move || settings::test_connection(&runtime))
+                    }
+                    Err(e) => sink.emit(Some(&id), Event::error(&e)),
+                }
+                return;
+            }
             // The turn answers these itself (a result only when it is stale).
             Request::ToolResult(result) => {
                 let call_id = result.call_id.clone();
@@ -258,6 +281,22 @@ impl Session {
         match result {
             Ok(event) => sink.emit(Some(&id), event),
             Err(e) => sink.emit(Some(&id), Event::error(&e)),
+        }
+    }
+
+    /// Answers request `id` with what `job` gives, on a worker thread (inline
+    /// for replay): for the slow requests that are not turns.
+    fn aside(
+        &mut self,
+        id: String,
+        sink: Arc<dyn Sink>,
+        job: impl FnOnce() -> Event + Send + 'static,
+    ) {
+        let run = move || sink.emit(Some(&id), job());
+        if self.threaded {
+            self.workers.push(std::thread::spawn(run));
+        } else {
+            run();
         }
     }
 
