@@ -263,7 +263,7 @@ export class SettingsView {
       this.message.textContent = `Chose ${SERVER_NAMES[s.kind]}: pick a model, test the connection, then save.`;
       (this.modelPick.hidden ? this.model : this.modelPick).focus();
     });
-    use.setAttribute("aria-label", `Use ${SERVER_NAMES[s.kind]} at ${s.base_url}`);
+    use.setAttribute("aria-label", `Use this server: ${SERVER_NAMES[s.kind]} at ${s.base_url}`);
     li.append(use);
     return li;
   }
