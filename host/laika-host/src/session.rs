@@ -27,6 +27,9 @@ const DEFAULT_HISTORY_LIMIT: usize = 50;
 const MAX_HISTORY_LIMIT: usize = 500;
 /// One thread per running turn; a tab rarely needs more than one at a time.
 const MAX_RUNNING_TURNS: usize = 4;
+/// Worker threads at once: the turns, plus a few discoveries and
+/// connection tests beside them.
+const MAX_WORKERS: usize = MAX_RUNNING_TURNS + 4;
 
 struct Shared {
     config: RwLock<Config>,
@@ -292,6 +295,13 @@ impl Session {
         sink: Arc<dyn Sink>,
         job: impl FnOnce() -> Event + Send + 'static,
     ) {
+        if self.workers.len() >= MAX_WORKERS {
+            let e = Error::invalid_request(format!(
+                "{MAX_WORKERS} requests and turns are already running: wait for one to finish"
+            ));
+            sink.emit(Some(&id), Event::error(&e));
+            return;
+        }
         let run = move || sink.emit(Some(&id), job());
         if self.threaded {
             self.workers.push(std::thread::spawn(run));
