@@ -9,7 +9,8 @@
 #                             screen (keys, answer actions, runtime badge, bad
 #                             server), history (search, continue, export, undo),
 #                             selection and other tabs as context, same-origin
-#                             frames read and cross-origin ones named; Firefox runs a
+#                             frames read and cross-origin ones named; Settings (a
+#                             llama-server stub found, tested, used); Firefox runs a
 #                             summarize turn through the real host;
 #                             collections (capture, cited answer over a collection,
 #                             transform, export); axe-core on each screen
@@ -34,7 +35,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat history context frames collections firefox; do
+for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections firefox; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -57,6 +57,8 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "history.export",
   "config.get",
   "config.set",
+  "config.discover",
+  "config.test",
   "ping",
   "collections.list",
   "artifact.export",

@@ -6,7 +6,6 @@
 import { ext } from "../shared/api.js";
 import type {
   AssistantMessage,
-  ConfigView,
   ConversationDetail,
   DoneMessage,
   RenderBlock,
@@ -33,6 +32,7 @@ import { $, announce, h } from "./dom.js";
 import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
 import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
+import { SettingsView } from "./settings.js";
 import { StepList, stopReasonText } from "./steps.js";
 import { CollectionsPanel } from "./collections.js";
 import { contextMeter, forgetText, showText } from "./streaming.js";
@@ -537,51 +537,6 @@ function addPage(req: { collection_id?: string | null; tab_id?: number | null })
 const collections = new CollectionsPanel({ request, addPage });
 $("composer").before(collections.el);
 
-async function loadSettings(): Promise<void> {
-  const msg = $("settings-message");
-  try {
-    fillSettings(expectReply(await request({ type: "config.get" }), "config.get.result").config);
-    msg.textContent = "";
-  } catch (e) {
-    msg.textContent = e instanceof Error ? e.message : String(e);
-  }
-}
-
-function fillSettings(config: ConfigView): void {
-  const kind = $("set-kind") as HTMLSelectElement;
-  kind.replaceChildren();
-  for (const k of config.runtime_kinds) {
-    const o = document.createElement("option");
-    o.value = k;
-    o.textContent = k;
-    kind.append(o);
-  }
-  kind.value = config.runtime.kind || "builtin";
-  ($("set-base-url") as HTMLInputElement).value = config.runtime.base_url ?? "";
-  ($("set-model") as HTMLInputElement).value = config.runtime.model ?? "";
-}
-
-async function saveSettings(): Promise<void> {
-  const msg = $("settings-message");
-  const nullable = (v: string) => (v.trim() ? v.trim() : null);
-  msg.textContent = "Saving…";
-  try {
-    const res = await request({
-      type: "config.set",
-      values: {
-        "runtime.kind": ($("set-kind") as HTMLSelectElement).value || null,
-        "runtime.base_url": nullable(($("set-base-url") as HTMLInputElement).value),
-        "runtime.model": nullable(($("set-model") as HTMLInputElement).value),
-      },
-    });
-    const saved = expectReply(res, "config.set.result");
-    fillSettings(saved.config);
-    msg.textContent = `Saved to ${saved.saved_to}. New turns use this runtime.`;
-  } catch (e) {
-    msg.textContent = e instanceof Error ? e.message : String(e);
-  }
-}
-
 // ---- wiring ----
 
 function summarize(): void {
@@ -608,7 +563,7 @@ function showView(name: "chat" | "history" | "settings"): void {
     $(`nav-${v}`).setAttribute("aria-pressed", String(v === name));
   }
   if (name === "history") void history.load("");
-  if (name === "settings") void loadSettings();
+  if (name === "settings") void settings.load();
 }
 
 /** Opens a stored conversation in the chat view; the next question continues it. */
@@ -623,6 +578,7 @@ function continueWith(conv: ConversationDetail): void {
 }
 
 const history = new HistoryView({ request, continueWith });
+const settings = new SettingsView({ request });
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
 
@@ -678,10 +634,6 @@ $("nav-settings").addEventListener("click", () => showView("settings"));
 $("history-form").addEventListener("submit", (e) => {
   e.preventDefault();
   void history.load(($("history-search") as HTMLInputElement).value.trim());
-});
-$("settings-form").addEventListener("submit", (e) => {
-  e.preventDefault();
-  void saveSettings();
 });
 
 wireEnterToSend(question, $("composer") as HTMLFormElement);

@@ -85,6 +85,15 @@ pub enum Event {
         config: ConfigView,
         saved_to: String,
     },
+    #[serde(rename = "config.discover.result")]
+    ConfigDiscover {
+        /// The loopback ports asked.
+        ports: Vec<u16>,
+        /// The model servers that answered, in `ports` order.
+        servers: Vec<crate::model::ModelServer>,
+    },
+    #[serde(rename = "config.test.result")]
+    ConfigTest(ConnectionTest),
     #[serde(rename = "turn.started")]
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
@@ -123,11 +132,7 @@ pub enum Event {
 impl Event {
     /// The `error` event for `error`.
     pub fn error(error: &Error) -> Event {
-        Event::Error(ErrorBody {
-            code: error.code,
-            message: error.message.clone(),
-            retryable: error.code.is_retryable(),
-        })
+        Event::Error(ErrorBody::of(error))
     }
 }
 
@@ -200,6 +205,8 @@ pub struct RuntimeView {
     pub kind: String,
     pub base_url: Option<String>,
     pub model: Option<String>,
+    /// `runtime.profile` (`openai` only); `null`: `generic`.
+    pub profile: Option<String>,
     /// Whether an API key is configured; the key itself is never sent.
     pub api_key_set: bool,
 }
@@ -214,6 +221,39 @@ pub struct ConfigView {
     pub limits: Limits,
     /// The runtime kinds this build can run.
     pub runtime_kinds: Vec<&'static str>,
+    /// The kinds Settings offers: not `scripted` (tests) nor `command`
+    /// (a program only the config file may name).
+    pub offered_kinds: Vec<&'static str>,
+    /// The `runtime.profile` values (`openai`).
+    pub profiles: Vec<&'static str>,
+    /// The loopback ports `config.discover` asks.
+    pub discover_ports: Vec<u16>,
+}
+
+/// `config.test.result`: what one short structured request to the runtime
+/// gave. `ok` with the parsed `answer`, or the coded `error` (and the raw
+/// reply, cut, when the model answered something unusable).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ConnectionTest {
+    pub ok: bool,
+    /// The runtime tested (with the values applied).
+    pub runtime: RuntimeInfo,
+    /// The endpoint that answered, when the runtime has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    pub elapsed_ms: u64,
+    /// The parsed JSON the model answered (`{"reply": …}`); absent when the
+    /// runtime needs no connection (`builtin`) or the test failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
+    /// The model's text when it was not the JSON asked for (at most 300
+    /// characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+    /// One sentence for the user.
+    pub message: String,
 }
 
 /// `turn.started`: the turn has a number and a request packet.
@@ -419,6 +459,16 @@ pub struct ErrorBody {
     /// Whether the same request may succeed if sent again later; follows
     /// from `code`.
     pub retryable: bool,
+}
+
+impl ErrorBody {
+    pub fn of(error: &Error) -> ErrorBody {
+        ErrorBody {
+            code: error.code,
+            message: error.message.clone(),
+            retryable: error.code.is_retryable(),
+        }
+    }
 }
 
 /// `retryable` is a function of `code`: say which codes are retryable.

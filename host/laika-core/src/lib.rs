@@ -20,6 +20,7 @@ pub mod builtin;
 pub mod cancel;
 pub mod citation;
 pub mod collection;
+pub mod connection;
 pub mod conversation;
 pub mod decoding;
 pub mod engine;

@@ -145,12 +145,20 @@ pub struct ConfigValues {
     pub runtime_base_url: Option<String>,
     #[schemars(rename = "runtime.model")]
     pub runtime_model: Option<String>,
-    /// `null` unsets it.
-    #[schemars(rename = "runtime.api_key")]
+    /// For `openai`: the server family (`ConfigView.profiles`); `null`
+    /// means `generic`.
+    #[schemars(rename = "runtime.profile")]
+    pub runtime_profile: Option<String>,
+    /// `null` unsets it. Stored only in the config file (mode 0600), never
+    /// sent back: `config.get` says only whether one is set.
+    #[schemars(rename = "runtime.api_key", length(max = MAX_API_KEY_LEN))]
     pub runtime_api_key: Option<String>,
     #[schemars(default)]
     pub log_full_llm: bool,
 }
+
+/// The longest API key `config.set` takes, in bytes (`runtime.api_key`).
+pub const MAX_API_KEY_LEN: usize = 4096;
 
 /// Every message the extension may send.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
@@ -254,6 +262,24 @@ pub enum Request {
         #[schemars(with = "ConfigValues")]
         values: Map<String, Value>,
     },
+    /// Asks the model servers on loopback what they are (the ports are
+    /// `ConfigView.discover_ports`). Answered with `config.discover.result`.
+    #[serde(rename = "config.discover")]
+    ConfigDiscover {
+        #[schemars(with = "RequestId")]
+        id: String,
+    },
+    /// "Test connection": one short structured request to the runtime the
+    /// config names with `values` applied (as `config.set` would, but
+    /// nothing is saved), answered with `config.test.result`.
+    #[serde(rename = "config.test")]
+    ConfigTest {
+        #[schemars(with = "RequestId")]
+        id: String,
+        #[serde(default)]
+        #[schemars(with = "Option<ConfigValues>")]
+        values: Option<Map<String, Value>>,
+    },
     #[serde(rename = "ping")]
     Ping {
         #[schemars(with = "RequestId")]
@@ -345,6 +371,8 @@ pub const REQUEST_TYPES: &[&str] = &[
     "artifact.export",
     "config.get",
     "config.set",
+    "config.discover",
+    "config.test",
     "ping",
     "tool_result",
     "approval",
@@ -367,6 +395,8 @@ impl Request {
             Request::ArtifactExport { .. } => "artifact.export",
             Request::ConfigGet { .. } => "config.get",
             Request::ConfigSet { .. } => "config.set",
+            Request::ConfigDiscover { .. } => "config.discover",
+            Request::ConfigTest { .. } => "config.test",
             Request::Ping { .. } => "ping",
             Request::ToolResult(_) => "tool_result",
             Request::Approval { .. } => "approval",
@@ -389,6 +419,8 @@ impl Request {
             | Request::ArtifactExport { id, .. }
             | Request::ConfigGet { id }
             | Request::ConfigSet { id, .. }
+            | Request::ConfigDiscover { id }
+            | Request::ConfigTest { id, .. }
             | Request::Ping { id }
             | Request::Approval { id, .. } => id,
         }
@@ -475,6 +507,9 @@ mod tests {
             json!({"type": "tool_result", "id": "12", "call_id": "r:0", "status": "ok",
                    "result": {"links": []}}),
             json!({"type": "approval", "id": "13", "call_id": "r:0", "digest": "ab", "approved": true}),
+            json!({"type": "config.discover", "id": "14"}),
+            json!({"type": "config.test", "id": "15", "values": {"runtime.profile": "llama.cpp"}}),
+            json!({"type": "config.test", "id": "16"}),
         ];
         for (i, c) in cases.into_iter().enumerate() {
             let r = parse_request(obj(c));

@@ -32,12 +32,20 @@ pub struct Config {
     /// while it is the default.
     #[serde(skip_serializing_if = "ServeConfig::is_default")]
     pub serve: ServeConfig,
+    /// Where Settings and `doctor` look for model servers. Left out of a
+    /// saved file while it is the default.
+    #[serde(skip_serializing_if = "DiscoverConfig::is_default")]
+    pub discover: DiscoverConfig,
     /// The runtime settings the environment gave (but the kind), applied
     /// again when `config.set` switches the kind: the switch keeps only
     /// what the new kind shares with the old one.
     #[serde(skip)]
     runtime_env: Vec<Setting>,
 }
+
+/// The runtime kinds Settings offers: `scripted` replays test scripts and
+/// `command` runs a program, which only the config file may name.
+pub const OFFERED_KINDS: &[&str] = &["builtin", "openai", "ollama", "anthropic"];
 
 /// The extension ids Laika ships with (pinned by the manifest `key` for
 /// Chromium, by `browser_specific_settings.gecko.id` for Firefox).
@@ -58,6 +66,7 @@ impl Default for Config {
                 .collect(),
             limits: Limits::default(),
             serve: ServeConfig::default(),
+            discover: DiscoverConfig::default(),
             runtime_env: Vec::new(),
         }
     }
@@ -155,6 +164,58 @@ impl ServeConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// The `[discover]` table: the loopback ports asked for model servers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiscoverConfig {
+    /// Ports on 127.0.0.1, asked at once; empty turns discovery off.
+    /// `LAIKA_DISCOVER_PORTS` (comma-separated) replaces them.
+    pub ports: Vec<u16>,
+}
+
+/// More ports would be a port scan, not a look at the usual places.
+pub const MAX_DISCOVER_PORTS: usize = 32;
+
+impl Default for DiscoverConfig {
+    fn default() -> Self {
+        DiscoverConfig {
+            ports: laika_runtime::discover::DEFAULT_PORTS.to_vec(),
+        }
+    }
+}
+
+impl DiscoverConfig {
+    fn is_default(&self) -> bool {
+        *self == DiscoverConfig::default()
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.ports.len() > MAX_DISCOVER_PORTS || self.ports.contains(&0) {
+            return Err(config_error(format!(
+                "discover.ports must be at most {MAX_DISCOVER_PORTS} ports, each 1..=65535"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `LAIKA_DISCOVER_PORTS`: `11434,8080`; empty turns discovery off.
+    fn parse_env(value: &str) -> Result<Vec<u16>> {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                p.parse().map_err(|_| {
+                    config_error(format!(
+                        "LAIKA_DISCOVER_PORTS: {:?} is not a port",
+                        laika_core::text::prefix_chars(p, 16)
+                    ))
+                })
+            })
+            .collect()
     }
 }
 
@@ -262,7 +323,7 @@ impl Config {
             }
         }
         if let Some(v) = set("LAIKA_PROFILE") {
-            settings.push(Setting::Profile(v));
+            settings.push(Setting::Profile(Some(v)));
         }
         if let Some(v) = set("LAIKA_MODEL") {
             settings.push(Setting::Model(Some(v)));
@@ -290,6 +351,9 @@ impl Config {
                 ))
             })?;
         }
+        if let Some(v) = env("LAIKA_DISCOVER_PORTS") {
+            self.discover.ports = DiscoverConfig::parse_env(&v)?;
+        }
         if let Some(v) = set("LAIKA_ALLOWED_ORIGINS") {
             self.allowed_origins = v.split(',').map(|s| s.trim().to_string()).collect();
         }
@@ -299,6 +363,7 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         self.runtime.validate()?;
         self.serve.validate()?;
+        self.discover.validate()?;
         let l = &self.limits;
         if l.max_inbound_frame == 0
             || l.max_inbound_frame > laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
@@ -384,6 +449,10 @@ impl Config {
                 kind: self.runtime.kind().to_owned(),
                 base_url: http.and_then(|h| h.base_url.clone()),
                 model: self.runtime.model().map(str::to_owned),
+                profile: match &self.runtime {
+                    RuntimeConfig::OpenAi(c) => c.profile.clone(),
+                    _ => None,
+                },
                 api_key_set: http.is_some_and(|h| h.api_key.is_some()),
             },
             data_dir: self.data_dir().display().to_string(),
@@ -391,11 +460,15 @@ impl Config {
             allowed_origins: self.allowed_origins.clone(),
             limits: self.limits.clone(),
             runtime_kinds: RUNTIME_KINDS.to_vec(),
+            offered_kinds: OFFERED_KINDS.to_vec(),
+            profiles: laika_runtime::profile::PROFILE_NAMES.to_vec(),
+            discover_ports: self.discover.ports.clone(),
         }
     }
 
     /// Applies `config.set` values (`"runtime.kind"`, `"runtime.base_url"`,
-    /// `"runtime.model"`, `"runtime.api_key"`, `"log_full_llm"`). Returns the
+    /// `"runtime.model"`, `"runtime.profile"`, `"runtime.api_key"`,
+    /// `"log_full_llm"`). Returns the
     /// new config without touching `self`, so a bad value changes nothing.
     /// Like the environment's, a runtime value applies only to a kind that
     /// has the key (the sidebar sends `base_url` and `model` with every
@@ -436,6 +509,7 @@ impl Config {
                 "runtime.kind" => continue,
                 "runtime.base_url" => Setting::BaseUrl(text(key, value)?),
                 "runtime.model" => Setting::Model(text(key, value)?),
+                "runtime.profile" => Setting::Profile(text(key, value)?),
                 "runtime.api_key" => Setting::ApiKey(text(key, value)?.map(ApiKey::new)),
                 "log_full_llm" => {
                     next.log_full_llm = value
@@ -445,7 +519,7 @@ impl Config {
                 }
                 other => {
                     return Err(config_error(format!(
-                        "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.api_key, log_full_llm"
+                        "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.profile, runtime.api_key, log_full_llm"
                     )))
                 }
             };
@@ -455,7 +529,8 @@ impl Config {
     }
 
     /// Writes the file atomically (temp file + rename) so a crash never
-    /// leaves half a config behind.
+    /// leaves half a config behind, readable by its owner only: it may hold
+    /// the API key.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = self.to_toml()?;
         let fail =
@@ -464,9 +539,26 @@ impl Config {
             std::fs::create_dir_all(dir).map_err(fail)?;
         }
         let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text).map_err(fail)?;
+        write_private(&tmp, text.as_bytes()).map_err(fail)?;
         std::fs::rename(&tmp, path).map_err(fail)
     }
+}
+
+/// Writes `bytes` to a new `path` with mode 0600 (on Unix) from the first
+/// byte on; a leftover file there is replaced, not reused with its mode.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(test)]
@@ -607,7 +699,7 @@ mod tests {
         let keys = schema["$defs"]["ConfigValues"]["properties"]
             .as_object()
             .unwrap();
-        assert_eq!(keys.len(), 5);
+        assert_eq!(keys.len(), 6);
         for (key, shape) in keys {
             let value = if shape["type"] == "boolean" {
                 json!(true)

@@ -227,7 +227,7 @@ pub fn run(env: &Env, options: &Options, config: &Result<(Config, PathBuf), Erro
 
 /// One line per model server found on loopback, with the `[runtime]` keys
 /// that use it; never a failure (none found is a fact, not a fault).
-pub fn discovered(found: &[discover::Found], ports: &[u16]) -> Vec<Check> {
+pub fn discovered(found: &[discover::ModelServer], ports: &[u16]) -> Vec<Check> {
     const SECTION: &str = "model servers on 127.0.0.1";
     if found.is_empty() {
         let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
@@ -982,12 +982,12 @@ mod tests {
 
     #[test]
     fn discovered_servers_are_listed_with_their_runtime_keys() {
-        use laika_runtime::discover::{Found, ServerKind};
+        use laika_runtime::discover::{ModelServer, ServerKind};
         let none = discovered(&[], &[11434, 8080]);
         assert_eq!(none.len(), 1);
         assert_eq!(none[0].status, Status::Skip);
         assert!(none[0].message.contains("11434, 8080"));
-        let llama = Found {
+        let llama = ModelServer {
             kind: ServerKind::LlamaCpp,
             base_url: "http://127.0.0.1:8080/v1".into(),
             runtime: "openai",
@@ -997,7 +997,7 @@ mod tests {
             context_window: Some(8192),
             version: None,
         };
-        let unknown = Found {
+        let unknown = ModelServer {
             kind: ServerKind::OpenAiCompatible,
             profile: None,
             context_window: None,

@@ -15,6 +15,7 @@ pub mod origin;
 pub mod replay;
 pub mod serve;
 pub mod session;
+pub mod settings;
 pub mod sink;
 pub mod store;
 pub mod summarize;

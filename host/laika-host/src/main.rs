@@ -553,15 +553,13 @@ fn run_install(args: InstallArgs, uninstalling: bool) -> Result<ExitCode, Error>
     Ok(ExitCode::SUCCESS)
 }
 
-/// The loopback ports doctor asks for model servers: `LAIKA_DISCOVER_PORTS`
-/// (comma-separated; empty turns discovery off), else the servers' defaults.
-/// Values that are not ports are left out.
-fn discover_ports() -> Vec<u16> {
-    match std::env::var("LAIKA_DISCOVER_PORTS") {
-        Ok(list) => list
-            .split(',')
-            .filter_map(|p| p.trim().parse().ok())
-            .collect(),
+/// The loopback ports doctor asks for model servers: the config's
+/// `discover.ports` (`LAIKA_DISCOVER_PORTS` replaces them; empty turns
+/// discovery off), else, with a config that does not load, the servers'
+/// defaults.
+fn discover_ports(config: &Result<(Config, PathBuf), Error>) -> Vec<u16> {
+    match config {
+        Ok((c, _)) => c.discover.ports.clone(),
         Err(_) => laika_runtime::discover::DEFAULT_PORTS.to_vec(),
     }
 }
@@ -573,15 +571,16 @@ fn run_doctor(
     json: bool,
 ) -> Result<ExitCode, Error> {
     let env = install::Env::from_process().map_err(install_error)?;
+    let config = Config::from_process_env();
     let options = doctor::Options {
         browsers: browser_choice(&browsers)
             .map(|c| c.browsers(&env))
             .unwrap_or_default(),
         user_data_dirs,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
-        discover_ports: discover_ports(),
+        discover_ports: discover_ports(&config),
     };
-    let report = doctor::run(&env, &options, &Config::from_process_env());
+    let report = doctor::run(&env, &options, &config);
     if json {
         say(&(serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n"));
     } else {

@@ -4,6 +4,7 @@
 
 use crate::agent_state;
 use crate::config::Config;
+use crate::settings;
 use crate::sink::OutboxSink;
 use crate::store::Store;
 use crate::summarize;
@@ -27,6 +28,9 @@ const DEFAULT_HISTORY_LIMIT: usize = 50;
 const MAX_HISTORY_LIMIT: usize = 500;
 /// One thread per running turn; a tab rarely needs more than one at a time.
 const MAX_RUNNING_TURNS: usize = 4;
+/// Worker threads at once: the turns, plus a few discoveries and
+/// connection tests beside them.
+const MAX_WORKERS: usize = MAX_RUNNING_TURNS + 4;
 
 struct Shared {
     config: RwLock<Config>,
@@ -230,6 +234,28 @@ impl Session {
                 })
             }),
             Request::ConfigSet { values, .. } => self.set_config(&values),
+            Request::ConfigDiscover { .. } => {
+                match self.read_config(|c| Ok(c.discover.ports.clone())) {
+                    Ok(ports) => self.aside(id, sink, move || settings::discover(&ports)),
+                    Err(e) => sink.emit(Some(&id), Event::error(&e)),
+                }
+                return;
+            }
+            Request::ConfigTest { values, .. } => {
+                // Checked now, like `config.set`: bad values are an `error`
+                // and nothing is asked.
+                let tested = self.read_config(|c| match &values {
+                    Some(values) => c.with_values(values).map(|c| c.runtime),
+                    None => Ok(c.runtime.clone()),
+                });
+                match tested {
+                    Ok(runtime) => {
+                        self.aside(id, sink, move || settings::test_connection(&runtime))
+                    }
+                    Err(e) => sink.emit(Some(&id), Event::error(&e)),
+                }
+                return;
+            }
             // The turn answers these itself (a result only when it is stale).
             Request::ToolResult(result) => {
                 let call_id = result.call_id.clone();
@@ -259,6 +285,29 @@ impl Session {
         match result {
             Ok(event) => sink.emit(Some(&id), event),
             Err(e) => sink.emit(Some(&id), Event::error(&e)),
+        }
+    }
+
+    /// Answers request `id` with what `job` gives, on a worker thread (inline
+    /// for replay): for the slow requests that are not turns.
+    fn aside(
+        &mut self,
+        id: String,
+        sink: Arc<dyn Sink>,
+        job: impl FnOnce() -> Event + Send + 'static,
+    ) {
+        if self.workers.len() >= MAX_WORKERS {
+            let e = Error::invalid_request(format!(
+                "{MAX_WORKERS} requests and turns are already running: wait for one to finish"
+            ));
+            sink.emit(Some(&id), Event::error(&e));
+            return;
+        }
+        let run = move || sink.emit(Some(&id), job());
+        if self.threaded {
+            self.workers.push(std::thread::spawn(run));
+        } else {
+            run();
         }
     }
 

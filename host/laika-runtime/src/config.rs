@@ -54,7 +54,8 @@ pub enum Setting {
     BaseUrls(Vec<String>),
     Model(Option<String>),
     ApiKey(Option<ApiKey>),
-    Profile(String),
+    /// `None`: the default (`generic`).
+    Profile(Option<String>),
     Script(PathBuf),
     Command(PathBuf),
 }
@@ -198,7 +199,7 @@ impl RuntimeConfig {
             }
             Setting::Profile(name) => {
                 if let RuntimeConfig::OpenAi(c) = self {
-                    c.profile = Some(name.clone());
+                    c.profile.clone_from(name);
                 }
             }
             Setting::Script(path) => {
@@ -432,7 +433,7 @@ mod tests {
         for s in [
             Setting::BaseUrl(Some("http://x".into())),
             Setting::Model(Some("m".into())),
-            Setting::Profile("vllm".into()),
+            Setting::Profile(Some("vllm".into())),
         ] {
             c.apply(&s).unwrap();
         }
@@ -442,7 +443,7 @@ mod tests {
         c.apply(&Setting::BaseUrl(Some("http://x".into()))).unwrap();
         c.apply(&Setting::Model(Some("m".into()))).unwrap();
         c.apply(&Setting::ApiKey(Some(ApiKey::new("k")))).unwrap();
-        c.apply(&Setting::Profile("vllm".into())).unwrap();
+        c.apply(&Setting::Profile(Some("vllm".into()))).unwrap();
         c.apply(&Setting::Kind("ollama".into())).unwrap();
         let RuntimeConfig::Ollama(o) = &c else {
             panic!("{c:?}")

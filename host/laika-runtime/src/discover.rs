@@ -16,7 +16,6 @@
 //! ([`identify`] takes a [`Fetch`]), so the recorded answers of each server
 //! kind are tested without one.
 
-use serde::Serialize;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -35,38 +34,7 @@ const MAX_RESPONSE: u64 = 2 << 20;
 /// Most models listed per server.
 const MAX_MODELS: usize = 200;
 
-/// What kind of server answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServerKind {
-    Ollama,
-    LlamaCpp,
-    Vllm,
-    Sglang,
-    LmStudio,
-    Mlx,
-    /// Lists models at `/v1/models` but says nothing more.
-    OpenAiCompatible,
-}
-
-/// A server found on loopback, ready to be written as `[runtime]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Found {
-    pub kind: ServerKind,
-    /// `runtime.base_url` for it.
-    pub base_url: String,
-    /// `runtime.kind`: `ollama` or `openai`.
-    pub runtime: &'static str,
-    /// `runtime.profile` for `openai` servers; `None` when discovery cannot
-    /// tell (the user picks one).
-    pub profile: Option<&'static str>,
-    /// True when `kind` is inferred from a hint, not stated by the server.
-    pub guessed: bool,
-    pub models: Vec<String>,
-    /// Tokens of context, when the server says.
-    pub context_window: Option<u64>,
-    pub version: Option<String>,
-}
+pub use laika_core::model::{ModelServer, ServerKind};
 
 /// One HTTP answer: status, the `Server` header, the body.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -103,8 +71,8 @@ fn strings(items: Option<&Value>, key: &str) -> Vec<String> {
 
 /// Asks the server behind `fetch` (at `root`, e.g. `http://127.0.0.1:8080`)
 /// what it is; `None` when it is not a model server we know how to use.
-pub fn identify(root: &str, fetch: &dyn Fetch) -> Option<Found> {
-    let openai = |kind, profile, guessed, models, context_window, version| Found {
+pub fn identify(root: &str, fetch: &dyn Fetch) -> Option<ModelServer> {
+    let openai = |kind, profile, guessed, models, context_window, version| ModelServer {
         kind,
         base_url: format!("{root}/v1"),
         runtime: "openai",
@@ -117,7 +85,7 @@ pub fn identify(root: &str, fetch: &dyn Fetch) -> Option<Found> {
     if let Some((v, _)) = json_ok(fetch.get("/api/version")) {
         if let Some(version) = v.get("version").and_then(Value::as_str) {
             let tags = json_ok(fetch.get("/api/tags")).map(|(t, _)| t);
-            return Some(Found {
+            return Some(ModelServer {
                 kind: ServerKind::Ollama,
                 base_url: root.to_string(),
                 runtime: "ollama",
@@ -236,13 +204,24 @@ pub fn identify(root: &str, fetch: &dyn Fetch) -> Option<Found> {
     })
 }
 
-/// Probes each of `ports` on 127.0.0.1 and returns what answered.
-pub fn scan(ports: &[u16]) -> Vec<Found> {
-    ports.iter().filter_map(|&port| probe(port)).collect()
+/// Probes each of `ports` on 127.0.0.1, all at once (one hung port costs
+/// its timeouts once, not once per port), and returns what answered, in
+/// `ports` order.
+pub fn scan(ports: &[u16]) -> Vec<ModelServer> {
+    std::thread::scope(|scope| {
+        let probes: Vec<_> = ports
+            .iter()
+            .map(|&port| scope.spawn(move || probe(port)))
+            .collect();
+        probes
+            .into_iter()
+            .filter_map(|p| p.join().ok().flatten())
+            .collect()
+    })
 }
 
 /// What listens on 127.0.0.1:`port`, if it is a model server.
-pub fn probe(port: u16) -> Option<Found> {
+pub fn probe(port: u16) -> Option<ModelServer> {
     let fetch = Loopback { port };
     // A closed port: skip the remaining questions at once.
     TcpStream::connect_timeout(&fetch.addr(), CONNECT_TIMEOUT).ok()?;

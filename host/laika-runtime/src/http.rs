@@ -36,6 +36,8 @@ const MAX_MESSAGE_CHARS: usize = 300;
 /// Upper bound of the HTTP timeouts (one hour).
 const MAX_HTTP_TIMEOUT_MS: u64 = 3_600_000;
 
+pub use laika_core::wire::MAX_API_KEY_LEN;
+
 /// An API key: sent in the `Authorization` header and nowhere else, so its
 /// `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +51,23 @@ impl ApiKey {
 
     pub fn expose(&self) -> &str {
         &self.0
+    }
+
+    /// A key goes into a header: at most [`MAX_API_KEY_LEN`] bytes of
+    /// visible ASCII. The error never quotes the key.
+    pub fn validate(&self) -> Result<()> {
+        let len = self.0.len();
+        if len == 0 || len > MAX_API_KEY_LEN {
+            return Err(config_error(format!(
+                "runtime.api_key must be 1..={MAX_API_KEY_LEN} bytes (this one has {len})"
+            )));
+        }
+        if !self.0.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(config_error(
+                "runtime.api_key may hold only visible ASCII characters (no spaces or line breaks)",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -120,6 +139,9 @@ impl HttpConfig {
                     "{key} = {shown:?} must be an http or https URL"
                 )));
             }
+        }
+        if let Some(key) = &self.api_key {
+            key.validate()?;
         }
         for (key, ms) in [
             ("runtime.connect_timeout_ms", self.connect_timeout_ms),

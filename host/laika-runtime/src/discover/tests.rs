@@ -208,7 +208,7 @@ fn probe_asks_a_real_socket() {
                 let (a, b) = OLLAMA_TAGS.split_at(100);
                 format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n", a.len(), b.len())
             } else {
-                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string()
+                "HTTP/1.1 404 Not ModelServer\r\nContent-Length: 0\r\n\r\n".to_string()
             };
             let _ = conn.write_all(reply.as_bytes());
         }
