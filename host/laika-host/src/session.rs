@@ -38,6 +38,8 @@ struct Shared {
     calls: Mutex<HashMap<String, String>>,
     /// The runtime's context window, asked once per runtime configuration.
     window: Mutex<Option<(String, Option<ContextWindow>)>>,
+    /// Page indexes kept for the next step or follow-up on the same page.
+    page_indexes: Arc<crate::page_index::PageIndexCache>,
 }
 
 impl Shared {
@@ -111,6 +113,7 @@ impl Session {
                 in_flight: Mutex::new(HashMap::new()),
                 calls: Mutex::new(HashMap::new()),
                 window: Mutex::new(None),
+                page_indexes: Arc::default(),
             }),
             workers: Vec::new(),
             threaded,
@@ -415,6 +418,7 @@ impl Session {
                     inbox: &inbox,
                     sink: sink.as_ref(),
                     context_window: shared.context_window(&config),
+                    page_indexes: Some(shared.page_indexes.clone()),
                 },
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
@@ -422,8 +426,8 @@ impl Session {
                 m.remove(&id);
             }
             // After `done`: the stream never waits for the summarizer.
-            if let Some(conversation_id) = stored {
-                summarize::after_turn(&shared.store, runtime.as_ref(), &config, &conversation_id);
+            if let Some(stored) = stored {
+                summarize::after_turn(&shared.store, runtime.as_ref(), &config, &stored);
             }
         };
         if self.threaded {

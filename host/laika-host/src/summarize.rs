@@ -2,16 +2,22 @@
 //! `done` on the turn's worker thread, so the stream never waits for it.
 //!
 //! When the conversation's unsummarized turns pass a trigger
-//! (`limits.summary_after_turns`, `summary_after_chars`, or more turns than
-//! the verbatim window), the older ones are folded into a new version of the
-//! summary (`Store::save_summary`; every version is kept for audit). A model
-//! runtime (`openai`, `ollama`) is asked with the summarizer prompt; the
-//! builtin, scripted and command runtimes — and any model answer that is not
-//! a usable summary — get the extractive summary instead. Nothing here fails
-//! a turn: a summary not made is logged and tried again after the next one.
+//! (`limits.summary_after_turns`, `summary_after_chars`, more turns than
+//! the verbatim window, or a block larger than the conversation's share of
+//! the turn's token budget), the older ones are folded into a new version
+//! of the summary (`Store::save_summary`; every version is kept for audit).
+//!
+//! The summarizer is the `[summarizer]` runtime when the config has one,
+//! else the turn's own. A model runtime is asked with the summarizer prompt;
+//! the builtin runtime — and, as the turn's own, the scripted and command
+//! runtimes, whose answers are the turn's — and any model answer that is
+//! not a usable summary get the extractive summary instead. Nothing here
+//! fails a turn: a summary not made is logged and tried again after the
+//! next one.
 
 use crate::config::Config;
 use crate::store::Store;
+use crate::turn::Stored;
 use laika_core::conversation::{self, PastTurn};
 use laika_core::llmcp::{Task, TaskName};
 use laika_core::model::ModelRequest;
@@ -22,12 +28,8 @@ use std::sync::Mutex;
 
 /// Folds the older turns of `conversation_id` into a new rolling summary if
 /// one is due.
-pub fn after_turn(
-    store: &Mutex<Store>,
-    runtime: &dyn Runtime,
-    config: &Config,
-    conversation_id: &str,
-) {
+pub fn after_turn(store: &Mutex<Store>, runtime: &dyn Runtime, config: &Config, turn: &Stored) {
+    let conversation_id = turn.conversation_id.as_str();
     let history = match store.lock().map_err(|_| ()).and_then(|s| {
         s.history(conversation_id).map_err(|e| {
             tracing::warn!(code = %e.code, "no rolling summary: {}", e.chain());
@@ -42,6 +44,7 @@ pub fn after_turn(
         limits.recent_turns,
         limits.summary_after_turns,
         limits.summary_after_chars,
+        turn.conversation_share,
     ) else {
         return;
     };
@@ -52,17 +55,28 @@ pub fn after_turn(
         .cloned()
         .collect();
     let previous = history.summary.as_ref().map(|s| s.text.as_str());
-    let info = runtime.info();
-    let (text, made_by) = match info.kind.as_str() {
-        "openai" | "ollama" => match ask_model(runtime, conversation_id, through, previous, &turns)
-        {
-            Some(text) => (text, format!("{}:{}", info.kind, info.model)),
-            None => (
-                conversation::extractive_summary(previous, &turns),
-                "builtin".to_owned(),
+    let configured = config.summarizer.as_ref().and_then(|c| {
+        laika_runtime::from_config(c)
+            .map_err(|e| tracing::warn!(code = %e.code, "the [summarizer] runtime: {}", e.chain()))
+            .ok()
+    });
+    let (summarizer, asked) = match &configured {
+        Some(r) => (r.as_ref(), r.info().kind != "builtin"),
+        None => (
+            runtime,
+            !matches!(
+                runtime.info().kind.as_str(),
+                "builtin" | "scripted" | "command"
             ),
-        },
-        _ => (
+        ),
+    };
+    let info = summarizer.info();
+    let from_model = asked
+        .then(|| ask_model(summarizer, conversation_id, through, previous, &turns))
+        .flatten();
+    let (text, made_by) = match from_model {
+        Some(text) => (text, format!("{}:{}", info.kind, info.model)),
+        None => (
             conversation::extractive_summary(previous, &turns),
             "builtin".to_owned(),
         ),

@@ -239,3 +239,60 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
         .collect();
     assert_eq!(turns, vec![2], "turn 1 is only in the summary");
 }
+
+/// `[summarizer]` names the runtime that writes the rolling summary: the
+/// turns are answered by `builtin`, the summary by the configured model.
+#[test]
+fn the_configured_summarizer_runtime_writes_the_summary() {
+    let stub = Stub::start(|body, _| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        assert!(
+            system.starts_with("You update the rolling summary"),
+            "only the summarizer asks this model: {system}"
+        );
+        let reply = json!({"summary": "Written by the summarizer model."});
+        sse_answer(&reply.to_string(), 20, "stop")
+    });
+    let config = format!(
+        "[runtime]\nkind = \"builtin\"\n[summarizer]\nkind = \"openai\"\nprofile = \"llama.cpp\"\nbase_url = \"{}\"\n[limits]\nrecent_turns = 2\nsummary_after_chars = 1\n",
+        stub.url
+    );
+    let mut host = Host::launch(Launch {
+        config: &config,
+        ..Launch::default()
+    });
+    let page = observation("product-backpack.observation.json");
+    let first = host.turn("t1", answer(), "What does it cost?", page.clone());
+    assert_eq!(one(&first, "turn.started")["runtime"]["kind"], "builtin");
+    let conversation = one(&first, "turn.started")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.send(&turn_msg(
+        "t2",
+        answer(),
+        "Is it waterproof?",
+        page,
+        Some(&conversation),
+    ));
+    host.until("done", "t2");
+    let db = host.dir.path().join("data/history.sqlite3");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let summaries = loop {
+        let s = laika_host::store::Store::open(&db)
+            .unwrap()
+            .summaries(&conversation, 10)
+            .unwrap();
+        if !s.is_empty() || std::time::Instant::now() > end {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(summaries.len(), 1, "no summary was saved");
+    assert_eq!(summaries[0].text, "Written by the summarizer model.");
+    assert_eq!(summaries[0].through_turn, 1);
+    let seen = stub.seen();
+    assert_eq!(seen.len(), 1, "one summarizer call, no turn call");
+    let input = seen[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(input.contains("What does it cost?"), "{input}");
+}
