@@ -137,6 +137,26 @@ fn a_new_conversation_knows_nothing_of_another() {
     assert!(said.contains("I do not know"), "{said}");
 }
 
+/// The conversation's stored summaries once the summarizer (after `done`,
+/// on the turn's thread) saved one, or none after 15 s.
+fn saved_summaries(
+    host: &Host,
+    conversation: &str,
+) -> Vec<laika_core::conversation::StoredSummary> {
+    let db = host.dir.path().join("data/history.sqlite3");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let s = laika_host::store::Store::open(&db)
+            .unwrap()
+            .summaries(conversation, 10)
+            .unwrap();
+        if !s.is_empty() || std::time::Instant::now() > end {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     let stub = Stub::start(|body, _| {
@@ -191,18 +211,7 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     assert_eq!(one(&second, "done")["status"], "ok");
     assert!(started.elapsed() < std::time::Duration::from_millis(1400));
     // The summary is stored (a new version) once the summarizer answered.
-    let db = host.dir.path().join("data/history.sqlite3");
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    let summaries = loop {
-        let s = laika_host::store::Store::open(&db)
-            .unwrap()
-            .summaries(&conversation, 10)
-            .unwrap();
-        if !s.is_empty() || std::time::Instant::now() > end {
-            break s;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let summaries = saved_summaries(&host, &conversation);
     assert_eq!(summaries.len(), 1, "no summary was saved");
     assert_eq!(summaries[0].version, 1);
     assert_eq!(summaries[0].through_turn, 1);
@@ -276,18 +285,7 @@ fn the_configured_summarizer_runtime_writes_the_summary() {
         Some(&conversation),
     ));
     host.until("done", "t2");
-    let db = host.dir.path().join("data/history.sqlite3");
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    let summaries = loop {
-        let s = laika_host::store::Store::open(&db)
-            .unwrap()
-            .summaries(&conversation, 10)
-            .unwrap();
-        if !s.is_empty() || std::time::Instant::now() > end {
-            break s;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let summaries = saved_summaries(&host, &conversation);
     assert_eq!(summaries.len(), 1, "no summary was saved");
     assert_eq!(summaries[0].text, "Written by the summarizer model.");
     assert_eq!(summaries[0].through_turn, 1);
