@@ -231,21 +231,27 @@ pub fn assemble(
 
 /// Whether a rolling summary is due after a turn (seed §5.3): the turns not
 /// yet in one are more than `after_turns`, or their text is longer than
-/// `after_chars`, or they no longer fit the `recent` window. Returns the last
-/// turn the new summary should cover: all but the newest `recent / 2` (at
-/// least one) turns, which stay verbatim.
+/// `after_chars`, or they no longer fit the `recent` window, or the block a
+/// follow-up would carry is larger than `share_chars`, the conversation's
+/// share of the token budget (`pack::conversation_share`; `None` when the
+/// budget is not known). Returns the last turn the new summary should cover:
+/// all but the newest `recent / 2` (at least one) turns, which stay verbatim.
 pub fn summary_due(
     history: &History,
     recent: usize,
     after_turns: usize,
     after_chars: usize,
+    share_chars: Option<usize>,
 ) -> Option<u32> {
     let turns = &history.turns;
     let chars: usize = turns
         .iter()
         .map(|t| t.user_text.chars().count() + t.answer_text.chars().count())
         .sum();
-    let due = turns.len() > after_turns || chars > after_chars || turns.len() > recent;
+    let over_share =
+        || share_chars.is_some_and(|share| assemble(history, recent, usize::MAX).1.chars > share);
+    let due =
+        turns.len() > after_turns || chars > after_chars || turns.len() > recent || over_share();
     let keep = (recent / 2).max(1);
     if !due || turns.len() <= keep {
         return None;
@@ -441,13 +447,20 @@ mod tests {
             turns: (1..=n).map(|i| past(i, "q", &"a".repeat(len))).collect(),
             ..History::default()
         };
-        assert_eq!(summary_due(&turns(3, 10), 8, 20, 5_000), None);
+        assert_eq!(summary_due(&turns(3, 10), 8, 20, 5_000, None), None);
         // More chars than the trigger: all but the newest 4 are folded in.
-        assert_eq!(summary_due(&turns(6, 1_000), 8, 20, 5_000), Some(2));
+        assert_eq!(summary_due(&turns(6, 1_000), 8, 20, 5_000, None), Some(2));
         // More turns than the window.
-        assert_eq!(summary_due(&turns(9, 10), 8, 20, 5_000), Some(5));
-        assert_eq!(summary_due(&turns(3, 10), 2, 2, 5_000), Some(2));
-        assert_eq!(summary_due(&turns(1, 10_000), 8, 20, 5_000), None);
+        assert_eq!(summary_due(&turns(9, 10), 8, 20, 5_000, None), Some(5));
+        assert_eq!(summary_due(&turns(3, 10), 2, 2, 5_000, None), Some(2));
+        assert_eq!(summary_due(&turns(1, 10_000), 8, 20, 5_000, None), None);
+        // Under every count, but the block outgrows the conversation's share
+        // of a small window's budget.
+        let six = turns(6, 600);
+        assert_eq!(summary_due(&six, 8, 20, 5_000, None), None);
+        let block = assemble(&six, 8, usize::MAX).1.chars;
+        assert_eq!(summary_due(&six, 8, 20, 5_000, Some(block)), None);
+        assert_eq!(summary_due(&six, 8, 20, 5_000, Some(block - 1)), Some(2));
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::observation::{
 };
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
 /// How `context_usage` names the conversation block.
@@ -109,6 +110,13 @@ pub const WINDOW_CHARS_PER_TOKEN: usize = 3;
 const WINDOW_MARGIN_TOKENS: usize = 64;
 /// The least budget a request is packed with, whatever else took room.
 const MIN_CHARS: usize = 2_000;
+
+/// The chars of a budget the conversation block may take: a third, so the
+/// page's documents keep the rest however long the conversation grows
+/// (older turns are left out, then summarized, first).
+pub fn conversation_share(budget: &Budget) -> usize {
+    budget.char_limit() / 3
+}
 
 pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
@@ -203,6 +211,52 @@ pub struct PackInput<'a> {
 pub struct Packed {
     pub packet: RequestPacket,
     pub usage: ContextUsage,
+}
+
+/// `,"text":` — what a chunk's text field adds to its content besides the
+/// string itself.
+const TEXT_FIELD_CHARS: usize = 8;
+
+/// A chunk's content but its text, in the chunk's field order (the text is
+/// added last, where the chunk has it).
+#[derive(Serialize)]
+struct ChunkMeta<'a> {
+    doc_type: &'a str,
+    url: &'a str,
+    title: &'a str,
+    chunk_index: u32,
+    chunk_count: u32,
+}
+
+impl<'a> ChunkMeta<'a> {
+    fn of(chunk: &'a crate::observation::Chunk) -> Self {
+        ChunkMeta {
+            doc_type: &chunk.doc_type,
+            url: &chunk.url,
+            title: &chunk.title,
+            chunk_index: chunk.chunk_index,
+            chunk_count: chunk.chunk_count,
+        }
+    }
+}
+
+/// Chars `text` takes as a JSON string, quotes and escapes counted, without
+/// writing it out (as `serde_json` escapes: `"`, `\\` and the five short
+/// control escapes take 2 chars, other control chars 6).
+pub(crate) fn json_str_chars(text: &str) -> usize {
+    let mut chars = 2;
+    for b in text.bytes() {
+        // Continuation bytes are not chars of their own.
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        chars += match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
+            0..=0x1F => 6,
+            _ => 1,
+        };
+    }
+    chars
 }
 
 pub(crate) fn json_chars(value: &Value) -> usize {
@@ -339,12 +393,25 @@ fn reduce_summary(content: &mut Value, limit: usize, cut: &mut Vec<Cut>) -> usiz
 
 /// Builds the request packet for one turn.
 pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
+    pack_with(input, budget, None)
+}
+
+/// [`pack`], ranking passages with the page's index from `indexes` when it
+/// is kept there (see `select::PageIndexes`).
+pub fn pack_with(
+    input: &PackInput<'_>,
+    budget: Budget,
+    indexes: Option<&dyn crate::select::PageIndexes>,
+) -> Packed {
     let mut redacted = 0;
     let mut usage_docs = Vec::new();
     let (conversation, conversation_chars) = match input.history {
         Some(history) => {
-            let (block, assembled) =
-                crate::conversation::assemble(history, input.recent_turns, budget.char_limit() / 3);
+            let (block, assembled) = crate::conversation::assemble(
+                history,
+                input.recent_turns,
+                conversation_share(&budget),
+            );
             let block = block.map(|b| {
                 let mut value = serde_json::to_value(&b).unwrap_or(Value::Null);
                 redacted += crate::redact::redact_value(&mut value);
@@ -405,17 +472,24 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
         redacted += crate::redact::redact_value(&mut content);
         let original = json_chars(&content);
-        let mut chunks: Vec<(Value, usize)> = obs
+        // A chunk's text is redacted and measured where it lies: only the
+        // chunks sent are copied into documents (a 1 MiB page over budget
+        // sends a few passages of it).
+        let mut chunks: Vec<(Value, Cow<'_, str>, usize)> = obs
             .chunks
             .iter()
             .map(|chunk| {
-                let mut content = serde_json::to_value(chunk).unwrap_or(Value::Null);
-                redacted += crate::redact::redact_value(&mut content);
-                let size = json_chars(&content);
-                (content, size)
+                let mut meta = serde_json::to_value(ChunkMeta::of(chunk)).unwrap_or(Value::Null);
+                redacted += crate::redact::redact_value(&mut meta);
+                let text = crate::redact::redact_urls_in_text(&chunk.text);
+                if matches!(text, Cow::Owned(_)) {
+                    redacted += 1;
+                }
+                let size = json_chars(&meta) + TEXT_FIELD_CHARS + json_str_chars(&text);
+                (meta, text, size)
             })
             .collect();
-        let page_chars = original + chunks.iter().map(|(_, size)| size).sum::<usize>();
+        let page_chars = original + chunks.iter().map(|(_, _, size)| size).sum::<usize>();
         // Over budget with a question to rank by: the summary keeps a
         // quarter, the most relevant passages of the chunks get the rest.
         let question =
@@ -493,14 +567,18 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
                 let texts: Vec<(usize, &str)> = chunks
                     .iter()
                     .enumerate()
-                    .map(|(i, (c, _))| (i + 1, c["text"].as_str().unwrap_or_default()))
+                    .map(|(i, (_, text, _))| (i + 1, text.as_ref()))
                     .collect();
-                let chosen = crate::select::select(&texts, &question, limit.saturating_sub(used));
-                for (i, (content, size)) in chunks.iter_mut().enumerate() {
+                let chosen = crate::select::select_with(
+                    &texts,
+                    &question,
+                    limit.saturating_sub(used),
+                    indexes,
+                );
+                for (i, (content, page_text, size)) in chunks.iter_mut().enumerate() {
                     let doc_id = format!("doc:web:chunk:{}", i + 1);
                     let text = chosen.chunks.iter().find(|c| c.chunk == i + 1);
-                    let truncated =
-                        text.is_some_and(|t| Some(t.text.as_str()) != content["text"].as_str());
+                    let truncated = text.is_some_and(|t| t.text != *page_text);
                     if let Some(t) = text {
                         content["text"] = Value::from(t.text.clone());
                         // Numbers stay the page's: the model is told where each passage is.
@@ -538,7 +616,7 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
                 });
             }
             None => {
-                for (i, (content, size)) in chunks.into_iter().enumerate() {
+                for (i, (mut content, text, size)) in chunks.into_iter().enumerate() {
                     let doc_id = format!("doc:web:chunk:{}", i + 1);
                     // Chunks are additive and ordered: once one does not fit,
                     // later ones are left out too so the model never sees a gap.
@@ -553,6 +631,7 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
                     });
                     if fits {
                         used += size;
+                        content["text"] = Value::from(text.into_owned());
                         kept.push((doc_id, content));
                     } else {
                         cut.push(Cut {
@@ -902,6 +981,82 @@ mod tests {
         assert!(!serde_json::to_string(&p.packet)
             .unwrap()
             .contains("48 million"));
+    }
+
+    /// The page the conversation is about keeps its room: a long history is
+    /// cut to its share (oldest turns out, long answers clipped) while a page
+    /// that fits the rest is sent whole.
+    #[test]
+    fn a_large_page_stays_whole_while_a_long_history_is_compressed() {
+        use crate::conversation::{History, PastTurn};
+        let history = History {
+            turns: (1..=8)
+                .map(|i| PastTurn {
+                    turn: i,
+                    task: "web.answer".into(),
+                    user_text: format!("question {i}"),
+                    answer_text: "An answer of some length. ".repeat(150),
+                    status: "ok".into(),
+                    ..PastTurn::default()
+                })
+                .collect(),
+            ..History::default()
+        };
+        let budget = Budget {
+            max_chars: 40_000,
+            max_tokens: 1 << 20,
+        };
+        let page = "A paragraph of the report the user asks about. ".repeat(240);
+        let obs = observation(&page, 0);
+        let t = Task {
+            name: TaskName::Answer,
+            args: Default::default(),
+        };
+        let mut i = input(&obs, &t);
+        i.history = Some(&history);
+        let p = pack(&i, budget);
+        let page_doc = &p
+            .usage
+            .documents
+            .iter()
+            .find(|d| d.doc_id == SUMMARY_DOC_ID)
+            .unwrap();
+        assert!(page_doc.included && !page_doc.truncated, "{page_doc:?}");
+        assert!(
+            page_doc.chars > budget.char_limit() / 2,
+            "{}",
+            page_doc.chars
+        );
+        let conv = p
+            .usage
+            .documents
+            .iter()
+            .find(|d| d.doc_id == CONVERSATION_DOC_ID)
+            .unwrap();
+        assert!(conv.truncated, "older turns were left out: {conv:?}");
+        assert!(conv.chars <= conversation_share(&budget), "{conv:?}");
+        let block = p.packet.context.conversation.as_ref().unwrap();
+        assert_eq!(block.turns.last().unwrap().turn, 8, "the newest turn stays");
+        assert!(
+            p.usage.used.chars <= budget.char_limit(),
+            "{:?}",
+            p.usage.used
+        );
+    }
+
+    #[test]
+    fn json_str_chars_counts_as_serde_json_writes() {
+        for s in [
+            "",
+            "plain",
+            "quote \" back \\ slash",
+            "lines\nand\ttabs\r\u{8}\u{c}",
+            "control \u{1} \u{1f} del \u{7f}",
+            "ünïcødé 日本語 😀",
+        ] {
+            let expected = serde_json::to_string(s).unwrap().chars().count();
+            assert_eq!(json_str_chars(s), expected, "{s:?}");
+        }
     }
 
     #[test]

@@ -48,94 +48,185 @@ pub struct Selection {
     pub about: Vec<String>,
 }
 
+#[derive(Debug)]
 struct Passage {
     chunk: usize,
     /// Position on the page, for page order.
     order: usize,
     text: String,
+    /// Chars of the text as a JSON string.
+    json_chars: usize,
+}
+
+/// What ranking needs of a page's chunks, whatever the question: its
+/// passages and their BM25 index. Building it tokenizes and stems the whole
+/// page, so the host keeps it between the steps and follow-ups on one page
+/// ([`PageIndexes`]).
+#[derive(Debug)]
+pub struct PageIndex {
+    passages: Vec<Passage>,
+    index: Index,
+    total_chars: usize,
+    /// The chunks it was built from, to confirm a cached index is this
+    /// page's (compared, not hashed: a page cannot pass for another).
+    source: Vec<(usize, String)>,
+}
+
+impl PageIndex {
+    /// Splits `chunks` (1-based number, text) into passages and indexes them.
+    pub fn build(chunks: &[(usize, &str)]) -> PageIndex {
+        let mut passages = Vec::new();
+        for &(chunk, text) in chunks {
+            for piece in split(text) {
+                passages.push(Passage {
+                    chunk,
+                    order: passages.len(),
+                    json_chars: json_len(&piece),
+                    text: piece,
+                });
+            }
+        }
+        let total_chars = chunks.iter().map(|(_, t)| t.chars().count()).sum();
+        let index = Index::from_texts(passages.iter().map(|p| p.text.as_str()));
+        PageIndex {
+            passages,
+            index,
+            total_chars,
+            source: chunks.iter().map(|&(c, t)| (c, t.to_owned())).collect(),
+        }
+    }
+
+    /// Whether this index was built from exactly `chunks`.
+    pub fn is_of(&self, chunks: &[(usize, &str)]) -> bool {
+        self.source.len() == chunks.len()
+            && self
+                .source
+                .iter()
+                .zip(chunks)
+                .all(|((c, t), (c2, t2))| c == c2 && t.len() == t2.len())
+            && self
+                .source
+                .iter()
+                .zip(chunks)
+                .all(|((_, t), (_, t2))| t == t2)
+    }
+
+    /// The passages most relevant to `question` that fit in `budget` chars
+    /// of JSON documents.
+    pub fn select(&self, question: &str, budget: usize) -> Selection {
+        let passages = &self.passages;
+        let index = &self.index;
+        let query = index.query(question);
+        let ranked: Vec<usize> = {
+            let scored = rank::bm25(index, &query);
+            let mut scored_at = vec![false; passages.len()];
+            let mut order: Vec<usize> = Vec::with_capacity(passages.len());
+            for s in &scored {
+                if let Some(seen) = scored_at.get_mut(s.unit) {
+                    *seen = true;
+                    order.push(s.unit);
+                }
+            }
+            // Unscored passages follow in page order, so spare room is used.
+            order.extend((0..passages.len()).filter(|&i| !scored_at[i]));
+            order
+        };
+        let mut picked: Vec<usize> = Vec::new();
+        let mut used = 0usize;
+        let mut chunks_used: Vec<usize> = Vec::new();
+        for i in ranked {
+            // Nothing smaller than the cheapest passage fits any more.
+            if used + GAP.len() >= budget {
+                break;
+            }
+            let Some(p) = passages.get(i) else { continue };
+            let new_chunk = !chunks_used.contains(&p.chunk);
+            let cost = p.json_chars + GAP.len() + if new_chunk { DOC_OVERHEAD_CHARS } else { 0 };
+            if used + cost > budget {
+                continue;
+            }
+            used += cost;
+            if new_chunk {
+                chunks_used.push(p.chunk);
+            }
+            picked.push(i);
+        }
+        picked.sort_unstable();
+        let mut out: Vec<ChunkText> = Vec::new();
+        let mut last: Option<usize> = None;
+        let mut sent_chars = 0;
+        for &i in &picked {
+            let Some(p) = passages.get(i) else { continue };
+            sent_chars += p.text.chars().count();
+            match out.last_mut() {
+                Some(c) if c.chunk == p.chunk => {
+                    c.text.push_str(if last == Some(p.order.saturating_sub(1)) {
+                        "\n"
+                    } else {
+                        GAP
+                    });
+                    c.text.push_str(&p.text);
+                }
+                _ => out.push(ChunkText {
+                    chunk: p.chunk,
+                    text: p.text.clone(),
+                }),
+            }
+            last = Some(p.order);
+        }
+        let about = about(
+            index,
+            question,
+            picked.iter().filter_map(|&i| passages.get(i)),
+        );
+        Selection {
+            chunks: out,
+            passages_sent: picked.len(),
+            passages_total: passages.len(),
+            sent_chars,
+            total_chars: self.total_chars,
+            about,
+        }
+    }
+}
+
+/// Page indexes kept between requests, by the host (a bounded cache in the
+/// session): the core only asks for one and hands back what it built.
+pub trait PageIndexes: Send + Sync + std::fmt::Debug {
+    /// The index built from exactly `chunks`, if one is kept.
+    fn find(&self, chunks: &[(usize, &str)]) -> Option<std::sync::Arc<PageIndex>>;
+    /// Keeps a new index (the least recently used one may go).
+    fn keep(&self, index: std::sync::Arc<PageIndex>);
 }
 
 /// The passages of `chunks` (1-based number, text) most relevant to
-/// `question` that fit in `budget` chars of JSON documents.
-pub fn select(chunks: &[(usize, &str)], question: &str, budget: usize) -> Selection {
-    let mut passages = Vec::new();
-    for &(chunk, text) in chunks {
-        for piece in split(text) {
-            passages.push(Passage {
-                chunk,
-                order: passages.len(),
-                text: piece,
-            });
-        }
-    }
-    let total_chars = chunks.iter().map(|(_, t)| t.chars().count()).sum();
-    let index = Index::from_texts(passages.iter().map(|p| p.text.as_str()));
-    let query = index.query(question);
-    let ranked: Vec<usize> = {
-        let scored = rank::bm25(&index, &query);
-        let mut order: Vec<usize> = scored.iter().map(|s| s.unit).collect();
-        // Unscored passages follow in page order, so spare room is used.
-        let mut rest: Vec<usize> = (0..passages.len()).filter(|i| !order.contains(i)).collect();
-        order.append(&mut rest);
-        order
+/// `question` that fit in `budget` chars of JSON documents; the index comes
+/// from `indexes` when it has this page's, and is left there when built.
+pub fn select_with(
+    chunks: &[(usize, &str)],
+    question: &str,
+    budget: usize,
+    indexes: Option<&dyn PageIndexes>,
+) -> Selection {
+    let Some(indexes) = indexes else {
+        return PageIndex::build(chunks).select(question, budget);
     };
-    let mut picked: Vec<usize> = Vec::new();
-    let mut used = 0usize;
-    let mut chunks_used: Vec<usize> = Vec::new();
-    for i in ranked {
-        let Some(p) = passages.get(i) else { continue };
-        let new_chunk = !chunks_used.contains(&p.chunk);
-        let cost = json_len(&p.text) + GAP.len() + if new_chunk { DOC_OVERHEAD_CHARS } else { 0 };
-        if used + cost > budget {
-            continue;
-        }
-        used += cost;
-        if new_chunk {
-            chunks_used.push(p.chunk);
-        }
-        picked.push(i);
-    }
-    picked.sort_unstable();
-    let mut out: Vec<ChunkText> = Vec::new();
-    let mut last: Option<usize> = None;
-    let mut sent_chars = 0;
-    for &i in &picked {
-        let Some(p) = passages.get(i) else { continue };
-        sent_chars += p.text.chars().count();
-        match out.last_mut() {
-            Some(c) if c.chunk == p.chunk => {
-                c.text.push_str(if last == Some(p.order.saturating_sub(1)) {
-                    "\n"
-                } else {
-                    GAP
-                });
-                c.text.push_str(&p.text);
-            }
-            _ => out.push(ChunkText {
-                chunk: p.chunk,
-                text: p.text.clone(),
-            }),
-        }
-        last = Some(p.order);
-    }
-    let about = about(
-        &index,
-        question,
-        picked.iter().filter_map(|&i| passages.get(i)),
-    );
-    Selection {
-        chunks: out,
-        passages_sent: picked.len(),
-        passages_total: passages.len(),
-        sent_chars,
-        total_chars,
-        about,
-    }
+    let index = indexes.find(chunks).unwrap_or_else(|| {
+        let built = std::sync::Arc::new(PageIndex::build(chunks));
+        indexes.keep(built.clone());
+        built
+    });
+    index.select(question, budget)
+}
+
+/// [`select_with`] without a cache.
+pub fn select(chunks: &[(usize, &str)], question: &str, budget: usize) -> Selection {
+    select_with(chunks, question, budget, None)
 }
 
 /// Chars the text takes as a JSON string (quotes and escapes counted).
 fn json_len(text: &str) -> usize {
-    serde_json::to_string(text).map_or(text.len(), |s| s.chars().count())
+    crate::pack::json_str_chars(text)
 }
 
 /// `text` in passages of about [`PASSAGE_CHARS`], cut at line ends (a
@@ -251,6 +342,43 @@ mod tests {
             .map(|c| json_len(&c.text) + DOC_OVERHEAD_CHARS)
             .sum();
         assert!(docs <= 6_000, "{docs}");
+    }
+
+    /// A cache that keeps one index and counts how often one was built.
+    #[derive(Debug, Default)]
+    struct One(std::sync::Mutex<(Option<std::sync::Arc<PageIndex>>, usize)>);
+
+    impl PageIndexes for One {
+        fn find(&self, chunks: &[(usize, &str)]) -> Option<std::sync::Arc<PageIndex>> {
+            let kept = self.0.lock().unwrap();
+            kept.0.clone().filter(|i| i.is_of(chunks))
+        }
+        fn keep(&self, index: std::sync::Arc<PageIndex>) {
+            let mut kept = self.0.lock().unwrap();
+            *kept = (Some(index), kept.1 + 1);
+        }
+    }
+
+    #[test]
+    fn a_kept_index_selects_as_a_new_one_and_only_for_its_page() {
+        let mut chunks = page(30);
+        chunks[20]
+            .1
+            .push_str("\nThe ferry to the island leaves at 6:40.");
+        let refs: Vec<(usize, &str)> = chunks.iter().map(|(c, t)| (*c, t.as_str())).collect();
+        let cache = One::default();
+        for q in ["When does the ferry leave?", "Which stations are there?"] {
+            let fresh = select(&refs, q, 4_000);
+            assert_eq!(select_with(&refs, q, 4_000, Some(&cache)), fresh);
+        }
+        assert_eq!(cache.0.lock().unwrap().1, 1, "built once for two questions");
+        // The same page with one word changed is another page.
+        let mut changed = chunks.clone();
+        changed[20].1 = changed[20].1.replace("6:40", "6:45");
+        let refs2: Vec<(usize, &str)> = changed.iter().map(|(c, t)| (*c, t.as_str())).collect();
+        let s = select_with(&refs2, "When does the ferry leave?", 4_000, Some(&cache));
+        assert!(s.chunks.iter().any(|c| c.text.contains("6:45")));
+        assert_eq!(cache.0.lock().unwrap().1, 2);
     }
 
     #[test]

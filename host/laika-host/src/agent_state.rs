@@ -3,11 +3,13 @@
 //! turn's worker thread, like the rolling summary, so the stream never waits
 //! for it.
 //!
-//! After an answered turn, a model runtime (`openai`, `ollama`) is asked for
-//! deltas with the seed's summarizer prompt, given the current state and the
-//! turn just finished; other runtimes, failed or cancelled turns, and a
-//! model answer that is not a JSON object get the
-//! extractive delta (the question as an item, its page as an entity). The
+//! When the rolling summary has just been written by a model (so, at the
+//! summary's pace rather than after every turn: a call after each answer
+//! would queue before the user's follow-up and evict the server's prompt
+//! cache), that summarizer is asked for deltas with the seed's summarizer
+//! prompt, given the current state and the turn just finished. Other turns,
+//! failed or cancelled ones, and a model answer that is not a JSON object get
+//! the extractive delta (the question as an item, its page as an entity). The
 //! delta is applied and stored (`Store::apply_agent_state`), and the new
 //! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
 //! its `done` (the seed's "emit done → async Summarizer → emit AgentState
@@ -27,7 +29,7 @@ use std::sync::Mutex;
 /// sends the new snapshot to `sink`, in reply to the turn request `reply_to`.
 pub fn after_turn(
     store: &Mutex<Store>,
-    runtime: &dyn Runtime,
+    summarizer: Option<&dyn Runtime>,
     conversation_id: &str,
     (sink, reply_to): (&dyn Sink, &str),
 ) {
@@ -53,11 +55,9 @@ pub fn after_turn(
     };
     // A failed or cancelled turn is not worth a model call (its runtime may
     // be what failed): its question is recorded as still open.
-    let delta = match runtime.info().kind.as_str() {
-        "openai" | "ollama" if turn.status == "ok" => {
-            ask_model(runtime, conversation_id, &state, &turn)
-                .unwrap_or_else(|| agent_state::extractive_delta(&turn))
-        }
+    let delta = match summarizer {
+        Some(model) if turn.status == "ok" => ask_model(model, conversation_id, &state, &turn)
+            .unwrap_or_else(|| agent_state::extractive_delta(&turn)),
         _ => agent_state::extractive_delta(&turn),
     };
     let now = SystemAmbient.now_iso8601();

@@ -28,6 +28,11 @@ pub struct Config {
     /// allowed to launch the host.
     pub allowed_origins: Vec<String>,
     pub limits: Limits,
+    /// `[summarizer]`: the runtime that writes the rolling summary, in the
+    /// shape of `[runtime]`; absent, the turn's own runtime does (`builtin`
+    /// summarizes extractively, without a model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<RuntimeConfig>,
     /// `laika-host serve`: the NLWeb HTTP surface. Left out of a saved file
     /// while it is the default.
     #[serde(skip_serializing_if = "ServeConfig::is_default")]
@@ -65,6 +70,7 @@ impl Default for Config {
                 .map(|s| s.to_string())
                 .collect(),
             limits: Limits::default(),
+            summarizer: None,
             serve: ServeConfig::default(),
             discover: DiscoverConfig::default(),
             runtime_env: Vec::new(),
@@ -362,6 +368,11 @@ impl Config {
 
     pub fn validate(&self) -> Result<()> {
         self.runtime.validate()?;
+        if let Some(summarizer) = &self.summarizer {
+            summarizer
+                .validate()
+                .map_err(|e| config_error(format!("[summarizer]: {}", e.message)))?;
+        }
         self.serve.validate()?;
         self.discover.validate()?;
         let l = &self.limits;

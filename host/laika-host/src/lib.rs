@@ -12,6 +12,7 @@ pub mod install;
 pub mod logging;
 pub mod mcp;
 pub mod origin;
+pub mod page_index;
 pub mod replay;
 pub mod serve;
 pub mod session;

@@ -43,6 +43,8 @@ struct Shared {
     calls: Mutex<HashMap<String, String>>,
     /// The runtime's context window, asked once per runtime configuration.
     window: Mutex<Option<(String, Option<ContextWindow>)>>,
+    /// Page indexes kept for the next step or follow-up on the same page.
+    page_indexes: Arc<crate::page_index::PageIndexCache>,
 }
 
 impl Shared {
@@ -116,6 +118,7 @@ impl Session {
                 in_flight: Mutex::new(HashMap::new()),
                 calls: Mutex::new(HashMap::new()),
                 window: Mutex::new(None),
+                page_indexes: Arc::default(),
             }),
             workers: Vec::new(),
             threaded,
@@ -465,6 +468,7 @@ impl Session {
                     inbox: &inbox,
                     sink: sink.as_ref(),
                     context_window: shared.context_window(&config),
+                    page_indexes: Some(shared.page_indexes.clone()),
                 },
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
@@ -472,12 +476,14 @@ impl Session {
                 m.remove(&id);
             }
             // After `done`: the stream never waits for the summarizer.
-            if let Some(conversation_id) = stored {
-                summarize::after_turn(&shared.store, runtime.as_ref(), &config, &conversation_id);
+            if let Some(stored) = stored {
+                let summarizer = summarize::Summarizer::choose(&config, runtime.as_ref());
+                let summarized =
+                    summarize::after_turn(&shared.store, &summarizer, &config, &stored);
                 agent_state::after_turn(
                     &shared.store,
-                    runtime.as_ref(),
-                    &conversation_id,
+                    summarized.then(|| summarizer.model()).flatten(),
+                    &stored.conversation_id,
                     (sink.as_ref(), &id),
                 );
             }

@@ -2,16 +2,22 @@
 //! `done` on the turn's worker thread, so the stream never waits for it.
 //!
 //! When the conversation's unsummarized turns pass a trigger
-//! (`limits.summary_after_turns`, `summary_after_chars`, or more turns than
-//! the verbatim window), the older ones are folded into a new version of the
-//! summary (`Store::save_summary`; every version is kept for audit). A model
-//! runtime (`openai`, `ollama`) is asked with the summarizer prompt; the
-//! builtin, scripted and command runtimes — and any model answer that is not
-//! a usable summary — get the extractive summary instead. Nothing here fails
-//! a turn: a summary not made is logged and tried again after the next one.
+//! (`limits.summary_after_turns`, `summary_after_chars`, more turns than
+//! the verbatim window, or a block larger than the conversation's share of
+//! the turn's token budget), the older ones are folded into a new version
+//! of the summary (`Store::save_summary`; every version is kept for audit).
+//!
+//! The summarizer is the `[summarizer]` runtime when the config has one,
+//! else the turn's own. A model runtime is asked with the summarizer prompt;
+//! the builtin runtime — and, as the turn's own, the scripted and command
+//! runtimes, whose answers are the turn's — and any model answer that is
+//! not a usable summary get the extractive summary instead. Nothing here
+//! fails a turn: a summary not made is logged and tried again after the
+//! next one.
 
 use crate::config::Config;
 use crate::store::Store;
+use crate::turn::Stored;
 use laika_core::conversation::{self, PastTurn};
 use laika_core::llmcp::{Task, TaskName};
 use laika_core::model::ModelRequest;
@@ -20,21 +26,56 @@ use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
 
+/// Who writes summaries and the agent state's model deltas: the
+/// `[summarizer]` runtime when the config has one, else the turn's own.
+pub struct Summarizer<'a> {
+    configured: Option<std::sync::Arc<dyn Runtime>>,
+    turns: &'a dyn Runtime,
+}
+
+impl<'a> Summarizer<'a> {
+    pub fn choose(config: &Config, turns: &'a dyn Runtime) -> Summarizer<'a> {
+        let configured = config.summarizer.as_ref().and_then(|c| {
+            laika_runtime::from_config(c)
+                .map_err(
+                    |e| tracing::warn!(code = %e.code, "the [summarizer] runtime: {}", e.chain()),
+                )
+                .ok()
+        });
+        Summarizer { configured, turns }
+    }
+
+    /// The model to ask; `None` when summaries are extractive: the builtin
+    /// runtime, and — as the turn's own — the scripted and command runtimes,
+    /// whose answers are the turn's.
+    pub fn model(&self) -> Option<&dyn Runtime> {
+        match &self.configured {
+            Some(r) => (r.info().kind != "builtin").then_some(r.as_ref()),
+            None => (!matches!(
+                self.turns.info().kind.as_str(),
+                "builtin" | "scripted" | "command"
+            ))
+            .then_some(self.turns),
+        }
+    }
+}
+
 /// Folds the older turns of `conversation_id` into a new rolling summary if
-/// one is due.
+/// one is due; true when it was (so the summarizer has just run).
 pub fn after_turn(
     store: &Mutex<Store>,
-    runtime: &dyn Runtime,
+    summarizer: &Summarizer<'_>,
     config: &Config,
-    conversation_id: &str,
-) {
+    turn: &Stored,
+) -> bool {
+    let conversation_id = turn.conversation_id.as_str();
     let history = match store.lock().map_err(|_| ()).and_then(|s| {
         s.history(conversation_id).map_err(|e| {
             tracing::warn!(code = %e.code, "no rolling summary: {}", e.chain());
         })
     }) {
         Ok(h) => h,
-        Err(()) => return,
+        Err(()) => return false,
     };
     let limits = &config.limits;
     let Some(through) = conversation::summary_due(
@@ -42,8 +83,9 @@ pub fn after_turn(
         limits.recent_turns,
         limits.summary_after_turns,
         limits.summary_after_chars,
+        turn.conversation_share,
     ) else {
-        return;
+        return false;
     };
     let turns: Vec<PastTurn> = history
         .turns
@@ -52,21 +94,17 @@ pub fn after_turn(
         .cloned()
         .collect();
     let previous = history.summary.as_ref().map(|s| s.text.as_str());
-    let info = runtime.info();
-    let (text, made_by) = match info.kind.as_str() {
-        "openai" | "ollama" => match ask_model(runtime, conversation_id, through, previous, &turns)
-        {
-            Some(text) => (text, format!("{}:{}", info.kind, info.model)),
-            None => (
-                conversation::extractive_summary(previous, &turns),
-                "builtin".to_owned(),
-            ),
-        },
-        _ => (
+    let from_model = summarizer.model().and_then(|model| {
+        let info = model.info();
+        ask_model(model, conversation_id, through, previous, &turns)
+            .map(|text| (text, format!("{}:{}", info.kind, info.model)))
+    });
+    let (text, made_by) = from_model.unwrap_or_else(|| {
+        (
             conversation::extractive_summary(previous, &turns),
             "builtin".to_owned(),
-        ),
-    };
+        )
+    });
     let saved = store.lock().map_err(|_| None).and_then(|mut s| {
         s.save_summary(
             conversation_id,
@@ -87,6 +125,7 @@ pub fn after_turn(
         Err(Some(e)) => tracing::warn!(code = %e.code, "rolling summary not saved: {}", e.chain()),
         Err(None) => tracing::warn!("rolling summary not saved: the store lock was poisoned"),
     }
+    true
 }
 
 /// Asks the turn's model for the summary; `None` when it fails or answers

@@ -33,12 +33,23 @@ pub struct TurnContext<'a> {
     pub sink: &'a dyn Sink,
     /// The runtime's context window, when known (see `context_window`).
     pub context_window: Option<laika_core::model::ContextWindow>,
+    /// The session's page indexes (`page_index`), if it keeps them.
+    pub page_indexes: Option<std::sync::Arc<dyn laika_core::select::PageIndexes>>,
+}
+
+/// A turn that was stored, as the summarizer needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub conversation_id: String,
+    /// The chars its requests gave the conversation block, when its budget
+    /// was worked out (`pack::conversation_share`).
+    pub conversation_share: Option<usize>,
 }
 
 /// Runs one turn to its end. Never panics; every failure becomes an `error`
 /// event and, once the turn has a number, a failed turn in the store.
-/// Returns the conversation of a turn that was stored (for the summarizer).
-pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
+/// Returns the turn if it was stored (for the summarizer).
+pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
     let reply_to = request.id.clone();
     let settings = TurnSettings {
         limits: ctx.config.limits.clone(),
@@ -46,6 +57,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
         store_full_packets: ctx.config.log_full_llm,
         context_window: ctx.context_window.clone(),
         decoding: ctx.runtime.decoding(),
+        page_indexes: ctx.page_indexes.clone(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -163,7 +175,10 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
         tracing::error!("turn {reply_to} stopped before it finished: an engine bug");
         return None;
     }
-    turn.conversation().map(str::to_owned)
+    turn.conversation().map(|id| Stored {
+        conversation_id: id.to_owned(),
+        conversation_share: turn.conversation_share(),
+    })
 }
 
 /// Feeds the engine what the session forwarded since the last look.

@@ -519,6 +519,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             inbox: &inbox,
             sink: &sink,
             context_window: None,
+            page_indexes: None,
         },
     );
     let events = sink.take();
@@ -558,6 +559,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             inbox: &inbox,
             sink: &sink,
             context_window: None,
+            page_indexes: None,
         },
     );
     let events = sink.take();

@@ -60,12 +60,17 @@ fn respond_like_a_model(body: &Value) -> String {
 }
 
 fn host_for(stub: &Stub, dir: tempfile::TempDir) -> Host {
+    host_with(stub, dir, "")
+}
+
+/// `host_for` with more config lines after `[runtime]`.
+fn host_with(stub: &Stub, dir: tempfile::TempDir, more: &str) -> Host {
     Host::launch(Launch {
         env: vec![
             ("LAIKA_RUNTIME".into(), "openai".into()),
             ("LAIKA_BASE_URL".into(), stub.url.clone()),
         ],
-        config: "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n",
+        config: &format!("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n{more}"),
         dir: Some(dir),
         ..Launch::default()
     })
@@ -148,6 +153,26 @@ fn a_new_conversation_knows_nothing_of_another() {
     assert!(said.contains("I do not know"), "{said}");
 }
 
+/// The conversation's stored summaries once the summarizer (after `done`,
+/// on the turn's thread) saved one, or none after 15 s.
+fn saved_summaries(
+    host: &Host,
+    conversation: &str,
+) -> Vec<laika_core::conversation::StoredSummary> {
+    let db = host.dir.path().join("data/history.sqlite3");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let s = laika_host::store::Store::open(&db)
+            .unwrap()
+            .summaries(conversation, 10)
+            .unwrap();
+        if !s.is_empty() || std::time::Instant::now() > end {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     let stub = Stub::start(|body, _| {
@@ -202,18 +227,7 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     assert_eq!(one(&second, "done")["status"], "ok");
     assert!(started.elapsed() < std::time::Duration::from_millis(1400));
     // The summary is stored (a new version) once the summarizer answered.
-    let db = host.dir.path().join("data/history.sqlite3");
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    let summaries = loop {
-        let s = laika_host::store::Store::open(&db)
-            .unwrap()
-            .summaries(&conversation, 10)
-            .unwrap();
-        if !s.is_empty() || std::time::Instant::now() > end {
-            break s;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let summaries = saved_summaries(&host, &conversation);
     assert_eq!(summaries.len(), 1, "no summary was saved");
     assert_eq!(summaries[0].version, 1);
     assert_eq!(summaries[0].through_turn, 1);
@@ -279,6 +293,10 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
             });
             return sse_answer(&reply.to_string(), 20, "stop");
         }
+        if system.starts_with("You update the rolling summary") {
+            let reply = json!({"summary": "The user plans a trip to Oslo."});
+            return sse_answer(&reply.to_string(), 20, "stop");
+        }
         let packet = packet_of(body);
         let first_step = packet["context"]["transcript"]
             .as_array()
@@ -294,7 +312,10 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
         sse_answer(&reply.to_string(), 20, "stop")
     });
     let page = observation("product-backpack.observation.json");
-    let mut host = host_for(&stub, tempfile::tempdir().unwrap());
+    // One turn kept verbatim: the summary, and with it the summarizer's
+    // model deltas, are due from the second turn on.
+    let summary_soon = "[limits]\nrecent_turns = 1\n";
+    let mut host = host_with(&stub, tempfile::tempdir().unwrap(), summary_soon);
     let first = host.turn(
         "t1",
         answer(),
@@ -313,25 +334,47 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     );
     let collection_id = one(&first, "tool_result")["result"]["collectionId"].clone();
     assert_eq!(entity["id"], collection_id);
-    // The summarizer's delta after `done`: applied on top, the unknown id refused.
+    // No summary is due after one turn: the extractive delta, no model call.
     let after = summarizer_snapshot(&mut host);
     assert_eq!(after["reply_to"], "t1");
+    assert!(after["state"]["assumptions"]
+        .as_array()
+        .is_none_or(Vec::is_empty));
+    let conversation = one(&first, "turn.started")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.send(&turn_msg(
+        "t1b",
+        answer(),
+        "Which hotels are near the station?",
+        page.clone(),
+        Some(&conversation),
+    ));
+    let second = host.until("done", "t1b");
+    assert_eq!(one(&second, "done")["status"], "ok", "{second:#?}");
+    // The summary is due now: the summarizer's delta after `done`, applied
+    // on top, the unknown id refused.
+    let after = summarizer_snapshot(&mut host);
+    assert_eq!(after["reply_to"], "t1b");
     let state = &after["state"];
     assert_eq!(
         state["current_understanding"]["entities"][0]["id"],
         collection_id
     );
     assert_eq!(state["assumptions"][0]["id"], "a-may");
-    assert_eq!(state["items"][0]["id"], "q-hotel");
-    assert_eq!(state["items"].as_array().unwrap().len(), 1);
-    assert!(state["lastSummarizedAt"].is_string());
-    let conversation = one(&first, "turn.started")["conversation_id"]
-        .as_str()
+    let items: Vec<&str> = state["items"]
+        .as_array()
         .unwrap()
-        .to_string();
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert!(items.contains(&"q-hotel"), "{items:?}");
+    assert!(!items.contains(&"no-such-item"), "{items:?}");
+    assert!(state["lastSummarizedAt"].is_string());
     // After a restart, the follow-up's request carries the state as untrusted data.
     let dir = host.into_dir();
-    let mut host = host_for(&stub, dir);
+    let mut host = host_with(&stub, dir, summary_soon);
     host.send(&turn_msg(
         "t2",
         answer(),
@@ -340,12 +383,15 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
         Some(&conversation),
     ));
     host.until("done", "t2");
-    let seen = stub.wait_requests(4);
-    let follow_up = seen
+    let seen = stub.wait_requests(6);
+    let follow_up_request = seen
         .iter()
-        .map(|r| packet_of(&r.body))
-        .find(|p| p["input"]["user_message"]["text"] == "And the hotel?")
+        .find(|r| {
+            is_turn_request(&r.body)
+                && packet_of(&r.body)["input"]["user_message"]["text"] == "And the hotel?"
+        })
         .unwrap();
+    let follow_up = packet_of(&follow_up_request.body);
     let block = &follow_up["context"]["conversation"];
     assert_eq!(block["trust"], "untrusted");
     assert_eq!(block["agent_state"]["sessionId"], conversation.as_str());
@@ -354,8 +400,65 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
         block["agent_state"]["current_understanding"]["entities"][0]["name"],
         "Oslo trip"
     );
-    let system = seen[3].body["messages"][0]["content"]
+    let system = follow_up_request.body["messages"][0]["content"]
         .as_str()
         .unwrap_or_default();
     assert!(!system.contains("travels in May"));
+}
+
+/// `[summarizer]` names the runtime that writes the rolling summary: the
+/// turns are answered by `builtin`, the summary by the configured model.
+#[test]
+fn the_configured_summarizer_runtime_writes_the_summary() {
+    let stub = Stub::start(|body, _| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+        let reply = if system.starts_with("You are updating the agent_state") {
+            json!({"agent_state_item_updates": []})
+        } else {
+            assert!(
+                system.starts_with("You update the rolling summary"),
+                "only the summarizer asks this model: {system}"
+            );
+            json!({"summary": "Written by the summarizer model."})
+        };
+        sse_answer(&reply.to_string(), 20, "stop")
+    });
+    let config = format!(
+        "[runtime]\nkind = \"builtin\"\n[summarizer]\nkind = \"openai\"\nprofile = \"llama.cpp\"\nbase_url = \"{}\"\n[limits]\nrecent_turns = 2\nsummary_after_chars = 1\n",
+        stub.url
+    );
+    let mut host = Host::launch(Launch {
+        config: &config,
+        ..Launch::default()
+    });
+    let page = observation("product-backpack.observation.json");
+    let first = host.turn("t1", answer(), "What does it cost?", page.clone());
+    assert_eq!(one(&first, "turn.started")["runtime"]["kind"], "builtin");
+    let conversation = one(&first, "turn.started")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.send(&turn_msg(
+        "t2",
+        answer(),
+        "Is it waterproof?",
+        page,
+        Some(&conversation),
+    ));
+    host.until("done", "t2");
+    let summaries = saved_summaries(&host, &conversation);
+    assert_eq!(summaries.len(), 1, "no summary was saved");
+    assert_eq!(summaries[0].text, "Written by the summarizer model.");
+    assert_eq!(summaries[0].through_turn, 1);
+    // The rolling summary, then the agent state's deltas by the same model;
+    // no turn call.
+    let seen = stub.wait_requests(2);
+    assert_eq!(seen.len(), 2, "one summary call and one agent state call");
+    let input = seen[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(input.contains("What does it cost?"), "{input}");
+    let system = seen[1].body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.starts_with("You are updating the agent_state"),
+        "{system}"
+    );
 }

@@ -528,3 +528,125 @@ fn system_prompt_tokens_per_shape() {
         assert!(k * 3 < w * 2, "{label}: {w} {k}");
     }
 }
+
+/// POSTs `body` to llama-server's chat endpoint without streaming; returns
+/// the reply and the wall time.
+fn chat(url: &str, mut body: Value) -> (Value, Duration) {
+    body["stream"] = json!(false);
+    let body = body.to_string();
+    let authority = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(900)))
+        .unwrap();
+    let started = Instant::now();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let took = started.elapsed();
+    let (head, reply) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{reply}");
+    (serde_json::from_str(reply).unwrap(), took)
+}
+
+/// A follow-up on the same page reuses llama-server's prompt cache: the
+/// request the host builds for the second question (the same page, then the
+/// first turn in `context.conversation`, the question last) shares the first
+/// request's prefix up to the conversation block. Prints the figures for
+/// docs/PERFORMANCE.md; asserts only the cache reuse, never time.
+#[test]
+fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
+    let Some(url) = base_url() else { return };
+    let rt = runtime(&url, None);
+    let task: Task = serde_json::from_value(json!({"name": "web.answer"})).unwrap();
+    let obs =
+        Observation::from_value(observation("article-night-trains.observation.json")).unwrap();
+    let page = laika_core::llmcp::PageRef {
+        url: obs.summary.url.clone(),
+        title: obs.summary.title.clone(),
+    };
+    // Room for the whole page: a short page is sent whole on both turns.
+    let budget = Budget {
+        max_chars: 24_000,
+        max_tokens: 6_000,
+    };
+    let request = |turn: u32, text: &str, history: Option<&laika_core::conversation::History>| {
+        let packed = pack::pack(
+            &PackInput {
+                conversation_id: "c-follow-up",
+                turn,
+                user_message_id: &format!("u-{turn}"),
+                user_text: text,
+                task: &task,
+                observation: Some(&obs),
+                browser: "chrome",
+                tab_id: Some("7".into()),
+                history,
+                recent_turns: 8,
+                ambient: &laika_runtime::SystemAmbient,
+            },
+            budget,
+        );
+        let pipeline = laika_core::interceptor::Pipeline::standard();
+        let composed = pipeline
+            .schema(task.name, &laika_runtime::SystemAmbient)
+            .unwrap();
+        let mut request = pipeline.model_request(packed.packet, &composed, rt.decoding());
+        // Both answers as long: the figure compares reading the prompts.
+        request.max_output_tokens = Some(64);
+        rt.request_body(&request)
+    };
+    let first_q = "How much does a private compartment cost?";
+    let (first, first_took) = chat(&url, request(1, first_q, None));
+    let answer = first["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let history = laika_core::conversation::History {
+        turns: vec![laika_core::conversation::PastTurn {
+            turn: 1,
+            task: "web.answer".into(),
+            user_text: first_q.into(),
+            answer_text: laika_core::text::clip(&answer, 400),
+            status: "ok".into(),
+            page: Some(page.clone()),
+            tools: Vec::new(),
+        }],
+        pages: vec![page],
+        ..Default::default()
+    };
+    let (second, second_took) = chat(&url, request(2, "And a couchette?", Some(&history)));
+    let t = |v: &Value, k: &str| v["timings"][k].as_f64().unwrap_or(f64::NAN);
+    for (label, reply, took) in [
+        ("first", &first, first_took),
+        ("follow-up", &second, second_took),
+    ] {
+        println!(
+            "{label}: wall {:.2} s; prompt {} tokens, of which {} from the cache ({} evaluated in {:.0} ms); {} tokens written in {:.0} ms",
+            took.as_secs_f64(),
+            t(reply, "cache_n") + t(reply, "prompt_n"),
+            t(reply, "cache_n"),
+            t(reply, "prompt_n"),
+            t(reply, "prompt_ms"),
+            t(reply, "predicted_n"),
+            t(reply, "predicted_ms"),
+        );
+    }
+    let model_ms = |v: &Value| t(v, "prompt_ms") + t(v, "predicted_ms");
+    println!(
+        "follow-up / first: model time {:.3}, wall {:.3}",
+        model_ms(&second) / model_ms(&first),
+        second_took.as_secs_f64() / first_took.as_secs_f64()
+    );
+    let cached = t(&second, "cache_n");
+    let whole = cached + t(&second, "prompt_n");
+    assert!(
+        cached > whole / 2.0,
+        "the follow-up reused {cached} of {whole} prompt tokens"
+    );
+}

@@ -595,7 +595,7 @@ impl Turn<'_> {
                 Budget::for_runtime(&self.settings.runtime.kind, &self.settings.limits)
             })
             .less(transcript_chars);
-        let mut packed = pack::pack(
+        let mut packed = pack::pack_with(
             &PackInput {
                 conversation_id: &self.conversation_id,
                 turn: started.turn,
@@ -618,6 +618,7 @@ impl Turn<'_> {
                 ambient: self.ambient,
             },
             budget,
+            self.settings.page_indexes.as_deref(),
         );
         self.pack_collection(&mut packed, budget);
         packed.packet.context.transcript = transcript;

@@ -98,6 +98,9 @@ pub struct TurnSettings {
     /// Whether the runtime enforces the answer schema, and its configured
     /// output cap (the answer's token limit, if any).
     pub decoding: Decoding,
+    /// The host's page indexes, kept between steps and turns on one page
+    /// (`None`: every request over budget indexes its page anew).
+    pub page_indexes: Option<Arc<dyn crate::select::PageIndexes>>,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number and what
@@ -349,6 +352,13 @@ impl<'a> Turn<'a> {
         self.started.as_ref().map(|_| self.conversation_id.as_str())
     }
 
+    /// The chars the conversation block got in this turn's requests, once
+    /// its budget is known: the rolling summary is due when the history
+    /// outgrows it.
+    pub fn conversation_share(&self) -> Option<usize> {
+        self.budget.as_ref().map(pack::conversation_share)
+    }
+
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)
     }
@@ -436,7 +446,7 @@ impl<'a> Turn<'a> {
             Ok(b) => b,
             Err(e) => return self.fail(e),
         };
-        let packed = pack::pack(
+        let packed = pack::pack_with(
             &PackInput {
                 conversation_id: &self.conversation_id,
                 turn: number,
@@ -454,6 +464,7 @@ impl<'a> Turn<'a> {
                 ambient: self.ambient,
             },
             budget,
+            self.settings.page_indexes.as_deref(),
         );
         let mut packed = packed;
         self.pack_collection(&mut packed, budget);

@@ -283,6 +283,7 @@ fn settings() -> TurnSettings {
         },
         store_full_packets: false,
         context_window: None,
+        page_indexes: None,
         decoding: Default::default(),
     }
 }

@@ -402,6 +402,7 @@ fn run_engine(
             // Asks run over stored text with the runtime's fixed budget
             // unless the config names a window (no probe on this path).
             context_window: ctx.config.configured_window(),
+            page_indexes: None,
         },
     );
     let events = match events.0.into_inner() {
