@@ -105,7 +105,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let mut query = index.query(question);
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
-    let want = entity::want_of_question(question);
+    let want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
     let ranked = rank::bm25(&index, &query);
@@ -301,7 +301,7 @@ pub(super) fn best_span(
         .filter(|&(_, w)| w > 0.0)
         .collect();
     let mut best: Option<(Range<usize>, f64)> = None;
-    for span in entity::spans(text) {
+    for span in entity::spans(text, index.lang()) {
         if !want.accepts(&span) {
             continue;
         }
@@ -639,5 +639,105 @@ mod tests {
         assert!(quotes(&v)
             .first()
             .is_some_and(|q| q.starts_with("Die Stadtwerke")));
+    }
+}
+
+#[cfg(test)]
+mod language_tests {
+    use super::super::fixtures::*;
+    use serde_json::json;
+
+    /// A question in each language of the question-word data, on a short
+    /// page in that language: the answer leads with the right span.
+    #[test]
+    fn answers_questions_in_many_languages() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "en",
+                "The new bridge over the river was opened by the city. It cost the city $40 million and took four years to build. The mayor, Anna Clarke, cut the ribbon on Friday.",
+                "How much did the bridge cost?",
+                "$40 million",
+            ),
+            (
+                "de",
+                "Die neue Brücke über den Fluss ist fertig. Der Bau hat vier Jahre gedauert und die Stadt 40 Millionen Euro gekostet. Die Brücke wird am 12. März eröffnet, sagte die Bürgermeisterin Anna Keller.",
+                "Wann wird die Brücke eröffnet?",
+                "12. März",
+            ),
+            (
+                "fr",
+                "Le nouveau pont sur le fleuve est terminé. Les travaux ont duré quatre ans et la ville a payé les travaux. Le pont sera inauguré le 12 mars par la maire Anne Dupont, qui a salué les ouvriers.",
+                "Quand le pont sera-t-il inauguré ?",
+                "12 mars",
+            ),
+            (
+                "es",
+                "El nuevo puente sobre el río está terminado. Las obras duraron cuatro años y costaron a la ciudad 40 millones de euros. La alcaldesa Ana García inaugurará el puente con los vecinos.",
+                "¿Quién inaugurará el puente?",
+                "Ana García",
+            ),
+            (
+                "it",
+                "Il nuovo ponte sul fiume è finito. I lavori sono durati quattro anni e sono costati alla città 40 milioni di euro. Il ponte sarà inaugurato dal sindaco con i cittadini della zona.",
+                "Quanti anni sono durati i lavori?",
+                "quattro anni",
+            ),
+            (
+                "pt",
+                "A nova ponte sobre o rio está pronta. As obras duraram quatro anos e custaram à cidade 40 milhões de euros. A ponte será inaugurada em Lisboa pela presidente da câmara com os moradores.",
+                "Onde será inaugurada a ponte?",
+                "Lisboa",
+            ),
+            (
+                "nl",
+                "De nieuwe brug over de rivier is klaar. De bouw heeft vier jaar geduurd en de stad 40 miljoen euro gekost. De burgemeester Anna de Vries opent de brug op vrijdag met de bewoners.",
+                "Wanneer opent de burgemeester de brug?",
+                "vrijdag",
+            ),
+            (
+                "ru",
+                "Новый мост через реку построен. Строительство длилось четыре года и стоило городу 40 миллионов рублей. Мост откроет мэр Анна Иванова, это было объявлено для жителей.",
+                "Кто откроет мост?",
+                "Анна Иванова",
+            ),
+            (
+                "tr",
+                "Nehir üzerindeki yeni köprü tamamlandı. İnşaat dört yıl sürdü ve şehre 40 milyon lira mal oldu. Köprü 12 mart tarihinde açılacak ve bu köprü için çok sayıda kişi bekleniyor.",
+                "Köprü ne zaman açılacak?",
+                "12 mart",
+            ),
+            (
+                "ar",
+                "تم الانتهاء من الجسر الجديد على النهر. استغرق البناء أربع سنوات وبلغت التكلفة 40 مليون دولار. افتتح الجسر في 12 مايو 2019 مع سكان المدينة في حفل كبير.",
+                "متى افتتح الجسر؟",
+                "12 مايو 2019",
+            ),
+            (
+                "sv",
+                "Den nya bron över floden är klar. Bygget tog fyra år och kostade staden 40 miljoner kronor. Bron öppnas av borgmästaren Anna Berg som har arbetat för bron i många år.",
+                "Vem öppnar bron?",
+                "Anna Berg",
+            ),
+        ];
+        for (lang, page, question, span) in cases {
+            let v = run(&packet(
+                "web.answer",
+                json!({}),
+                question,
+                summary("", page),
+                &[],
+            ));
+            let text = render_text(&v);
+            // A short page gets a "very little readable text" notice first.
+            let lead = text
+                .lines()
+                .find(|l| !l.starts_with("Only part of this page"))
+                .unwrap_or("");
+            assert!(lead.contains(span), "{lang}: {question} → {text}");
+            assert!(
+                quotes(&v).iter().any(|q| q.contains(span)),
+                "{lang}: {question} → {text}"
+            );
+        }
     }
 }

@@ -14,6 +14,7 @@
 //!   Input beyond [`MAX_TEXT_BYTES`] is ignored so hostile pages stay cheap.
 
 use super::lang::Lang;
+use super::questions;
 use crate::llmcp::Document;
 use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -187,7 +188,7 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
             if run_is_single_period {
                 let before = text.get(start..i).unwrap_or("");
                 let word = before.rsplit(char::is_whitespace).next().unwrap_or("");
-                if period_is_abbreviation(word, before) {
+                if period_is_abbreviation(word, before) || ordinal_date(word, rest) {
                     continue;
                 }
             }
@@ -217,6 +218,21 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
         }
     }
     out
+}
+
+/// "12. März", "1. Mai": a day number's period before a month name (in
+/// any language) ends no sentence.
+fn ordinal_date(word: &str, rest: &str) -> bool {
+    if word.is_empty() || word.len() > 2 || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let next = rest
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    questions::is_month(&next)
 }
 
 /// Cuts ranges longer than [`MAX_UNIT_BYTES`] into pieces of at most
@@ -728,83 +744,6 @@ impl Query {
     }
 }
 
-/// Everyday synonyms (English): a question rarely uses the page's word.
-const SYNONYMS: &[&[&str]] = &[
-    &[
-        "die", "died", "dead", "death", "deaths", "kill", "killed", "fatal",
-    ],
-    &["lawyer", "attorney", "counsel"],
-    &[
-        "speak",
-        "speaks",
-        "spokesman",
-        "spokeswoman",
-        "spokesperson",
-    ],
-    &["own", "owns", "owner"],
-    &["watch", "observe", "observed", "monitor"],
-    &["happen", "occur", "occurred", "take", "took"],
-    &[
-        "buy",
-        "bought",
-        "purchase",
-        "acquire",
-        "acquired",
-        "acquisition",
-        "order",
-    ],
-    &["governor", "gov"],
-    &["eat", "ate", "eaten"],
-    &["give", "gave", "given", "provide"],
-    &[
-        "cost",
-        "price",
-        "worth",
-        "value",
-        "valued",
-        "valuation",
-        "pay",
-        "paid",
-        "spent",
-    ],
-    &["soldier", "troop", "service", "servicemember"],
-    &["car", "vehicle", "sedan"],
-    &["job", "employee", "staff", "worker", "employ", "work"],
-    &[
-        "boss", "chief", "head", "ceo", "leader", "lead", "led", "run", "chair", "chairman",
-    ],
-    &["start", "begin", "began", "launch", "open"],
-    &["end", "finish", "close", "expire", "conclude"],
-    &["fine", "penalty"],
-    &[
-        "kidnap",
-        "abduct",
-        "abducted",
-        "kidnapped",
-        "kidnapper",
-        "abductor",
-    ],
-    &["punishment", "sentence", "sentenced"],
-    &["jail", "prison"],
-    &["quarantine", "isolation", "isolated"],
-    &["earn", "earnings", "profit"],
-    &["sales", "revenue"],
-    &["rise", "rose", "gain", "grow", "grew", "increase", "up"],
-    &[
-        "fall", "fell", "drop", "decline", "declined", "slump", "down", "lose", "lost",
-    ],
-    &["home", "house"],
-    &["gone", "missing", "lost"],
-    &["free", "freed", "release", "released"],
-    &["journey", "trip", "cruise", "flight", "voyage"],
-    &["helicopter", "chopper"],
-    &["ticket", "tickets"],
-    &["stake", "share", "ownership", "position"],
-    &["big", "large", "size"],
-    &["rescue", "lifeline", "bailout"],
-    &["speech", "remarks", "address", "talk"],
-];
-
 impl Index {
     pub fn build(page: &Page) -> Index {
         let texts = || (0..page.units.len()).map(|i| page.unit_text(i));
@@ -929,6 +868,11 @@ impl Index {
         self.unit_terms.is_empty()
     }
 
+    /// The page's language.
+    pub fn lang(&self) -> &Lang {
+        &self.lang
+    }
+
     /// Content-word count of a unit.
     pub fn unit_len(&self, unit: usize) -> usize {
         self.unit_len.get(unit).map_or(0, |&n| n as usize)
@@ -949,11 +893,18 @@ impl Index {
     /// deduplicated in order of appearance, each with its synonyms the page
     /// has.
     pub fn query(&self, question: &str) -> Query {
+        // The question phrase ("wie viele", "how long") says what is asked,
+        // not what about.
+        let phrase = questions::asked(question, self.lang.code())
+            .map(|(p, _)| p)
+            .unwrap_or_default();
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for token in tokenize(question) {
             if QUESTION_FILLER.contains(&token.as_str())
                 || self.lang.is_function_word(&token)
+                || phrase.contains(&token)
+                || questions::with_english(self.lang.code()).any(|l| l.is_filler(&token))
                 || !seen.insert(token.clone())
             {
                 continue;
@@ -971,12 +922,10 @@ impl Index {
         let words: Vec<String> = query.terms.iter().map(|s| s.word.clone()).collect();
         for word in &words {
             let stem = self.lang.stem(word);
-            for group in SYNONYMS {
-                if group
-                    .iter()
-                    .any(|g| *g == word || self.lang.stem(g) == stem)
-                {
-                    for alt in *group {
+            // Everyday synonyms, as data: a question rarely uses the page's word.
+            for group in questions::with_english(self.lang.code()).flat_map(|l| &l.synonyms) {
+                if group.iter().any(|g| g == word || self.lang.stem(g) == stem) {
+                    for alt in group {
                         query.add_alternative(self, word, alt);
                     }
                 }
