@@ -894,10 +894,17 @@ impl Index {
     /// has.
     pub fn query(&self, question: &str) -> Query {
         // The question phrase ("wie viele", "how long") says what is asked,
-        // not what about.
-        let phrase = questions::asked(question, self.lang.code())
+        // not what about; but the noun after a "which" ("which province")
+        // names what the answer is, so the page says it too.
+        let mut phrase = questions::asked(question, self.lang.code())
             .map(|(p, _)| p)
             .unwrap_or_default();
+        let which = questions::with_english(self.lang.code())
+            .flat_map(|l| &l.which)
+            .collect::<Vec<_>>();
+        if let Some(at) = phrase.iter().position(|w| which.contains(&w)) {
+            phrase.truncate(at + 1);
+        }
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for token in tokenize(question) {
