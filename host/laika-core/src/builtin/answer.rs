@@ -25,6 +25,10 @@ const MIN_UNTYPED_COVERAGE: f64 = 0.67;
 const MAX_PASSAGES: usize = 3;
 /// How many of the best BM25 units are checked for coverage.
 const MAX_CANDIDATES: usize = 100;
+/// A passage is at most this many units (sentences).
+const MAX_WINDOW: usize = 3;
+/// Coverage found only with the sentences before the answer counts less.
+const WINDOW_DISCOUNT: f64 = 0.9;
 /// A passage must score at least this share of the best one.
 const MIN_RELATIVE_SCORE: f64 = 0.4;
 
@@ -140,7 +144,6 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         if asked_required && !asked_ids.is_empty() && !mentions_asked {
             continue;
         }
-        let coverage = index.coverage_of(&query, &context);
         // An untyped question's answer is the passage itself.
         let mut span = (want != Want::Any)
             .then(|| best_span(&page, &index, &query, want, s.unit, &question_lower))
@@ -171,7 +174,38 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         } else {
             MIN_UNTYPED_COVERAGE
         };
-        if coverage < min || (want.needs_value() && typed == 0.0) {
+        if want.needs_value() && typed == 0.0 {
+            continue;
+        }
+        let mut context = context;
+        let mut coverage = index.coverage_of(&query, &context);
+        // The question's subject is often named a sentence earlier ("Blair
+        // … A search of the vehicle yielded nearly 30 grams"): a typed
+        // answer may take the sentences before it in its paragraph, up to
+        // a passage of three, at a small discount.
+        if coverage < min && typed > 0.0 {
+            let mut window = context.clone();
+            while window.len() < MAX_WINDOW {
+                let Some(&first) = window.first() else { break };
+                let prev = first.wrapping_sub(1);
+                let same = first > 0
+                    && page.units.get(prev).is_some_and(|p| {
+                        p.kind.is_prose()
+                            && page.units.get(first).is_some_and(|f| f.block == p.block)
+                    });
+                if !same {
+                    break;
+                }
+                window.insert(0, prev);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                if widened >= min {
+                    context = window;
+                    coverage = widened;
+                    break;
+                }
+            }
+        }
+        if coverage < min {
             continue;
         }
         let mut score = (s.score / top.max(f64::MIN_POSITIVE)) * (0.5 + coverage) + typed;
@@ -183,6 +217,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         scored.push(Candidate {
             unit: s.unit,
+            context,
             score,
             span: span.and_then(|(r, _)| {
                 page.unit_text(extra.unwrap_or(s.unit))
@@ -205,7 +240,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         if used.contains(&c.unit) || used.iter().any(|&u| index.jaccard(u, c.unit) > MAX_JACCARD) {
             continue;
         }
-        let mut p = passage(&page, c.unit);
+        let mut p = c.context.clone();
         if let Some(next) = c.extra {
             if !p.contains(&next) {
                 p.push(next);
@@ -275,6 +310,8 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
 /// after it when the span is there.
 struct Candidate {
     unit: usize,
+    /// The units quoted for it: the unit with the sentences it leans on.
+    context: Vec<usize>,
     score: f64,
     span: Option<String>,
     extra: Option<usize>,
