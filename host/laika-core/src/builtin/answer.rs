@@ -349,10 +349,11 @@ pub(super) fn best_span(
             .filter(|(r, _)| Some(r.start) != span.unit.as_ref().map(|u| u.start));
         let mut any = false;
         let mut all_asked = true;
-        for (r, _) in own {
+        for (r, id) in own {
             any = true;
             let w = text.get(r.clone()).unwrap_or("").to_lowercase();
-            all_asked &= question_lower.contains(&w);
+            // By stem too: "Davis Cup Finals" is what "the Davis Cup final" asks about.
+            all_asked &= question_lower.contains(&w) || id.is_some_and(|id| query.has_id(id));
         }
         if any && all_asked {
             continue;
