@@ -124,6 +124,10 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
         let weak = rank::quality(&page, &index, s.unit) < 0.2;
+        let words = page.unit_text(s.unit).split_whitespace().count();
+        if index.is_chrome(s.unit, words) {
+            continue;
+        }
         if weak && want == Want::Any {
             continue;
         }
@@ -367,11 +371,13 @@ pub(super) fn best_span(
             .fold(0.0, f64::max);
         let mut fit = 0.6 * near;
         // "How many nights" → "17 nights".
-        let unit_asked = span.unit.as_ref().is_some_and(|u| {
+        let unit_id = span.unit.as_ref().and_then(|u| {
             words
                 .iter()
-                .any(|(r, id)| r.start == u.start && id.is_some_and(|id| query.has_id(id)))
+                .find(|(r, _)| r.start == u.start)
+                .and_then(|(_, id)| *id)
         });
+        let unit_asked = unit_id.is_some_and(|id| query.has_id(id));
         // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
         let unit_text = span
             .unit
@@ -381,6 +387,11 @@ pub(super) fn best_span(
             .to_lowercase();
         if unit_asked || entity::unit_fits(question_lower, &unit_text) {
             fit += 0.4;
+        }
+        // The question's own word beats its synonym ("US troops" over
+        // "service members" for "How many troops …").
+        if unit_id.is_some_and(|id| query.is_own(index, id)) {
+            fit += 0.05;
         }
         if best.as_ref().is_none_or(|(_, f)| fit > *f) {
             best = Some((span.range.clone(), fit));

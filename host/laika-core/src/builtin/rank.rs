@@ -722,6 +722,12 @@ impl Query {
             / max.max(f64::MIN_POSITIVE)
     }
 
+    /// Whether `id` is one of the question's own words (by stem), not a
+    /// synonym or expansion of one.
+    pub fn is_own(&self, index: &Index, id: u32) -> bool {
+        self.terms.iter().any(|s| index.term(&s.word) == Some(id))
+    }
+
     /// Whether `id` stands for one of the question's words.
     pub fn has_id(&self, id: u32) -> bool {
         self.terms.iter().any(|s| s.ids.contains(&id))
@@ -852,7 +858,7 @@ impl Index {
         out
     }
 
-    fn is_chrome(&self, unit: usize, words: usize) -> bool {
+    pub fn is_chrome(&self, unit: usize, words: usize) -> bool {
         let c = &self.chrome;
         let has = |id: &u32| self.has_term(unit, *id);
         c.terms.iter().any(has)
@@ -928,6 +934,16 @@ impl Index {
         let mut query = Query { terms };
         let words: Vec<String> = query.terms.iter().map(|s| s.word.clone()).collect();
         for word in &words {
+            // Latin plurals no stemmer joins: "bacterium" and "bacteria",
+            // "nucleus" and "nuclei".
+            for (one, many) in LATIN_PLURALS {
+                if let Some(root) = word.strip_suffix(one) {
+                    query.add_alternative(self, word, &format!("{root}{many}"));
+                }
+                if let Some(root) = word.strip_suffix(many) {
+                    query.add_alternative(self, word, &format!("{root}{one}"));
+                }
+            }
             let stem = self.lang.stem(word);
             // Everyday synonyms, as data: a question rarely uses the page's word.
             for group in questions::with_english(self.lang.code()).flat_map(|l| &l.synonyms) {
@@ -1048,6 +1064,10 @@ pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
     best_first(&mut out);
     out
 }
+
+/// Latin singular and plural endings of English (and other European)
+/// loanwords, which Snowball leaves apart.
+const LATIN_PLURALS: &[(&str, &str)] = &[("um", "a"), ("us", "i"), ("is", "es"), ("on", "a")];
 
 /// Site chrome, as words (stemmed like the page when looked up): a unit is
 /// chrome if it has any of `CHROME_TERMS`, both terms of a `CHROME_PAIRS`
