@@ -1205,6 +1205,144 @@ pub fn salience(page: &Page, index: &Index) -> Vec<Scored> {
     out
 }
 
+/// How many of the most salient units TextRank links: enough for any
+/// article's key sentences, and bounded so a 1 MiB page stays fast.
+const TEXTRANK_POOL: usize = 150;
+const TEXTRANK_DAMPING: f64 = 0.85;
+const TEXTRANK_ROUNDS: usize = 30;
+
+/// A unit's TF-IDF vector, sorted by term id, unit length.
+fn tfidf(index: &Index, unit: usize, idf: &[f64]) -> Vec<(u32, f64)> {
+    let mut v: Vec<(u32, f64)> = index
+        .unit_terms
+        .get(unit)
+        .map(|terms| {
+            terms
+                .iter()
+                .map(|&(id, tf)| {
+                    let w = idf.get(id as usize).copied().unwrap_or(0.0);
+                    (id, (1.0 + f64::from(tf).ln()) * w)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for (_, w) in &mut v {
+            *w /= norm;
+        }
+    }
+    v
+}
+
+fn cosine(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
+    let (mut i, mut j, mut dot) = (0, 0, 0.0);
+    while let (Some(&(p, x)), Some(&(q, y))) = (a.get(i), b.get(j)) {
+        match p.cmp(&q) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                dot += x * y;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    dot
+}
+
+/// Key sentences for a summary: TextRank (PageRank over the sentences,
+/// linked by the cosine of their TF-IDF vectors) among the
+/// [`TEXTRANK_POOL`] most salient units that pass `keep`, weighted by
+/// [`quality`]; then picked by maximal marginal relevance, so each point is
+/// central and says something the others do not. Returns up to `k` units,
+/// best first.
+pub fn key_sentences(
+    page: &Page,
+    index: &Index,
+    keep: impl Fn(usize) -> bool,
+    k: usize,
+) -> Vec<usize> {
+    let pool: Vec<usize> = salience(page, index)
+        .into_iter()
+        .map(|s| s.unit)
+        .filter(|&u| keep(u))
+        .take(TEXTRANK_POOL)
+        .collect();
+    let n_units = index.len() as f64;
+    let idf: Vec<f64> = index
+        .postings
+        .iter()
+        .map(|p| (1.0 + n_units / (p.len().max(1) as f64)).ln())
+        .collect();
+    let vectors: Vec<Vec<(u32, f64)>> = pool.iter().map(|&u| tfidf(index, u, &idf)).collect();
+    let n = pool.len();
+    let mut sim = vec![0.0f64; n * n];
+    for a in 0..n {
+        for b in a + 1..n {
+            let c = cosine(&vectors[a], &vectors[b]);
+            sim[a * n + b] = c;
+            sim[b * n + a] = c;
+        }
+    }
+    let out_weight: Vec<f64> = (0..n)
+        .map(|a| sim[a * n..(a + 1) * n].iter().sum())
+        .collect();
+    let mut rank = vec![1.0f64; n];
+    for _ in 0..TEXTRANK_ROUNDS {
+        let next: Vec<f64> = (0..n)
+            .map(|b| {
+                let flow: f64 = (0..n)
+                    .filter(|&a| out_weight[a] > 0.0)
+                    .map(|a| sim[a * n + b] / out_weight[a] * rank[a])
+                    .sum();
+                (1.0 - TEXTRANK_DAMPING) + TEXTRANK_DAMPING * flow
+            })
+            .collect();
+        rank = next;
+    }
+    let score: Vec<f64> = pool
+        .iter()
+        .zip(&rank)
+        .map(|(&u, r)| r * quality(page, index, u))
+        .collect();
+    let top = score
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    // Maximal marginal relevance: centrality minus likeness to what is
+    // already chosen; a near-duplicate of a chosen point is never taken.
+    let mut chosen: Vec<usize> = Vec::new();
+    while chosen.len() < k.min(n) {
+        let best = (0..n)
+            .filter(|a| !chosen.contains(a))
+            .filter(|&a| {
+                chosen.iter().all(|&c| {
+                    sim[a * n + c] <= MMR_DUPLICATE && index.jaccard(pool[a], pool[c]) <= 0.6
+                })
+            })
+            .map(|a| {
+                let like = chosen.iter().map(|&c| sim[a * n + c]).fold(0.0, f64::max);
+                (a, MMR_LAMBDA * score[a] / top - (1.0 - MMR_LAMBDA) * like)
+            })
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
+        match best {
+            Some((a, _)) => chosen.push(a),
+            None => break,
+        }
+    }
+    chosen
+        .into_iter()
+        .filter_map(|a| pool.get(a).copied())
+        .collect()
+}
+
+/// MMR's balance of centrality against novelty.
+const MMR_LAMBDA: f64 = 0.7;
+/// Above this cosine two sentences say the same thing.
+const MMR_DUPLICATE: f64 = 0.5;
+
 /// Takes up to `k` units from `ranked` (best first), skipping any whose term
 /// set overlaps an already chosen one by more than `max_jaccard`. Reads
 /// `ranked` lazily, so a costly filter upstream only runs until `k` are found.
