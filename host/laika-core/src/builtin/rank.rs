@@ -1139,16 +1139,21 @@ pub fn quality(page: &Page, index: &Index, unit: usize) -> f64 {
     length * boiler * punct * content
 }
 
+/// Each term's idf for summaries (smoothed, always positive).
+fn summary_idf(index: &Index) -> Vec<f64> {
+    let n = index.len() as f64;
+    index
+        .postings
+        .iter()
+        .map(|p| (1.0 + n / (p.len().max(1) as f64)).ln())
+        .collect()
+}
+
 /// Salience of every prose unit for a summary without a question, best first:
 /// cosine of the unit's TF-IDF vector with the page's (title terms boosted),
 /// times a lead-position prior and [`quality`].
 pub fn salience(page: &Page, index: &Index) -> Vec<Scored> {
-    let n = index.len() as f64;
-    let idf: Vec<f64> = index
-        .postings
-        .iter()
-        .map(|p| (1.0 + n / (p.len().max(1) as f64)).ln())
-        .collect();
+    let idf = summary_idf(index);
     let weight = |id: u32| idf.get(id as usize).copied().unwrap_or(0.0);
 
     let mut tf_page = vec![0.0f64; idf.len()];
@@ -1269,12 +1274,7 @@ pub fn key_sentences(
         .filter(|&u| keep(u))
         .take(TEXTRANK_POOL)
         .collect();
-    let n_units = index.len() as f64;
-    let idf: Vec<f64> = index
-        .postings
-        .iter()
-        .map(|p| (1.0 + n_units / (p.len().max(1) as f64)).ln())
-        .collect();
+    let idf = summary_idf(index);
     let vectors: Vec<Vec<(u32, f64)>> = pool.iter().map(|&u| tfidf(index, u, &idf)).collect();
     let n = pool.len();
     let mut sim = vec![0.0f64; n * n];
