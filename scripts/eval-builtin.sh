@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Scores the offline `builtin` runtime on tests/builtin-eval/questions.json
-# over the public article corpus: answerable accuracy, honest abstains,
-# extraction field accuracy, citations verified. Figures only.
+# and, separately, on the held-out questions-unseen.json (pages the first set
+# does not use, written before the runtime was run on them) over the public
+# article corpus: answerable accuracy, honest abstains, extraction field
+# accuracy, citations verified. Figures only.
 #
 # usage: scripts/eval-builtin.sh [--verbose]
 # Env: LAIKA_CORPORA (default: ../shared/corpora beside the repo).
@@ -9,5 +11,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
-cargo run --release --locked -q -p laika-host --example builtin_eval -- \
-  tests/builtin-eval/questions.json "$corpora/article-extraction/ground-truth.json" "$@"
+for set in questions questions-unseen; do
+  echo "== tests/builtin-eval/$set.json"
+  cargo run --release --locked -q -p laika-host --example builtin_eval -- \
+    "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "$@"
+done

@@ -293,9 +293,23 @@ fn inline_text(children: &[Inline]) -> String {
 }
 
 fn unquote(s: &str) -> &str {
+    let s = without_markers(s);
     s.strip_prefix('“')
         .and_then(|r| r.strip_suffix('”'))
         .unwrap_or(s)
+}
+
+/// `s` without the inline citation markers ("… heat. [1]") at its end: the
+/// point is the sentence, its source is cited again by the artifact.
+fn without_markers(mut s: &str) -> &str {
+    while let Some(open) = s.strip_suffix(']').and_then(|r| r.rfind('[')) {
+        let inner = s.get(open + 1..s.len() - 1).unwrap_or("");
+        if inner.is_empty() || inner.len() > 3 || !inner.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        s = s.get(..open).unwrap_or(s).trim_end();
+    }
+    s
 }
 
 // ---- the reduce step ----
@@ -711,6 +725,11 @@ mod tests {
         for p in &points {
             assert!(s.text.contains(p.as_str()), "extractive: {p}");
         }
+        assert_eq!(
+            without_markers("Tickets start at 49 euros. [2]"),
+            "Tickets start at 49 euros."
+        );
+        assert_eq!(without_markers("Seats [A] [12] [3]"), "Seats [A]");
     }
 
     #[test]

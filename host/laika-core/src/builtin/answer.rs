@@ -25,6 +25,10 @@ const MIN_UNTYPED_COVERAGE: f64 = 0.67;
 const MAX_PASSAGES: usize = 3;
 /// How many of the best BM25 units are checked for coverage.
 const MAX_CANDIDATES: usize = 100;
+/// A passage is at most this many units (sentences).
+const MAX_WINDOW: usize = 3;
+/// Coverage found only with the sentences before the answer counts less.
+const WINDOW_DISCOUNT: f64 = 0.9;
 /// A passage must score at least this share of the best one.
 const MIN_RELATIVE_SCORE: f64 = 0.4;
 
@@ -105,7 +109,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let mut query = index.query(question);
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
-    let want = entity::want_of_question(question);
+    let want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
     let ranked = rank::bm25(&index, &query);
@@ -120,6 +124,10 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
         let weak = rank::quality(&page, &index, s.unit) < 0.2;
+        let words = page.unit_text(s.unit).split_whitespace().count();
+        if index.is_chrome(s.unit, words) {
+            continue;
+        }
         if weak && want == Want::Any {
             continue;
         }
@@ -140,7 +148,6 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         if asked_required && !asked_ids.is_empty() && !mentions_asked {
             continue;
         }
-        let coverage = index.coverage_of(&query, &context);
         // An untyped question's answer is the passage itself.
         let mut span = (want != Want::Any)
             .then(|| best_span(&page, &index, &query, want, s.unit, &question_lower))
@@ -171,7 +178,38 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         } else {
             MIN_UNTYPED_COVERAGE
         };
-        if coverage < min || (want.needs_value() && typed == 0.0) {
+        if want.needs_value() && typed == 0.0 {
+            continue;
+        }
+        let mut context = context;
+        let mut coverage = index.coverage_of(&query, &context);
+        // The question's subject is often named a sentence earlier ("Blair
+        // … A search of the vehicle yielded nearly 30 grams"): a typed
+        // answer may take the sentences before it in its paragraph, up to
+        // a passage of three, at a small discount.
+        if coverage < min && typed > 0.0 {
+            let mut window = context.clone();
+            while window.len() < MAX_WINDOW {
+                let Some(&first) = window.first() else { break };
+                let prev = first.wrapping_sub(1);
+                let same = first > 0
+                    && page.units.get(prev).is_some_and(|p| {
+                        p.kind.is_prose()
+                            && page.units.get(first).is_some_and(|f| f.block == p.block)
+                    });
+                if !same {
+                    break;
+                }
+                window.insert(0, prev);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                if widened >= min {
+                    context = window;
+                    coverage = widened;
+                    break;
+                }
+            }
+        }
+        if coverage < min {
             continue;
         }
         let mut score = (s.score / top.max(f64::MIN_POSITIVE)) * (0.5 + coverage) + typed;
@@ -183,6 +221,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         scored.push(Candidate {
             unit: s.unit,
+            context,
             score,
             span: span.and_then(|(r, _)| {
                 page.unit_text(extra.unwrap_or(s.unit))
@@ -205,7 +244,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         if used.contains(&c.unit) || used.iter().any(|&u| index.jaccard(u, c.unit) > MAX_JACCARD) {
             continue;
         }
-        let mut p = passage(&page, c.unit);
+        let mut p = c.context.clone();
         if let Some(next) = c.extra {
             if !p.contains(&next) {
                 p.push(next);
@@ -278,6 +317,8 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
 /// after it when the span is there.
 struct Candidate {
     unit: usize,
+    /// The units quoted for it: the unit with the sentences it leans on.
+    context: Vec<usize>,
     score: f64,
     span: Option<String>,
     extra: Option<usize>,
@@ -304,7 +345,7 @@ pub(super) fn best_span(
         .filter(|&(_, w)| w > 0.0)
         .collect();
     let mut best: Option<(Range<usize>, f64)> = None;
-    for span in entity::spans(text) {
+    for span in entity::spans(text, index.lang()) {
         if !want.accepts(&span) {
             continue;
         }
@@ -315,10 +356,11 @@ pub(super) fn best_span(
             .filter(|(r, _)| Some(r.start) != span.unit.as_ref().map(|u| u.start));
         let mut any = false;
         let mut all_asked = true;
-        for (r, _) in own {
+        for (r, id) in own {
             any = true;
             let w = text.get(r.clone()).unwrap_or("").to_lowercase();
-            all_asked &= question_lower.contains(&w);
+            // By stem too: "Davis Cup Finals" is what "the Davis Cup final" asks about.
+            all_asked &= question_lower.contains(&w) || id.is_some_and(|id| query.has_id(id));
         }
         if any && all_asked {
             continue;
@@ -332,11 +374,13 @@ pub(super) fn best_span(
             .fold(0.0, f64::max);
         let mut fit = 0.6 * near;
         // "How many nights" → "17 nights".
-        let unit_asked = span.unit.as_ref().is_some_and(|u| {
+        let unit_id = span.unit.as_ref().and_then(|u| {
             words
                 .iter()
-                .any(|(r, id)| r.start == u.start && id.is_some_and(|id| query.has_id(id)))
+                .find(|(r, _)| r.start == u.start)
+                .and_then(|(_, id)| *id)
         });
+        let unit_asked = unit_id.is_some_and(|id| query.has_id(id));
         // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
         let unit_text = span
             .unit
@@ -346,6 +390,11 @@ pub(super) fn best_span(
             .to_lowercase();
         if unit_asked || entity::unit_fits(question_lower, &unit_text) {
             fit += 0.4;
+        }
+        // The question's own word beats its synonym ("US troops" over
+        // "service members" for "How many troops …").
+        if unit_id.is_some_and(|id| query.is_own(index, id)) {
+            fit += 0.05;
         }
         if best.as_ref().is_none_or(|(_, f)| fit > *f) {
             best = Some((span.range.clone(), fit));
@@ -662,5 +711,105 @@ mod tests {
         assert!(quotes(&v)
             .first()
             .is_some_and(|q| q.starts_with("Die Stadtwerke")));
+    }
+}
+
+#[cfg(test)]
+mod language_tests {
+    use super::super::fixtures::*;
+    use serde_json::json;
+
+    /// A question in each language of the question-word data, on a short
+    /// page in that language: the answer leads with the right span.
+    #[test]
+    fn answers_questions_in_many_languages() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "en",
+                "The new bridge over the river was opened by the city. It cost the city $40 million and took four years to build. The mayor, Anna Clarke, cut the ribbon on Friday.",
+                "How much did the bridge cost?",
+                "$40 million",
+            ),
+            (
+                "de",
+                "Die neue Brücke über den Fluss ist fertig. Der Bau hat vier Jahre gedauert und die Stadt 40 Millionen Euro gekostet. Die Brücke wird am 12. März eröffnet, sagte die Bürgermeisterin Anna Keller.",
+                "Wann wird die Brücke eröffnet?",
+                "12. März",
+            ),
+            (
+                "fr",
+                "Le nouveau pont sur le fleuve est terminé. Les travaux ont duré quatre ans et la ville a payé les travaux. Le pont sera inauguré le 12 mars par la maire Anne Dupont, qui a salué les ouvriers.",
+                "Quand le pont sera-t-il inauguré ?",
+                "12 mars",
+            ),
+            (
+                "es",
+                "El nuevo puente sobre el río está terminado. Las obras duraron cuatro años y costaron a la ciudad 40 millones de euros. La alcaldesa Ana García inaugurará el puente con los vecinos.",
+                "¿Quién inaugurará el puente?",
+                "Ana García",
+            ),
+            (
+                "it",
+                "Il nuovo ponte sul fiume è finito. I lavori sono durati quattro anni e sono costati alla città 40 milioni di euro. Il ponte sarà inaugurato dal sindaco con i cittadini della zona.",
+                "Quanti anni sono durati i lavori?",
+                "quattro anni",
+            ),
+            (
+                "pt",
+                "A nova ponte sobre o rio está pronta. As obras duraram quatro anos e custaram à cidade 40 milhões de euros. A ponte será inaugurada em Lisboa pela presidente da câmara com os moradores.",
+                "Onde será inaugurada a ponte?",
+                "Lisboa",
+            ),
+            (
+                "nl",
+                "De nieuwe brug over de rivier is klaar. De bouw heeft vier jaar geduurd en de stad 40 miljoen euro gekost. De burgemeester Anna de Vries opent de brug op vrijdag met de bewoners.",
+                "Wanneer opent de burgemeester de brug?",
+                "vrijdag",
+            ),
+            (
+                "ru",
+                "Новый мост через реку построен. Строительство длилось четыре года и стоило городу 40 миллионов рублей. Мост откроет мэр Анна Иванова, это было объявлено для жителей.",
+                "Кто откроет мост?",
+                "Анна Иванова",
+            ),
+            (
+                "tr",
+                "Nehir üzerindeki yeni köprü tamamlandı. İnşaat dört yıl sürdü ve şehre 40 milyon lira mal oldu. Köprü 12 mart tarihinde açılacak ve bu köprü için çok sayıda kişi bekleniyor.",
+                "Köprü ne zaman açılacak?",
+                "12 mart",
+            ),
+            (
+                "ar",
+                "تم الانتهاء من الجسر الجديد على النهر. استغرق البناء أربع سنوات وبلغت التكلفة 40 مليون دولار. افتتح الجسر في 12 مايو 2019 مع سكان المدينة في حفل كبير.",
+                "متى افتتح الجسر؟",
+                "12 مايو 2019",
+            ),
+            (
+                "sv",
+                "Den nya bron över floden är klar. Bygget tog fyra år och kostade staden 40 miljoner kronor. Bron öppnas av borgmästaren Anna Berg som har arbetat för bron i många år.",
+                "Vem öppnar bron?",
+                "Anna Berg",
+            ),
+        ];
+        for (lang, page, question, span) in cases {
+            let v = run(&packet(
+                "web.answer",
+                json!({}),
+                question,
+                summary("", page),
+                &[],
+            ));
+            let text = render_text(&v);
+            // A short page gets a "very little readable text" notice first.
+            let lead = text
+                .lines()
+                .find(|l| !l.starts_with("Only part of this page"))
+                .unwrap_or("");
+            assert!(lead.contains(span), "{lang}: {question} → {text}");
+            assert!(
+                quotes(&v).iter().any(|q| q.contains(span)),
+                "{lang}: {question} → {text}"
+            );
+        }
     }
 }

@@ -7,6 +7,8 @@
 //! always an exact slice of the page.
 
 use super::fields::MONTHS;
+use super::lang::Lang;
+use super::questions::{self, Words};
 use std::ops::Range;
 
 /// What a span is.
@@ -86,16 +88,6 @@ impl Want {
     }
 }
 
-const WEEKDAYS: &[&str] = &[
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
-const RELATIVE_DAYS: &[&str] = &["today", "yesterday", "tomorrow", "tonight"];
 const SCALES: &[&str] = &[
     "hundred", "thousand", "million", "billion", "trillion", "bn", "mn", "m", "k", "crore", "lakh",
 ];
@@ -270,9 +262,6 @@ const SENTENCE_OPENERS: &[&str] = &[
 const NAME_JOINERS: &[&str] = &[
     "of", "de", "von", "van", "der", "da", "del", "al", "bin", "la",
 ];
-const PLACE_PREPOSITIONS: &[&str] = &[
-    "in", "at", "inside", "into", "near", "under", "on", "to", "from",
-];
 /// Titles that mark the next name as a person's.
 const PERSON_TITLES: &[&str] = &[
     "mr",
@@ -377,7 +366,19 @@ fn is_numeric(core: &str) -> bool {
     core.trim_start_matches(['$', '€', '£', '¥'])
         .chars()
         .next()
-        .is_some_and(|c| c.is_ascii_digit())
+        .is_some_and(is_digit)
+}
+
+/// A decimal digit: ASCII, Arabic-Indic or Eastern Arabic-Indic.
+fn is_digit(c: char) -> bool {
+    c.is_ascii_digit()
+        || ('\u{660}'..='\u{669}').contains(&c)
+        || ('\u{6f0}'..='\u{6f9}').contains(&c)
+}
+
+/// A word of any language that asks for money ("price", "Preis", "prix").
+fn is_money_cue(word: &str) -> bool {
+    questions::page_first("en").any(|l| l.money_cues.iter().any(|c| c == word))
 }
 
 fn is_capitalized(core: &str) -> bool {
@@ -386,7 +387,13 @@ fn is_capitalized(core: &str) -> bool {
 
 /// Every typed span of `text`, in order. Spans of different kinds may
 /// overlap (a year is a date and may sit inside a name's sentence).
-pub fn spans(text: &str) -> Vec<Span> {
+pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
+    let langs: Vec<&Words> = questions::with_english(lang.code()).collect();
+    let listed = |l: &str, pick: fn(&Words) -> &Vec<String>| {
+        langs.iter().any(|w| pick(w).iter().any(|x| x == l))
+    };
+    let is_weekday = |l: &str| listed(l, |w| &w.weekdays);
+    let is_time_unit = |l: &str| TIME_UNITS.contains(&l) || listed(l, |w| &w.time_units);
     let ws = words(text);
     let low: Vec<String> = ws.iter().map(|w| lower_at(text, w)).collect();
     let core = |i: usize| {
@@ -402,13 +409,13 @@ pub fn spans(text: &str) -> Vec<Span> {
         let c = core(i);
         let l = lw(i);
         // Dates: [weekday,] month [day][, year] | day month [year] | weekday | time.
-        if MONTHS.contains(&l) && (l != "may" || is_capitalized(c)) && l != "march"
-            || (l == "march" && is_capitalized(c))
-        {
+        // English "may" and "march" are months only when capitalized.
+        let english_month =
+            MONTHS.contains(&l) && (l != "may" || is_capitalized(c)) && l != "march"
+                || (l == "march" && is_capitalized(c));
+        if english_month || listed(l, |w| &w.months) {
             let mut start = i;
-            if i > 0
-                && (WEEKDAYS.contains(&lw(i - 1))
-                    || is_numeric(core(i - 1)) && core(i - 1).len() <= 2)
+            if i > 0 && (is_weekday(lw(i - 1)) || is_numeric(core(i - 1)) && core(i - 1).len() <= 2)
             {
                 start = i - 1;
             }
@@ -443,8 +450,13 @@ pub fn spans(text: &str) -> Vec<Span> {
             i = end + 1;
             continue;
         }
-        if WEEKDAYS.contains(&l) || RELATIVE_DAYS.contains(&l) {
+        if is_weekday(l) || listed(l, |w| &w.relative_days) {
             push(&mut out, &ws, i, i, Kind::Date);
+            i += 1;
+            continue;
+        }
+        // "12 mars", "12. März": the day belongs to the month's date.
+        if is_numeric(c) && c.chars().count() <= 2 && questions::is_month(lw(i + 1)) {
             i += 1;
             continue;
         }
@@ -467,8 +479,9 @@ pub fn spans(text: &str) -> Vec<Span> {
         }
         // "two", "two-year" (but not "one" alone: "one of them").
         let head = l.split('-').next().unwrap_or("");
-        let number_word = (NUMBER_WORDS.contains(&l) && l != "one")
-            || (l.contains('-') && NUMBER_WORDS.contains(&head));
+        let is_number_word = |w: &str| NUMBER_WORDS.contains(&w) || listed(w, |l| &l.number_words);
+        let number_word =
+            (is_number_word(l) && l != "one") || (l.contains('-') && is_number_word(head));
         if is_numeric(c) || number_word {
             let mut start = i;
             while start > 0 && start + 3 > i && APPROX.contains(&lw(start - 1)) && !stops(start - 1)
@@ -500,7 +513,7 @@ pub fn spans(text: &str) -> Vec<Span> {
                 && lw(end + 2).chars().all(char::is_alphabetic)
             {
                 end += 2;
-                time |= TIME_UNITS.contains(&lw(end));
+                time |= is_time_unit(lw(end));
                 unit = ws.get(end).map(|w| w.core.clone());
             }
             if !stops(end) && kind == Kind::Number && unit.is_none() {
@@ -516,7 +529,7 @@ pub fn spans(text: &str) -> Vec<Span> {
                     && !crate::builtin::rank::is_stopword(next)
                     && !is_capitalized(core(end + 1))
                 {
-                    time |= TIME_UNITS.contains(&next);
+                    time |= is_time_unit(next);
                     end += 1;
                     unit = ws.get(end).map(|w| w.core.clone());
                 }
@@ -553,8 +566,10 @@ pub fn spans(text: &str) -> Vec<Span> {
             let first = lw(i);
             let skip_first = crate::builtin::rank::is_stopword(first)
                 || SENTENCE_OPENERS.contains(&first)
+                || lang.is_function_word(first)
                 || MONTHS.contains(&first)
-                || WEEKDAYS.contains(&first);
+                || listed(first, |w| &w.months)
+                || is_weekday(first);
             let mut start = if skip_first { i + 1 } else { i };
             // "South Dakota Gov. Kristi Noem": a title ends the run before.
             let mut before_title = false;
@@ -601,7 +616,7 @@ pub fn spans(text: &str) -> Vec<Span> {
             i = end + 1;
             continue;
         }
-        if PLACE_PREPOSITIONS.contains(&l) && !stops(i) {
+        if listed(l, |w| &w.place_prepositions) && !stops(i) {
             let mut end = i + 1;
             while end < ws.len() && end < i + 5 && !stops(end) {
                 end += 1;
@@ -679,100 +694,6 @@ fn push_name(out: &mut Vec<Span>, text: &str, ws: &[Word], start: usize, end: us
     }
 }
 
-/// Question words of a few languages, with the type they ask for. Matched
-/// as whole lower-case word sequences at any place in the question.
-const QUESTION_WORDS: &[(&[&str], Want)] = &[
-    (&["how", "many"], Want::Amount),
-    (&["how", "much"], Want::Amount),
-    (&["how", "long"], Want::Duration),
-    (&["how", "old"], Want::Age),
-    (&["how", "far"], Want::Amount),
-    (&["how", "big"], Want::Amount),
-    (&["how", "large"], Want::Amount),
-    (&["how", "wide"], Want::Amount),
-    (&["how", "tall"], Want::Amount),
-    (&["how", "high"], Want::Amount),
-    (&["how", "deep"], Want::Amount),
-    (&["how", "heavy"], Want::Amount),
-    (&["how", "strong"], Want::Amount),
-    (&["how", "fast"], Want::Amount),
-    (&["how", "deadly"], Want::Amount),
-    (&["what", "share"], Want::Percent),
-    (&["what", "percentage"], Want::Percent),
-    (&["what", "year"], Want::Date),
-    (&["what", "date"], Want::Date),
-    (&["what", "time"], Want::Date),
-    (&["which", "year"], Want::Date),
-    (&["what", "day"], Want::Date),
-    (&["when"], Want::Date),
-    (&["who"], Want::Person),
-    (&["whom"], Want::Person),
-    (&["where"], Want::Place),
-    (&["which", "city"], Want::Place),
-    (&["welche"], Want::Name),
-    (&["welcher"], Want::Name),
-    (&["quel"], Want::Name),
-    (&["quelle"], Want::Name),
-    (&["cuál"], Want::Name),
-    (&["qual"], Want::Name),
-    (&["which", "country"], Want::Place),
-    (&["which", "province"], Want::Place),
-    (&["which", "state"], Want::Place),
-    (&["what", "city"], Want::Place),
-    (&["what", "country"], Want::Place),
-    (&["wie", "viele"], Want::Amount),
-    (&["wie", "viel"], Want::Amount),
-    (&["wieviel"], Want::Amount),
-    (&["wann"], Want::Date),
-    (&["wer"], Want::Person),
-    (&["wo"], Want::Place),
-    (&["combien"], Want::Amount),
-    (&["quand"], Want::Date),
-    (&["qui"], Want::Person),
-    (&["où"], Want::Place),
-    (&["cuántos"], Want::Amount),
-    (&["cuántas"], Want::Amount),
-    (&["cuánto"], Want::Amount),
-    (&["cuándo"], Want::Date),
-    (&["quién"], Want::Person),
-    (&["dónde"], Want::Place),
-    (&["quantos"], Want::Amount),
-    (&["quantas"], Want::Amount),
-    (&["quanto"], Want::Amount),
-    (&["quando"], Want::Date),
-    (&["quem"], Want::Person),
-    (&["onde"], Want::Place),
-    (&["quanti"], Want::Amount),
-    (&["chi"], Want::Person),
-    (&["dove"], Want::Place),
-];
-
-/// Words (a question's or a field name's) that ask for money.
-const MONEY_CUES: &[&str] = &[
-    "cost",
-    "costs",
-    "price",
-    "paid",
-    "pay",
-    "worth",
-    "value",
-    "valuation",
-    "spend",
-    "spent",
-    "revenue",
-    "sales",
-    "fine",
-    "fee",
-    "salary",
-    "earn",
-    "earned",
-    "earnings",
-    "raised",
-    "budget",
-    "money",
-    "income",
-    "profit",
-];
 const PERCENT_CUES: &[&str] = &["percent", "percentage", "rate", "growth", "stake"];
 const DATE_CUES: &[&str] = &["date", "when", "day", "year", "time", "deadline"];
 const PERSON_CUES: &[&str] = &[
@@ -823,29 +744,24 @@ const AMOUNT_CUES: &[&str] = &[
 ];
 
 /// The answer type a question asks for, from its question words first
-/// and its cue words second ("the cost of …" asks for money).
-pub fn want_of_question(question: &str) -> Want {
-    let lower = question.to_lowercase();
-    let ws: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let mut want = Want::Any;
-    'find: for i in 0..ws.len() {
-        for (seq, w) in QUESTION_WORDS {
-            if ws.get(i..i + seq.len()) == Some(seq) {
-                want = *w;
-                break 'find;
-            }
-        }
-    }
-    let has = |cues: &[&str]| ws.iter().any(|w| cues.contains(w));
+/// (the page language's, then any language's) and its cue words second
+/// ("the cost of …" asks for money).
+pub fn want_of_question(question: &str, lang: &Lang) -> Want {
+    let lower = questions::question_words(question);
+    let ws: Vec<&str> = lower.iter().map(String::as_str).collect();
+    let want = questions::asked(question, lang.code()).map_or(Want::Any, |(_, w)| w);
+    let langs: Vec<&Words> = questions::with_english(lang.code()).collect();
+    let has = |pick: fn(&Words) -> &Vec<String>| {
+        ws.iter()
+            .any(|w| langs.iter().any(|l| pick(l).iter().any(|c| c == w)))
+    };
     match want {
-        Want::Amount if has(MONEY_CUES) => Want::Money,
-        Want::Amount if has(&["percent", "percentage"]) => Want::Percent,
-        Want::Any if has(MONEY_CUES) && has(&["what", "which"]) => Want::Money,
-        Want::Any if ws.contains(&"name") => Want::Person,
-        Want::Any if ws.contains(&"which") => Want::Name,
+        Want::Amount if has(|l| &l.money_cues) => Want::Money,
+        Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
+            Want::Money
+        }
+        Want::Any if has(|l| &l.name_cues) => Want::Person,
+        Want::Any if has(|l| &l.which) => Want::Name,
         w => w,
     }
 }
@@ -956,7 +872,7 @@ pub fn want_of_field(name: &str) -> Want {
         Want::Date
     } else if PERCENT_CUES.contains(&last) || has(&["percent", "percentage"]) {
         Want::Percent
-    } else if has(MONEY_CUES) {
+    } else if ws.iter().any(|w| is_money_cue(w)) {
         Want::Money
     } else if last == "share" {
         Want::Percent
@@ -987,7 +903,7 @@ mod tests {
     use super::*;
 
     fn found(text: &str, kind: Kind) -> Vec<&str> {
-        spans(text)
+        spans(text, &Lang::default())
             .into_iter()
             .filter(|s| s.kind == kind)
             .filter_map(|s| text.get(s.range))
@@ -1004,7 +920,7 @@ mod tests {
             found(t, Kind::Date),
             vec!["Wednesday", "Wednesday, Dec. 9", "2019", "6:38 p.m."]
         );
-        let names: Vec<Span> = spans(t)
+        let names: Vec<Span> = spans(t, &Lang::default())
             .into_iter()
             .filter(|s| s.kind == Kind::Name)
             .collect();
@@ -1014,7 +930,7 @@ mod tests {
         );
         assert!(found(t, Kind::Place).contains(&"a small laundry basket"));
         let t = "The Doobie Brothers played the Diplomatic Academy of Vietnam for five years and a 180-day cruise.";
-        let spans = spans(t);
+        let spans = spans(t, &Lang::default());
         let academy = spans
             .iter()
             .find(|s| t.get(s.range.clone()) == Some("Diplomatic Academy of Vietnam"));
@@ -1030,18 +946,33 @@ mod tests {
     #[test]
     fn question_and_field_types() {
         assert_eq!(
-            want_of_question("How many people lost power?"),
+            want_of_question("How many people lost power?", &Lang::default()),
             Want::Amount
         );
         assert_eq!(
-            want_of_question("How much did the order cost?"),
+            want_of_question("How much did the order cost?", &Lang::default()),
             Want::Money
         );
-        assert_eq!(want_of_question("When will power be restored?"), Want::Date);
-        assert_eq!(want_of_question("Who leads the team?"), Want::Person);
-        assert_eq!(want_of_question("Wann beginnt das Konzert?"), Want::Date);
-        assert_eq!(want_of_question("¿Dónde está el museo?"), Want::Place);
-        assert_eq!(want_of_question("Why did shares fall?"), Want::Any);
+        assert_eq!(
+            want_of_question("When will power be restored?", &Lang::default()),
+            Want::Date
+        );
+        assert_eq!(
+            want_of_question("Who leads the team?", &Lang::default()),
+            Want::Person
+        );
+        assert_eq!(
+            want_of_question("Wann beginnt das Konzert?", &Lang::default()),
+            Want::Date
+        );
+        assert_eq!(
+            want_of_question("¿Dónde está el museo?", &Lang::default()),
+            Want::Place
+        );
+        assert_eq!(
+            want_of_question("Why did shares fall?", &Lang::default()),
+            Want::Any
+        );
         assert_eq!(want_of_field("share price"), Want::Money);
         assert_eq!(want_of_field("listing date"), Want::Date);
         assert_eq!(want_of_field("spokesperson"), Want::Person);

@@ -67,7 +67,37 @@ const FUNCTION_WORDS: &[(Algorithm, &[&str])] = &[
             "и", "в", "не", "на", "что", "с", "как", "по", "это", "для", "из", "от",
         ],
     ),
+    (
+        Algorithm::Turkish,
+        &[
+            "ve", "bir", "bu", "için", "ile", "çok", "olarak", "daha", "gibi", "olan", "şu", "ama",
+            "değil",
+        ],
+    ),
+    (
+        Algorithm::Arabic,
+        &[
+            "في", "من", "على", "إلى", "أن", "عن", "التي", "الذي", "مع", "هذا", "كان", "هذه",
+        ],
+    ),
 ];
+
+/// The ISO 639-1 code of a Snowball language (the key of its question words).
+fn code_of(algo: Algorithm) -> &'static str {
+    match algo {
+        Algorithm::German => "de",
+        Algorithm::French => "fr",
+        Algorithm::Spanish => "es",
+        Algorithm::Portuguese => "pt",
+        Algorithm::Italian => "it",
+        Algorithm::Dutch => "nl",
+        Algorithm::Swedish => "sv",
+        Algorithm::Russian => "ru",
+        Algorithm::Turkish => "tr",
+        Algorithm::Arabic => "ar",
+        _ => "en",
+    }
+}
 
 /// How many words are read to guess the language.
 const SAMPLE_WORDS: usize = 2000;
@@ -76,13 +106,12 @@ const SAMPLE_WORDS: usize = 2000;
 pub struct Lang {
     stemmer: Stemmer,
     words: &'static [&'static str],
+    code: &'static str,
 }
 
 impl std::fmt::Debug for Lang {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lang")
-            .field("words", &self.words.first())
-            .finish()
+        f.debug_struct("Lang").field("code", &self.code).finish()
     }
 }
 
@@ -101,7 +130,13 @@ impl Lang {
         Lang {
             stemmer: Stemmer::create(algo),
             words,
+            code: code_of(algo),
         }
+    }
+
+    /// The language's ISO 639-1 code ("en", "de", …).
+    pub fn code(&self) -> &'static str {
+        self.code
     }
 
     /// The language whose function words are most frequent in `texts`

@@ -17,6 +17,7 @@ mod entity;
 mod extract;
 mod fields;
 mod lang;
+mod questions;
 pub mod rank;
 mod summarize;
 pub(crate) use extract::requested_fields;

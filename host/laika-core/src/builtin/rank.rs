@@ -14,6 +14,7 @@
 //!   Input beyond [`MAX_TEXT_BYTES`] is ignored so hostile pages stay cheap.
 
 use super::lang::Lang;
+use super::questions;
 use crate::llmcp::Document;
 use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -187,7 +188,7 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
             if run_is_single_period {
                 let before = text.get(start..i).unwrap_or("");
                 let word = before.rsplit(char::is_whitespace).next().unwrap_or("");
-                if period_is_abbreviation(word, before) {
+                if period_is_abbreviation(word, before) || ordinal_date(word, rest) {
                     continue;
                 }
             }
@@ -217,6 +218,21 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
         }
     }
     out
+}
+
+/// "12. März", "1. Mai": a day number's period before a month name (in
+/// any language) ends no sentence.
+fn ordinal_date(word: &str, rest: &str) -> bool {
+    if word.is_empty() || word.len() > 2 || !word.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let next = rest
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
+    questions::is_month(&next)
 }
 
 /// Cuts ranges longer than [`MAX_UNIT_BYTES`] into pieces of at most
@@ -706,6 +722,12 @@ impl Query {
             / max.max(f64::MIN_POSITIVE)
     }
 
+    /// Whether `id` is one of the question's own words (by stem), not a
+    /// synonym or expansion of one.
+    pub fn is_own(&self, index: &Index, id: u32) -> bool {
+        self.terms.iter().any(|s| index.term(&s.word) == Some(id))
+    }
+
     /// Whether `id` stands for one of the question's words.
     pub fn has_id(&self, id: u32) -> bool {
         self.terms.iter().any(|s| s.ids.contains(&id))
@@ -727,83 +749,6 @@ impl Query {
         }
     }
 }
-
-/// Everyday synonyms (English): a question rarely uses the page's word.
-const SYNONYMS: &[&[&str]] = &[
-    &[
-        "die", "died", "dead", "death", "deaths", "kill", "killed", "fatal",
-    ],
-    &["lawyer", "attorney", "counsel"],
-    &[
-        "speak",
-        "speaks",
-        "spokesman",
-        "spokeswoman",
-        "spokesperson",
-    ],
-    &["own", "owns", "owner"],
-    &["watch", "observe", "observed", "monitor"],
-    &["happen", "occur", "occurred", "take", "took"],
-    &[
-        "buy",
-        "bought",
-        "purchase",
-        "acquire",
-        "acquired",
-        "acquisition",
-        "order",
-    ],
-    &["governor", "gov"],
-    &["eat", "ate", "eaten"],
-    &["give", "gave", "given", "provide"],
-    &[
-        "cost",
-        "price",
-        "worth",
-        "value",
-        "valued",
-        "valuation",
-        "pay",
-        "paid",
-        "spent",
-    ],
-    &["soldier", "troop", "service", "servicemember"],
-    &["car", "vehicle", "sedan"],
-    &["job", "employee", "staff", "worker", "employ", "work"],
-    &[
-        "boss", "chief", "head", "ceo", "leader", "lead", "led", "run", "chair", "chairman",
-    ],
-    &["start", "begin", "began", "launch", "open"],
-    &["end", "finish", "close", "expire", "conclude"],
-    &["fine", "penalty"],
-    &[
-        "kidnap",
-        "abduct",
-        "abducted",
-        "kidnapped",
-        "kidnapper",
-        "abductor",
-    ],
-    &["punishment", "sentence", "sentenced"],
-    &["jail", "prison"],
-    &["quarantine", "isolation", "isolated"],
-    &["earn", "earnings", "profit"],
-    &["sales", "revenue"],
-    &["rise", "rose", "gain", "grow", "grew", "increase", "up"],
-    &[
-        "fall", "fell", "drop", "decline", "declined", "slump", "down", "lose", "lost",
-    ],
-    &["home", "house"],
-    &["gone", "missing", "lost"],
-    &["free", "freed", "release", "released"],
-    &["journey", "trip", "cruise", "flight", "voyage"],
-    &["helicopter", "chopper"],
-    &["ticket", "tickets"],
-    &["stake", "share", "ownership", "position"],
-    &["big", "large", "size"],
-    &["rescue", "lifeline", "bailout"],
-    &["speech", "remarks", "address", "talk"],
-];
 
 impl Index {
     pub fn build(page: &Page) -> Index {
@@ -913,7 +858,7 @@ impl Index {
         out
     }
 
-    fn is_chrome(&self, unit: usize, words: usize) -> bool {
+    pub fn is_chrome(&self, unit: usize, words: usize) -> bool {
         let c = &self.chrome;
         let has = |id: &u32| self.has_term(unit, *id);
         c.terms.iter().any(has)
@@ -927,6 +872,11 @@ impl Index {
 
     pub fn is_empty(&self) -> bool {
         self.unit_terms.is_empty()
+    }
+
+    /// The page's language.
+    pub fn lang(&self) -> &Lang {
+        &self.lang
     }
 
     /// Content-word count of a unit.
@@ -949,11 +899,25 @@ impl Index {
     /// deduplicated in order of appearance, each with its synonyms the page
     /// has.
     pub fn query(&self, question: &str) -> Query {
+        // The question phrase ("wie viele", "how long") says what is asked,
+        // not what about; but the noun after a "which" ("which province")
+        // names what the answer is, so the page says it too.
+        let mut phrase = questions::asked(question, self.lang.code())
+            .map(|(p, _)| p)
+            .unwrap_or_default();
+        let which = questions::with_english(self.lang.code())
+            .flat_map(|l| &l.which)
+            .collect::<Vec<_>>();
+        if let Some(at) = phrase.iter().position(|w| which.contains(&w)) {
+            phrase.truncate(at + 1);
+        }
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for token in tokenize(question) {
             if QUESTION_FILLER.contains(&token.as_str())
                 || self.lang.is_function_word(&token)
+                || phrase.contains(&token)
+                || questions::with_english(self.lang.code()).any(|l| l.is_filler(&token))
                 || !seen.insert(token.clone())
             {
                 continue;
@@ -970,13 +934,21 @@ impl Index {
         let mut query = Query { terms };
         let words: Vec<String> = query.terms.iter().map(|s| s.word.clone()).collect();
         for word in &words {
+            // Latin plurals no stemmer joins: "bacterium" and "bacteria",
+            // "nucleus" and "nuclei".
+            for (one, many) in LATIN_PLURALS {
+                if let Some(root) = word.strip_suffix(one) {
+                    query.add_alternative(self, word, &format!("{root}{many}"));
+                }
+                if let Some(root) = word.strip_suffix(many) {
+                    query.add_alternative(self, word, &format!("{root}{one}"));
+                }
+            }
             let stem = self.lang.stem(word);
-            for group in SYNONYMS {
-                if group
-                    .iter()
-                    .any(|g| *g == word || self.lang.stem(g) == stem)
-                {
-                    for alt in *group {
+            // Everyday synonyms, as data: a question rarely uses the page's word.
+            for group in questions::with_english(self.lang.code()).flat_map(|l| &l.synonyms) {
+                if group.iter().any(|g| g == word || self.lang.stem(g) == stem) {
+                    for alt in group {
                         query.add_alternative(self, word, alt);
                     }
                 }
@@ -1093,6 +1065,10 @@ pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
     out
 }
 
+/// Latin singular and plural endings of English (and other European)
+/// loanwords, which Snowball leaves apart.
+const LATIN_PLURALS: &[(&str, &str)] = &[("um", "a"), ("us", "i"), ("is", "es"), ("on", "a")];
+
 /// Site chrome, as words (stemmed like the page when looked up): a unit is
 /// chrome if it has any of `CHROME_TERMS`, both terms of a `CHROME_PAIRS`
 /// entry, or, when it is at most `CHROME_SHORT_WORDS` words long, any of
@@ -1163,16 +1139,21 @@ pub fn quality(page: &Page, index: &Index, unit: usize) -> f64 {
     length * boiler * punct * content
 }
 
+/// Each term's idf for summaries (smoothed, always positive).
+fn summary_idf(index: &Index) -> Vec<f64> {
+    let n = index.len() as f64;
+    index
+        .postings
+        .iter()
+        .map(|p| (1.0 + n / (p.len().max(1) as f64)).ln())
+        .collect()
+}
+
 /// Salience of every prose unit for a summary without a question, best first:
 /// cosine of the unit's TF-IDF vector with the page's (title terms boosted),
 /// times a lead-position prior and [`quality`].
 pub fn salience(page: &Page, index: &Index) -> Vec<Scored> {
-    let n = index.len() as f64;
-    let idf: Vec<f64> = index
-        .postings
-        .iter()
-        .map(|p| (1.0 + n / (p.len().max(1) as f64)).ln())
-        .collect();
+    let idf = summary_idf(index);
     let weight = |id: u32| idf.get(id as usize).copied().unwrap_or(0.0);
 
     let mut tf_page = vec![0.0f64; idf.len()];
@@ -1228,6 +1209,139 @@ pub fn salience(page: &Page, index: &Index) -> Vec<Scored> {
     best_first(&mut out);
     out
 }
+
+/// How many of the most salient units TextRank links: enough for any
+/// article's key sentences, and bounded so a 1 MiB page stays fast.
+const TEXTRANK_POOL: usize = 150;
+const TEXTRANK_DAMPING: f64 = 0.85;
+const TEXTRANK_ROUNDS: usize = 30;
+
+/// A unit's TF-IDF vector, sorted by term id, unit length.
+fn tfidf(index: &Index, unit: usize, idf: &[f64]) -> Vec<(u32, f64)> {
+    let mut v: Vec<(u32, f64)> = index
+        .unit_terms
+        .get(unit)
+        .map(|terms| {
+            terms
+                .iter()
+                .map(|&(id, tf)| {
+                    let w = idf.get(id as usize).copied().unwrap_or(0.0);
+                    (id, (1.0 + f64::from(tf).ln()) * w)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for (_, w) in &mut v {
+            *w /= norm;
+        }
+    }
+    v
+}
+
+fn cosine(a: &[(u32, f64)], b: &[(u32, f64)]) -> f64 {
+    let (mut i, mut j, mut dot) = (0, 0, 0.0);
+    while let (Some(&(p, x)), Some(&(q, y))) = (a.get(i), b.get(j)) {
+        match p.cmp(&q) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                dot += x * y;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    dot
+}
+
+/// Key sentences for a summary: TextRank (PageRank over the sentences,
+/// linked by the cosine of their TF-IDF vectors) among the
+/// [`TEXTRANK_POOL`] most salient units that pass `keep`, weighted by
+/// [`quality`]; then picked by maximal marginal relevance, so each point is
+/// central and says something the others do not. Returns up to `k` units,
+/// best first.
+pub fn key_sentences(
+    page: &Page,
+    index: &Index,
+    keep: impl Fn(usize) -> bool,
+    k: usize,
+) -> Vec<usize> {
+    let pool: Vec<usize> = salience(page, index)
+        .into_iter()
+        .map(|s| s.unit)
+        .filter(|&u| keep(u))
+        .take(TEXTRANK_POOL)
+        .collect();
+    let idf = summary_idf(index);
+    let vectors: Vec<Vec<(u32, f64)>> = pool.iter().map(|&u| tfidf(index, u, &idf)).collect();
+    let n = pool.len();
+    let mut sim = vec![0.0f64; n * n];
+    for a in 0..n {
+        for b in a + 1..n {
+            let c = cosine(&vectors[a], &vectors[b]);
+            sim[a * n + b] = c;
+            sim[b * n + a] = c;
+        }
+    }
+    let out_weight: Vec<f64> = (0..n)
+        .map(|a| sim[a * n..(a + 1) * n].iter().sum())
+        .collect();
+    let mut rank = vec![1.0f64; n];
+    for _ in 0..TEXTRANK_ROUNDS {
+        let next: Vec<f64> = (0..n)
+            .map(|b| {
+                let flow: f64 = (0..n)
+                    .filter(|&a| out_weight[a] > 0.0)
+                    .map(|a| sim[a * n + b] / out_weight[a] * rank[a])
+                    .sum();
+                (1.0 - TEXTRANK_DAMPING) + TEXTRANK_DAMPING * flow
+            })
+            .collect();
+        rank = next;
+    }
+    let score: Vec<f64> = pool
+        .iter()
+        .zip(&rank)
+        .map(|(&u, r)| r * quality(page, index, u))
+        .collect();
+    let top = score
+        .iter()
+        .copied()
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    // Maximal marginal relevance: centrality minus likeness to what is
+    // already chosen; a near-duplicate of a chosen point is never taken.
+    let mut chosen: Vec<usize> = Vec::new();
+    while chosen.len() < k.min(n) {
+        let best = (0..n)
+            .filter(|a| !chosen.contains(a))
+            .filter(|&a| {
+                chosen.iter().all(|&c| {
+                    sim[a * n + c] <= MMR_DUPLICATE && index.jaccard(pool[a], pool[c]) <= 0.6
+                })
+            })
+            .map(|a| {
+                let like = chosen.iter().map(|&c| sim[a * n + c]).fold(0.0, f64::max);
+                (a, MMR_LAMBDA * score[a] / top - (1.0 - MMR_LAMBDA) * like)
+            })
+            .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
+        match best {
+            Some((a, _)) => chosen.push(a),
+            None => break,
+        }
+    }
+    chosen
+        .into_iter()
+        .filter_map(|a| pool.get(a).copied())
+        .collect()
+}
+
+/// MMR's balance of centrality against novelty.
+const MMR_LAMBDA: f64 = 0.7;
+/// Above this cosine two sentences say the same thing.
+const MMR_DUPLICATE: f64 = 0.5;
 
 /// Takes up to `k` units from `ranked` (best first), skipping any whose term
 /// set overlaps an already chosen one by more than `max_jaccard`. Reads

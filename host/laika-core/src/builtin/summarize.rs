@@ -1,10 +1,10 @@
-//! `web.summarize`: the page's lead sentence and its most salient,
-//! mutually distinct sentences, in page order, each quoted.
+//! `web.summarize`: a short lead sentence and the page's key points, chosen
+//! by TextRank for centrality and MMR for coverage (one point per idea), in
+//! page order, each an exact sentence of the page with an inline citation
+//! marker.
 
 use super::rank::{self, Index, Page, Scope};
-use super::{
-    cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply, MAX_JACCARD,
-};
+use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::RequestPacket;
@@ -31,6 +31,9 @@ fn point_count(args: &Map<String, Value>) -> usize {
         _ => 5,
     }
 }
+
+/// The lead sentence is short: a longer one goes among the points.
+const LEAD_MAX_WORDS: usize = 30;
 
 /// Marks of text beside the article rather than in it: photo credits,
 /// teasers for other articles, embedded posts.
@@ -99,59 +102,51 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
 
     let index = Index::build(&page);
     cancel.check()?;
-    let ranked = rank::salience(&page, &index);
-    cancel.check()?;
     let k = point_count(&packet.input.task.args);
+    let clean = |u: usize, min: f64| !is_aside(&page, u) && rank::quality(&page, &index, u) >= min;
 
-    // The lead: the earliest clean sentence among the strongest ones.
-    let lead = ranked
+    // Key points by TextRank + MMR; the lead is the earliest short, clean
+    // one among them (the page's own opening when it is central).
+    let mut points = rank::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
+    cancel.check()?;
+    let lead = points
         .iter()
-        .take(2 * k)
-        .filter(|s| !is_aside(&page, s.unit) && rank::quality(&page, &index, s.unit) >= 0.9)
-        .map(|s| s.unit)
+        .copied()
+        .filter(|&u| {
+            clean(u, 0.9) && page.unit_text(u).split_whitespace().count() <= LEAD_MAX_WORDS
+        })
         .min();
-    let lead_first = lead.into_iter();
-    let (page_ref, index_ref) = (&page, &index);
-    let good = |min: f64| {
-        ranked
-            .iter()
-            .filter(move |s| {
-                Some(s.unit) != lead
-                    && !is_aside(page_ref, s.unit)
-                    && rank::quality(page_ref, index_ref, s.unit) >= min
-            })
-            .map(|s| s.unit)
-    };
-    let mut points = rank::pick_diverse(
-        &index,
-        lead_first.chain(good(0.25)),
-        k + usize::from(lead.is_some()),
-        MAX_JACCARD,
-    );
     points.retain(|&u| Some(u) != lead);
+    points.truncate(k);
     if points.is_empty() && lead.is_none() {
         // No sentence looks like content: fall back to anything with words,
         // then to the first lines in page order (headings, code).
-        points = rank::pick_diverse(&index, good(0.03), k, MAX_JACCARD);
+        points = rank::key_sentences(&page, &index, |u| clean(u, 0.03), k);
         if points.is_empty() {
             points = (0..page.units.len().min(k)).collect();
         }
     }
     points.sort_unstable();
 
+    // Each sentence is shown once, with an inline marker ("[2]") for its
+    // citation; the sidebar links the marker to the quote on the page.
     let mut citations = Vec::new();
+    let mut marked = |u: usize| {
+        let text = page.unit_text(u).to_string();
+        match cite(&page, u) {
+            Some(c) => {
+                citations.push(c);
+                format!("{text} [{}]", citations.len())
+            }
+            None => text,
+        }
+    };
     if let Some(l) = lead {
-        blocks.push(paragraph(page.unit_text(l)));
-        citations.extend(cite(&page, l));
+        blocks.push(paragraph(&marked(l)));
     }
     if !points.is_empty() {
-        blocks.push(list(
-            points
-                .iter()
-                .map(|&u| vec![page.unit_text(u).to_string()])
-                .collect(),
-        ));
-        citations.extend(points.iter().filter_map(|&u| cite(&page, u)));
+        let items = points.iter().map(|&u| vec![marked(u)]).collect();
+        blocks.push(list(items));
     }
     Ok(Reply {
         title,
@@ -198,7 +193,7 @@ mod tests {
         assert_eq!(children[1]["type"], "paragraph");
         assert_eq!(
             children[1]["children"][0]["text"].as_str(),
-            Some(q[0].as_str())
+            Some(format!("{} [1]", q[0]).as_str())
         );
         let items = children[2]["items"].as_array().unwrap();
         assert_eq!(items.len(), q.len() - 1);
@@ -316,5 +311,65 @@ mod tests {
                 "{q}"
             );
         }
+    }
+
+    /// Markers "[n]" in the render, each right after the sentence it cites.
+    fn marked(v: &Value) -> Vec<(String, usize)> {
+        let text = render_text(v);
+        let mut out = Vec::new();
+        for line in text.lines() {
+            if let Some((sentence, rest)) = line.rsplit_once(" [") {
+                if let Some(n) = rest.strip_suffix(']').and_then(|n| n.parse().ok()) {
+                    out.push((sentence.to_string(), n));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn summary_points_are_central_distinct_and_cited_once_by_marker() {
+        // An off-topic opening, then the article: near-duplicate sentences
+        // about the main subject, a caption and a teaser.
+        let body = "Welcome back to our weekly notebook of odds and ends from around town.\n\
+            The city council voted on Tuesday to build a new tram line across the river.\n\
+            The tram line will link the river district with the main station in four years.\n\
+            Council members said the new tram line across the river was voted on Tuesday.\n\
+            Construction of the tram line will cost the city 300 million euros, paid partly by the state.\n\
+            Residents of the river district have asked for a tram link for more than twenty years.\n\
+            Photo: The old tram depot at night. (Getty Images)\n\
+            Read more: Parking fees rise again next month across the city centre.\n\
+            Opponents say buses would serve the river district more cheaply than a tram line.";
+        let v = run(&packet(
+            "web.summarize",
+            json!({"max_points": 4}),
+            "summarize",
+            summary("City votes for tram line across the river", body),
+            &[],
+        ));
+        let marks = marked(&v);
+        let cites = v["assistant"]["citations"].as_array().unwrap();
+        // Every citation is shown once, as a marker after its sentence, and
+        // every marker resolves to a quote of the page.
+        assert_eq!(marks.len(), cites.len(), "{}", render_text(&v));
+        for (i, (sentence, n)) in marks.iter().enumerate() {
+            assert_eq!(*n, i + 1);
+            let quote = cites[i]["quote"].as_str().unwrap();
+            assert_eq!(sentence, quote);
+            assert!(body.contains(quote), "{quote}");
+        }
+        let texts: Vec<&str> = marks.iter().map(|(s, _)| s.as_str()).collect();
+        for t in &texts {
+            assert!(
+                !t.contains("Getty") && !t.contains("Read more") && !t.contains("Welcome back"),
+                "{t}"
+            );
+        }
+        // One point per idea: the restated vote is not a second point.
+        let vote = texts.iter().filter(|t| t.contains("voted")).count();
+        assert_eq!(vote, 1, "{texts:?}");
+        // The lead is short and the cost, a distinct idea, is covered.
+        assert!(texts[0].split_whitespace().count() <= 30);
+        assert!(texts.iter().any(|t| t.contains("300 million")), "{texts:?}");
     }
 }
