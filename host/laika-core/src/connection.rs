@@ -8,9 +8,8 @@
 
 use crate::ambient::Ambient;
 use crate::error::{Error, ErrorCode, Result};
-use crate::llmcp::{Task, TaskName};
+use crate::llmcp::TaskName;
 use crate::model::ModelRequest;
-use crate::pack::{self, Budget, PackInput};
 use serde_json::{json, Value};
 
 /// The longest reply asked for, in characters.
@@ -36,40 +35,16 @@ pub fn schema() -> Value {
 /// The request the runtime gets: a packet without documents, the schema,
 /// one question.
 pub fn request(ambient: &dyn Ambient) -> ModelRequest {
-    let task = Task {
-        name: TaskName::Answer,
-        args: Default::default(),
-    };
-    let conversation_id = ambient.new_id();
-    let packet = pack::pack(
-        &PackInput {
-            conversation_id: &conversation_id,
-            turn: 1,
-            user_message_id: "",
-            user_text: QUESTION,
-            task: &task,
-            observation: None,
-            browser: "",
-            tab_id: None,
-            history: None,
-            recent_turns: 0,
-            ambient,
-        },
-        Budget {
-            max_chars: 0,
-            max_tokens: 0,
-        },
-    )
-    .packet;
-    ModelRequest {
-        packet,
-        response_schema: schema(),
-        system_prompt: SYSTEM_PROMPT.to_owned(),
-        user_prompt: QUESTION.to_owned(),
-        attempt: 0,
-        feedback: None,
-        max_output_tokens: Some(MAX_OUTPUT_TOKENS),
-    }
+    let mut request = ModelRequest::without_page(
+        TaskName::Answer,
+        (&ambient.new_id(), 1),
+        (SYSTEM_PROMPT, QUESTION.to_owned()),
+        schema(),
+        MAX_OUTPUT_TOKENS,
+        ambient,
+    );
+    request.packet.input.user_message.text = QUESTION.to_owned();
+    request
 }
 
 /// The parsed answer, or `INVALID_MODEL_OUTPUT` saying what is wrong with

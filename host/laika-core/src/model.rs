@@ -1,7 +1,9 @@
 //! One call to a model, as the core sees it: what is asked and what came
 //! back. The runtimes (`laika-runtime`) turn these into network calls.
 
-use crate::llmcp::RequestPacket;
+use crate::ambient::Ambient;
+use crate::llmcp::{RequestPacket, Task, TaskName};
+use crate::pack::{self, Budget, PackInput};
 use serde::Serialize;
 
 /// What the host tells the extension about the runtime in use.
@@ -77,6 +79,54 @@ pub struct ModelRequest {
     /// The answer's token limit, when the engine fitted the prompt to the
     /// runtime's context window: the prompt plus this fits in it.
     pub max_output_tokens: Option<u32>,
+}
+
+impl ModelRequest {
+    /// A request with no page: everything the model needs is in the prompts
+    /// (a summarizer's, a connection test's), over an empty packet of
+    /// `task` in the conversation and turn named.
+    pub fn without_page(
+        task: TaskName,
+        (conversation_id, turn): (&str, u32),
+        (system_prompt, user_prompt): (&str, String),
+        response_schema: serde_json::Value,
+        max_output_tokens: u32,
+        ambient: &dyn Ambient,
+    ) -> ModelRequest {
+        let task = Task {
+            name: task,
+            args: Default::default(),
+        };
+        let packet = pack::pack(
+            &PackInput {
+                conversation_id,
+                turn,
+                user_message_id: "",
+                user_text: "",
+                task: &task,
+                observation: None,
+                browser: "",
+                tab_id: None,
+                history: None,
+                recent_turns: 0,
+                ambient,
+            },
+            Budget {
+                max_chars: 0,
+                max_tokens: 0,
+            },
+        )
+        .packet;
+        ModelRequest {
+            packet,
+            response_schema,
+            system_prompt: system_prompt.to_owned(),
+            user_prompt,
+            attempt: 0,
+            feedback: None,
+            max_output_tokens: Some(max_output_tokens),
+        }
+    }
 }
 
 /// A runtime's context window: how many tokens the prompt and the answer

@@ -19,9 +19,8 @@ use crate::config::Config;
 use crate::store::Store;
 use crate::turn::Stored;
 use laika_core::conversation::{self, PastTurn};
-use laika_core::llmcp::{Task, TaskName};
+use laika_core::llmcp::TaskName;
 use laika_core::model::ModelRequest;
-use laika_core::pack::{self, Budget, PackInput};
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
@@ -167,37 +166,12 @@ pub(crate) fn summarizer_request(
     user_prompt: String,
     response_schema: serde_json::Value,
 ) -> ModelRequest {
-    let task = Task {
-        name: TaskName::Summarize,
-        args: Default::default(),
-    };
-    let packet = pack::pack(
-        &PackInput {
-            conversation_id,
-            turn,
-            user_message_id: "",
-            user_text: "",
-            task: &task,
-            observation: None,
-            browser: "",
-            tab_id: None,
-            history: None,
-            recent_turns: 0,
-            ambient: &SystemAmbient,
-        },
-        Budget {
-            max_chars: 0,
-            max_tokens: 0,
-        },
-    )
-    .packet;
-    ModelRequest {
-        packet,
+    ModelRequest::without_page(
+        TaskName::Summarize,
+        (conversation_id, turn),
+        (system_prompt, user_prompt),
         response_schema,
-        system_prompt: system_prompt.to_owned(),
-        user_prompt,
-        attempt: 0,
-        feedback: None,
-        max_output_tokens: Some(1_024),
-    }
+        1_024,
+        &SystemAmbient,
+    )
 }
