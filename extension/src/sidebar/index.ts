@@ -22,7 +22,8 @@ import {
   type SidebarRequest,
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { answerActions } from "./actions.js";
+import { answerActions, copyText } from "./actions.js";
+import { shareMessage, type ShareRequest } from "../shared/share.js";
 import { placeMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
@@ -33,7 +34,7 @@ import { citationError, errorAdvice, INSTALL_COMMAND, INSTALL_HINT, RUNTIME_CODE
 import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { StepList, stopReasonText } from "./steps.js";
-import { CollectionsPanel } from "./collections.js";
+import { CollectionsPanel, download } from "./collections.js";
 import { contextMeter, forgetText, showText } from "./streaming.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
@@ -492,7 +493,23 @@ function onEvent(ev: SidebarEvent): void {
     case "tabs":
       picker.showTabs(ev.tabs);
       return;
+    case "share":
+      void writeShare(ev.request).then(
+        (message) => send({ kind: "shared", call_id: ev.call_id, ok: true, message }),
+        (e: unknown) => send({ kind: "shared", call_id: ev.call_id, ok: false, message: e instanceof Error ? e.message : String(e) }),
+      );
+      return;
   }
+}
+
+/** Writes an approved `artifact.share` export: a download or the clipboard. */
+async function writeShare(req: ShareRequest): Promise<string> {
+  if (req.target === "clipboard") {
+    if (!(await copyText(req.content))) throw new Error("the browser refused to write to the clipboard");
+  } else {
+    download(req.filename, req.mime, req.content);
+  }
+  return shareMessage(req);
 }
 
 // ---- requests that are not turns (history, settings) ----

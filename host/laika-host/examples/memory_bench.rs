@@ -193,6 +193,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             store_full_packets: false,
             context_window: None,
             decoding: Default::default(),
+            integrations: Vec::new(),
         };
         let (mut turn, _) = Turn::start(request, settings, &ambient);
         let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));

@@ -46,6 +46,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
         store_full_packets: ctx.config.log_full_llm,
         context_window: ctx.context_window.clone(),
         decoding: ctx.runtime.decoding(),
+        integrations: ctx.config.integrations.keys().cloned().collect(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -138,6 +139,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<String> {
                     ambient: &SystemAmbient,
                     concurrency: ctx.config.limits.transform_concurrency,
                     progress: &progress,
+                    integrations: &ctx.config.integrations,
                 };
                 let result = tools::run(&call.name, &call.arguments, &tool_ctx);
                 if let Err(e) = &result {

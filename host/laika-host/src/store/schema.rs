@@ -152,8 +152,11 @@ CREATE TABLE IF NOT EXISTS artifacts (
 CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
 "#;
 
+/// When `source.refresh` last replaced a source's document.
+const V_SOURCE_REFRESH: &str = "ALTER TABLE sources ADD COLUMN refreshed_at TEXT;";
+
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS];
+pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS, V_SOURCE_REFRESH];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {
