@@ -1708,6 +1708,23 @@ fn tool_results_in(events: &[Event]) -> usize {
         .count()
 }
 
+/// One step of `calls` on the usual page, with a scripted extension and host.
+fn host_turn(
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+    extension: impl FnMut(&[Event]) -> Vec<Input>,
+    host: impl FnMut(&Action) -> Input,
+) -> Run {
+    drive_host(
+        request(Some("c-1"), observation()),
+        settings(),
+        Ok(1),
+        Ok(()),
+        model,
+        extension,
+        host,
+    )
+}
+
 /// The `agent_state executing` events of a run, with their input.
 fn executing(run: &Run) -> Vec<(Option<String>, Option<Value>)> {
     run.events
@@ -1724,11 +1741,7 @@ fn executing(run: &Run) -> Vec<(Option<String>, Option<Value>)> {
 #[test]
 fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
     let mut host_calls: Vec<Value> = Vec::new();
-    let run = drive_host(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
+    let run = host_turn(
         stepping(vec![json!([
             {"name": "source.refresh", "arguments": {"sourceId": "s-7"}}
         ])]),
@@ -1792,11 +1805,7 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
 
 #[test]
 fn a_refresh_of_an_unknown_source_fails_before_the_browser_is_asked() {
-    let run = drive_host(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
+    let run = host_turn(
         stepping(vec![json!([
             {"name": "source.refresh", "arguments": {"sourceId": "gone"}}
         ])]),
@@ -1819,11 +1828,7 @@ fn a_refresh_of_an_unknown_source_fails_before_the_browser_is_asked() {
 fn a_share_is_asked_then_the_export_goes_to_the_extension() {
     let mut host_calls = 0;
     let mut round = 0;
-    let run = drive_host(
-        request(Some("c-1"), observation()),
-        settings(),
-        Ok(1),
-        Ok(()),
+    let run = host_turn(
         stepping(vec![json!([
             {"name": "artifact.share", "arguments": {"artifactId": "a-1", "format": "csv", "target": "clipboard"}}
         ])]),
