@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citedTab, placeMarkers, renderCitations, sourceLink } from "../src/sidebar/citations";
+import { citedTab, placeMarkers, renderCitations, sourceLink, textFragmentUrl } from "../src/sidebar/citations";
 import type { VerifiedCitation } from "../src/generated/wire";
 
 const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:summary", quote: "a quote", verified: true, ...over });
@@ -68,5 +68,38 @@ describe("sourceLink", () => {
     expect(ok.textContent).toBe(" — Luggage");
     const bad = sourceLink({ source_id: "s", title: "x", url: "javascript:alert(1)" });
     expect(bad.tagName).toBe("SPAN");
+  });
+});
+
+describe("textFragmentUrl", () => {
+  it("encodes the quote, its syntax characters included, and keeps the page's own fragment", () => {
+    expect(textFragmentUrl("https://a.example/p", "Fares rose 5% - again, & more")).toBe(
+      "https://a.example/p#:~:text=Fares%20rose%205%25%20%2D%20again%2C%20%26%20more",
+    );
+    expect(textFragmentUrl("https://a.example/p#intro", "café  au\nlait")).toBe("https://a.example/p#intro:~:text=caf%C3%A9%20au%20lait");
+    expect(textFragmentUrl("https://a.example/p#x:~:text=old", "new")).toBe("https://a.example/p#x:~:text=new");
+    expect(textFragmentUrl("https://a.example/p", "  ")).toBe("https://a.example/p");
+    expect(textFragmentUrl("https://a.example/p", "東京の夜行列車")).toBe(`https://a.example/p#:~:text=${encodeURIComponent("東京の夜行列車")}`);
+  });
+
+  it("matches a long or elided quote as a range from its first words to its last", () => {
+    const long = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    expect(textFragmentUrl("https://a.example/", long)).toBe(
+      "https://a.example/#:~:text=one%20two%20three%20four%20five,nine%20ten%20eleven%20twelve%20thirteen",
+    );
+    expect(textFragmentUrl("https://a.example/", "The night train … leaves at ten.")).toBe(
+      "https://a.example/#:~:text=The%20night%20train,leaves%20at%20ten.",
+    );
+  });
+
+  it("is what a verified citation's source link opens", () => {
+    const [link] = Array.from(
+      renderCitations([cite({ quote: "Two bags", source: { source_id: "s-2", title: "Luggage", url: "https://rail.example/luggage" } })], sources, () => undefined)?.querySelectorAll("a") ?? [],
+    );
+    expect(link?.href).toBe("https://rail.example/luggage#:~:text=Two%20bags");
+    const [plain] = Array.from(
+      renderCitations([cite({ verified: false, source: { source_id: "s-2", title: "Luggage", url: "https://rail.example/luggage" } })], sources, () => undefined)?.querySelectorAll("a") ?? [],
+    );
+    expect(plain?.href).toBe("https://rail.example/luggage");
   });
 });

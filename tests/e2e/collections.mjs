@@ -1,7 +1,7 @@
 // E2E: work across pages. Three loopback pages open in tabs are added to a
 // collection from the sidebar's collections panel; a question only the
 // second page answers is asked over the collection (the citation names that
-// page and opens it); the scripted model then runs the comparison transform
+// page and opens it scrolled to the quote); the scripted model then runs the comparison transform
 // (per-source progress events, one source's model call fails and is
 // reported while the others make the table); the artifact is exported as
 // Markdown through a download.
@@ -17,7 +17,9 @@ const PAGES = {
 const site = await serveRoutes((url) => {
   const p = PAGES[url.pathname];
   if (!p) return null;
-  return { body: `<!doctype html><title>${esc(p[0])}</title><main><h1>${esc(p[0])}</h1><p>${esc(p[1])}</p></main>` };
+  // Page two's answer is far down: opening its citation must scroll to it.
+  const gap = url.pathname === "/two.html" ? '<div style="height:4000px"></div>' : "";
+  return { body: `<!doctype html><title>${esc(p[0])}</title><main><h1>${esc(p[0])}</h1>${gap}<p>${esc(p[1])}</p></main>` };
 });
 
 /** A map step's answer: the source's key points as a list. */
@@ -90,10 +92,18 @@ try {
   const named = norm(await source.textContent());
   assert(named.includes("Luggage rules"), `the citation names the second page (${named})`);
   const href = await source.getAttribute("href");
-  assert(href === `${site.base}/two.html`, `the citation links to it (${href})`);
+  // The quote as a text fragment: the browser scrolls to it and highlights it.
+  assert(
+    href === `${site.base}/two.html#:~:text=Each%20passenger%20may%20bring%20two%20suitcases`,
+    `the citation links to the quote on it (${href})`,
+  );
   const [opened] = await Promise.all([context.waitForEvent("page"), source.click()]);
   await opened.waitForLoadState("load");
-  assert(opened.url() === `${site.base}/two.html`, `the citation opens the page (${opened.url()})`);
+  assert(opened.url().startsWith(`${site.base}/two.html`), `the citation opens the page (${opened.url()})`);
+  // The browser acted on the text fragment: the quote, 4000 px down, is in view.
+  await opened.waitForFunction(() => window.scrollY > 2000, null, { timeout: 10_000 }).catch(() => undefined);
+  const scrolled = await opened.evaluate(() => window.scrollY);
+  assert(scrolled > 2000, `the opened page is scrolled to the quote (scrollY ${scrolled})`);
   await opened.close();
   await sidebar.waitForSelector(".turn[data-stop-reason]", { timeout: 30_000 });
 

@@ -45,6 +45,8 @@ export interface Call<Owner> {
   executor: ToolCallMessage["executor"];
   digest: string;
   target: ToolTarget | null;
+  /** What the host prepared for it (`agent_state.input` with `executing`): a source's URL, an export. */
+  input?: unknown;
   phase: CallPhase;
   /** The id of the `approval` sent for it, if any. */
   approvalId: string | null;

@@ -26,7 +26,8 @@ import { HostConnection } from "./host.js";
 import { CallBook, type Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { isWebTab, openTabs, pickedTabs, selectionIn, withSelection } from "./context.js";
-import { toolResultMessage } from "./results.js";
+import { ToolFailure, toolResultMessage } from "./results.js";
+import type { ShareRequest } from "../shared/share.js";
 import { runCall } from "./run.js";
 
 type Port = chrome.runtime.Port;
@@ -165,7 +166,9 @@ function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
     case "agent_state": {
       if (msg.state !== "executing" || !msg.call_id) return;
       const call = calls.executing(turnId, msg.call_id);
-      if (call) void execute(call);
+      if (!call) return;
+      call.input = msg.input;
+      void execute(call);
       return;
     }
     case "tool_result":
@@ -195,13 +198,36 @@ function onApprovalAnswer(approvalId: string, msg: RoutedHostMessage): void {
   });
 }
 
+/** Longest wait for the sidebar to write an export. */
+const SHARE_MS = 30_000;
+/** `artifact.share` calls waiting for their sidebar's `shared`, by call id. */
+const shares = new Map<string, { owner: Port; done: (ok: boolean, message: string) => void }>();
+
+/**
+ * The sidebar that asked the turn writes the export (a download or the
+ * clipboard need a page; the background has none).
+ */
+function shareThrough(call: Call<Port>, request: ShareRequest): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(false, `the sidebar did not write ${request.filename} within ${SHARE_MS / 1000} s`), SHARE_MS);
+    const finish = (ok: boolean, message: string) => {
+      clearTimeout(timer);
+      shares.delete(call.callId);
+      if (ok) resolve(message);
+      else reject(new ToolFailure("SHARE_FAILED", message));
+    };
+    shares.set(call.callId, { owner: call.owner, done: finish });
+    post(call.owner, { kind: "share", call_id: call.callId, request });
+  });
+}
+
 /** Runs a call the state machine released, then reports it to the host. */
 async function execute(call: Call<Port>): Promise<void> {
   const tabId = turnTabs.get(call.turnId);
   const { outcome, tabId: nextTab } =
     tabId === undefined
       ? { outcome: { status: "error" as const, code: "NO_PAGE", message: "the turn's tab is gone" }, tabId: -1 }
-      : await runCall(call, tabId);
+      : await runCall(call, tabId, (req) => shareThrough(call, req));
   calls.finished(call.callId);
   if (nextTab >= 0) turnTabs.set(call.turnId, nextTab);
   const id = `result-${crypto.randomUUID()}`;
@@ -308,6 +334,12 @@ type Handler<K extends SidebarRequest["kind"]> = (port: Port, req: Extract<Sideb
 
 /** What a sidebar may ask; the keys are the allow-list. */
 const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
+  shared(port, req) {
+    // Only the sidebar the export was sent to can say how it went.
+    const waiting = shares.get(req.call_id);
+    if (waiting?.owner !== port) return;
+    waiting.done(req.ok === true, typeof req.message === "string" ? req.message.slice(0, 300) : "");
+  },
   status(port) {
     post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
     if (host.state === "disconnected" || host.state === "not_installed") host.connect();
@@ -394,6 +426,7 @@ ext.runtime.onConnect.addListener((port) => {
       cancelTurn(id);
     }
     calls.dropOwner(port);
+    for (const s of [...shares.values()]) if (s.owner === port) s.done(false, "the sidebar was closed before it wrote the export");
   });
   post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
   if (pendingCommand) {

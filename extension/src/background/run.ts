@@ -10,7 +10,7 @@ import type { Observation } from "../generated/wire.js";
 import type { Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { failure, ToolFailure, type CallOutcome } from "./results.js";
-import { runTabTool, waitForLoad } from "./tools.js";
+import { runTabTool, waitForLoad, type Sharer } from "./tools.js";
 
 /** Longest wait for a page to load after an action. */
 export const PAGE_LOAD_MS = 15_000;
@@ -35,7 +35,7 @@ export interface RunResult {
   tabId: number;
 }
 
-export async function runCall(call: Call<unknown>, tabId: number): Promise<RunResult> {
+export async function runCall(call: Call<unknown>, tabId: number, share: Sharer): Promise<RunResult> {
   let tab = tabId;
   try {
     let message: string;
@@ -48,7 +48,7 @@ export async function runCall(call: Call<unknown>, tabId: number): Promise<RunRe
       data = res.data;
       observation = res.observation;
     } else if (isTabTool(call.name)) {
-      const r = await runTabTool(tab, call.name, call.args);
+      const r = await runTabTool(tab, call.name, call.args, call.input, share);
       tab = r.tabId;
       message = r.message;
       observation = r.observation;

@@ -1,12 +1,14 @@
 /**
  * Tab-level tools (navigate, open_tab, back, forward, refresh, search,
- * source.capture) and the URL checks they share. Page tools run in the content script of the
+ * source.capture, source.refresh, artifact.share) and the URL checks they share. Page tools run in the content script of the
  * observed tab; which tool runs where comes from the host's tool registry
  * (src/generated/tools.ts).
  */
 import type { TabTool } from "../generated/tools.js";
 import type { Observation } from "../generated/wire.js";
 import { ext } from "../shared/api.js";
+import { isObject } from "../shared/messages.js";
+import { shareRequest, type ShareRequest } from "../shared/share.js";
 import { observe } from "./content.js";
 import { ToolFailure } from "./results.js";
 
@@ -42,14 +44,21 @@ export function searchUrl(args: Record<string, unknown>): string | null {
   return base + encodeURIComponent(q);
 }
 
+/** Has the sidebar that asked the turn write an export; resolves with what it did. */
+export type Sharer = (req: ShareRequest) => Promise<string>;
+
 /**
  * Runs a tab-level tool; returns the tab to re-observe and a message, and
  * for a capture the page it read (the turn's own tab is left alone).
+ * `input` is what the host prepared for the call (`source.refresh`: the
+ * source's URL; `artifact.share`: the export).
  */
 export async function runTabTool(
   tabId: number,
   name: TabTool,
   args: Record<string, unknown>,
+  input: unknown,
+  share: Sharer,
 ): Promise<{ tabId: number; message: string; observation?: Observation }> {
   // No default: the switch covers every TabTool, or the build fails.
   switch (name) {
@@ -78,6 +87,16 @@ export async function runTabTool(
       const url = webUrl(args["url"]);
       if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be captured");
       return { tabId, ...(await capture(url)) };
+    }
+    case "source.refresh": {
+      const url = webUrl(isObject(input) ? input["url"] : undefined);
+      if (!url) throw new ToolFailure("INVALID_URL", "the host gave no http(s) URL to read the source from");
+      return { tabId, ...(await capture(url)) };
+    }
+    case "artifact.share": {
+      const req = shareRequest(input);
+      if (!req) throw new ToolFailure("INVALID_EXPORT", "the host's export is not a file name, type and text to share");
+      return { tabId, message: await share(req) };
     }
     case "search": {
       const url = searchUrl(args);

@@ -5,6 +5,7 @@
  */
 import type { ExtensionMessage, Observation, RuntimeInfo, TaskName, ToolTarget } from "../generated/wire.js";
 import type { RoutedHostMessage } from "./protocol.js";
+import type { ShareRequest } from "./share.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
@@ -67,6 +68,8 @@ export type SidebarRequest =
   | { kind: "approval"; call_id: string; approved: boolean }
   /** `tab_id`: a tab the turn included (a citation of another tab); else the turn's page. */
   | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number }
+  /** The sidebar wrote (or could not write) the export of an `artifact.share` call. */
+  | { kind: "shared"; call_id: string; ok: boolean; message: string }
   | { kind: "status" };
 
 export type ConnectionState = "connecting" | "ready" | "not_installed" | "disconnected" | "failed";
@@ -87,6 +90,8 @@ export type SidebarEvent =
   | { kind: "approval.answer"; call_id: string; accepted: boolean; approved: boolean; code?: string; message?: string }
   | { kind: "request.failed"; request_id: string; message: string }
   | { kind: "highlight.result"; ok: boolean; message: string }
+  /** Write this export of an approved `artifact.share` call (answered with `shared`). */
+  | { kind: "share"; call_id: string; request: ShareRequest }
   | { kind: "command"; action: "summarize" }
   /** Ask about this selected text (context menu or shortcut). */
   | { kind: "command"; action: "ask-selection"; text: string };

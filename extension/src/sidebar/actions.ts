@@ -18,7 +18,7 @@ export function answerMarkdown(msg: AssistantMessage): string {
   return cites.length ? `${body}\n\n${cites.join("\n")}\n` : `${body}\n`;
 }
 
-async function copyText(text: string): Promise<boolean> {
+export async function copyText(text: string): Promise<boolean> {
   try {
     await navigator.clipboard.writeText(text);
     return true;

@@ -46,7 +46,7 @@ export function renderCitations(citations: VerifiedCitation[], sources: Citation
       btn.title = "Laika could not find this quote in what it read";
     }
     li.append(btn);
-    if (c.source) li.append(sourceLink(c.source));
+    if (c.source) li.append(sourceLink(c.source, c.verified ? c.quote : undefined));
     list.append(li);
   });
   return list;
@@ -112,10 +112,48 @@ function linkMarkers(root: HTMLElement, citations: VerifiedCitation[], sources: 
   }
 }
 
-/** The source a citation names, linked to its page (opened in a new tab). */
-export function sourceLink(source: { title: string; url?: string; source_id: string }): HTMLElement {
+/** Words of a long quote kept at each end of a text directive's range. */
+const RANGE_WORDS = 5;
+/** Quotes of more words are matched as a range (start…end): one exact string rarely survives line breaks and markup. */
+const LONG_QUOTE_WORDS = 12;
+
+/** One term of a text directive: percent-encoded, with its syntax characters (`-`, `,`, `&`) encoded too. */
+function directiveTerm(text: string): string {
+  return encodeURIComponent(text).replace(/-/g, "%2D");
+}
+
+/**
+ * `url` with a text fragment (`#:~:text=`) that makes the browser scroll to
+ * and highlight `quote` when it opens the page (Chromium, Safari, Firefox ≥
+ * 131; others just open the page). An existing fragment is kept, an
+ * existing directive replaced; a long quote becomes a start,end range.
+ */
+export function textFragmentUrl(url: string, quote: string): string {
+  const wordsOf = (t: string) => t.split(/\s+/).filter(Boolean);
+  // An elided quote ("a … b") is only on the page as a range from its first part to its last.
+  const parts = quote.split(/\u2026|\.{3}/).map(wordsOf).filter((w) => w.length);
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (!first || !last) return url;
+  const words = parts.flat();
+  const directive =
+    parts.length > 1 || words.length > LONG_QUOTE_WORDS
+      ? `${directiveTerm(first.slice(0, RANGE_WORDS).join(" "))},${directiveTerm(last.slice(-RANGE_WORDS).join(" "))}`
+      : directiveTerm(words.join(" "));
+  const hash = url.indexOf("#");
+  const base = hash < 0 ? url : url.slice(0, hash);
+  const fragment = hash < 0 ? "" : (url.slice(hash + 1).split(":~:")[0] ?? "");
+  return `${base}#${fragment}:~:text=${directive}`;
+}
+
+/**
+ * The source a citation names, linked to its page (opened in a new tab);
+ * with the citation's quote, the page opens scrolled to it, highlighted.
+ */
+export function sourceLink(source: { title: string; url?: string; source_id: string }, quote?: string): HTMLElement {
   const label = ` — ${source.title || source.url || source.source_id}`;
-  const href = source.url ? safeHref(source.url) : null;
+  const safe = source.url ? safeHref(source.url) : null;
+  const href = safe && quote ? textFragmentUrl(safe, quote) : safe;
   if (!href) return h("span", undefined, label);
   const a = h("a", undefined, label) as HTMLAnchorElement;
   a.href = href;

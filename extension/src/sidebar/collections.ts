@@ -38,7 +38,7 @@ function button(label: string, onClick: () => void): HTMLButtonElement {
 }
 
 /** Saves `content` as a file through a temporary object URL. */
-function download(filename: string, mime: string, content: string): void {
+export function download(filename: string, mime: string, content: string): void {
   const url = URL.createObjectURL(new Blob([content], { type: `${mime};charset=utf-8` }));
   const a = h("a");
   a.href = url;

@@ -21,8 +21,9 @@ import {
   type SidebarRequest,
 } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { answerActions } from "./actions.js";
+import { answerActions, copyText } from "./actions.js";
 import { AgentStateView } from "./agent-state.js";
+import { shareMessage, type ShareRequest } from "../shared/share.js";
 import { placeMarkers, renderCitations, type CitationSources } from "./citations.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
@@ -34,7 +35,7 @@ import { expectReply, HistoryView, turnBox } from "./history.js";
 import { plainText, renderDoc } from "./render.js";
 import { SettingsView } from "./settings.js";
 import { StepList, stopReasonText } from "./steps.js";
-import { CollectionsPanel } from "./collections.js";
+import { CollectionsPanel, download } from "./collections.js";
 import { contextMeter, forgetText, showText } from "./streaming.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
@@ -505,7 +506,23 @@ function onEvent(ev: SidebarEvent): void {
     case "tabs":
       picker.showTabs(ev.tabs);
       return;
+    case "share":
+      void writeShare(ev.request).then(
+        (message) => send({ kind: "shared", call_id: ev.call_id, ok: true, message }),
+        (e: unknown) => send({ kind: "shared", call_id: ev.call_id, ok: false, message: e instanceof Error ? e.message : String(e) }),
+      );
+      return;
   }
+}
+
+/** Writes an approved `artifact.share` export: a download or the clipboard. */
+async function writeShare(req: ShareRequest): Promise<string> {
+  if (req.target === "clipboard") {
+    if (!(await copyText(req.content))) throw new Error("the browser refused to write to the clipboard");
+  } else {
+    download(req.filename, req.mime, req.content);
+  }
+  return shareMessage(req);
 }
 
 // ---- requests that are not turns (history, settings) ----

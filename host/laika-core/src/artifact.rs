@@ -60,8 +60,19 @@ fn document(artifact: &Artifact) -> Doc {
 
 /// A file name from the title: letters, digits and dashes.
 pub fn filename(artifact: &Artifact, format: ShareFormat) -> String {
-    let mut stem: String = artifact
-        .title
+    named(&artifact.title, format)
+}
+
+/// A file name from a requested one (a model's or a user's): its stem in
+/// letters, digits and dashes (no directories, no hidden file), with the
+/// format's extension.
+pub fn named(requested: &str, format: ShareFormat) -> String {
+    let requested = requested.trim();
+    let stem = match requested.rsplit_once('.') {
+        Some((stem, ext)) if ext.eq_ignore_ascii_case(format.extension()) => stem,
+        _ => requested,
+    };
+    let mut stem: String = stem
         .chars()
         .map(|c| if c.is_alphanumeric() { c } else { '-' })
         .collect();

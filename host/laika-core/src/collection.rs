@@ -131,7 +131,12 @@ pub struct Source {
     pub title: String,
     /// The URL's host, for pages.
     pub outlet: Option<String>,
+    /// When the stored document was read (its first capture or its latest
+    /// refresh).
     pub captured_at: Option<String>,
+    /// When `source.refresh` last replaced the document; `None` if never.
+    #[serde(default)]
+    pub refreshed_at: Option<String>,
     pub status: SourceStatus,
     pub error: Option<String>,
     #[serde(default)]
@@ -663,6 +668,7 @@ pub(crate) fn test_source(id: &str, title: &str, text: &str) -> Source {
         title: title.into(),
         outlet: Some(format!("{id}.example")),
         captured_at: Some("2026-01-01T00:00:00.000Z".into()),
+        refreshed_at: None,
         status: SourceStatus::Ready,
         error: None,
         text: text.into(),

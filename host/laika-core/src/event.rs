@@ -399,6 +399,11 @@ pub struct AgentStateChange {
     pub state: AgentState,
     /// The call being executed or waiting for approval.
     pub call_id: Option<String>,
+    /// With `executing`, for a call the host prepares before the extension
+    /// runs it: `source.refresh` gets the source's `url`, `artifact.share`
+    /// the export (`filename`, `mime`, `content`, `target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
 }
 
 /// `agent_state.snapshot`: the whole agent state of a conversation (seed

@@ -761,10 +761,15 @@ mod tests {
             "doc_type": "web.observation.summary.v1", "url": "https://e.org/", "title": "t", "text": "x"
         }}))
         .unwrap();
+        // The example's integration is configured: unconfigured, the gate
+        // denies `integration.invoke` with how to add one, but it stays
+        // offered (the schema is composed once per task, before any config).
+        let configured = ["notes".to_string()];
         let gate = GateContext {
             observation: &obs,
             user_message: "",
             max_calls: 1,
+            integrations: &configured,
         };
         let verdict = |name: &str, arguments: &Value| {
             let call = ToolCall {

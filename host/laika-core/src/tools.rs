@@ -54,8 +54,15 @@ pub enum GateClass {
     Compute,
     /// Laika's own collections and artifacts in the host's store.
     LocalData,
-    /// App-level tools: shape-checked, then denied (no executor in v1).
-    AppLevel,
+    /// `source.refresh`: re-reads a page already in one of the user's
+    /// collections.
+    Refresh,
+    /// `artifact.share`: an artifact leaves Laika (a file written, the
+    /// clipboard filled).
+    Share,
+    /// `integration.invoke`: a configured plugin program is run with the
+    /// model's payload; denied when none is configured under that name.
+    Integration,
 }
 
 /// One tool of the registry.
@@ -111,6 +118,23 @@ impl Tool {
 /// The tool whose browser result (a page read in a background tab) the
 /// host then stores.
 pub const SOURCE_CAPTURE: &str = "source.capture";
+/// Like a capture, of the URL the store holds for a source.
+pub const SOURCE_REFRESH: &str = "source.refresh";
+pub const ARTIFACT_SHARE: &str = "artifact.share";
+pub const INTEGRATION_INVOKE: &str = "integration.invoke";
+
+/// Browser tools the host prepares before the extension runs them (an
+/// `Action::RunTool` first, its result sent as `agent_state.input`): the
+/// extension knows neither a source's URL nor an artifact's content.
+pub fn host_prepared(name: &str) -> bool {
+    name == SOURCE_REFRESH || name == ARTIFACT_SHARE
+}
+
+/// Tools whose browser result is a page read in a background tab, which
+/// the host stores (the page the loop acts on stays as it was).
+pub fn captures(name: &str) -> bool {
+    name == SOURCE_CAPTURE || name == SOURCE_REFRESH
+}
 
 /// Every tool, in the seed's order.
 pub fn all() -> &'static [Tool] {
@@ -330,7 +354,7 @@ fn tool(
 
 fn registry() -> Vec<Tool> {
     use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_ITEMS, MAX_OUTLINE};
-    use Executor::{Host, Page, Tab, Unavailable};
+    use Executor::{Host, Page, Tab};
     use GateClass::*;
     let url_arg = || object([("url", url())], []);
     vec![
@@ -479,10 +503,10 @@ fn registry() -> Vec<Tool> {
             json!({ "title": "Notes", "text": "…" }),
         ),
         tool(
-            "artifact.share",
-            "exports an artifact to the share sheet, the clipboard or a file",
-            AppLevel,
-            Unavailable,
+            ARTIFACT_SHARE,
+            "exports an artifact as markdown, text, json or csv to a file (a download) or the clipboard; the user is asked first",
+            Share,
+            Tab,
             object(
                 [
                     ("artifactId", text()),
@@ -513,10 +537,10 @@ fn registry() -> Vec<Tool> {
             json!({ "artifactId": "a-1" }),
         ),
         tool(
-            "integration.invoke",
-            "calls an operation of a configured integration",
-            AppLevel,
-            Unavailable,
+            INTEGRATION_INVOKE,
+            "calls an operation of an integration the user configured; the user is asked first",
+            Integration,
+            Host,
             object(
                 [
                     ("integration", text()),
@@ -580,10 +604,10 @@ fn registry() -> Vec<Tool> {
             json!({ "collectionId": "c-1", "url": "https://example.com/" }),
         ),
         tool(
-            "source.refresh",
-            "captures a source again",
-            AppLevel,
-            Unavailable,
+            SOURCE_REFRESH,
+            "captures a page source of a collection again, replacing its text (same sourceId)",
+            Refresh,
+            Tab,
             object([("sourceId", text())], []),
             json!({ "sourceId": "s-1" }),
         ),
@@ -686,14 +710,14 @@ mod tests {
     #[test]
     fn gate_classes_match_executors() {
         for t in all() {
-            assert_eq!(
-                t.gate == GateClass::AppLevel,
-                t.executor == Executor::Unavailable,
-                "{}",
-                t.name
-            );
-            if matches!(t.gate, GateClass::Compute | GateClass::LocalData) {
+            if matches!(
+                t.gate,
+                GateClass::Compute | GateClass::LocalData | GateClass::Integration
+            ) {
                 assert_eq!(t.executor, Executor::Host, "{}", t.name);
+            }
+            if host_prepared(t.name) {
+                assert_eq!(t.executor, Executor::Tab, "{}", t.name);
             }
         }
         let offered: Vec<&str> = offered().map(|t| t.name).collect();
@@ -710,8 +734,9 @@ mod tests {
         }
         assert_eq!(find("source.capture").unwrap().executor, Executor::Tab);
         for name in ["artifact.share", "source.refresh", "integration.invoke"] {
-            assert!(!offered.contains(&name), "{name}");
+            assert!(offered.contains(&name), "{name}");
         }
+        assert!(captures("source.refresh") && !captures("artifact.share"));
     }
 
     #[test]
@@ -740,10 +765,6 @@ mod tests {
         assert_eq!(tools[0]["executor"], json!("page"));
         assert_eq!(tools[6]["executor"], json!("tab"));
         assert_eq!(tools[12]["executor"], json!("host"), "artifact.save");
-        assert_eq!(
-            tools[13]["executor"],
-            json!("unavailable"),
-            "artifact.share"
-        );
+        assert_eq!(tools[13]["executor"], json!("tab"), "artifact.share");
     }
 }

@@ -209,6 +209,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             context_window: None,
             page_indexes: None,
             decoding: Default::default(),
+            integrations: Vec::new(),
         };
         let (mut turn, _) = Turn::start(request, settings, &ambient);
         let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));

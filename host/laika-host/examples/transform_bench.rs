@@ -137,6 +137,7 @@ fn main() {
             ambient: &SystemAmbient,
             concurrency,
             progress: &progress,
+            integrations: &Default::default(),
         };
         tools::run(name, &args, &tool_ctx).unwrap_or_else(|e| panic!("{name}: {}", e.message))
     };

@@ -6,6 +6,7 @@
 //! variable applies to the runtime kinds that have its key and is ignored by
 //! the others (`LAIKA_MODEL` means nothing to `builtin`).
 
+use crate::integration::IntegrationConfig;
 use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::event::{ConfigView, RuntimeView};
 pub use laika_core::limits::Limits;
@@ -13,6 +14,7 @@ pub use laika_runtime::config::{RuntimeConfig, Setting, RUNTIME_KINDS};
 use laika_runtime::http::ApiKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +43,11 @@ pub struct Config {
     /// saved file while it is the default.
     #[serde(skip_serializing_if = "DiscoverConfig::is_default")]
     pub discover: DiscoverConfig,
+    /// `[integrations.<name>]`: the plugin programs `integration.invoke`
+    /// may run (docs/plugin-protocol.md, "Integrations"); none by default.
+    /// Only from the file: the extension's `config.set` cannot add one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub integrations: BTreeMap<String, IntegrationConfig>,
     /// The runtime settings the environment gave (but the kind), applied
     /// again when `config.set` switches the kind: the switch keeps only
     /// what the new kind shares with the old one.
@@ -73,6 +80,7 @@ impl Default for Config {
             summarizer: None,
             serve: ServeConfig::default(),
             discover: DiscoverConfig::default(),
+            integrations: BTreeMap::new(),
             runtime_env: Vec::new(),
         }
     }
@@ -375,6 +383,9 @@ impl Config {
         }
         self.serve.validate()?;
         self.discover.validate()?;
+        for (name, integration) in &self.integrations {
+            integration.validate(name)?;
+        }
         let l = &self.limits;
         if l.max_inbound_frame == 0
             || l.max_inbound_frame > laika_core::limits::DEFAULT_MAX_INBOUND_FRAME

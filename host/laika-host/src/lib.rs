@@ -9,6 +9,7 @@ pub mod config;
 pub mod doctor;
 pub mod frame;
 pub mod install;
+pub mod integration;
 pub mod logging;
 pub mod mcp;
 pub mod origin;

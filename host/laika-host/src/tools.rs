@@ -8,6 +8,7 @@
 //! stable code: `NOT_FOUND` (an unknown or stale id), `INVALID_ARGUMENTS`,
 //! `STORE_FAILED`, `CANCELLED`, `UNKNOWN_TOOL`.
 
+use crate::integration::{self, IntegrationConfig};
 use crate::store::Store;
 use crate::transform::{self, Progress};
 use laika_core::agent::ToolError;
@@ -22,6 +23,7 @@ use laika_core::render;
 use laika_core::text::prefix_chars;
 use laika_runtime::Runtime;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 /// The MIME type of an artifact holding a render document.
@@ -39,6 +41,8 @@ pub struct ToolContext<'a> {
     pub concurrency: usize,
     /// Told each source's progress in a transform.
     pub progress: &'a (dyn Fn(Progress) + Sync),
+    /// The configured integrations (`integration.invoke`).
+    pub integrations: &'a BTreeMap<String, IntegrationConfig>,
 }
 
 fn tool_error(e: Error) -> ToolError {
@@ -69,6 +73,11 @@ pub fn run(name: &str, arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value
         "artifact.open" => open(arguments, ctx),
         "transform.list_types" => Ok(laika_core::transform::list_types()),
         "transform.run" => run_transform(arguments, ctx),
+        laika_core::tools::SOURCE_REFRESH => refresh(arguments, ctx),
+        laika_core::tools::ARTIFACT_SHARE => share(arguments, ctx),
+        laika_core::tools::INTEGRATION_INVOKE => {
+            integration::invoke(ctx.integrations, arguments, ctx.cancel)
+        }
         other => Err(ToolError::new(
             "UNKNOWN_TOOL",
             format!("{} is not a tool the host runs", prefix_chars(other, 80)),
@@ -121,6 +130,7 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
         title,
         outlet: None,
         captured_at,
+        refreshed_at: None,
         status,
         error: None,
         text,
@@ -164,6 +174,7 @@ pub fn source_entry(s: &Source) -> Value {
         "status": s.status.as_str(),
         "error": s.error,
         "capturedAt": s.captured_at,
+        "refreshedAt": s.refreshed_at,
         "chars": s.text.chars().count(),
     })
 }
@@ -232,6 +243,7 @@ pub fn store_page(
         title: String::new(),
         outlet: None,
         captured_at: None,
+        refreshed_at: None,
         status: SourceStatus::Pending,
         error: None,
         text: String::new(),
@@ -246,6 +258,110 @@ pub fn store_page(
         store.add_sources(collection_id, std::slice::from_ref(&source), &now)?;
     }
     Ok(source)
+}
+
+/// `source.refresh`. Without a page it finds the source's URL for the
+/// extension to read (a note, or a page with no URL, cannot be refreshed);
+/// with the page the extension read it replaces the source's document,
+/// keeping its id, and records when. A capture that failed never gets
+/// here, so the old document stays.
+fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+    let id = collection::id_arg(arguments, "sourceId").map_err(tool_error)?;
+    let mut store = lock(ctx.store)?;
+    let source = store.source(&id).map_err(tool_error)?;
+    let url = match (&source.kind, &source.url) {
+        (SourceKind::Url, Some(url)) => url.clone(),
+        _ => {
+            return Err(ToolError::new(
+                "INVALID_ARGUMENTS",
+                format!(
+                    "source {} is a note: only page sources can be refreshed",
+                    prefix_chars(&id, 80)
+                ),
+            ))
+        }
+    };
+    let Some(raw) = arguments.get("observation") else {
+        return Ok(json!({
+            "sourceId": source.id,
+            "collectionId": source.collection_id,
+            "url": url,
+            "title": source.title,
+            "message": format!("Reading “{}” again.", prefix_chars(source.label(), 80)),
+        }));
+    };
+    let observation =
+        laika_core::observation::Observation::from_value(raw.clone()).map_err(tool_error)?;
+    let now = ctx.ambient.now_iso8601();
+    let mut fresh =
+        collection::source_from_observation(&observation, source, collection::MAX_SOURCE_CHARS);
+    // The source keeps the URL it is known by, whatever the page redirected to.
+    fresh.url = Some(url);
+    fresh.outlet = fresh.url.as_deref().and_then(collection::outlet_of);
+    fresh.captured_at = Some(now.clone());
+    fresh.refreshed_at = Some(now);
+    store.update_source(&fresh).map_err(tool_error)?;
+    Ok(json!({
+        "sourceId": fresh.id,
+        "collectionId": fresh.collection_id,
+        "url": fresh.url,
+        "title": fresh.title,
+        "chars": fresh.text.chars().count(),
+        "refreshedAt": fresh.refreshed_at,
+        "message": format!(
+            "Refreshed “{}” ({} characters).",
+            prefix_chars(fresh.label(), 80),
+            fresh.text.chars().count()
+        ),
+    }))
+}
+
+/// `artifact.share`, the host's part: the artifact rendered in the format
+/// asked, for the extension to write to a file or the clipboard.
+fn share(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+    use laika_core::artifact::{self, ShareFormat};
+    let id = collection::id_arg(arguments, "artifactId").map_err(tool_error)?;
+    let format_name = arguments
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let format: ShareFormat = serde_json::from_value(json!(format_name)).map_err(|_| {
+        ToolError::new(
+            "UNSUPPORTED_FORMAT",
+            format!(
+                "{} export is not available; use markdown, text, json or csv",
+                prefix_chars(format_name, 20)
+            ),
+        )
+    })?;
+    let target = match arguments.get("target").and_then(Value::as_str) {
+        None | Some("file") => "file",
+        Some("clipboard") => "clipboard",
+        Some(other) => {
+            return Err(ToolError::new(
+                "UNSUPPORTED_TARGET",
+                format!(
+                    "a browser has no {} here; use file or clipboard",
+                    prefix_chars(other, 20)
+                ),
+            ))
+        }
+    };
+    let a = lock(ctx.store)?.artifact(&id).map_err(tool_error)?;
+    let filename = match arguments.get("filename").and_then(Value::as_str) {
+        Some(requested) => artifact::named(requested, format),
+        None => artifact::filename(&a, format),
+    };
+    Ok(json!({
+        "artifactId": a.id,
+        "title": a.title,
+        "format": format,
+        "target": target,
+        "filename": filename,
+        "mime": format.mime(),
+        "content": artifact::export(&a, format),
+        "message": format!("Exporting “{}” as {format_name}.", prefix_chars(&a.title, 80)),
+    }))
 }
 
 fn list_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {

@@ -58,6 +58,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         context_window: ctx.context_window.clone(),
         decoding: ctx.runtime.decoding(),
         page_indexes: ctx.page_indexes.clone(),
+        integrations: ctx.config.integrations.keys().cloned().collect(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -150,6 +151,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                     ambient: &SystemAmbient,
                     concurrency: ctx.config.limits.transform_concurrency,
                     progress: &progress,
+                    integrations: &ctx.config.integrations,
                 };
                 let result = tools::run(&call.name, &call.arguments, &tool_ctx);
                 if let Err(e) = &result {

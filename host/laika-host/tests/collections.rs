@@ -82,6 +82,7 @@ struct Fixture {
     _dir: tempfile::TempDir,
     path: std::path::PathBuf,
     store: Mutex<Store>,
+    integrations: std::collections::BTreeMap<String, laika_host::integration::IntegrationConfig>,
 }
 
 fn fixture() -> Fixture {
@@ -92,6 +93,7 @@ fn fixture() -> Fixture {
         _dir: dir,
         path,
         store,
+        integrations: Default::default(),
     }
 }
 
@@ -112,6 +114,7 @@ fn call(
         ambient: &SystemAmbient,
         concurrency,
         progress: &progress,
+        integrations: &f.integrations,
     };
     tools::run(name, &args, &ctx)
 }
@@ -632,4 +635,137 @@ fn a_capture_fills_the_pending_source_or_adds_one() {
         ),
         "NOT_FOUND"
     );
+}
+
+#[test]
+fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
+    let f = fixture();
+    let id = collection(&f, "Pages");
+    let page = |url: &str, title: &str, text: &str| {
+        json!({"summary": {
+            "doc_type": "web.observation.summary.v1",
+            "url": url, "title": title, "text": text
+        }})
+    };
+    let captured = ok(
+        &f,
+        "source.capture",
+        json!({"collectionId": id, "url": "https://a.example/story",
+               "observation": page("https://a.example/story", "A story", "The first version.")}),
+    );
+    let source_id = captured["sourceId"].as_str().unwrap().to_owned();
+    let before = f.store.lock().unwrap().source(&source_id).unwrap();
+    assert_eq!(before.refreshed_at, None);
+    // Without a page: where the extension must read it from.
+    let prepared = ok(&f, "source.refresh", json!({"sourceId": source_id}));
+    assert_eq!(prepared["url"], "https://a.example/story");
+    assert_eq!(prepared["collectionId"], id.as_str());
+    // With the page it read: the document is replaced, the id kept.
+    let refreshed = ok(
+        &f,
+        "source.refresh",
+        json!({"sourceId": source_id, "observation": page("https://a.example/story?after=redirect", "A story, updated", "The second version, longer.")}),
+    );
+    assert_eq!(refreshed["sourceId"], source_id.as_str());
+    assert_eq!(
+        refreshed["message"],
+        "Refreshed “A story, updated” (27 characters)."
+    );
+    let after = f.store.lock().unwrap().source(&source_id).unwrap();
+    assert_eq!(after.text, "The second version, longer.");
+    assert_eq!(after.title, "A story, updated");
+    assert_eq!(
+        after.url.as_deref(),
+        Some("https://a.example/story"),
+        "the URL it is known by"
+    );
+    assert!(after.refreshed_at.is_some());
+    assert_eq!(after.refreshed_at, after.captured_at);
+    let listed = ok(&f, "collection.list_sources", json!({"collectionId": id}));
+    assert_eq!(
+        listed["sources"].as_array().unwrap().len(),
+        1,
+        "no second source"
+    );
+    assert_eq!(
+        listed["sources"][0]["refreshedAt"],
+        json!(after.refreshed_at)
+    );
+    // A bad page changes nothing; nor does a note or an unknown id.
+    assert_eq!(
+        err(
+            &f,
+            "source.refresh",
+            json!({"sourceId": source_id, "observation": {"summary": {}}})
+        ),
+        "INVALID_OBSERVATION"
+    );
+    assert_eq!(
+        f.store.lock().unwrap().source(&source_id).unwrap().text,
+        "The second version, longer."
+    );
+    let note = notes(&f, &id, &[("Note", "Ask about cabins.")])[0].clone();
+    assert_eq!(
+        err(&f, "source.refresh", json!({"sourceId": note})),
+        "INVALID_ARGUMENTS"
+    );
+    assert_eq!(
+        err(&f, "source.refresh", json!({"sourceId": "gone"})),
+        "NOT_FOUND"
+    );
+    // Reopened from disk, the refresh is still there.
+    let reopened = Store::open(&f.path).unwrap();
+    let stored = reopened.source(&source_id).unwrap();
+    assert_eq!(stored.text, "The second version, longer.");
+    assert_eq!(stored.refreshed_at, after.refreshed_at);
+}
+
+#[test]
+fn a_share_renders_the_export_the_extension_writes() {
+    let f = fixture();
+    let saved = ok(
+        &f,
+        "artifact.save",
+        json!({"title": "Trains: a comparison", "text": "Night trains are back.\n\nFares = rising."}),
+    );
+    let artifact = saved["artifactId"].as_str().unwrap().to_owned();
+    let md = ok(
+        &f,
+        "artifact.share",
+        json!({"artifactId": artifact, "format": "markdown"}),
+    );
+    assert_eq!(md["target"], "file");
+    assert_eq!(md["filename"], "Trains-a-comparison.md");
+    assert_eq!(md["mime"], "text/markdown");
+    assert!(md["content"]
+        .as_str()
+        .unwrap()
+        .contains("Night trains are back."));
+    let csv = ok(
+        &f,
+        "artifact.share",
+        json!({"artifactId": artifact, "format": "csv", "target": "clipboard", "filename": "../../etc/passwd"}),
+    );
+    assert_eq!(csv["target"], "clipboard");
+    assert_eq!(csv["filename"], "etc-passwd.csv");
+    assert!(csv["content"]
+        .as_str()
+        .unwrap()
+        .contains("Night trains are back."));
+    for (args, code) in [
+        (
+            json!({"artifactId": artifact, "format": "pdf"}),
+            "UNSUPPORTED_FORMAT",
+        ),
+        (
+            json!({"artifactId": artifact, "format": "markdown", "target": "share_sheet"}),
+            "UNSUPPORTED_TARGET",
+        ),
+        (
+            json!({"artifactId": "gone", "format": "markdown"}),
+            "NOT_FOUND",
+        ),
+    ] {
+        assert_eq!(err(&f, "artifact.share", args), code);
+    }
 }

@@ -318,6 +318,7 @@ fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
                 title: (*title).into(),
                 outlet: None,
                 captured_at: Some("2026-11-01T10:05:00Z".into()),
+                refreshed_at: None,
                 status: SourceStatus::Ready,
                 error: None,
                 text: (*text).into(),

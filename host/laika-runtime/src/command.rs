@@ -125,16 +125,22 @@ impl CommandConfig {
     /// Every key's check. The program must resolve the same way whatever
     /// the host's working directory (the browser picks it).
     pub fn validate(&self) -> Result<()> {
-        self.program()?;
+        self.validate_as("runtime")
+    }
+
+    /// [`Self::validate`] for the same keys under another table (an
+    /// integration's `integrations.<name>`), which the messages name.
+    pub fn validate_as(&self, table: &str) -> Result<()> {
+        self.program_as(table)?;
         if let Some(i) = self.args.iter().position(|a| a.contains('\0')) {
             return Err(config_error(format!(
-                "runtime.args[{i}] contains a NUL byte"
+                "{table}.args[{i}] contains a NUL byte"
             )));
         }
         if let Some(ms) = self.timeout_ms {
             if !(1..=MAX_TIMEOUT_MS).contains(&ms) {
                 return Err(config_error(format!(
-                    "runtime.timeout_ms must be 1..={MAX_TIMEOUT_MS}"
+                    "{table}.timeout_ms must be 1..={MAX_TIMEOUT_MS}"
                 )));
             }
         }
@@ -146,12 +152,12 @@ impl CommandConfig {
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !valid_name {
                 return Err(config_error(format!(
-                    "runtime.env.{key:?} is not a valid variable name (letters, digits, _)"
+                    "{table}.env.{key:?} is not a valid variable name (letters, digits, _)"
                 )));
             }
             if value.contains('\0') {
                 return Err(config_error(format!(
-                    "runtime.env.{key} contains a NUL byte"
+                    "{table}.env.{key} contains a NUL byte"
                 )));
             }
         }
@@ -160,17 +166,23 @@ impl CommandConfig {
 
     /// The plugin program: set, and an absolute path or a bare name.
     pub fn program(&self) -> Result<&Path> {
+        self.program_as("runtime")
+    }
+
+    fn program_as(&self, table: &str) -> Result<&Path> {
         let program = self.command.as_deref().ok_or_else(|| {
-            config_error(
-                "runtime.kind = \"command\" needs runtime.command (or LAIKA_COMMAND): the plugin program",
-            )
+            config_error(if table == "runtime" {
+                "runtime.kind = \"command\" needs runtime.command (or LAIKA_COMMAND): the plugin program".to_owned()
+            } else {
+                format!("{table} needs command: the plugin program")
+            })
         })?;
         let text = program.to_string_lossy();
         let mut parts = program.components();
         let bare = matches!(parts.next(), Some(Component::Normal(_))) && parts.next().is_none();
         if text.is_empty() || text.contains('\0') || !(program.is_absolute() || bare) {
             return Err(config_error(format!(
-                "runtime.command = {text:?} must be an absolute path or a program name found in PATH"
+                "{table}.command = {text:?} must be an absolute path or a program name found in PATH"
             )));
         }
         Ok(program)
@@ -186,6 +198,8 @@ pub struct CommandRuntime {
     env: BTreeMap<String, String>,
     model: Option<String>,
     tool_loop: bool,
+    /// What the plugin may write on stdout before it is killed.
+    max_stdout: usize,
 }
 
 impl CommandRuntime {
@@ -203,7 +217,15 @@ impl CommandRuntime {
             env,
             model,
             tool_loop: false,
+            max_stdout: MAX_STDOUT,
         }
+    }
+
+    /// Kills the plugin once its stdout passes `bytes` (default
+    /// [`MAX_STDOUT`]).
+    pub fn with_max_stdout(mut self, bytes: usize) -> Self {
+        self.max_stdout = bytes;
+        self
     }
 
     pub fn from_config(config: &CommandConfig) -> Result<Self> {
@@ -280,8 +302,11 @@ impl CommandRuntime {
     }
 
     /// Runs the plugin on `request` and returns its JSON response object, or
-    /// the coded failure.
-    fn call(&self, request: &Value, cancel: &CancelToken) -> Result<Value> {
+    /// the coded failure: `RUNTIME_UNAVAILABLE` (it cannot start),
+    /// `RUNTIME_TIMEOUT` (killed at the timeout), `RUNTIME_ERROR` (a non-zero
+    /// exit, an `error` field, too much output, anything but one JSON
+    /// object), `CANCELLED`.
+    pub fn call(&self, request: &Value, cancel: &CancelToken) -> Result<Value> {
         cancel.check()?;
         let body = serde_json::to_vec(request)
             .map_err(|e| Error::internal(format!("plugin request to JSON: {e}")))?;
@@ -302,10 +327,11 @@ impl CommandRuntime {
             let _ = stdin.write_all(&body);
         })?;
         let (tx, rx) = mpsc::channel();
+        let max_stdout = self.max_stdout;
         let out = {
             let tx = tx.clone();
             spawn_named("laika-plugin-stdout", move || {
-                let bytes = read_capped(stdout, MAX_STDOUT, || {
+                let bytes = read_capped(stdout, max_stdout, || {
                     let _ = tx.send(Event::Overflow);
                 });
                 let _ = tx.send(Event::StdoutClosed);
@@ -376,8 +402,12 @@ impl CommandRuntime {
             fail(
                 ErrorCode::RuntimeError,
                 format!(
-                    "wrote more than {} MiB on stdout and was killed",
-                    MAX_STDOUT >> 20
+                    "wrote more than {} on stdout and was killed",
+                    if self.max_stdout >= 1 << 20 {
+                        format!("{} MiB", self.max_stdout >> 20)
+                    } else {
+                        format!("{} KiB", self.max_stdout >> 10)
+                    }
                 ),
             )
         };

@@ -61,6 +61,9 @@ struct Waiting {
     action: agent::OperationAction,
     /// Still waiting for the user (an `ask` call), not for a result.
     approval: bool,
+    /// A browser call the host prepares first ([`tools::host_prepared`]):
+    /// the driver's result goes to the extension, not to the model.
+    preparing: bool,
     deadline: Duration,
     since: Duration,
 }
@@ -127,6 +130,7 @@ impl Turn<'_> {
                         observation: page,
                         user_message: &self.request.message.text,
                         max_calls: self.settings.limits.max_tool_calls,
+                        integrations: &self.settings.integrations,
                     },
                 ))
             };
@@ -175,6 +179,7 @@ impl Turn<'_> {
                 title,
                 action,
                 approval: false,
+                preparing: false,
                 deadline: now + Duration::from_secs(limits.tool_timeout_secs),
                 since: now,
             };
@@ -213,10 +218,18 @@ impl Turn<'_> {
     fn execute(&mut self, mut waiting: Waiting) -> Vec<Action> {
         let call_id = waiting.call_id.clone();
         waiting.since = self.ambient.monotonic();
-        let mut actions = vec![
-            self.agent_state(AgentState::Executing, Some(call_id.clone())),
-            self.operation(&waiting, OperationStatus::Start, None),
-        ];
+        // The extension runs a prepared call once the host's part is in:
+        // only then does it hear `executing`.
+        let prepared = tools::host_prepared(&waiting.call.name);
+        let mut actions = Vec::new();
+        if !prepared {
+            actions.push(self.agent_state(AgentState::Executing, Some(call_id.clone())));
+        }
+        actions.push(self.operation(&waiting, OperationStatus::Start, None));
+        if prepared {
+            waiting.executor = Executor::Host;
+            waiting.preparing = true;
+        }
         if waiting.executor == Executor::Host && !app::is_app_tool(&waiting.call.name) {
             let now = waiting.since;
             waiting.approval = false;
@@ -289,9 +302,21 @@ impl Turn<'_> {
         if !runs_here {
             return Vec::new();
         }
-        let Some(waiting) = self.take_waiting() else {
+        let Some(mut waiting) = self.take_waiting() else {
             return Vec::new();
         };
+        if waiting.preparing {
+            if let Ok(input) = result {
+                // Now the extension's part: it gets what the host prepared.
+                waiting.preparing = false;
+                waiting.executor =
+                    tools::find(&waiting.call.name).map_or(Executor::Tab, |t| t.executor);
+                waiting.deadline = self.ambient.monotonic()
+                    + Duration::from_secs(self.settings.limits.tool_timeout_secs);
+                let executing = self.executing_with(&waiting.call_id, input);
+                return vec![executing, self.set_waiting(waiting)];
+            }
+        }
         let outcome = match result {
             Ok(data) => Outcome {
                 status: ToolStatus::Ok,
@@ -356,7 +381,7 @@ impl Turn<'_> {
         };
         // A capture read a page in a background tab: the host stores it,
         // and the page the loop acts on stays as it was.
-        let capture = waiting.call.name == tools::SOURCE_CAPTURE;
+        let capture = tools::captures(&waiting.call.name);
         if capture && result.status == ToolStatus::Ok {
             if let Some(observation) = result.observation {
                 let mut call = waiting.call.clone();

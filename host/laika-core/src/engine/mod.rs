@@ -101,6 +101,9 @@ pub struct TurnSettings {
     /// The host's page indexes, kept between steps and turns on one page
     /// (`None`: every request over budget indexes its page anew).
     pub page_indexes: Option<Arc<dyn crate::select::PageIndexes>>,
+    /// The names of the configured integrations `integration.invoke` may
+    /// call (the gate denies any other).
+    pub integrations: Vec<String>,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number and what
@@ -1057,12 +1060,27 @@ impl<'a> Turn<'a> {
     }
 
     fn agent_state(&self, state: AgentState, call_id: Option<String>) -> Action {
+        self.agent_state_with(state, call_id, None)
+    }
+
+    /// `executing` for a call the host prepared, with what it prepared.
+    fn executing_with(&self, call_id: &str, input: Value) -> Action {
+        self.agent_state_with(AgentState::Executing, Some(call_id.to_owned()), Some(input))
+    }
+
+    fn agent_state_with(
+        &self,
+        state: AgentState,
+        call_id: Option<String>,
+        input: Option<Value>,
+    ) -> Action {
         Action::Emit(Event::AgentState(AgentStateChange {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step: self.step.max(1),
             state,
             call_id,
+            input,
         }))
     }
 

@@ -285,6 +285,7 @@ fn settings() -> TurnSettings {
         context_window: None,
         page_indexes: None,
         decoding: Default::default(),
+        integrations: Vec::new(),
     }
 }
 
@@ -1729,4 +1730,184 @@ fn tool_results_in(events: &[Event]) -> usize {
         .iter()
         .filter(|e| matches!(e, Event::ToolResult(_)))
         .count()
+}
+
+/// One step of `calls` on the usual page, with a scripted extension and host.
+fn host_turn(
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+    extension: impl FnMut(&[Event]) -> Vec<Input>,
+    host: impl FnMut(&Action) -> Input,
+) -> Run {
+    drive_host(
+        request(Some("c-1"), observation()),
+        settings(),
+        Ok(1),
+        Ok(()),
+        model,
+        extension,
+        host,
+    )
+}
+
+/// The `agent_state executing` events of a run, with their input.
+fn executing(run: &Run) -> Vec<(Option<String>, Option<Value>)> {
+    run.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentState(s) if s.state == crate::agent::AgentState::Executing => {
+                Some((s.call_id.clone(), s.input.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
+    let mut host_calls: Vec<Value> = Vec::new();
+    let run = host_turn(
+        stepping(vec![json!([
+            {"name": "source.refresh", "arguments": {"sourceId": "s-7"}}
+        ])]),
+        |events| {
+            // The extension runs it only once it heard `executing` with the URL.
+            let told = events.iter().any(|e| {
+                matches!(e, Event::AgentState(s) if s.input.as_ref().is_some_and(|i| i["url"] == "https://news.example.org/more"))
+            });
+            if told && tool_results_in(events) == 0 {
+                vec![result_for(events, "ok", Some(next_page()))]
+            } else {
+                Vec::new()
+            }
+        },
+        |action| match action {
+            Action::RunTool { call_id, call, .. } => {
+                host_calls.push(call.arguments.clone());
+                let result = if call.arguments.get("observation").is_some() {
+                    json!({"sourceId": "s-7", "message": "Refreshed “Night trains: the full story” (49 characters)."})
+                } else {
+                    json!({"sourceId": "s-7", "collectionId": "col-1", "url": "https://news.example.org/more", "message": "Reading “More” again."})
+                };
+                Input::HostToolResult {
+                    call_id: call_id.clone(),
+                    result: Ok(result),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].executor, crate::tools::Executor::Tab);
+    assert_eq!(calls[0].decision, Decision::Allow);
+    assert_eq!(calls[0].reason, Reason::LocalData);
+    assert_eq!(host_calls.len(), 2, "prepared, then stored");
+    assert_eq!(host_calls[0], json!({"sourceId": "s-7"}));
+    assert_eq!(host_calls[1]["sourceId"], "s-7");
+    assert_eq!(
+        host_calls[1]["observation"]["summary"]["title"],
+        "Night trains: the full story"
+    );
+    let states = executing(&run);
+    assert_eq!(states.len(), 1, "one `executing`, after the host's part");
+    assert_eq!(states[0].0.as_deref(), Some(calls[0].call_id.as_str()));
+    assert_eq!(
+        states[0].1.as_ref().unwrap()["url"],
+        "https://news.example.org/more"
+    );
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1, "the model sees one result");
+    assert_eq!(
+        results[0].summary,
+        "Refreshed “Night trains: the full story” (49 characters)."
+    );
+    // The page the loop acts on is the one it had.
+    assert_eq!(
+        run.asks[1].packet.context.documents[0].content["title"],
+        "Night trains are back"
+    );
+}
+
+#[test]
+fn a_refresh_of_an_unknown_source_fails_before_the_browser_is_asked() {
+    let run = host_turn(
+        stepping(vec![json!([
+            {"name": "source.refresh", "arguments": {"sourceId": "gone"}}
+        ])]),
+        |_| panic!("the extension is not asked"),
+        |action| match action {
+            Action::RunTool { call_id, .. } => Input::HostToolResult {
+                call_id: call_id.clone(),
+                result: Err(ToolError::new("NOT_FOUND", "no source \"gone\"")),
+            },
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    assert!(executing(&run).is_empty());
+    let results = tool_results(&run);
+    assert_eq!(results[0].error.as_ref().unwrap().code, "NOT_FOUND");
+    assert!(run.asks[1].user_prompt.contains("NOT_FOUND"));
+}
+
+#[test]
+fn a_share_is_asked_then_the_export_goes_to_the_extension() {
+    let mut host_calls = 0;
+    let mut round = 0;
+    let run = host_turn(
+        stepping(vec![json!([
+            {"name": "artifact.share", "arguments": {"artifactId": "a-1", "format": "csv", "target": "clipboard"}}
+        ])]),
+        |events| {
+            round += 1;
+            let call = latest_call(events).unwrap().clone();
+            if round == 1 {
+                assert_eq!(
+                    state(events),
+                    Some(crate::agent::AgentState::WaitingForApproval)
+                );
+                return vec![Input::Approval {
+                    reply_to: "a-1".into(),
+                    call_id: call.call_id.clone(),
+                    digest: call.digest.clone(),
+                    approved: true,
+                }];
+            }
+            if tool_results_in(events) == 0 {
+                let v = json!({
+                    "id": "r-share", "call_id": call.call_id, "status": "ok",
+                    "result": {"message": "Copied Trains.csv (120 characters) to the clipboard"}
+                });
+                vec![Input::ToolResult(Box::new(
+                    serde_json::from_value(v).unwrap(),
+                ))]
+            } else {
+                Vec::new()
+            }
+        },
+        |action| match action {
+            Action::RunTool { call_id, call, .. } => {
+                host_calls += 1;
+                assert_eq!(call.name, "artifact.share");
+                Input::HostToolResult {
+                    call_id: call_id.clone(),
+                    result: Ok(
+                        json!({"filename": "Trains.csv", "mime": "text/csv", "content": "a,b", "target": "clipboard"}),
+                    ),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        },
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].decision, Decision::Ask);
+    assert_eq!(calls[0].reason, Reason::ExportsData);
+    assert_eq!(host_calls, 1);
+    let states = executing(&run);
+    assert_eq!(states.len(), 1);
+    assert_eq!(states[0].1.as_ref().unwrap()["content"], "a,b");
+    let results = tool_results(&run);
+    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(
+        results[0].summary,
+        "Copied Trains.csv (120 characters) to the clipboard"
+    );
 }

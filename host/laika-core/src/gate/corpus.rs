@@ -50,6 +50,7 @@ fn hostile_page_corpus() {
             observation: &obs,
             user_message: &page.user,
             max_calls: DEFAULT_MAX_CALLS_PER_TURN,
+            integrations: &[],
         };
         for call in &page.calls {
             let tool_call = ToolCall {

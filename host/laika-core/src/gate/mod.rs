@@ -128,10 +128,15 @@ pub enum Reason {
     /// What the call sends out carries a secret: a key, token, password or
     /// card number.
     SecretInOutput,
+    /// An artifact leaves Laika: a file is written or the clipboard filled.
+    ExportsData,
+    /// A configured integration (a plugin program) is run with the call's
+    /// payload: what it does is outside Laika.
+    CallsIntegration,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 26] = [
+    pub const ALL: [Reason; 28] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -158,6 +163,8 @@ impl Reason {
         Reason::PersonalField,
         Reason::DataFromPage,
         Reason::SecretInOutput,
+        Reason::ExportsData,
+        Reason::CallsIntegration,
     ];
 
     /// The wire spelling, e.g. `COMMIT_ACTION`.
@@ -189,6 +196,8 @@ impl Reason {
             Reason::PersonalField => "PERSONAL_FIELD",
             Reason::DataFromPage => "DATA_FROM_PAGE",
             Reason::SecretInOutput => "SECRET_IN_OUTPUT",
+            Reason::ExportsData => "EXPORTS_DATA",
+            Reason::CallsIntegration => "CALLS_INTEGRATION",
         }
     }
 
@@ -209,7 +218,9 @@ impl Reason {
             | Reason::SensitiveQuery
             | Reason::UnverifiedClick
             | Reason::PersonalField
-            | Reason::DataFromPage => Decision::Ask,
+            | Reason::DataFromPage
+            | Reason::ExportsData
+            | Reason::CallsIntegration => Decision::Ask,
             Reason::TooManyCalls
             | Reason::UnknownTool
             | Reason::ToolNotAvailable
@@ -251,6 +262,8 @@ pub struct GateContext<'a> {
     pub observation: &'a Observation,
     pub user_message: &'a str,
     pub max_calls: usize,
+    /// The names of the configured integrations (`[integrations.<name>]`).
+    pub integrations: &'a [String],
 }
 
 /// Reviews the tool calls of one model answer: one verdict per call, same
@@ -343,17 +356,44 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
                 tool.name
             ),
         ),
-        GateClass::AppLevel if tool.name == "integration.invoke" => Verdict::new(
-            Reason::ToolNotAvailable,
+        GateClass::Refresh => Verdict::new(
+            Reason::LocalData,
+            "source.refresh reads again a page already in one of Laika's collections.",
+        ),
+        GateClass::Share => Verdict::new(
+            Reason::ExportsData,
             format!(
-                "No integration is configured, so nothing was sent to {}.",
-                clip(arg_str(args, "integration").unwrap_or(""))
+                "The artifact is exported as {} to {}.",
+                arg_str(args, "format").unwrap_or("markdown"),
+                match arg_str(args, "target") {
+                    Some("clipboard") => "the clipboard",
+                    _ => "a file",
+                }
             ),
         ),
-        GateClass::AppLevel => Verdict::new(
-            Reason::ToolNotAvailable,
-            format!("{} is not available in this version of Laika.", tool.name),
-        ),
+        GateClass::Integration => {
+            let name = arg_str(args, "integration").unwrap_or("");
+            if ctx.integrations.iter().any(|n| n == name) {
+                Verdict::new(
+                    Reason::CallsIntegration,
+                    format!(
+                        "The integration {} runs {} with data from this conversation.",
+                        clip(name),
+                        clip(arg_str(args, "operation").unwrap_or(""))
+                    ),
+                )
+            } else {
+                Verdict::new(
+                    Reason::ToolNotAvailable,
+                    format!(
+                        "No integration named {} is configured, so nothing was sent; \
+                         one is added as a plugin program under [integrations.<name>] \
+                         in config.toml (docs/plugin-protocol.md).",
+                        clip(name)
+                    ),
+                )
+            }
+        }
     }
 }
 

@@ -119,6 +119,7 @@ fn ctx<'a>(obs: &'a Observation, user: &'a str) -> GateContext<'a> {
         observation: obs,
         user_message: user,
         max_calls: DEFAULT_MAX_CALLS_PER_TURN,
+        integrations: &[],
     }
 }
 
@@ -303,6 +304,13 @@ fn unknown_and_unavailable_tools() {
             json!({"artifactId": "a", "format": "exe"}),
             InvalidArguments,
         ),
+        (
+            "artifact.share",
+            json!({"artifactId": "a", "format": "csv", "target": "clipboard"}),
+            ExportsData,
+        ),
+        ("source.refresh", json!({"sourceId": "s-1"}), LocalData),
+        ("source.refresh", json!({}), InvalidArguments),
         (
             "integration.invoke",
             json!({"integration": "i", "operation": "o", "payload": {}}),
@@ -669,7 +677,7 @@ proptest! {
 }
 
 #[test]
-fn an_integration_call_is_denied_with_the_reason() {
+fn an_integration_runs_only_if_configured_and_is_asked() {
     let obs = Observation::from_value(json!({"summary": {
         "doc_type": "web.observation.summary.v1", "url": "https://a.example/", "title": "t", "text": "x"
     }}))
@@ -678,21 +686,29 @@ fn an_integration_call_is_denied_with_the_reason() {
         name: "integration.invoke".into(),
         arguments: json!({"integration": "crm", "operation": "add", "payload": {"email": "a@b.example"}}),
     };
-    let v = review_at(
-        0,
-        &call,
-        &GateContext {
-            observation: &obs,
-            user_message: "",
-            max_calls: 8,
-        },
-    );
+    let configured = ["notes".to_string()];
+    let mut gate = GateContext {
+        observation: &obs,
+        user_message: "",
+        max_calls: 8,
+        integrations: &configured,
+    };
+    let v = review_at(0, &call, &gate);
     assert_eq!(v.decision, Decision::Deny);
     assert_eq!(v.reason, Reason::ToolNotAvailable);
-    assert_eq!(
-        v.detail,
-        "No integration is configured, so nothing was sent to \"crm\"."
+    assert!(
+        v.detail
+            .starts_with("No integration named \"crm\" is configured, so nothing was sent;"),
+        "{}",
+        v.detail
     );
+    assert!(v.detail.contains("[integrations.<name>]"), "{}", v.detail);
+    let configured = ["notes".to_string(), "crm".to_string()];
+    gate.integrations = &configured;
+    let v = review_at(0, &call, &gate);
+    assert_eq!(v.decision, Decision::Ask);
+    assert_eq!(v.reason, Reason::CallsIntegration);
+    assert!(v.detail.contains("\"add\""), "{}", v.detail);
 }
 
 #[test]

@@ -39,7 +39,7 @@ fn collection_row(r: &Row<'_>) -> rusqlite::Result<Collection> {
 }
 
 const SOURCE_COLUMNS: &str = "id, collection_id, kind, url, title, outlet, status, error, \
-     captured_at, text, outline_json, links_json";
+     captured_at, text, outline_json, links_json, refreshed_at";
 
 fn source_row(r: &Row<'_>) -> rusqlite::Result<Source> {
     let kind: String = r.get(2)?;
@@ -57,6 +57,7 @@ fn source_row(r: &Row<'_>) -> rusqlite::Result<Source> {
         text: r.get(9)?,
         outline: json_list(&r.get::<_, String>(10)?),
         extracted_links: json_list(&r.get::<_, String>(11)?),
+        refreshed_at: r.get(12)?,
     })
 }
 
@@ -180,7 +181,8 @@ impl Store {
             .conn
             .execute(
                 "UPDATE sources SET title = ?2, outlet = ?3, status = ?4, error = ?5, \
-                   captured_at = ?6, text = ?7, outline_json = ?8, links_json = ?9, url = ?10 \
+                   captured_at = ?6, text = ?7, outline_json = ?8, links_json = ?9, url = ?10, \
+                   refreshed_at = ?11 \
                  WHERE id = ?1",
                 params![
                     source.id,
@@ -192,7 +194,8 @@ impl Store {
                     source.text,
                     to_json(&source.outline),
                     to_json(&source.extracted_links),
-                    source.url
+                    source.url,
+                    source.refreshed_at
                 ],
             )
             .map_err(sqlite)?;
@@ -321,6 +324,7 @@ mod tests {
             title: String::new(),
             outlet: None,
             captured_at: None,
+            refreshed_at: None,
             status: SourceStatus::Ready,
             error: None,
             text: text.into(),

@@ -152,6 +152,9 @@ CREATE TABLE IF NOT EXISTS artifacts (
 CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
 "#;
 
+/// When `source.refresh` last replaced a source's document.
+const V_SOURCE_REFRESH: &str = "ALTER TABLE sources ADD COLUMN refreshed_at TEXT;";
+
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
 /// Agent state per conversation (agentic-chat seed §8.6): the latest
 /// snapshot, and every delta applied to it (with what was refused of it)
@@ -176,7 +179,7 @@ CREATE INDEX IF NOT EXISTS agent_state_deltas_by_conversation
   ON agent_state_deltas (conversation_id, seq);
 "#;
 
-pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS, V_AGENT_STATE];
+pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS, V_AGENT_STATE, V_SOURCE_REFRESH];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {
