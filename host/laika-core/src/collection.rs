@@ -582,14 +582,13 @@ pub fn pack_into(
     redacted += redact::redact_value(&mut index);
     let size = json_chars(&index);
     used += size;
-    usage.push(DocumentUsage {
-        doc_id: INDEX_DOC_ID.into(),
-        kind: INDEX_DOC_TYPE.into(),
-        chars: size,
-        tokens: estimate_tokens(size),
-        included: true,
-        truncated: false,
-    });
+    usage.push(DocumentUsage::new(
+        INDEX_DOC_ID,
+        INDEX_DOC_TYPE,
+        size,
+        true,
+        false,
+    ));
     documents.push(document(
         INDEX_DOC_ID.into(),
         INDEX_DOC_TYPE,
@@ -603,14 +602,13 @@ pub fn pack_into(
         redacted += redact::redact_value(&mut content);
         let size = json_chars(&content);
         let fits = used + size <= limit;
-        usage.push(DocumentUsage {
-            doc_id: chunk.doc_id(),
-            kind: SOURCE_DOC_TYPE.into(),
-            chars: size,
-            tokens: estimate_tokens(size),
-            included: fits,
-            truncated: false,
-        });
+        usage.push(DocumentUsage::new(
+            chunk.doc_id(),
+            SOURCE_DOC_TYPE,
+            size,
+            fits,
+            false,
+        ));
         if fits {
             used += size;
             documents.push(document(chunk.doc_id(), SOURCE_DOC_TYPE, &browser, content));

@@ -132,6 +132,26 @@ pub struct DocumentUsage {
     pub truncated: bool,
 }
 
+impl DocumentUsage {
+    /// A document of `chars` characters; its tokens are estimated from them.
+    pub fn new(
+        doc_id: impl Into<String>,
+        kind: impl Into<String>,
+        chars: usize,
+        included: bool,
+        truncated: bool,
+    ) -> DocumentUsage {
+        DocumentUsage {
+            doc_id: doc_id.into(),
+            kind: kind.into(),
+            chars,
+            tokens: estimate_tokens(chars),
+            included,
+            truncated,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Cut {
     pub doc_id: String,
@@ -418,14 +438,13 @@ pub fn pack_with(
                 serde_json::from_value(value).unwrap_or(b)
             });
             if block.is_some() {
-                usage_docs.push(DocumentUsage {
-                    doc_id: CONVERSATION_DOC_ID.into(),
-                    kind: "conversation".into(),
-                    chars: assembled.chars,
-                    tokens: estimate_tokens(assembled.chars),
-                    included: true,
-                    truncated: assembled.turns_left_out > 0,
-                });
+                usage_docs.push(DocumentUsage::new(
+                    CONVERSATION_DOC_ID,
+                    "conversation",
+                    assembled.chars,
+                    true,
+                    assembled.turns_left_out > 0,
+                ));
             }
             (block, assembled.chars)
         }
@@ -444,14 +463,13 @@ pub fn pack_with(
             redacted += crate::redact::redact_value(&mut content);
             let size = json_chars(&content);
             used += size;
-            usage_docs.push(DocumentUsage {
-                doc_id: SELECTION_DOC_ID.into(),
-                kind: SELECTION_DOC_TYPE.into(),
-                chars: size,
-                tokens: estimate_tokens(size),
-                included: true,
-                truncated: false,
-            });
+            usage_docs.push(DocumentUsage::new(
+                SELECTION_DOC_ID,
+                SELECTION_DOC_TYPE,
+                size,
+                true,
+                false,
+            ));
             documents.push(document(
                 SELECTION_DOC_ID.into(),
                 SELECTION_DOC_TYPE,
@@ -503,14 +521,13 @@ pub fn pack_with(
         let text_chars = |c: &Value| c["text"].as_str().map_or(0, |t| t.chars().count());
         let summary_text = (obs.summary.text.chars().count(), text_chars(&content));
         used += size;
-        usage_docs.push(DocumentUsage {
-            doc_id: SUMMARY_DOC_ID.into(),
-            kind: SUMMARY_DOC_TYPE.into(),
-            chars: size,
-            tokens: estimate_tokens(size),
-            included: true,
-            truncated: size < original,
-        });
+        usage_docs.push(DocumentUsage::new(
+            SUMMARY_DOC_ID,
+            SUMMARY_DOC_TYPE,
+            size,
+            true,
+            size < original,
+        ));
         documents.push(document(
             SUMMARY_DOC_ID.into(),
             SUMMARY_DOC_TYPE,
@@ -534,14 +551,13 @@ pub fn pack_with(
                 });
             }
             let fits = size <= room;
-            usage_docs.push(DocumentUsage {
-                doc_id: doc_id.clone(),
-                kind: TAB_DOC_TYPE.into(),
-                chars: size,
-                tokens: estimate_tokens(size),
-                included: fits,
-                truncated: fits && size < original,
-            });
+            usage_docs.push(DocumentUsage::new(
+                doc_id.clone(),
+                TAB_DOC_TYPE,
+                size,
+                fits,
+                fits && size < original,
+            ));
             if !fits {
                 cut.push(Cut {
                     doc_id,
@@ -586,14 +602,13 @@ pub fn pack_with(
                         content["chunk_count"] = Value::from(count);
                     }
                     let sent = text.map_or(0, |_| json_chars(content));
-                    usage_docs.push(DocumentUsage {
-                        doc_id: doc_id.clone(),
-                        kind: CHUNK_DOC_TYPE.into(),
-                        chars: sent,
-                        tokens: estimate_tokens(sent),
-                        included: text.is_some(),
+                    usage_docs.push(DocumentUsage::new(
+                        doc_id.clone(),
+                        CHUNK_DOC_TYPE,
+                        sent,
+                        text.is_some(),
                         truncated,
-                    });
+                    ));
                     if text.is_some() {
                         used += sent;
                         kept.push((doc_id, std::mem::take(content)));
@@ -621,14 +636,13 @@ pub fn pack_with(
                     // Chunks are additive and ordered: once one does not fit,
                     // later ones are left out too so the model never sees a gap.
                     let fits = used + size <= limit && kept.len() == i;
-                    usage_docs.push(DocumentUsage {
-                        doc_id: doc_id.clone(),
-                        kind: CHUNK_DOC_TYPE.into(),
-                        chars: size,
-                        tokens: estimate_tokens(size),
-                        included: fits,
-                        truncated: false,
-                    });
+                    usage_docs.push(DocumentUsage::new(
+                        doc_id.clone(),
+                        CHUNK_DOC_TYPE,
+                        size,
+                        fits,
+                        false,
+                    ));
                     if fits {
                         used += size;
                         content["text"] = Value::from(text.into_owned());
