@@ -73,6 +73,12 @@ pub struct PageIndex {
 }
 
 impl PageIndex {
+    /// The characters of the page it indexes (what keeping it costs, about
+    /// three times over: the page, its passages, the index).
+    pub fn page_chars(&self) -> usize {
+        self.total_chars
+    }
+
     /// Splits `chunks` (1-based number, text) into passages and indexes them.
     pub fn build(chunks: &[(usize, &str)]) -> PageIndex {
         let mut passages = Vec::new();
