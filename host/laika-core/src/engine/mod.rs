@@ -225,8 +225,9 @@ struct Started {
     turn: u32,
     /// The first step's request: the turn's request in history.
     packet: RequestPacket,
-    /// The page as first observed; `Err` fails the turn.
-    observation: Result<Observation>,
+    /// The page as first observed (its title and URL, for history; the
+    /// observation itself is `Turn::page`, not copied: it may be 60 MiB).
+    page: Option<crate::llmcp::PageRef>,
 }
 
 /// The model call in progress and what the next attempt needs.
@@ -482,18 +483,25 @@ impl<'a> Turn<'a> {
             })),
             Action::Emit(Event::ContextUsage(packed.usage)),
         ];
-        let invalid = observation.as_ref().err().cloned().or_else(|| {
+        let (observation, invalid) = match observation {
+            Ok(o) => (Some(o), None),
+            Err(e) => (None, Some(e)),
+        };
+        let invalid = invalid.or_else(|| {
             self.collection
                 .as_ref()
                 .and_then(|c| c.as_ref().err().cloned())
         });
-        self.page = observation.as_ref().ok().cloned();
         let first = packed.packet.clone();
         self.started = Some(Started {
             turn: number,
             packet: packed.packet,
-            observation,
+            page: observation.as_ref().map(|o| crate::llmcp::PageRef {
+                url: o.summary.url.clone(),
+                title: o.summary.title.clone(),
+            }),
         });
+        self.page = observation;
         let next = match invalid {
             Some(e) => self.fail(e),
             None => self.compose(first),
@@ -877,24 +885,24 @@ impl<'a> Turn<'a> {
     /// The history record of this turn; page details come from the
     /// observation only for an answered turn.
     fn record(&self, answered: bool) -> TurnRecord {
-        let observation = self
+        let page = self
             .started
             .as_ref()
-            .and_then(|s| s.observation.as_ref().ok())
+            .and_then(|s| s.page.as_ref())
             .filter(|_| answered);
         let title = self
             .request
             .tab
             .title
             .clone()
-            .or_else(|| observation.map(|o| o.summary.title.clone()))
+            .or_else(|| page.map(|p| p.title.clone()))
             .filter(|t| !t.is_empty());
         let page_url = self
             .request
             .tab
             .url
             .as_deref()
-            .or_else(|| observation.map(|o| o.summary.url.as_str()))
+            .or_else(|| page.map(|p| p.url.as_str()))
             .map(crate::redact::strip_url_credentials);
         let packet = self.started.as_ref().map(|s| &s.packet);
         TurnRecord {
