@@ -15,7 +15,10 @@ use laika_core::pack::{self, Budget, PackInput};
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
 use laika_runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest, Runtime};
+#[path = "support/stats.rs"]
+mod stats;
 mod support;
+use stats::quantile;
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -101,21 +104,6 @@ fn observation_1mib() -> Value {
             "elements": (0..200).map(|i| json!({"handle_id": format!("laika-{}", i + 2), "role": "link", "text": format!("Link {i}"), "href": format!("https://news.example.org/{i}")})).collect::<Vec<_>>()
         }
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn p90(v: Vec<f64>) -> f64 {
-    quantile(v, 0.9)
-}
-
-fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let i = ((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1));
-    v.get(i).copied().unwrap_or(f64::NAN)
 }
 
 /// Steps per turn in the loop benchmark (the default step cap).
@@ -362,8 +350,8 @@ fn report_size(obs: &Value) {
 fn report(name: &str, target: &str, v: Vec<f64>) {
     println!(
         "{name:<44} median {:>8.3} ms   p90 {:>8.3} ms   n={:<4} target {target}",
-        median(v.clone()),
-        p90(v.clone()),
+        quantile(&v, 0.5),
+        quantile(&v, 0.9),
         v.len()
     );
 }
@@ -394,8 +382,8 @@ fn main() {
     println!(
         "{:<44} median {:>8.3} ms   p99 {:>8.3} ms   n={:<4} (model time excluded)",
         "agent loop step, host only (200 KiB page)",
-        median(steps.clone()),
-        quantile(steps.clone(), 0.99),
+        quantile(&steps, 0.5),
+        quantile(&steps, 0.99),
         steps.len()
     );
 }

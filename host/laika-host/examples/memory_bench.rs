@@ -11,6 +11,9 @@
 //!    piece of ~4 chars (a token) until the `text_delta` it produces.
 #![allow(clippy::disallowed_methods)]
 
+#[path = "support/stats.rs"]
+mod stats;
+
 use laika_core::ambient::Fixed;
 use laika_core::conversation::{History, PastTurn, StoredSummary};
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
@@ -23,6 +26,7 @@ use laika_core::pack::{self, Budget, PackInput};
 use laika_core::select::PageIndexes;
 use laika_host::page_index::PageIndexCache;
 use serde_json::{json, Value};
+use stats::quantile;
 use std::time::Instant;
 
 const WORDS: &[&str] = &[
@@ -113,17 +117,11 @@ fn history_50() -> History {
     }
 }
 
-fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let i = ((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1));
-    v.get(i).copied().unwrap_or(f64::NAN)
-}
-
 fn report(name: &str, target: &str, v: Vec<f64>) {
     println!(
         "{name:<52} median {:>8.3} ms   p99 {:>8.3} ms   n={:<5} target {target}",
-        quantile(v.clone(), 0.5),
-        quantile(v.clone(), 0.99),
+        quantile(&v, 0.5),
+        quantile(&v, 0.99),
         v.len()
     );
 }

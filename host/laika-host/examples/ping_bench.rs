@@ -8,7 +8,10 @@
 //! its result arrives; each latency is ping written → its `pong` read. Peak
 //! RSS is the host's `VmHWM` from /proc (Linux), against its RSS when idle.
 
+#[path = "support/stats.rs"]
+mod stats;
 mod support;
+use stats::quantile;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -159,13 +162,6 @@ fn run(bin: &str, big: &[u8], is_result: fn(&Value) -> bool) -> Run {
         idle_rss,
         peak_rss,
     }
-}
-
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let i = ((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1));
-    v.get(i).copied().unwrap_or(f64::NAN)
 }
 
 fn report(name: &str, big: &[u8], r: &Run) {

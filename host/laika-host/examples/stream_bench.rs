@@ -21,7 +21,10 @@ use laika_core::stream::RenderStream;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_runtime::scripted::{Scripted, Step};
 use laika_runtime::{CancelToken, ModelRequest, Runtime};
+#[path = "support/stats.rs"]
+mod stats;
 mod support;
+use stats::quantile;
 
 use serde_json::{json, Value};
 use std::io::Write;
@@ -185,11 +188,6 @@ fn direct(output: &str, chunk_delay_ms: u64, threshold: usize, runs: usize) -> V
         .collect()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 fn main() {
     let bin = std::env::args()
         .nth(1)
@@ -214,7 +212,7 @@ fn main() {
         .map(|r| r.0)
         .collect();
     let stub = direct(&text, delay, threshold, runs);
-    let (h, s) = (median(host), median(stub));
+    let (h, s) = (quantile(&host, 0.5), quantile(&stub, 0.5));
     println!(
         "time to first block: host {h:>8.3} ms, stub runtime direct {s:>8.3} ms, host overhead {:>7.3} ms (median, n={runs}; target ≤ 2 ms)",
         h - s
@@ -230,6 +228,9 @@ fn main() {
             first / full
         );
     }
-    let ratio = median(results.iter().map(|(f, a, _)| f / a).collect());
+    let ratio = quantile(
+        &results.iter().map(|(f, a, _)| f / a).collect::<Vec<_>>(),
+        0.5,
+    );
     println!("time to first rendered block / time to full answer: {ratio:.3} (median, n={runs}; target ≤ 0.25)");
 }
