@@ -21,10 +21,40 @@ describe("citations", () => {
       "[4] “a quote”",
     ]);
     expect(buttons[3]?.disabled).toBe(true);
+    expect(buttons[1]?.title).toBe("Show “Price: $89” in the tab “Shop”");
     buttons[1]?.click();
     buttons[0]?.click();
     expect(shown).toEqual([["Price: $89", 42], ["a quote", undefined]]);
     expect(citedTab(cite({ doc_id: "doc:web:tab:7" }), sources)).toBeUndefined();
+  });
+
+  it("show a quote once: a source the answer already quotes is listed by number and place only", () => {
+    const shown: string[] = [];
+    const answer = "Key points: “Night trains are back.” [1] and “Tickets  cost more.” [2]";
+    const list = renderCitations(
+      [
+        cite({ quote: "Night trains are back." }),
+        cite({ doc_id: "doc:web:tab:42", quote: "tickets cost more." }),
+        cite({ quote: "A sentence the answer only paraphrases." }),
+        cite({ quote: "Night trains are back.", verified: false }),
+      ],
+      sources,
+      (c) => shown.push(c.quote),
+      answer,
+    );
+    const row = list?.querySelector(".citations-quoted");
+    expect(row?.textContent).toBe("Quoted above: [1] [2] ");
+    const buttons = Array.from(list?.querySelectorAll("button") ?? []);
+    expect(buttons.map((b) => b.textContent)).toEqual(["[1]", "[2]", "[3] “A sentence the answer only paraphrases.”", "[4] “Night trains are back.”"]);
+    expect(buttons[0]?.title).toBe("Show “Night trains are back.” on the page");
+    expect(buttons[1]?.getAttribute("aria-label")).toBe("Source 2: Show “tickets cost more.” in the tab “Shop”");
+    expect(Array.from(list?.querySelectorAll(".citations li") ?? []).map((li) => li.textContent)).toEqual([
+      "[3] “A sentence the answer only paraphrases.”",
+      "[4] “Night trains are back.”",
+    ]);
+    expect(buttons[3]?.disabled).toBe(true);
+    buttons[1]?.click();
+    expect(shown).toEqual(["tickets cost more."]);
   });
 
   it("turn [n] in the answer into buttons only for verified citations that exist", () => {

@@ -12,6 +12,7 @@ import path from "node:path";
 import {
   artifacts,
   assert,
+  citationText,
   element,
   esc,
   eventTrace,
@@ -170,7 +171,7 @@ try {
   assert(/weighs 1\.2 kg/.test(answer), `the answer holds the fact (${answer})`);
   assert(!/I will search|I will open/.test(answer), `earlier steps' text is not the answer (${answer})`);
   const cite = await sidebar.$(".turn .answer .citation:not(.unverified)");
-  assert(cite && /Weight: 1\.2 kg/.test(await cite.textContent()), "the answer cites the product page, verified");
+  assert(cite && /Weight: 1\.2 kg/.test(await citationText(cite)), "the answer cites the product page, verified");
   const items = await sidebar.$$eval(".step-item", (els) => els.map((e) => `${e.dataset.state}:${e.querySelector(".title")?.textContent}`));
   assert(items.length === 3 && items.every((s) => s.startsWith("ok:")), `three operations, each ✓ (${items.join(" | ")})`);
   assert(!(await sidebar.$(".stop-reason")), "no stop reason is told for an answered turn");

@@ -157,6 +157,14 @@ export function norm(s) {
 }
 
 /**
+ * What a source button under an answer says, its quote included: a quote the
+ * answer already shows is only in the button's title ("Show “…” on the page").
+ */
+export async function citationText(button) {
+  return norm(`${await button.textContent()} ${(await button.getAttribute("title")) ?? ""}`);
+}
+
+/**
  * One scripted model output: a `laika.llmcp` response packet (as its raw
  * JSON text) with the scripted runtime's placeholders, answering `text` and
  * proposing `toolCalls` (none: the answer ends the loop).

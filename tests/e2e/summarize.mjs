@@ -30,8 +30,9 @@ try {
   const buttons = await sidebar.$$(".citation:not(.unverified)");
   assert(buttons.length > 0, "the summary has verified citations");
   for (const [i, btn] of buttons.slice(0, 4).entries()) {
-    const label = await btn.textContent();
-    const quote = norm(label.replace(/^\[\d+\]\s*“/, "").replace(/”$/, "").replace(/…$/, ""));
+    const title = (await btn.getAttribute("title")) ?? "";
+    const quote = norm((/^Show “(.*)” on the page$/s.exec(title)?.[1] ?? "").replace(/…$/, ""));
+    assert(quote.length > 0, `citation ${i + 1} says what it shows (${title})`);
     await btn.click();
     const handle = await page.waitForSelector("[data-laika-highlighted]", { timeout: 10_000 });
     const text = norm(await handle.textContent());

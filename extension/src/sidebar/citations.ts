@@ -15,6 +15,9 @@ export interface CitationSources {
 
 export type Highlight = (c: VerifiedCitation, tabId?: number) => void;
 
+/** Text compared as shown: whitespace runs as one space, case ignored. */
+const squash = (t: string) => t.replace(/\s+/g, " ").trim().toLowerCase();
+
 /** The other tab a citation's document is (`doc:web:tab:<id>`), if any. */
 export function citedTab(c: VerifiedCitation, sources: CitationSources): OpenTab | undefined {
   const m = /^doc:web:tab:(\d+)$/.exec(c.doc_id);
@@ -27,29 +30,53 @@ function sourceName(c: VerifiedCitation, sources: CitationSources): string {
   return tab ? `${tab.title || tab.url}: ` : "";
 }
 
-export function renderCitations(citations: VerifiedCitation[], sources: CitationSources, show: Highlight): HTMLElement | null {
+/** Where a citation's quote is highlighted: "on the page", "in your selection", "in the tab “Shop”". */
+function whereShown(c: VerifiedCitation, tab: OpenTab | undefined): string {
+  if (tab) return `in the tab “${tab.title || tab.url}”`;
+  return c.doc_id === "doc:web:selection" ? "in your selection" : "on the page";
+}
+
+/**
+ * The sources under an answer. A citation whose quote the answer already
+ * shows word for word (a summary's quoted points) is shown once: as a
+ * numbered button in one "Quoted above" row, its quote only in its title;
+ * the others are listed with their quotes. `shown` is the answer's text as
+ * displayed.
+ */
+export function renderCitations(citations: VerifiedCitation[], sources: CitationSources, show: Highlight, shown = ""): HTMLElement | null {
   if (!citations.length) return null;
+  const answer = squash(shown);
+  const box = h("div", "sources");
+  const quoted = h("p", "citations-quoted", "Quoted above: ");
   const list = h("ol", "citations");
   list.setAttribute("aria-label", "Sources");
   citations.forEach((c, i) => {
-    const li = h("li");
-    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
-    const btn = h("button", c.verified ? "citation" : "citation unverified", `[${i + 1}] ${sourceName(c, sources)}“${quote}”`) as HTMLButtonElement;
-    btn.type = "button";
     const tab = citedTab(c, sources);
+    const quote = c.quote.length > 140 ? `${c.quote.slice(0, 140)}…` : c.quote;
+    const inAnswer = c.verified && squash(c.quote).length > 0 && answer.includes(squash(c.quote));
+    const btn = h("button", c.verified ? "citation" : "citation unverified", inAnswer ? `[${i + 1}]` : `[${i + 1}] ${sourceName(c, sources)}“${quote}”`) as HTMLButtonElement;
+    btn.type = "button";
     if (tab) btn.dataset["tab"] = String(tab.id);
     if (c.verified) {
-      btn.title = tab ? `Show this in the tab “${tab.title}”` : "Show this on the page";
+      btn.title = `Show “${quote}” ${whereShown(c, tab)}`;
       btn.addEventListener("click", () => show(c, tab?.id));
     } else {
       btn.disabled = true;
       btn.title = "Laika could not find this quote in what it read";
     }
+    if (inAnswer) {
+      btn.setAttribute("aria-label", `Source ${i + 1}: ${btn.title}`);
+      quoted.append(btn, " ");
+      return;
+    }
+    const li = h("li");
     li.append(btn);
     if (c.source) li.append(sourceLink(c.source, c.verified ? c.quote : undefined));
     list.append(li);
   });
-  return list;
+  if (quoted.querySelector("button")) box.append(quoted);
+  if (list.childElementCount) box.append(list);
+  return box;
 }
 
 function markerButton(doc: Document, n: number, c: VerifiedCitation, sources: CitationSources, show: Highlight): HTMLButtonElement {
@@ -62,8 +89,6 @@ function markerButton(doc: Document, n: number, c: VerifiedCitation, sources: Ci
   b.addEventListener("click", () => show(c, tab?.id));
   return b;
 }
-
-const squash = (t: string) => t.replace(/\s+/g, " ").trim().toLowerCase();
 
 /**
  * Inline markers for an answer: "[n]" the model wrote becomes a button for

@@ -271,7 +271,7 @@ function onAssistant(view: TurnView, msg: AssistantMessage): void {
   const show = (c: VerifiedCitation, tabId?: number) =>
     send({ kind: "highlight", turn_id: turnId, handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined, quote: c.quote, tab_id: tabId });
   placeMarkers(view.body, msg.citations, view.sources, show);
-  const cites = renderCitations(msg.citations, view.sources, show);
+  const cites = renderCitations(msg.citations, view.sources, show, view.body.textContent ?? "");
   if (cites) view.body.append(cites);
 }
 
