@@ -207,12 +207,15 @@ fn main() {
     }
 
     // Extraction: a field is right when its value holds an accepted value
-    // and is not much longer than it (a whole sentence is not a value).
+    // and is not much longer than it (a whole sentence is not a value); an
+    // `absent` field (not on the page) is right when it comes back null.
     let (mut fields_ok, mut fields) = (0usize, 0usize);
+    let (mut absent_ok, mut absent_n) = (0usize, 0usize);
     for e in q["extraction"].as_array().cloned().unwrap_or_default() {
         let (text, url) = body(&truth, e["id"].as_str().unwrap_or(""));
         let want = e["fields"].as_object().cloned().unwrap_or_default();
-        let names: Vec<&String> = want.keys().collect();
+        let absent = strings(&e["absent"]);
+        let names: Vec<&String> = want.keys().chain(&absent).collect();
         let (v, p) = run(
             &observation(text, url),
             TaskName::Extract,
@@ -239,6 +242,19 @@ fn main() {
                 );
             }
         }
+        for name in &absent {
+            let got = &data[name.as_str()];
+            let ok = got.is_null();
+            absent_n += 1;
+            absent_ok += usize::from(ok);
+            if verbose || !ok {
+                println!(
+                    "{} extract {} {name:?} (not on the page): got {got}",
+                    if ok { "ok  " } else { "MISS" },
+                    e["id"]
+                );
+            }
+        }
     }
 
     println!();
@@ -258,5 +274,8 @@ fn main() {
         pct(honest, unanswerable.len())
     );
     println!("extraction fields:          {}", pct(fields_ok, fields));
+    if absent_n > 0 {
+        println!("extraction absent (null):   {}", pct(absent_ok, absent_n));
+    }
     println!("citations verified:         {}", pct(verified, cited));
 }
