@@ -23,6 +23,9 @@ const MIN_TYPED_COVERAGE: f64 = 0.45;
 /// Without one, more: it may tell about the subject without the answer.
 const MIN_UNTYPED_COVERAGE: f64 = 0.67;
 const MAX_PASSAGES: usize = 3;
+/// How far (bytes) a role word may stand from the name it describes:
+/// "Matt Harris, Columbus Police Department spokesman".
+const ROLE_REACH: usize = 48;
 /// How many of the best BM25 units are checked for coverage.
 const MAX_CANDIDATES: usize = 100;
 /// A passage is at most this many units (sentences).
@@ -170,6 +173,16 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
         if weak && typed == 0.0 {
             continue;
+        }
+        // A typed answer is tied to the question: what it asks beyond the
+        // page's topic is said in the answer's sentence or one beside it.
+        if want != Want::Any {
+            let at = extra.unwrap_or(s.unit);
+            let near = [at.wrapping_sub(1), at, at + 1];
+            let strict = matches!(want, Want::Person | Want::Name | Want::Place);
+            if !query.is_tied(&index, &near, strict) {
+                continue;
+            }
         }
         let min = if want == Want::Any {
             MIN_COVERAGE
@@ -344,9 +357,50 @@ pub(super) fn best_span(
         .filter_map(|(r, id)| Some((r.start, query.weight_of((*id)?))))
         .filter(|&(_, w)| w > 0.0)
         .collect();
+    let spans = entity::spans(text, index.lang());
+    // A sentence that names someone but not whom the question names is
+    // about that someone: its values are theirs ("Ogunjobi received a
+    // one-game suspension" does not say how long Pouncey's is).
+    let named: Vec<u32> = query.named_ids().collect();
+    let names_asked = named.is_empty()
+        || words
+            .iter()
+            .any(|(_, id)| id.is_some_and(|id| named.contains(&id)));
+    let roles: Vec<u32> = if want == Want::Person {
+        rank::tokenize(question_lower)
+            .iter()
+            .filter(|w| entity::is_role(w))
+            .flat_map(|w| query.ids_for(w))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut best: Option<(Range<usize>, f64)> = None;
-    for span in entity::spans(text, index.lang()) {
-        if !want.accepts(&span) {
+    for span in &spans {
+        if !want.accepts(span) {
+            continue;
+        }
+        // "Who is X's lawyer?": the person is named with that role
+        // ("Sonya A. Zoghlin, Carlineo's attorney"), not just near it.
+        if want == Want::Person
+            && !roles.is_empty()
+            && !words.iter().any(|(r, id)| {
+                id.is_some_and(|id| roles.contains(&id))
+                    && r.start
+                        .abs_diff(span.range.start)
+                        .min(r.end.abs_diff(span.range.end))
+                        <= ROLE_REACH
+            })
+        {
+            continue;
+        }
+        let someone_else = !names_asked
+            && spans.iter().any(|o| {
+                o.kind == entity::Kind::Name
+                    && o.person
+                    && (o.range.end <= span.range.start || o.range.start >= span.range.end)
+            });
+        if someone_else {
             continue;
         }
         // Its own words all in the question: it is what was asked about.

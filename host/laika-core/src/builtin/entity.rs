@@ -385,6 +385,18 @@ fn is_capitalized(core: &str) -> bool {
     core.chars().next().is_some_and(char::is_uppercase)
 }
 
+/// A capitalized word that can be part of a name: not a compound whose
+/// last part is lower case ("Cup-style", "US-based" describe, they do not
+/// name).
+fn is_name_word(core: &str) -> bool {
+    is_capitalized(core)
+        && core.chars().any(char::is_alphabetic)
+        && !core
+            .rsplit('-')
+            .next()
+            .is_some_and(|tail| tail.len() < core.len() && tail.starts_with(char::is_lowercase))
+}
+
 /// Every typed span of `text`, in order. Spans of different kinds may
 /// overlap (a year is a date and may sit inside a name's sentence).
 pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
@@ -503,16 +515,27 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             let mut time = TIME_UNITS
                 .iter()
                 .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
-            // "13,000 US troops": the unit after one capitalized word.
-            if kind == Kind::Number
-                && !stops(end)
-                && !stops(end + 1)
-                && is_capitalized(core(end + 1))
-                && core(end + 2).chars().next().is_some_and(char::is_lowercase)
-                && !crate::builtin::rank::is_stopword(lw(end + 2))
-                && lw(end + 2).chars().all(char::is_alphabetic)
+            // "13,000 US troops", "Two United States service members": the
+            // unit after up to three capitalized words (and a lower-case
+            // modifier).
+            let mut caps = 0;
+            while kind == Kind::Number
+                && caps < 3
+                && !stops(end + caps)
+                && is_name_word(core(end + 1 + caps))
             {
-                end += 2;
+                caps += 1;
+            }
+            let noun = |k: usize| {
+                core(k).chars().next().is_some_and(char::is_lowercase)
+                    && !crate::builtin::rank::is_stopword(lw(k))
+                    && lw(k).chars().all(char::is_alphabetic)
+            };
+            if caps > 0 && !stops(end + caps) && noun(end + caps + 1) {
+                end += caps + 1;
+                if !stops(end) && noun(end + 1) && caps > 1 {
+                    end += 1;
+                }
                 time |= is_time_unit(lw(end));
                 unit = ws.get(end).map(|w| w.core.clone());
             }
@@ -547,14 +570,14 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             i = end + 1;
             continue;
         }
-        if is_capitalized(c) && c.chars().any(char::is_alphabetic) {
+        if is_name_word(c) {
             let mut end = i;
             while !stops(end) && !possessive(core(end)) {
                 let n = core(end + 1);
                 let joined = NAME_JOINERS.contains(&lw(end + 1))
                     && !stops(end + 1)
                     && is_capitalized(core(end + 2));
-                if is_capitalized(n) && n.chars().any(char::is_alphabetic) {
+                if is_name_word(n) {
                     end += 1;
                 } else if joined {
                     end += 2;
@@ -742,6 +765,13 @@ const AMOUNT_CUES: &[&str] = &[
     "nights",
     "jets",
 ];
+
+/// Whether `word` (lower case) names a role a person holds ("lawyer",
+/// "spokesman", "chief").
+pub fn is_role(word: &str) -> bool {
+    !matches!(word, "who" | "name" | "person")
+        && (PERSON_TITLES.contains(&word) || PERSON_CUES.contains(&word))
+}
 
 /// The answer type a question asks for, from its question words first
 /// (the page language's, then any language's) and its cue words second
