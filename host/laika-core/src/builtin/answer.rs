@@ -178,7 +178,8 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         // page's topic is said in the answer's sentence or one beside it.
         if want != Want::Any {
             let at = extra.unwrap_or(s.unit);
-            let near = [at.wrapping_sub(1), at, at + 1];
+            let mut near = vec![at.wrapping_sub(1), at, at + 1];
+            near.extend(&context);
             let strict = matches!(want, Want::Person | Want::Name | Want::Place);
             if !query.is_tied(&index, &near, strict) {
                 continue;
