@@ -115,6 +115,12 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
+    // "How many helicopters …": what is counted.
+    let counted = if asked_required {
+        Vec::new()
+    } else {
+        asked_ids.clone()
+    };
     let ranked = rank::bm25(&index, &query);
     cancel.check()?;
     let question_lower = question.to_lowercase();
@@ -153,7 +159,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         // An untyped question's answer is the passage itself.
         let mut span = (want != Want::Any)
-            .then(|| best_span(&page, &index, &query, want, s.unit, &question_lower))
+            .then(|| {
+                best_span(
+                    &page,
+                    &index,
+                    &query,
+                    want,
+                    s.unit,
+                    &question_lower,
+                    &counted,
+                )
+            })
             .flatten();
         let mut extra = None;
         if span.is_none() && want != Want::Any {
@@ -165,7 +181,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                 })
             });
             if follows {
-                span = best_span(&page, &index, &query, want, next, &question_lower)
+                span = best_span(&page, &index, &query, want, next, &question_lower, &counted)
                     .map(|(r, q)| (r, q * 0.6));
                 extra = span.as_ref().map(|_| next);
             }
@@ -349,6 +365,7 @@ pub(super) fn best_span(
     want: Want,
     unit: usize,
     question_lower: &str,
+    counted: &[u32],
 ) -> Option<(Range<usize>, f64)> {
     let text = page.unit_text(unit);
     let words = index.terms_at(text);
@@ -435,6 +452,19 @@ pub(super) fn best_span(
                 .find(|(r, _)| r.start == u.start)
                 .and_then(|(_, id)| *id)
         });
+        // A count of something else beside what is counted ("Two service
+        // members … in a helicopter crash" counts no helicopters).
+        let counts_other = unit_id.is_some_and(|u| {
+            !counted.is_empty()
+                && !counted.contains(&u)
+                && words.iter().any(|(r, id)| {
+                    id.is_some_and(|id| counted.contains(&id))
+                        && (r.end <= span.range.start || r.start >= span.range.end)
+                })
+        });
+        if counts_other {
+            continue;
+        }
         let unit_asked = unit_id.is_some_and(|id| query.has_id(id));
         // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
         let unit_text = span
@@ -750,6 +780,47 @@ mod tests {
         // A sentence that opens with a quotation mark is not quoted twice.
         let v = ask("What did the mayor say?");
         assert!(!render_text(&v).contains("““"), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn a_typed_answer_is_tied_to_what_the_question_asks() {
+        let page = "H1: Team fined after brawl\n\
+            The league suspended Garrett and Pouncey for several games after the fight.\n\
+            Guard Larry Ogunjobi also received a one-game suspension for shoving the quarterback.\n\
+            Two service members were hurt in a helicopter crash near the stadium.\n\
+            The show drew judges Len Goodman and Bruno Tonioli to the stadium.\n\
+            The team now travels to Cup-style finals, said coach Mike Tomlin.\n\
+            The project has cost eine Milliarde Euro so far.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Team fined after brawl", page),
+                &[],
+            ))
+        };
+        // Another person's value, a count of something else, a "who" whose
+        // deed the page never states: the page does not say.
+        for q in [
+            "How many games was Pouncey suspended for?",
+            "How many helicopters crashed?",
+            "Who won the show?",
+        ] {
+            let v = ask(q);
+            assert!(quotes(&v).is_empty(), "{q}: {}", render_text(&v));
+        }
+        for (q, span) in [
+            (
+                "How many games was Ogunjobi suspended for?",
+                "one-game suspension",
+            ),
+            ("Who coaches the team?", "Mike Tomlin"),
+            ("How much has the project cost?", "eine Milliarde Euro"),
+        ] {
+            let text = render_text(&ask(q));
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+        }
     }
 
     #[test]

@@ -89,10 +89,41 @@ impl Want {
 }
 
 const SCALES: &[&str] = &[
-    "hundred", "thousand", "million", "billion", "trillion", "bn", "mn", "m", "k", "crore", "lakh",
-    "millions", "billions", "millionen", "milliarde", "milliarden", "mio", "mrd", "milliard",
-    "milliards", "miljoen", "miljard", "miljarden", "milione", "milioni", "miliardo", "miliardi",
-    "millón", "millones", "milhão", "milhões", "bilhão", "bilhões", "miljon", "miljoner",
+    "hundred",
+    "thousand",
+    "million",
+    "billion",
+    "trillion",
+    "bn",
+    "mn",
+    "m",
+    "k",
+    "crore",
+    "lakh",
+    "millions",
+    "billions",
+    "millionen",
+    "milliarde",
+    "milliarden",
+    "mio",
+    "mrd",
+    "milliard",
+    "milliards",
+    "miljoen",
+    "miljard",
+    "miljarden",
+    "milione",
+    "milioni",
+    "miliardo",
+    "miliardi",
+    "millón",
+    "millones",
+    "milhão",
+    "milhões",
+    "bilhão",
+    "bilhões",
+    "miljon",
+    "miljoner",
 ];
 /// Words for "a"/"one" that open a scale's number ("eine Milliarde Euro",
 /// "a million people", "un milliard").
@@ -507,10 +538,8 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
         let is_number_word = |w: &str| NUMBER_WORDS.contains(&w) || listed(w, |l| &l.number_words);
         let number_word =
             (is_number_word(l) && l != "one") || (l.contains('-') && is_number_word(head));
-        let one_scale = is_large_scale(l)
-            && i > 0
-            && ONE_WORDS.contains(&lw(i - 1))
-            && !stops(i - 1);
+        let one_scale =
+            is_large_scale(l) && i > 0 && ONE_WORDS.contains(&lw(i - 1)) && !stops(i - 1);
         if is_numeric(c) || number_word || one_scale {
             let mut start = if one_scale { i - 1 } else { i };
             while start > 0 && start + 3 > i && APPROX.contains(&lw(start - 1)) && !stops(start - 1)

@@ -711,17 +711,27 @@ impl Query {
     /// says no one won; an amount's question may carry words ("still")
     /// the page has no need of.
     pub fn is_tied(&self, index: &Index, units: &[usize], strict: bool) -> bool {
+        let here = |s: &&Slot| {
+            s.ids
+                .iter()
+                .any(|&id| units.iter().any(|&u| index.has_term(u, id)))
+        };
+        // "Who won the Davis Cup final?": a person is the answer only where
+        // what the question names is said (unless the page is about it).
+        let mut named = self
+            .terms
+            .iter()
+            .filter(|s| s.named && !s.topic && !s.ids.is_empty())
+            .peekable();
+        if strict && named.peek().is_some() && !named.any(|s| here(&s)) {
+            return false;
+        }
         let mut anchors = self
             .terms
             .iter()
             .filter(|s| !s.topic && (strict || !s.ids.is_empty()))
             .peekable();
-        anchors.peek().is_none()
-            || anchors.any(|s| {
-                s.ids
-                    .iter()
-                    .any(|&id| units.iter().any(|&u| index.has_term(u, id)))
-            })
+        anchors.peek().is_none() || anchors.any(|s| here(&s))
     }
 
     /// The page terms of the names the question is about (its capitalized
