@@ -415,7 +415,7 @@ pub(super) fn best_span(
         let someone_else = !names_asked
             && spans.iter().any(|o| {
                 o.kind == entity::Kind::Name
-                    && o.person
+                    && (o.person || entity::says(text, o))
                     && (o.range.end <= span.range.start || o.range.start >= span.range.end)
             });
         if someone_else {

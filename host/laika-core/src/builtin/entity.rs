@@ -812,6 +812,44 @@ const AMOUNT_CUES: &[&str] = &[
     "jets",
 ];
 
+/// Verbs of saying: a name that says something is someone's ("Heyward
+/// said") even when one word long.
+const SAYING: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "added",
+    "wrote",
+    "noted",
+    "explained",
+    "stated",
+    "argued",
+];
+
+/// Whether the name `span` of `text` says something: a verb of saying right
+/// after it or right before it ("said Harris").
+pub fn says(text: &str, span: &Span) -> bool {
+    let is_saying = |w: Option<&str>| {
+        w.map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .is_some_and(|w| SAYING.contains(&w.as_str()))
+    };
+    let after = text.get(span.range.end..).unwrap_or("");
+    let before = text.get(..span.range.start).unwrap_or("");
+    // Not across a clause: "…, said Harris" yes; "Harris. Said" no.
+    let after_word = after
+        .strip_prefix(' ')
+        .and_then(|a| a.split_whitespace().next());
+    is_saying(after_word)
+        || is_saying(
+            before
+                .strip_suffix(' ')
+                .and_then(|b| b.split_whitespace().last()),
+        )
+}
+
 /// Whether `word` (lower case) names a role a person holds ("lawyer",
 /// "spokesman", "chief").
 pub fn is_role(word: &str) -> bool {
