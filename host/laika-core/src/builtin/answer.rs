@@ -23,6 +23,9 @@ const MIN_TYPED_COVERAGE: f64 = 0.45;
 /// Without one, more: it may tell about the subject without the answer.
 const MIN_UNTYPED_COVERAGE: f64 = 0.67;
 const MAX_PASSAGES: usize = 3;
+/// How far (bytes) a role word may stand from the name it describes:
+/// "Matt Harris, Columbus Police Department spokesman".
+const ROLE_REACH: usize = 48;
 /// How many of the best BM25 units are checked for coverage.
 const MAX_CANDIDATES: usize = 100;
 /// A passage is at most this many units (sentences).
@@ -112,6 +115,12 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
+    // "How many helicopters …": what is counted.
+    let counted = if asked_required {
+        Vec::new()
+    } else {
+        asked_ids.clone()
+    };
     let ranked = rank::bm25(&index, &query);
     cancel.check()?;
     let question_lower = question.to_lowercase();
@@ -150,7 +159,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         // An untyped question's answer is the passage itself.
         let mut span = (want != Want::Any)
-            .then(|| best_span(&page, &index, &query, want, s.unit, &question_lower))
+            .then(|| {
+                best_span(
+                    &page,
+                    &index,
+                    &query,
+                    want,
+                    s.unit,
+                    &question_lower,
+                    &counted,
+                )
+            })
             .flatten();
         let mut extra = None;
         if span.is_none() && want != Want::Any {
@@ -162,7 +181,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                 })
             });
             if follows {
-                span = best_span(&page, &index, &query, want, next, &question_lower)
+                span = best_span(&page, &index, &query, want, next, &question_lower, &counted)
                     .map(|(r, q)| (r, q * 0.6));
                 extra = span.as_ref().map(|_| next);
             }
@@ -170,6 +189,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
         if weak && typed == 0.0 {
             continue;
+        }
+        // A typed answer is tied to the question: what it asks beyond the
+        // page's topic is said in the answer's sentence or one beside it.
+        if want != Want::Any {
+            let at = extra.unwrap_or(s.unit);
+            let mut near = vec![at.wrapping_sub(1), at, at + 1];
+            near.extend(&context);
+            let strict = matches!(want, Want::Person | Want::Name | Want::Place);
+            if !query.is_tied(&index, &near, strict) {
+                continue;
+            }
         }
         let min = if want == Want::Any {
             MIN_COVERAGE
@@ -335,6 +365,7 @@ pub(super) fn best_span(
     want: Want,
     unit: usize,
     question_lower: &str,
+    counted: &[u32],
 ) -> Option<(Range<usize>, f64)> {
     let text = page.unit_text(unit);
     let words = index.terms_at(text);
@@ -344,9 +375,50 @@ pub(super) fn best_span(
         .filter_map(|(r, id)| Some((r.start, query.weight_of((*id)?))))
         .filter(|&(_, w)| w > 0.0)
         .collect();
+    let spans = entity::spans(text, index.lang());
+    // A sentence that names someone but not whom the question names is
+    // about that someone: its values are theirs ("Ogunjobi received a
+    // one-game suspension" does not say how long Pouncey's is).
+    let named: Vec<u32> = query.named_ids().collect();
+    let names_asked = named.is_empty()
+        || words
+            .iter()
+            .any(|(_, id)| id.is_some_and(|id| named.contains(&id)));
+    let roles: Vec<u32> = if want == Want::Person {
+        rank::tokenize(question_lower)
+            .iter()
+            .filter(|w| entity::is_role(w))
+            .flat_map(|w| query.ids_for(w))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut best: Option<(Range<usize>, f64)> = None;
-    for span in entity::spans(text, index.lang()) {
-        if !want.accepts(&span) {
+    for span in &spans {
+        if !want.accepts(span) {
+            continue;
+        }
+        // "Who is X's lawyer?": the person is named with that role
+        // ("Sonya A. Zoghlin, Carlineo's attorney"), not just near it.
+        if want == Want::Person
+            && !roles.is_empty()
+            && !words.iter().any(|(r, id)| {
+                id.is_some_and(|id| roles.contains(&id))
+                    && r.start
+                        .abs_diff(span.range.start)
+                        .min(r.end.abs_diff(span.range.end))
+                        <= ROLE_REACH
+            })
+        {
+            continue;
+        }
+        let someone_else = !names_asked
+            && spans.iter().any(|o| {
+                o.kind == entity::Kind::Name
+                    && (o.person || entity::says(text, o))
+                    && (o.range.end <= span.range.start || o.range.start >= span.range.end)
+            });
+        if someone_else {
             continue;
         }
         // Its own words all in the question: it is what was asked about.
@@ -380,6 +452,19 @@ pub(super) fn best_span(
                 .find(|(r, _)| r.start == u.start)
                 .and_then(|(_, id)| *id)
         });
+        // A count of something else beside what is counted ("Two service
+        // members … in a helicopter crash" counts no helicopters).
+        let counts_other = unit_id.is_some_and(|u| {
+            !counted.is_empty()
+                && !counted.contains(&u)
+                && words.iter().any(|(r, id)| {
+                    id.is_some_and(|id| counted.contains(&id))
+                        && (r.end <= span.range.start || r.start >= span.range.end)
+                })
+        });
+        if counts_other {
+            continue;
+        }
         let unit_asked = unit_id.is_some_and(|id| query.has_id(id));
         // "How far …" → "1,200 miles"; "wind speed" → "55 mph".
         let unit_text = span
@@ -695,6 +780,47 @@ mod tests {
         // A sentence that opens with a quotation mark is not quoted twice.
         let v = ask("What did the mayor say?");
         assert!(!render_text(&v).contains("““"), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn a_typed_answer_is_tied_to_what_the_question_asks() {
+        let page = "H1: Team fined after brawl\n\
+            The league suspended Garrett and Pouncey for several games after the fight.\n\
+            Guard Larry Ogunjobi also received a one-game suspension for shoving the quarterback.\n\
+            Two service members were hurt in a helicopter crash near the stadium.\n\
+            The show drew judges Len Goodman and Bruno Tonioli to the stadium.\n\
+            The team now travels to Cup-style finals, said coach Mike Tomlin.\n\
+            The project has cost eine Milliarde Euro so far.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Team fined after brawl", page),
+                &[],
+            ))
+        };
+        // Another person's value, a count of something else, a "who" whose
+        // deed the page never states: the page does not say.
+        for q in [
+            "How many games was Pouncey suspended for?",
+            "How many helicopters crashed?",
+            "Who won the show?",
+        ] {
+            let v = ask(q);
+            assert!(quotes(&v).is_empty(), "{q}: {}", render_text(&v));
+        }
+        for (q, span) in [
+            (
+                "How many games was Ogunjobi suspended for?",
+                "one-game suspension",
+            ),
+            ("Who coaches the team?", "Mike Tomlin"),
+            ("How much has the project cost?", "eine Milliarde Euro"),
+        ] {
+            let text = render_text(&ask(q));
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+        }
     }
 
     #[test]

@@ -89,8 +89,52 @@ impl Want {
 }
 
 const SCALES: &[&str] = &[
-    "hundred", "thousand", "million", "billion", "trillion", "bn", "mn", "m", "k", "crore", "lakh",
+    "hundred",
+    "thousand",
+    "million",
+    "billion",
+    "trillion",
+    "bn",
+    "mn",
+    "m",
+    "k",
+    "crore",
+    "lakh",
+    "millions",
+    "billions",
+    "millionen",
+    "milliarde",
+    "milliarden",
+    "mio",
+    "mrd",
+    "milliard",
+    "milliards",
+    "miljoen",
+    "miljard",
+    "miljarden",
+    "milione",
+    "milioni",
+    "miliardo",
+    "miliardi",
+    "millón",
+    "millones",
+    "milhão",
+    "milhões",
+    "bilhão",
+    "bilhões",
+    "miljon",
+    "miljoner",
 ];
+/// Words for "a"/"one" that open a scale's number ("eine Milliarde Euro",
+/// "a million people", "un milliard").
+const ONE_WORDS: &[&str] = &[
+    "a", "an", "one", "ein", "eine", "einer", "un", "une", "uno", "una", "um", "uma", "een", "en",
+    "ett",
+];
+/// Scales that are a number with a word for "one" before them.
+fn is_large_scale(word: &str) -> bool {
+    SCALES.contains(&word) && word.chars().count() > 4 && !matches!(word, "hundred" | "thousand")
+}
 const NUMBER_WORDS: &[&str] = &[
     "one",
     "two",
@@ -385,6 +429,18 @@ fn is_capitalized(core: &str) -> bool {
     core.chars().next().is_some_and(char::is_uppercase)
 }
 
+/// A capitalized word that can be part of a name: not a compound whose
+/// last part is lower case ("Cup-style", "US-based" describe, they do not
+/// name).
+fn is_name_word(core: &str) -> bool {
+    is_capitalized(core)
+        && core.chars().any(char::is_alphabetic)
+        && !core
+            .rsplit('-')
+            .next()
+            .is_some_and(|tail| tail.len() < core.len() && tail.starts_with(char::is_lowercase))
+}
+
 /// Every typed span of `text`, in order. Spans of different kinds may
 /// overlap (a year is a date and may sit inside a name's sentence).
 pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
@@ -482,8 +538,10 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
         let is_number_word = |w: &str| NUMBER_WORDS.contains(&w) || listed(w, |l| &l.number_words);
         let number_word =
             (is_number_word(l) && l != "one") || (l.contains('-') && is_number_word(head));
-        if is_numeric(c) || number_word {
-            let mut start = i;
+        let one_scale =
+            is_large_scale(l) && i > 0 && ONE_WORDS.contains(&lw(i - 1)) && !stops(i - 1);
+        if is_numeric(c) || number_word || one_scale {
+            let mut start = if one_scale { i - 1 } else { i };
             while start > 0 && start + 3 > i && APPROX.contains(&lw(start - 1)) && !stops(start - 1)
             {
                 start -= 1;
@@ -503,16 +561,27 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             let mut time = TIME_UNITS
                 .iter()
                 .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
-            // "13,000 US troops": the unit after one capitalized word.
-            if kind == Kind::Number
-                && !stops(end)
-                && !stops(end + 1)
-                && is_capitalized(core(end + 1))
-                && core(end + 2).chars().next().is_some_and(char::is_lowercase)
-                && !crate::builtin::rank::is_stopword(lw(end + 2))
-                && lw(end + 2).chars().all(char::is_alphabetic)
+            // "13,000 US troops", "Two United States service members": the
+            // unit after up to three capitalized words (and a lower-case
+            // modifier).
+            let mut caps = 0;
+            while kind == Kind::Number
+                && caps < 3
+                && !stops(end + caps)
+                && is_name_word(core(end + 1 + caps))
             {
-                end += 2;
+                caps += 1;
+            }
+            let noun = |k: usize| {
+                core(k).chars().next().is_some_and(char::is_lowercase)
+                    && !crate::builtin::rank::is_stopword(lw(k))
+                    && lw(k).chars().all(char::is_alphabetic)
+            };
+            if caps > 0 && !stops(end + caps) && noun(end + caps + 1) {
+                end += caps + 1;
+                if !stops(end) && noun(end + 1) && caps > 1 {
+                    end += 1;
+                }
                 time |= is_time_unit(lw(end));
                 unit = ws.get(end).map(|w| w.core.clone());
             }
@@ -547,14 +616,14 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             i = end + 1;
             continue;
         }
-        if is_capitalized(c) && c.chars().any(char::is_alphabetic) {
+        if is_name_word(c) {
             let mut end = i;
             while !stops(end) && !possessive(core(end)) {
                 let n = core(end + 1);
                 let joined = NAME_JOINERS.contains(&lw(end + 1))
                     && !stops(end + 1)
                     && is_capitalized(core(end + 2));
-                if is_capitalized(n) && n.chars().any(char::is_alphabetic) {
+                if is_name_word(n) {
                     end += 1;
                 } else if joined {
                     end += 2;
@@ -742,6 +811,51 @@ const AMOUNT_CUES: &[&str] = &[
     "nights",
     "jets",
 ];
+
+/// Verbs of saying: a name that says something is someone's ("Heyward
+/// said") even when one word long.
+const SAYING: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "added",
+    "wrote",
+    "noted",
+    "explained",
+    "stated",
+    "argued",
+];
+
+/// Whether the name `span` of `text` says something: a verb of saying right
+/// after it or right before it ("said Harris").
+pub fn says(text: &str, span: &Span) -> bool {
+    let is_saying = |w: Option<&str>| {
+        w.map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .is_some_and(|w| SAYING.contains(&w.as_str()))
+    };
+    let after = text.get(span.range.end..).unwrap_or("");
+    let before = text.get(..span.range.start).unwrap_or("");
+    // Not across a clause: "…, said Harris" yes; "Harris. Said" no.
+    let after_word = after
+        .strip_prefix(' ')
+        .and_then(|a| a.split_whitespace().next());
+    is_saying(after_word)
+        || is_saying(
+            before
+                .strip_suffix(' ')
+                .and_then(|b| b.split_whitespace().last()),
+        )
+}
+
+/// Whether `word` (lower case) names a role a person holds ("lawyer",
+/// "spokesman", "chief").
+pub fn is_role(word: &str) -> bool {
+    !matches!(word, "who" | "name" | "person")
+        && (PERSON_TITLES.contains(&word) || PERSON_CUES.contains(&word))
+}
 
 /// The answer type a question asks for, from its question words first
 /// (the page language's, then any language's) and its cue words second

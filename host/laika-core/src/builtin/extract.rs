@@ -275,7 +275,9 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         // page, the first among equals.
         let mut best: Option<(f64, usize, Range<usize>)> = None;
         for unit in 0..page.units.len() {
-            if let Some((range, fit)) = answer::best_span(page, index, &query, want, unit, &name) {
+            if let Some((range, fit)) =
+                answer::best_span(page, index, &query, want, unit, &name, &[])
+            {
                 if best.as_ref().is_none_or(|(f, _, _)| fit > *f) {
                     best = Some((fit, unit, range));
                 }
@@ -295,7 +297,8 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         if index.coverage(&query, s.unit) < MIN_PROSE_COVERAGE {
             continue;
         }
-        let Some((range, fit)) = answer::best_span(page, index, &query, want, s.unit, &name) else {
+        let Some((range, fit)) = answer::best_span(page, index, &query, want, s.unit, &name, &[])
+        else {
             continue;
         };
         let score = s.score / top.max(f64::MIN_POSITIVE) + fit;

@@ -675,6 +675,9 @@ struct Slot {
     /// The page's title has it: the page is about it, so a sentence need
     /// not repeat it.
     topic: bool,
+    /// Capitalized inside the question ("… was Pouncey suspended"): it
+    /// names who or what the question is about.
+    named: bool,
 }
 
 /// A query prepared against an [`Index`]: each distinct question word with
@@ -699,6 +702,45 @@ impl Query {
         for slot in &mut self.terms {
             slot.topic = slot.ids.iter().any(|id| ids.contains(id));
         }
+    }
+
+    /// Whether `units` hold one of the question's words that the page's
+    /// title does not (what it asks beyond the page's topic), or the
+    /// question has no such word. With `strict`, a word the page never
+    /// uses counts too, as absent: "Who won …" is not tied to a page that
+    /// says no one won; an amount's question may carry words ("still")
+    /// the page has no need of.
+    pub fn is_tied(&self, index: &Index, units: &[usize], strict: bool) -> bool {
+        let here = |s: &&Slot| {
+            s.ids
+                .iter()
+                .any(|&id| units.iter().any(|&u| index.has_term(u, id)))
+        };
+        // "Who won the Davis Cup final?": a person is the answer only where
+        // what the question names is said (unless the page is about it).
+        let mut named = self
+            .terms
+            .iter()
+            .filter(|s| s.named && !s.topic && !s.ids.is_empty())
+            .peekable();
+        if strict && named.peek().is_some() && !named.any(|s| here(&s)) {
+            return false;
+        }
+        let mut anchors = self
+            .terms
+            .iter()
+            .filter(|s| !s.topic && (strict || !s.ids.is_empty()))
+            .peekable();
+        anchors.peek().is_none() || anchors.any(|s| here(&s))
+    }
+
+    /// The page terms of the names the question is about (its capitalized
+    /// words after the first).
+    pub fn named_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.terms
+            .iter()
+            .filter(|s| s.named)
+            .flat_map(|s| s.ids.iter().copied())
     }
 
     /// The page terms that stand for the question word `word`.
@@ -911,6 +953,14 @@ impl Index {
         if let Some(at) = phrase.iter().position(|w| which.contains(&w)) {
             phrase.truncate(at + 1);
         }
+        // Capitalized words after the question's first name what it is
+        // about; a script without case has none.
+        let named: HashSet<String> = question
+            .split_whitespace()
+            .skip(1)
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .flat_map(tokenize)
+            .collect();
         let mut seen = HashSet::new();
         let mut terms = Vec::new();
         for token in tokenize(question) {
@@ -927,6 +977,7 @@ impl Index {
             terms.push(Slot {
                 ids: id.into_iter().collect(),
                 idf,
+                named: named.contains(&token),
                 word: token,
                 topic: false,
             });
