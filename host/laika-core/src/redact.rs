@@ -178,7 +178,10 @@ pub(crate) fn find_url_spans(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     let mut from = 0;
-    while let Some(sep) = text.get(from..).and_then(|t| t.find("://")) {
+    while let Some(sep) = text
+        .get(from..)
+        .and_then(|t| memchr::memmem::find(t.as_bytes(), b"://"))
+    {
         let sep = from + sep;
         let mut start = sep;
         while start > from && bytes.get(start - 1).is_some_and(|&b| is_scheme_byte(b)) {
@@ -248,7 +251,16 @@ fn url_end(text: &str, start: usize, body: usize) -> usize {
 }
 
 fn redact_text(text: &str, depth: usize) -> Cow<'_, str> {
-    if !text.contains(':') || !may_need_redaction(text) {
+    // Only a `scheme://` URL or a bare `user:password@host` can need an
+    // edit: text with neither (most of a page, which is redacted on every
+    // request) is passed over with memchr's vector search instead of being
+    // walked char by char.
+    let bytes = text.as_bytes();
+    let has_at = memchr::memchr(b'@', bytes).is_some();
+    if memchr::memchr(b':', bytes).is_none()
+        || (!has_at && memchr::memmem::find(bytes, b"://").is_none())
+        || !may_need_redaction(text)
+    {
         return Cow::Borrowed(text);
     }
     let spans = find_url_spans(text);
@@ -263,7 +275,9 @@ fn redact_text(text: &str, depth: usize) -> Cow<'_, str> {
             }
         }
     }
-    bare_userinfo_edits(text, &spans, &mut edits);
+    if has_at {
+        bare_userinfo_edits(text, &spans, &mut edits);
+    }
     if edits.is_empty() {
         return Cow::Borrowed(text);
     }

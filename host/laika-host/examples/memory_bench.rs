@@ -55,16 +55,28 @@ const WORDS: &[&str] = &[
     "museum",
 ];
 
+/// Lines of prose with the punctuation pages have: a colon and a question
+/// mark on every line, a link every 40 lines, an address every 200 (the
+/// URL redaction that reads every chunk has to look at those).
 fn text(chars: usize, seed: usize) -> String {
     let mut out = String::with_capacity(chars + 100);
     let mut i = seed;
+    let mut line = 0usize;
     while out.len() < chars {
         for _ in 0..14 {
             out.push_str(WORDS[(i * 7 + 3) % WORDS.len()]);
             out.push(' ');
             i += 1;
         }
-        out.push_str(&format!("item {i}.\n"));
+        line += 1;
+        out.push_str(&format!("item {i}: is it due? "));
+        if line % 40 == 0 {
+            out.push_str(&format!("See https://example.org/items/{i}?ref=list. "));
+        }
+        if line % 200 == 0 {
+            out.push_str("Write to clerk@example.org. ");
+        }
+        out.push('\n');
     }
     out.truncate(chars);
     out
