@@ -373,23 +373,26 @@ fn walk_userinfo(
         }
         match (c, colon) {
             (':', None) => colon = Some(i),
-            ('@', Some(col)) => {
-                let user = text.get(token_start..col).unwrap_or("");
-                let is_credential = col + 1 < i
-                    && !NON_CREDENTIAL_SCHEMES
-                        .iter()
-                        .any(|s| user.eq_ignore_ascii_case(s))
-                    && looks_like_host(text.get(i + 1..).unwrap_or(""));
-                if is_credential {
-                    edits.push((token_start..i + 1, String::new()));
-                    token_start = i + 1;
-                    colon = None;
-                }
+            ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
+                edits.push((token_start..i + 1, String::new()));
+                token_start = i + 1;
+                colon = None;
             }
             _ => {}
         }
     }
     text.len()
+}
+
+/// Whether `text[token_start..at]`, with its first `:` at `colon` and an
+/// `@` at `at`, is `user:password@` before a host.
+fn is_userinfo(text: &str, token_start: usize, colon: usize, at: usize) -> bool {
+    let user = text.get(token_start..colon).unwrap_or("");
+    colon + 1 < at
+        && !NON_CREDENTIAL_SCHEMES
+            .iter()
+            .any(|s| user.eq_ignore_ascii_case(s))
+        && looks_like_host(text.get(at + 1..).unwrap_or(""))
 }
 
 /// A host name with a dot, `localhost`, a bracketed IPv6 address, or any
@@ -862,18 +865,10 @@ mod tests {
             }
             match (c, colon) {
                 (':', None) => colon = Some(i),
-                ('@', Some(col)) => {
-                    let user = &text[token_start..col];
-                    if col + 1 < i
-                        && !NON_CREDENTIAL_SCHEMES
-                            .iter()
-                            .any(|s| user.eq_ignore_ascii_case(s))
-                        && looks_like_host(&text[i + 1..])
-                    {
-                        edits.push((token_start..i + 1, String::new()));
-                        token_start = i + 1;
-                        colon = None;
-                    }
+                ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
+                    edits.push((token_start..i + 1, String::new()));
+                    token_start = i + 1;
+                    colon = None;
                 }
                 _ => {}
             }
