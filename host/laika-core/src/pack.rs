@@ -248,33 +248,82 @@ struct ChunkMeta<'a> {
     chunk_count: u32,
 }
 
-impl<'a> ChunkMeta<'a> {
-    fn of(chunk: &'a crate::observation::Chunk) -> Self {
-        ChunkMeta {
+/// A chunk's content but its text and numbers, redacted and measured once
+/// for all the chunks that share their type, URL and title (a page's
+/// chunks all do), not once per chunk.
+struct SharedMeta {
+    /// With both numbers 0.
+    content: Value,
+    /// Chars of `content` (one digit per number).
+    chars: usize,
+    /// Strings redaction changed in it.
+    redacted: usize,
+}
+
+impl SharedMeta {
+    fn of(chunk: &crate::observation::Chunk) -> SharedMeta {
+        let meta = ChunkMeta {
             doc_type: &chunk.doc_type,
             url: &chunk.url,
             title: &chunk.title,
-            chunk_index: chunk.chunk_index,
-            chunk_count: chunk.chunk_count,
+            chunk_index: 0,
+            chunk_count: 0,
+        };
+        let mut content = serde_json::to_value(meta).unwrap_or(Value::Null);
+        let redacted = crate::redact::redact_value(&mut content);
+        SharedMeta {
+            chars: json_chars(&content),
+            content,
+            redacted,
         }
     }
+
+    /// Chars of the content with these numbers.
+    fn chars_with(&self, index: usize, count: usize) -> usize {
+        self.chars + digits(index) + digits(count) - 2
+    }
+
+    /// Chars of a chunk document with these numbers and `text`.
+    fn doc_chars(&self, index: usize, count: usize, text: &str) -> usize {
+        self.chars_with(index, count) + TEXT_FIELD_CHARS + json_str_chars(text)
+    }
+
+    /// The content of a chunk document sent.
+    fn content(&self, index: usize, count: usize, text: String) -> Value {
+        let mut content = self.content.clone();
+        content["chunk_index"] = Value::from(index);
+        content["chunk_count"] = Value::from(count);
+        content["text"] = Value::from(text);
+        content
+    }
+}
+
+/// Decimal digits of `n`, as JSON writes it.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// Chars `text` takes as a JSON string, quotes and escapes counted, without
 /// writing it out (as `serde_json` escapes: `"`, `\\` and the five short
 /// control escapes take 2 chars, other control chars 6).
+///
+/// One pass in blocks of 255 bytes with byte-wide counters and no branches,
+/// so the compiler vectorizes it: every chunk of a page is measured on every
+/// request, a megabyte for a large page.
 pub(crate) fn json_str_chars(text: &str) -> usize {
     let mut chars = 2;
-    for b in text.bytes() {
-        // Continuation bytes are not chars of their own.
-        if b & 0xC0 == 0x80 {
-            continue;
+    for block in text.as_bytes().chunks(255) {
+        // Per byte: starts a char (not a UTF-8 continuation byte), is
+        // escaped, is escaped as `\u00XX` (4 more).
+        let (mut starts, mut escaped, mut long) = (0u8, 0u8, 0u8);
+        for &b in block {
+            let control = b < 0x20;
+            let short_control = (0x08..=0x0D).contains(&b) & (b != 0x0B);
+            starts += u8::from(b & 0xC0 != 0x80);
+            escaped += u8::from(control | (b == b'"') | (b == b'\\'));
+            long += u8::from(control & !short_control);
         }
-        chars += match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0C => 2,
-            0..=0x1F => 6,
-            _ => 1,
-        };
+        chars += usize::from(starts) + usize::from(escaped) + 4 * usize::from(long);
     }
     chars
 }
@@ -492,21 +541,38 @@ pub fn pack_with(
         let original = json_chars(&content);
         // A chunk's text is redacted and measured where it lies: only the
         // chunks sent are copied into documents (a 1 MiB page over budget
-        // sends a few passages of it).
-        let mut chunks: Vec<(Value, Cow<'_, str>, usize)> = obs
+        // sends a few passages of it). Each chunk: its meta's slot in
+        // `metas`, its text, its size as a document.
+        let mut metas: Vec<((&str, &str, &str), SharedMeta)> = Vec::new();
+        let chunks: Vec<(usize, Cow<'_, str>, usize)> = obs
             .chunks
             .iter()
             .map(|chunk| {
-                let mut meta = serde_json::to_value(ChunkMeta::of(chunk)).unwrap_or(Value::Null);
-                redacted += crate::redact::redact_value(&mut meta);
+                let key = (
+                    chunk.doc_type.as_str(),
+                    chunk.url.as_str(),
+                    chunk.title.as_str(),
+                );
+                if metas.last().is_none_or(|(k, _)| *k != key) {
+                    metas.push((key, SharedMeta::of(chunk)));
+                }
+                let slot = metas.len() - 1;
                 let text = crate::redact::redact_urls_in_text(&chunk.text);
                 if matches!(text, Cow::Owned(_)) {
                     redacted += 1;
                 }
-                let size = json_chars(&meta) + TEXT_FIELD_CHARS + json_str_chars(&text);
-                (meta, text, size)
+                let size = metas.get(slot).map_or(0, |(_, meta)| {
+                    redacted += meta.redacted;
+                    meta.doc_chars(
+                        chunk.chunk_index as usize,
+                        chunk.chunk_count as usize,
+                        &text,
+                    )
+                });
+                (slot, text, size)
             })
             .collect();
+        let meta = |slot: usize| metas.get(slot).map(|(_, meta)| meta);
         let page_chars = original + chunks.iter().map(|(_, _, size)| size).sum::<usize>();
         // Over budget with a question to rank by: the summary keeps a
         // quarter, the most relevant passages of the chunks get the rest.
@@ -591,34 +657,38 @@ pub fn pack_with(
                     limit.saturating_sub(used),
                     indexes,
                 );
-                for (i, (content, page_text, size)) in chunks.iter_mut().enumerate() {
+                let sent_chunks: Vec<usize> = chosen.chunks.iter().map(|c| c.chunk).collect();
+                // In page order, as the chunks: each is taken where it belongs.
+                let mut chosen_texts = chosen.chunks.into_iter().peekable();
+                for (i, (slot, page_text, size)) in chunks.iter().enumerate() {
                     let doc_id = format!("doc:web:chunk:{}", i + 1);
-                    let text = chosen.chunks.iter().find(|c| c.chunk == i + 1);
-                    let truncated = text.is_some_and(|t| t.text != *page_text);
-                    if let Some(t) = text {
-                        content["text"] = Value::from(t.text.clone());
-                        // Numbers stay the page's: the model is told where each passage is.
-                        content["chunk_index"] = Value::from(i + 1);
-                        content["chunk_count"] = Value::from(count);
-                    }
-                    let sent = text.map_or(0, |_| json_chars(content));
-                    usage_docs.push(DocumentUsage::new(
-                        doc_id.clone(),
-                        CHUNK_DOC_TYPE,
-                        sent,
-                        text.is_some(),
-                        truncated,
-                    ));
-                    if text.is_some() {
-                        used += sent;
-                        kept.push((doc_id, std::mem::take(content)));
-                    } else {
+                    let text = chosen_texts.next_if(|c| c.chunk == i + 1);
+                    let (Some(t), Some(meta)) = (text, meta(*slot)) else {
+                        usage_docs.push(DocumentUsage::new(
+                            doc_id.clone(),
+                            CHUNK_DOC_TYPE,
+                            0,
+                            false,
+                            false,
+                        ));
                         cut.push(Cut {
                             doc_id,
                             field: None,
                             chars_removed: *size,
                         });
-                    }
+                        continue;
+                    };
+                    // Numbers stay the page's: the model is told where each passage is.
+                    let sent = meta.doc_chars(i + 1, count, &t.text);
+                    usage_docs.push(DocumentUsage::new(
+                        doc_id.clone(),
+                        CHUNK_DOC_TYPE,
+                        sent,
+                        true,
+                        t.text != *page_text,
+                    ));
+                    used += sent;
+                    kept.push((doc_id, meta.content(i + 1, count, t.text)));
                 }
                 selection = Some(PageSelection {
                     strategy: SelectionStrategy::Ranked,
@@ -626,16 +696,17 @@ pub fn pack_with(
                     sent_chars: chosen.sent_chars + summary_text.1,
                     passages_sent: chosen.passages_sent,
                     passages_total: chosen.passages_total,
-                    chunks: chosen.chunks.iter().map(|c| c.chunk).collect(),
+                    chunks: sent_chunks,
                     about: chosen.about,
                 });
             }
             None => {
-                for (i, (mut content, text, size)) in chunks.into_iter().enumerate() {
+                let mut fitting = Vec::new();
+                for (i, (slot, text, size)) in chunks.into_iter().enumerate() {
                     let doc_id = format!("doc:web:chunk:{}", i + 1);
                     // Chunks are additive and ordered: once one does not fit,
                     // later ones are left out too so the model never sees a gap.
-                    let fits = used + size <= limit && kept.len() == i;
+                    let fits = used + size <= limit && fitting.len() == i;
                     usage_docs.push(DocumentUsage::new(
                         doc_id.clone(),
                         CHUNK_DOC_TYPE,
@@ -645,8 +716,7 @@ pub fn pack_with(
                     ));
                     if fits {
                         used += size;
-                        content["text"] = Value::from(text.into_owned());
-                        kept.push((doc_id, content));
+                        fitting.push((doc_id, slot, text));
                     } else {
                         cut.push(Cut {
                             doc_id,
@@ -655,10 +725,11 @@ pub fn pack_with(
                         });
                     }
                 }
-                let count = kept.len();
-                for (i, (_, content)) in kept.iter_mut().enumerate() {
-                    content["chunk_count"] = Value::from(count);
-                    content["chunk_index"] = Value::from(i + 1);
+                let count = fitting.len();
+                for (i, (doc_id, slot, text)) in fitting.into_iter().enumerate() {
+                    if let Some(meta) = meta(slot) {
+                        kept.push((doc_id, meta.content(i + 1, count, text.into_owned())));
+                    }
                 }
             }
         }
@@ -1067,9 +1138,19 @@ mod tests {
             "lines\nand\ttabs\r\u{8}\u{c}",
             "control \u{1} \u{1f} del \u{7f}",
             "ünïcødé 日本語 😀",
+            "\u{b} vertical tab and \u{7f}",
         ] {
             let expected = serde_json::to_string(s).unwrap().chars().count();
             assert_eq!(json_str_chars(s), expected, "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text, over many of the counting blocks.
+        #[test]
+        fn json_str_chars_counts_any_text_as_serde_json_writes(s in "(?s).{0,1200}") {
+            let expected = serde_json::to_string(&s).map(|j| j.chars().count());
+            proptest::prop_assert_eq!(Ok(json_str_chars(&s)), expected.map_err(|e| e.to_string()));
         }
     }
 

@@ -178,7 +178,10 @@ pub(crate) fn find_url_spans(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     let mut from = 0;
-    while let Some(sep) = text.get(from..).and_then(|t| t.find("://")) {
+    while let Some(sep) = text
+        .get(from..)
+        .and_then(|t| memchr::memmem::find(t.as_bytes(), b"://"))
+    {
         let sep = from + sep;
         let mut start = sep;
         while start > from && bytes.get(start - 1).is_some_and(|&b| is_scheme_byte(b)) {
@@ -248,7 +251,16 @@ fn url_end(text: &str, start: usize, body: usize) -> usize {
 }
 
 fn redact_text(text: &str, depth: usize) -> Cow<'_, str> {
-    if !text.contains(':') || !may_need_redaction(text) {
+    // Only a `scheme://` URL or a bare `user:password@host` can need an
+    // edit: text with neither (most of a page, which is redacted on every
+    // request) is passed over with memchr's vector search instead of being
+    // walked char by char.
+    let bytes = text.as_bytes();
+    let has_at = memchr::memchr(b'@', bytes).is_some();
+    if memchr::memchr(b':', bytes).is_none()
+        || (!has_at && memchr::memmem::find(bytes, b"://").is_none())
+        || !may_need_redaction(text)
+    {
         return Cow::Borrowed(text);
     }
     let spans = find_url_spans(text);
@@ -263,7 +275,9 @@ fn redact_text(text: &str, depth: usize) -> Cow<'_, str> {
             }
         }
     }
-    bare_userinfo_edits(text, &spans, &mut edits);
+    if has_at {
+        bare_userinfo_edits(text, &spans, &mut edits);
+    }
     if edits.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -288,49 +302,97 @@ fn redact_text(text: &str, depth: usize) -> Cow<'_, str> {
 /// `a:b@c:d@` at once and redacting again finds nothing new. A label glued
 /// to an address (`Email:bob@example.com`) looks exactly like a credential
 /// and loses `Email:bob@`: losing a label beats keeping a password.
+///
+/// The pass starts afresh after every stop char (white space, quotes, a URL
+/// span, …) and only an `@` makes an edit, so only the tokens that hold an
+/// `@` are walked, each from the stop before it: a page's prose is not read
+/// char by char.
 fn bare_userinfo_edits(
     text: &str,
     spans: &[Range<usize>],
     edits: &mut Vec<(Range<usize>, String)>,
 ) {
-    let mut spans = spans.iter().peekable();
-    let mut token_start = 0;
-    let mut colon: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        while spans.peek().is_some_and(|span| span.end <= i) {
-            spans.next();
+    // Text before `walked` has been walked (or holds no `@`).
+    let mut walked = 0;
+    for at in memchr::memchr_iter(b'@', text.as_bytes()) {
+        if at < walked {
+            continue;
         }
-        let in_span = spans.peek().is_some_and(|span| span.start <= i);
-        let stop = in_span
-            || c.is_whitespace()
-            || c.is_control()
-            || matches!(
-                c,
-                '"' | '\'' | '`' | '<' | '>' | '/' | '\\' | '(' | '[' | '{'
-            );
-        if stop {
+        let before = text.get(walked..at).unwrap_or("");
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|&(i, c)| is_userinfo_stop(c, in_span(spans, walked + i)))
+            .map_or(walked, |(i, c)| walked + i + c.len_utf8());
+        walked = walk_userinfo(text, spans, start, at, edits);
+    }
+}
+
+/// Whether the char at `i` is inside one of `spans` (sorted, disjoint).
+fn in_span(spans: &[Range<usize>], i: usize) -> bool {
+    let k = spans.partition_point(|span| span.end <= i);
+    spans.get(k).is_some_and(|span| span.start <= i)
+}
+
+/// Ends a token that may hold userinfo.
+fn is_userinfo_stop(c: char, in_span: bool) -> bool {
+    in_span
+        || c.is_whitespace()
+        || c.is_control()
+        || matches!(
+            c,
+            '"' | '\'' | '`' | '<' | '>' | '/' | '\\' | '(' | '[' | '{'
+        )
+}
+
+/// [`bare_userinfo_edits`]'s pass from `start` (just after a stop, or the
+/// text's start) through the stop after `at`; returns where it stopped.
+fn walk_userinfo(
+    text: &str,
+    spans: &[Range<usize>],
+    start: usize,
+    at: usize,
+    edits: &mut Vec<(Range<usize>, String)>,
+) -> usize {
+    let mut next_span = spans.partition_point(|span| span.end <= start);
+    let mut token_start = start;
+    let mut colon: Option<usize> = None;
+    for (offset, c) in text.get(start..).unwrap_or("").char_indices() {
+        let i = start + offset;
+        while spans.get(next_span).is_some_and(|span| span.end <= i) {
+            next_span += 1;
+        }
+        let in_span = spans.get(next_span).is_some_and(|span| span.start <= i);
+        if is_userinfo_stop(c, in_span) {
+            if i >= at {
+                return i + c.len_utf8();
+            }
             token_start = i + c.len_utf8();
             colon = None;
             continue;
         }
         match (c, colon) {
             (':', None) => colon = Some(i),
-            ('@', Some(col)) => {
-                let user = text.get(token_start..col).unwrap_or("");
-                let is_credential = col + 1 < i
-                    && !NON_CREDENTIAL_SCHEMES
-                        .iter()
-                        .any(|s| user.eq_ignore_ascii_case(s))
-                    && looks_like_host(text.get(i + 1..).unwrap_or(""));
-                if is_credential {
-                    edits.push((token_start..i + 1, String::new()));
-                    token_start = i + 1;
-                    colon = None;
-                }
+            ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
+                edits.push((token_start..i + 1, String::new()));
+                token_start = i + 1;
+                colon = None;
             }
             _ => {}
         }
     }
+    text.len()
+}
+
+/// Whether `text[token_start..at]`, with its first `:` at `colon` and an
+/// `@` at `at`, is `user:password@` before a host.
+fn is_userinfo(text: &str, token_start: usize, colon: usize, at: usize) -> bool {
+    let user = text.get(token_start..colon).unwrap_or("");
+    colon + 1 < at
+        && !NON_CREDENTIAL_SCHEMES
+            .iter()
+            .any(|s| user.eq_ignore_ascii_case(s))
+        && looks_like_host(text.get(at + 1..).unwrap_or(""))
 }
 
 /// A host name with a dot, `localhost`, a bracketed IPv6 address, or any
@@ -786,6 +848,34 @@ fn split_words(name: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
 
+    /// The pass over every char that `bare_userinfo_edits` only makes over
+    /// the tokens holding an `@`: its reference.
+    fn every_char_userinfo_edits(
+        text: &str,
+        spans: &[Range<usize>],
+    ) -> Vec<(Range<usize>, String)> {
+        let mut edits = Vec::new();
+        let mut token_start = 0;
+        let mut colon: Option<usize> = None;
+        for (i, c) in text.char_indices() {
+            if is_userinfo_stop(c, in_span(spans, i)) {
+                token_start = i + c.len_utf8();
+                colon = None;
+                continue;
+            }
+            match (c, colon) {
+                (':', None) => colon = Some(i),
+                ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
+                    edits.push((token_start..i + 1, String::new()));
+                    token_start = i + 1;
+                    colon = None;
+                }
+                _ => {}
+            }
+        }
+        edits
+    }
+
     #[test]
     fn scrubbed_text_keeps_no_secret() {
         let text =
@@ -1223,6 +1313,20 @@ mod tests {
             prop_assert_eq!(&once, &twice, "input {:?}", text);
             let s1 = strip_url_credentials(&text);
             prop_assert_eq!(strip_url_credentials(&s1), s1);
+        }
+
+        /// Walking only the tokens that hold an `@` finds what walking
+        /// every char finds.
+        #[test]
+        fn userinfo_is_found_as_by_walking_every_char(parts in proptest::collection::vec(proptest::sample::select(&[
+            "user", "pw", ":", "@", "host.example", "db", ":5432", "localhost", "[::1]", " ", "\n",
+            "mailto", "https://", "/", "\"", "(", "é", "日", "a:b@c:d@", "x", ".", "-",
+        ][..]), 0..40)) {
+            let text = parts.concat();
+            let spans = find_url_spans(&text);
+            let mut jumped = Vec::new();
+            bare_userinfo_edits(&text, &spans, &mut jumped);
+            prop_assert_eq!(jumped, every_char_userinfo_edits(&text, &spans), "input {:?}", text);
         }
 
         #[test]

@@ -180,11 +180,7 @@ impl PageIndex {
             }
             last = Some(p.order);
         }
-        let about = about(
-            index,
-            question,
-            picked.iter().filter_map(|&i| passages.get(i)),
-        );
+        let about = about(index, question, &picked);
         Selection {
             chunks: out,
             passages_sent: picked.len(),
@@ -273,22 +269,12 @@ fn flush(current: &mut String, out: &mut Vec<String>) {
 }
 
 /// The question's words (as written, lower-cased) that the chosen passages
-/// contain, in question order.
-fn about<'a>(
-    index: &Index,
-    question: &str,
-    picked: impl Iterator<Item = &'a Passage>,
-) -> Vec<String> {
+/// (`picked`, by unit) contain, in question order.
+fn about(index: &Index, question: &str, picked: &[usize]) -> Vec<String> {
     // Compared as the index's terms, so "last" finds "lasts" in the page's
-    // language.
-    let mut found = std::collections::HashSet::new();
-    for p in picked {
-        rank::for_each_token(&p.text, |t| {
-            if let Some(id) = index.term(t) {
-                found.insert(id);
-            }
-        });
-    }
+    // language; read from the index (each passage is a unit of it) instead
+    // of tokenizing the chosen passages again.
+    let in_passages = |id: u32| picked.iter().any(|&unit| index.has_term_pub(unit, id));
     let mut out: Vec<String> = Vec::new();
     for word in question.split(|c: char| !c.is_alphanumeric()) {
         let tokens = rank::tokenize(word);
@@ -296,7 +282,7 @@ fn about<'a>(
             continue;
         };
         let word = word.to_lowercase();
-        let in_passages = index.term(token).is_some_and(|id| found.contains(&id));
+        let in_passages = index.term(token).is_some_and(in_passages);
         if rank::is_stopword(token) || !in_passages || out.contains(&word) {
             continue;
         }

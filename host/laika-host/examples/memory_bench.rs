@@ -9,6 +9,9 @@
 //!    fixed 24k budget (conversation block + passage selection + packet);
 //! 2. model token → `text_delta`: the turn engine's time for one streamed
 //!    piece of ~4 chars (a token) until the `text_delta` it produces.
+//!
+//! `memory_bench follow-up [runs]` times only the follow-up (8,192 window),
+//! with its stages, for a profiler (`perf record`).
 #![allow(clippy::disallowed_methods)]
 
 #[path = "support/stats.rs"]
@@ -52,16 +55,28 @@ const WORDS: &[&str] = &[
     "museum",
 ];
 
+/// Lines of prose with the punctuation pages have: a colon and a question
+/// mark on every line, a link every 40 lines, an address every 200 (the
+/// URL redaction that reads every chunk has to look at those).
 fn text(chars: usize, seed: usize) -> String {
     let mut out = String::with_capacity(chars + 100);
     let mut i = seed;
+    let mut line = 0usize;
     while out.len() < chars {
         for _ in 0..14 {
             out.push_str(WORDS[(i * 7 + 3) % WORDS.len()]);
             out.push(' ');
             i += 1;
         }
-        out.push_str(&format!("item {i}.\n"));
+        line += 1;
+        out.push_str(&format!("item {i}: is it due? "));
+        if line % 40 == 0 {
+            out.push_str(&format!("See https://example.org/items/{i}?ref=list. "));
+        }
+        if line % 200 == 0 {
+            out.push_str("Write to clerk@example.org. ");
+        }
+        out.push('\n');
     }
     out.truncate(chars);
     out
@@ -136,36 +151,46 @@ fn assembly(
     runs: usize,
     indexes: Option<&dyn PageIndexes>,
 ) -> Vec<f64> {
-    let task = Task {
-        name: TaskName::Answer,
-        args: Default::default(),
-    };
     (0..runs)
         .map(|_| {
             let t = Instant::now();
-            let packed = pack::pack_with(
-                &PackInput {
-                    conversation_id: "c",
-                    turn: 51,
-                    user_message_id: "u",
-                    user_text: "How much will the harbour bridge contract cost?",
-                    task: &task,
-                    observation: Some(obs),
-                    browser: "chrome",
-                    tab_id: None,
-                    history: Some(history),
-                    recent_turns: 8,
-                    ambient: &laika_runtime::SystemAmbient,
-                },
-                budget,
-                indexes,
-            );
+            let packed = assembly_packed(obs, history, budget, indexes);
             let prompt = laika_core::prompt::user_prompt(&packed.packet);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             std::hint::black_box(prompt);
             ms
         })
         .collect()
+}
+
+/// The follow-up's packet (what [`assembly`] times, but the prompt).
+fn assembly_packed(
+    obs: &Observation,
+    history: &History,
+    budget: Budget,
+    indexes: Option<&dyn PageIndexes>,
+) -> pack::Packed {
+    let task = Task {
+        name: TaskName::Answer,
+        args: Default::default(),
+    };
+    pack::pack_with(
+        &PackInput {
+            conversation_id: "c",
+            turn: 51,
+            user_message_id: "u",
+            user_text: "How much will the harbour bridge contract cost?",
+            task: &task,
+            observation: Some(obs),
+            browser: "chrome",
+            tab_id: None,
+            history: Some(history),
+            recent_turns: 8,
+            ambient: &laika_runtime::SystemAmbient,
+        },
+        budget,
+        indexes,
+    )
 }
 
 /// The engine's time per streamed token that yields a `text_delta`.
@@ -227,10 +252,78 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
     out
 }
 
+/// The follow-up's stages timed apart (medians): the conversation block,
+/// the passage selection with the kept index, and the prompt's
+/// serialization; the rest of `pack` is the documents around them.
+fn stages(obs: &Observation, history: &History, budget: Budget, indexes: &dyn PageIndexes) {
+    let runs = 200;
+    let question = "How much will the harbour bridge contract cost?";
+    let chunks: Vec<(usize, &str)> = obs
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i + 1, c.text.as_str()))
+        .collect();
+    let time = |f: &mut dyn FnMut()| -> f64 {
+        let v: Vec<f64> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        quantile(&v, 0.5)
+    };
+    let share = pack::conversation_share(&budget);
+    let conversation = time(&mut || {
+        std::hint::black_box(laika_core::conversation::assemble(history, 8, share));
+    });
+    let packed = assembly_packed(obs, history, budget, Some(indexes));
+    // The room pack gave the passages: what the conversation and the
+    // page's summary left.
+    let spent: usize = packed
+        .usage
+        .documents
+        .iter()
+        .filter(|d| d.doc_id == pack::CONVERSATION_DOC_ID || d.doc_id == pack::SUMMARY_DOC_ID)
+        .map(|d| d.chars)
+        .sum();
+    let room = budget.char_limit().saturating_sub(spent);
+    let selection = time(&mut || {
+        std::hint::black_box(laika_core::select::select_with(
+            &chunks,
+            question,
+            room,
+            Some(indexes),
+        ));
+    });
+    let prompt = time(&mut || {
+        std::hint::black_box(laika_core::prompt::user_prompt(&packed.packet));
+    });
+    println!(
+        "  stages (median): conversation block {conversation:.3} ms, passage selection {selection:.3} ms, prompt serialization {prompt:.3} ms"
+    );
+}
+
 fn main() {
     let page = page_1mib();
     let obs = Observation::from_value(page).unwrap_or_else(|e| panic!("page: {e}"));
     let history = history_50();
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some("follow-up") {
+        let runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(2_000);
+        let limits = Limits::default();
+        let window = Budget::for_window(8_192, 2_048, 10_000, &limits);
+        let cache = PageIndexCache::default();
+        assembly(&obs, &history, window, 1, Some(&cache));
+        report(
+            "follow-up: 50 turns + 1 MiB page, 8,192-token window",
+            "≤ 5 ms",
+            assembly(&obs, &history, window, runs, Some(&cache)),
+        );
+        stages(&obs, &history, window, &cache);
+        return;
+    }
     println!(
         "laika-host conversation benchmarks ({} cores)",
         std::thread::available_parallelism().map_or(0, |n| n.get())
@@ -246,6 +339,7 @@ fn main() {
         "≤ 5 ms",
         assembly(&obs, &history, window, 200, Some(&cache)),
     );
+    stages(&obs, &history, window, &cache);
     report(
         "follow-up: 50 turns + 1 MiB page, fixed 24k budget",
         "≤ 5 ms",
