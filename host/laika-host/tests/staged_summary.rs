@@ -61,6 +61,13 @@ fn is_part(body: &Value) -> bool {
         .starts_with("This is part")
 }
 
+fn is_merge(body: &Value) -> bool {
+    packet(body)["input"]["user_message"]["text"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("These are the key points")
+}
+
 fn paragraph(text: &str) -> Value {
     json!({"type": "paragraph", "children": [{"type": "text", "text": text}]})
 }
@@ -78,9 +85,10 @@ fn response(p: &Value, children: Vec<Value>, citations: Value) -> String {
 }
 
 /// The stub model: a part's points are any line about a tunnel, then the
-/// first line of its text; the summary repeats the points about a tunnel and
-/// cites one quote the page has and one it does not.
-fn model(body: &Value) -> String {
+/// first `extra` lines of its text; a combining call keeps the points about
+/// a tunnel and the first point; the summary repeats the points about a
+/// tunnel and cites one quote the page has and one it does not.
+fn model_with(body: &Value, extra: usize) -> String {
     let p = packet(body);
     let docs = p["context"]["documents"].as_array().unwrap();
     if is_part(body) {
@@ -90,7 +98,21 @@ fn model(body: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n");
         let mut points: Vec<&str> = text.lines().filter(|l| l.contains("tunnel")).collect();
-        points.extend(text.lines().take(1));
+        points.extend(text.lines().take(extra));
+        return response(
+            &p,
+            points.iter().map(|l| paragraph(l)).collect(),
+            json!([]),
+        );
+    }
+    if is_merge(body) {
+        let all: Vec<&str> = docs
+            .iter()
+            .flat_map(|d| d["content"]["points"].as_array().into_iter().flatten())
+            .filter_map(|x| x.as_str())
+            .collect();
+        let mut points: Vec<&str> = all.iter().copied().filter(|x| x.contains("tunnel")).collect();
+        points.extend(all.first());
         return response(
             &p,
             points.iter().map(|l| paragraph(l)).collect(),
@@ -119,6 +141,10 @@ fn model(body: &Value) -> String {
         citations.push(json!({"doc_id": doc_id, "quote": INVENTED}));
     }
     response(&p, children, json!(citations))
+}
+
+fn model(body: &Value) -> String {
+    model_with(body, 1)
 }
 
 fn stub(respond: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static) -> Stub {
@@ -275,6 +301,43 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
     let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
     assert!(text.contains(FACT), "{text}");
     assert!(!text.contains("could not be read"), "{text}");
+}
+
+#[test]
+fn part_summaries_too_long_for_the_summary_call_are_combined_first() {
+    // Six points a part: the summaries of 34 parts overflow the reduce call.
+    let stub = stub(|body, _| sse_answer(&model_with(body, 6), 200, "stop"));
+    let mut host = host(&stub);
+    let events = host.turn("t1", summarize(), "Summarize this page", long_page());
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let seen = stub.seen();
+    let parts = seen.iter().filter(|s| is_part(&s.body)).count();
+    let merges = seen.iter().filter(|s| is_merge(&s.body)).count();
+    assert!(merges >= 2 && merges < parts, "{merges} combining calls for {parts} parts");
+    assert_eq!(seen.len(), parts + merges + 1);
+    for (i, s) in seen.iter().enumerate() {
+        let asked = tokens_asked(&s.body);
+        assert!(asked <= WINDOW, "request {i}: {asked} tokens of {WINDOW}");
+    }
+    let reduce = packet(&seen[seen.len() - 1].body);
+    let summaries: Vec<&Value> = reduce["context"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "web.observation.part.v1")
+        .collect();
+    assert_eq!(summaries.len(), merges);
+    // The combined stretches cover the page in order, the fact's among them.
+    let first = summaries[0]["content"]["chunk_first"].as_u64().unwrap();
+    let last = summaries[merges - 1]["content"]["chunk_last"].as_u64().unwrap();
+    assert_eq!((first, last), (0, long_page()["chunks"].as_array().unwrap().len() as u64));
+    assert!(summaries.iter().any(|d| d["content"]["points"].to_string().contains(FACT)));
+    let ops = operations(&events);
+    let merge_ops = ops.iter().filter(|(id, _)| id.starts_with("stage:merge:1:")).count();
+    assert_eq!(merge_ops, merges * 2);
+    assert_eq!(ops.last().unwrap().0, "stage:reduce");
+    let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
+    assert!(text.contains(FACT), "{text}");
 }
 
 #[test]
