@@ -346,11 +346,7 @@ pub fn part_request(
     enforced: bool,
     ambient: &dyn Ambient,
 ) -> Result<ModelRequest> {
-    let documents = part
-        .pieces
-        .iter()
-        .map(|p| piece_document(obs, p))
-        .collect();
+    let documents = part.pieces.iter().map(|p| piece_document(obs, p)).collect();
     crate::transform::points_request(
         documents,
         conversation,

@@ -99,11 +99,7 @@ fn model_with(body: &Value, extra: usize) -> String {
             .join("\n");
         let mut points: Vec<&str> = text.lines().filter(|l| l.contains("tunnel")).collect();
         points.extend(text.lines().take(extra));
-        return response(
-            &p,
-            points.iter().map(|l| paragraph(l)).collect(),
-            json!([]),
-        );
+        return response(&p, points.iter().map(|l| paragraph(l)).collect(), json!([]));
     }
     if is_merge(body) {
         let all: Vec<&str> = docs
@@ -111,13 +107,13 @@ fn model_with(body: &Value, extra: usize) -> String {
             .flat_map(|d| d["content"]["points"].as_array().into_iter().flatten())
             .filter_map(|x| x.as_str())
             .collect();
-        let mut points: Vec<&str> = all.iter().copied().filter(|x| x.contains("tunnel")).collect();
+        let mut points: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|x| x.contains("tunnel"))
+            .collect();
         points.extend(all.first());
-        return response(
-            &p,
-            points.iter().map(|l| paragraph(l)).collect(),
-            json!([]),
-        );
+        return response(&p, points.iter().map(|l| paragraph(l)).collect(), json!([]));
     }
     let found: Vec<(String, String)> = docs
         .iter()
@@ -133,7 +129,10 @@ fn model_with(body: &Value, extra: usize) -> String {
                 .map(move |x| (id.clone(), x.to_owned()))
         })
         .collect();
-    let mut children = vec![paragraph(&format!("The minutes run to {} parts.", docs.len()))];
+    let mut children = vec![paragraph(&format!(
+        "The minutes run to {} parts.",
+        docs.len()
+    ))];
     let mut citations = Vec::new();
     for (doc_id, point) in &found {
         children.push(paragraph(point));
@@ -149,7 +148,9 @@ fn model(body: &Value) -> String {
 
 fn stub(respond: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static) -> Stub {
     Stub::with_probes(
-        |path| (path == "/props").then(|| json!({"default_generation_settings": {"n_ctx": WINDOW}})),
+        |path| {
+            (path == "/props").then(|| json!({"default_generation_settings": {"n_ctx": WINDOW}}))
+        },
         respond,
     )
 }
@@ -207,9 +208,15 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
     let seen = stub.seen();
     let parts = seen.iter().filter(|s| is_part(&s.body)).count();
     assert!(parts >= 10, "{parts} part calls");
-    assert!(seen[..parts].iter().all(|s| is_part(&s.body)), "the parts come first");
+    assert!(
+        seen[..parts].iter().all(|s| is_part(&s.body)),
+        "the parts come first"
+    );
     let reduce_at = seen.len() - 1;
-    assert!(!is_part(&seen[reduce_at].body), "the reduce call comes last");
+    assert!(
+        !is_part(&seen[reduce_at].body),
+        "the reduce call comes last"
+    );
     for (i, s) in seen.iter().enumerate() {
         let asked = tokens_asked(&s.body);
         assert!(asked <= WINDOW, "request {i}: {asked} tokens of {WINDOW}");
@@ -220,7 +227,10 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
             .iter()
             .map(|m| m["content"].as_str().unwrap().len())
             .sum();
-        assert!(bytes <= WINDOW * laika_core::pack::WINDOW_CHARS_PER_TOKEN, "{bytes}");
+        assert!(
+            bytes <= WINDOW * laika_core::pack::WINDOW_CHARS_PER_TOKEN,
+            "{bytes}"
+        );
     }
     // Every line of the page went to exactly one part call, in order.
     let page = long_page();
@@ -236,7 +246,13 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
         })
         .collect();
     let whole: String = std::iter::once(page["summary"]["text"].as_str().unwrap())
-        .chain(page["chunks"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()))
+        .chain(
+            page["chunks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["text"].as_str().unwrap()),
+        )
         .collect();
     assert_eq!(sent, whole);
 
@@ -292,10 +308,19 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
 
     // The quote the page has is verified and names the page's chunk; the
     // one only the summary says is not.
-    let citations = one(&events, "assistant")["citations"].as_array().unwrap().clone();
+    let citations = one(&events, "assistant")["citations"]
+        .as_array()
+        .unwrap()
+        .clone();
     let fact = citations.iter().find(|c| c["quote"] == FACT).unwrap();
     assert_eq!(fact["verified"], true);
-    assert!(fact["doc_id"].as_str().unwrap().starts_with("doc:web:chunk:"), "{fact}");
+    assert!(
+        fact["doc_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("doc:web:chunk:"),
+        "{fact}"
+    );
     let invented = citations.iter().find(|c| c["quote"] == INVENTED).unwrap();
     assert_eq!(invented["verified"], false, "{invented}");
     let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
@@ -313,7 +338,10 @@ fn part_summaries_too_long_for_the_summary_call_are_combined_first() {
     let seen = stub.seen();
     let parts = seen.iter().filter(|s| is_part(&s.body)).count();
     let merges = seen.iter().filter(|s| is_merge(&s.body)).count();
-    assert!(merges >= 2 && merges < parts, "{merges} combining calls for {parts} parts");
+    assert!(
+        merges >= 2 && merges < parts,
+        "{merges} combining calls for {parts} parts"
+    );
     assert_eq!(seen.len(), parts + merges + 1);
     for (i, s) in seen.iter().enumerate() {
         let asked = tokens_asked(&s.body);
@@ -329,11 +357,21 @@ fn part_summaries_too_long_for_the_summary_call_are_combined_first() {
     assert_eq!(summaries.len(), merges);
     // The combined stretches cover the page in order, the fact's among them.
     let first = summaries[0]["content"]["chunk_first"].as_u64().unwrap();
-    let last = summaries[merges - 1]["content"]["chunk_last"].as_u64().unwrap();
-    assert_eq!((first, last), (0, long_page()["chunks"].as_array().unwrap().len() as u64));
-    assert!(summaries.iter().any(|d| d["content"]["points"].to_string().contains(FACT)));
+    let last = summaries[merges - 1]["content"]["chunk_last"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        (first, last),
+        (0, long_page()["chunks"].as_array().unwrap().len() as u64)
+    );
+    assert!(summaries
+        .iter()
+        .any(|d| d["content"]["points"].to_string().contains(FACT)));
     let ops = operations(&events);
-    let merge_ops = ops.iter().filter(|(id, _)| id.starts_with("stage:merge:1:")).count();
+    let merge_ops = ops
+        .iter()
+        .filter(|(id, _)| id.starts_with("stage:merge:1:"))
+        .count();
     assert_eq!(merge_ops, merges * 2);
     assert_eq!(ops.last().unwrap().0, "stage:reduce");
     let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
@@ -395,7 +433,9 @@ fn no_part_read_is_a_coded_error_and_no_summary_is_asked() {
         .contains("no part of the page could be read"));
     assert!(of_type(&events, "assistant").is_empty());
     assert!(stub.seen().iter().all(|s| is_part(&s.body)));
-    assert!(operations(&events).iter().all(|(id, _)| id != "stage:reduce"));
+    assert!(operations(&events)
+        .iter()
+        .all(|(id, _)| id != "stage:reduce"));
 }
 
 #[test]
@@ -407,13 +447,18 @@ fn a_cancel_during_the_third_part_stops_every_step() {
         sse_answer(&model(body), 40, "stop")
     });
     let mut host = host(&stub);
-    host.send(&turn_msg("t1", summarize(), "Summarize this page", long_page(), None));
+    host.send(&turn_msg(
+        "t1",
+        summarize(),
+        "Summarize this page",
+        long_page(),
+        None,
+    ));
     let mut before = Vec::new();
     loop {
         let m = host.recv().expect("the turn's events");
-        let third = m["type"] == "operation"
-            && m["call_id"] == "stage:part:3"
-            && m["status"] == "start";
+        let third =
+            m["type"] == "operation" && m["call_id"] == "stage:part:3" && m["status"] == "start";
         before.push(m);
         if third {
             break;
@@ -424,7 +469,10 @@ fn a_cancel_during_the_third_part_stops_every_step() {
     let (_, events) = host.cancel("c1", "t1");
     let done = one(&events, "done").clone();
     assert_eq!(done["status"], "cancelled", "{events:#?}");
-    assert!(stub.wait_closed(2, Duration::from_secs(5)), "the call in flight was interrupted");
+    assert!(
+        stub.wait_closed(2, Duration::from_secs(5)),
+        "the call in flight was interrupted"
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(stub.seen().len(), 3, "no part was asked after the cancel");
     let all: Vec<Value> = before.into_iter().chain(events).collect();

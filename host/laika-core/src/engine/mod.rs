@@ -701,10 +701,9 @@ impl<'a> Turn<'a> {
         if !confirmed {
             actions.extend(self.reset(ResetReason::Replaced));
         }
-        actions.extend(self.close_reduce(
-            crate::agent::OperationStatus::Success,
-            "Summarized.".into(),
-        ));
+        actions.extend(
+            self.close_reduce(crate::agent::OperationStatus::Success, "Summarized.".into()),
+        );
         actions.push(self.assistant(&answer));
         let calls = answer.response.tool_calls.clone();
         let response_id = answer.response.id.clone();
@@ -743,9 +742,14 @@ impl<'a> Turn<'a> {
         let documents = match (staged, &self.page) {
             (Some(staged), Some(page)) => {
                 if let Some(notice) = crate::staged::unread_notice(&staged.parts_read) {
-                    sanitized.render.children.push(render::ast::Block::Paragraph {
-                        children: vec![render::ast::Inline::Text(render::ast::Text::new(notice))],
-                    });
+                    sanitized
+                        .render
+                        .children
+                        .push(render::ast::Block::Paragraph {
+                            children: vec![render::ast::Inline::Text(render::ast::Text::new(
+                                notice,
+                            ))],
+                        });
                 }
                 let mut docs = crate::staged::page_documents(page);
                 docs.extend(

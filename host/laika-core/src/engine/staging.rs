@@ -135,9 +135,14 @@ impl Turn<'_> {
             return self.round_done();
         };
         let request = match (staging.level, &self.page) {
-            (0, Some(page)) => {
-                staged::part_request(page, &staging.plan, unit, conversation, enforced, self.ambient)
-            }
+            (0, Some(page)) => staged::part_request(
+                page,
+                &staging.plan,
+                unit,
+                conversation,
+                enforced,
+                self.ambient,
+            ),
             (0, None) => Err(Error::internal("the staged turn lost its page")),
             _ => {
                 let members = staging
@@ -160,7 +165,13 @@ impl Turn<'_> {
             call_id(staging.level, unit.number),
             title(staging.level, unit, staging.units.len()),
         );
-        let start = self.stage_operation(id, OperationAction::Read, title, OperationStatus::Start, None);
+        let start = self.stage_operation(
+            id,
+            OperationAction::Read,
+            title,
+            OperationStatus::Start,
+            None,
+        );
         match request {
             Ok(request) => vec![start, Action::Ask(Arc::new(request))],
             Err(e) => {
@@ -249,7 +260,9 @@ impl Turn<'_> {
                 staging.units = groups
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| staged::merged_part(read.get(r.clone()).unwrap_or_default(), i + 1))
+                    .map(|(i, r)| {
+                        staged::merged_part(read.get(r.clone()).unwrap_or_default(), i + 1)
+                    })
                     .collect();
                 staging.groups = groups;
                 staging.below = read;
