@@ -33,8 +33,8 @@ use std::ops::Range;
 
 /// A part summary in the reduce call.
 pub const PART_DOC_TYPE: &str = "web.observation.part.v1";
-/// The answer's tokens of one part call: its few key points. A turn with a
-/// smaller answer cap keeps that.
+/// The answer's tokens of one part call: its few key points (at most an
+/// eighth of the window). A turn with a smaller answer cap keeps that.
 pub const PART_OUTPUT_TOKENS: u32 = 1_024;
 /// Chars a part leaves free besides what its documents were measured at:
 /// the answer sketch in the system prompt names up to three document ids.
@@ -254,7 +254,10 @@ pub fn plan(
     reduce_room: usize,
     ambient: &dyn Ambient,
 ) -> Result<Plan> {
-    let output_tokens = decoding.max_tokens.map(|t| t.min(PART_OUTPUT_TOKENS));
+    // A part's few points need little room; a small window keeps more of
+    // itself for the page.
+    let cap = window.map_or(PART_OUTPUT_TOKENS, |w| PART_OUTPUT_TOKENS.min(w as u32 / 8));
+    let output_tokens = decoding.max_tokens.map(|t| t.min(cap));
     let part_decoding = Decoding {
         enforced: decoding.enforced,
         max_tokens: output_tokens,
@@ -262,7 +265,7 @@ pub fn plan(
     let limit = match window {
         Some(window) => Budget::for_window(
             window,
-            output_tokens.unwrap_or(PART_OUTPUT_TOKENS) as usize,
+            output_tokens.unwrap_or(cap) as usize,
             part_fixed_chars(part_decoding, ambient)?,
             limits,
         )
@@ -716,6 +719,20 @@ mod tests {
         .unwrap()
     }
 
+    /// `obs` in parts for a 4,096-token window, 6,000 chars for the reduce.
+    fn plan_4k(obs: &Observation) -> Plan {
+        plan(
+            obs,
+            Some(4_096),
+            fixed(),
+            Decoding::default(),
+            &Limits::default(),
+            6_000,
+            &FixedAmbient::default(),
+        )
+        .unwrap()
+    }
+
     fn fixed() -> Budget {
         Budget {
             max_chars: 96_000,
@@ -742,7 +759,7 @@ mod tests {
         )
         .unwrap();
         assert!(plan.parts.len() > 10, "{}", plan.parts.len());
-        assert_eq!(plan.output_tokens, Some(PART_OUTPUT_TOKENS));
+        assert_eq!(plan.output_tokens, Some(512));
         let read: usize = plan.parts.iter().map(|p| p.chars).sum();
         assert_eq!(read, plan.page_chars);
         let mut seen = Vec::new();
@@ -765,16 +782,7 @@ mod tests {
     #[test]
     fn a_passage_longer_than_a_part_is_cut_into_pieces_on_char_boundaries() {
         let obs = page(60_000, 50_000);
-        let plan = plan(
-            &obs,
-            Some(4_096),
-            fixed(),
-            Decoding::default(),
-            &Limits::default(),
-            6_000,
-            &FixedAmbient::default(),
-        )
-        .unwrap();
+        let plan = plan_4k(&obs);
         let long: Vec<&Part> = plan
             .parts
             .iter()
@@ -797,16 +805,7 @@ mod tests {
     #[test]
     fn the_notice_names_each_part_not_read() {
         let obs = page(60_000, 4_000);
-        let plan = plan(
-            &obs,
-            Some(4_096),
-            fixed(),
-            Decoding::default(),
-            &Limits::default(),
-            6_000,
-            &FixedAmbient::default(),
-        )
-        .unwrap();
+        let plan = plan_4k(&obs);
         let mut read: Vec<(Part, PartNotes)> = plan
             .parts
             .iter()

@@ -7,7 +7,7 @@
 mod common;
 mod stub;
 
-use common::{of_type, one, turn_msg, Host, Launch};
+use common::{of_type, one, page_in_chunks, turn_msg, Host, Launch};
 use serde_json::{json, Value};
 use std::time::Duration;
 use stub::{sse_answer, status, Step, Stub};
@@ -34,19 +34,7 @@ fn long_page() -> Value {
             text.push('\n');
         }
     }
-    let (head, rest) = text.split_at(6_000);
-    let chunks: Vec<&str> = rest
-        .as_bytes()
-        .chunks(4_000)
-        .map(|c| std::str::from_utf8(c).unwrap())
-        .collect();
-    json!({
-        "summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.com/minutes", "title": "Committee minutes", "text": head},
-        "chunks": chunks.iter().enumerate().map(|(i, c)| json!({
-            "doc_type": "web.observation.chunk.v1", "url": "https://example.com/minutes",
-            "title": "Committee minutes", "chunk_index": i + 1, "chunk_count": chunks.len(), "text": c
-        })).collect::<Vec<_>>()
-    })
+    page_in_chunks("Committee minutes", &text, 6_000)
 }
 
 /// The request packet in a chat request body.

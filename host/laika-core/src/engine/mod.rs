@@ -1130,6 +1130,27 @@ impl<'a> Turn<'a> {
         }
     }
 
+    /// An `operation` event of this turn.
+    fn operation_event(
+        &self,
+        step: u32,
+        call_id: String,
+        action: crate::agent::OperationAction,
+        title: String,
+        (status, message): (crate::agent::OperationStatus, Option<String>),
+    ) -> Action {
+        Action::Emit(Event::Operation(crate::event::Operation {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step,
+            call_id,
+            action,
+            title,
+            status,
+            message,
+        }))
+    }
+
     fn agent_state(&self, state: AgentState, call_id: Option<String>) -> Action {
         self.agent_state_with(state, call_id, None)
     }

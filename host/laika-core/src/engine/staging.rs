@@ -11,7 +11,6 @@
 use super::{Action, Phase, Turn};
 use crate::agent::{OperationAction, OperationStatus};
 use crate::error::{Error, ErrorCode, Result};
-use crate::event::{Event, Operation};
 use crate::llmcp::{ConversationRef, RequestPacket};
 use crate::model::ModelReply;
 use crate::observation::Observation;
@@ -350,6 +349,7 @@ impl Turn<'_> {
         ))
     }
 
+    /// An `operation` of the stages: all belong to step 1, the reduce.
     fn stage_operation(
         &self,
         call_id: String,
@@ -358,15 +358,6 @@ impl Turn<'_> {
         status: OperationStatus,
         message: Option<String>,
     ) -> Action {
-        Action::Emit(Event::Operation(Operation {
-            conversation_id: self.conversation_id.clone(),
-            turn: self.turn_number(),
-            step: 1,
-            call_id,
-            action,
-            title,
-            status,
-            message,
-        }))
+        self.operation_event(1, call_id, action, title, (status, message))
     }
 }
