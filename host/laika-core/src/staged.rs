@@ -384,13 +384,20 @@ pub fn merge_groups(plan: &Plan, read: &[(Part, PartNotes)]) -> Option<Vec<Range
         .iter()
         .map(|(part, notes)| document_chars(&part_document(part, n, notes)))
         .collect();
-    if sizes.iter().sum::<usize>() <= plan.reduce_room {
+    let total: usize = sizes.iter().sum();
+    if total <= plan.reduce_room {
         return None;
     }
+    // As many groups as the reduce call holds summaries of (each combined
+    // one is at most `points_chars`), so no more is condensed than needed;
+    // fewer only when a group would overflow its call. Balanced by size.
+    let held = plan.reduce_room / (plan.points_chars + part_envelope_chars(n)).max(1);
+    let wanted = held.max(total.div_ceil(plan.part_chars.max(1))).max(1);
+    let target = total.div_ceil(wanted).min(plan.part_chars);
     let mut groups = Vec::new();
     let (mut start, mut used) = (0, 0);
     for (i, size) in sizes.iter().enumerate() {
-        if used + size > plan.part_chars && i > start {
+        if used + size > target && i > start {
             groups.push(start..i);
             (start, used) = (i, 0);
         }
@@ -791,6 +798,72 @@ mod tests {
         assert!(long.len() >= 3, "{plan:#?}");
         let read: usize = plan.parts.iter().map(|p| p.chars).sum();
         assert_eq!(read, plan.page_chars);
+    }
+
+    #[test]
+    fn summaries_too_long_for_the_reduce_are_grouped_into_fewer_calls_that_fit() {
+        let obs = page(200_000, 4_000);
+        let plan = plan_4k(&obs);
+        let points = PartNotes::Points(fit_points(vec!["word ".repeat(40); 6], plan.points_chars));
+        let read: Vec<(Part, PartNotes)> = plan
+            .parts
+            .iter()
+            .map(|p| (p.clone(), points.clone()))
+            .collect();
+        let groups = merge_groups(&plan, &read).unwrap_or_else(|| {
+            panic!(
+                "{} parts, {} / {}",
+                read.len(),
+                plan.part_chars,
+                plan.points_chars
+            )
+        });
+        assert!(groups.len() > 1 && groups.len() < read.len(), "{groups:?}");
+        // Consecutive, covering every summary once, each fitting one call.
+        assert_eq!(groups.first().unwrap().start, 0);
+        assert_eq!(groups.last().unwrap().end, read.len());
+        for pair in groups.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+        }
+        for g in &groups {
+            let size: usize = read[g.clone()]
+                .iter()
+                .map(|(p, n)| document_chars(&part_document(p, read.len(), n)))
+                .sum();
+            assert!(size <= plan.part_chars || g.len() == 1, "{size}");
+        }
+        // Rounds of combining (each summary at most `points_chars`) make
+        // fewer summaries each time until they fit the reduce call.
+        let combine = |read: &[(Part, PartNotes)], groups: &[Range<usize>]| {
+            let full = fit_points(vec!["word ".repeat(400)], plan.points_chars);
+            groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    let notes = PartNotes::Points(full.clone());
+                    (merged_part(&read[g.clone()], i + 1), notes)
+                })
+                .collect::<Vec<(Part, PartNotes)>>()
+        };
+        let mut merged = combine(&read, &groups);
+        let mut rounds = 1;
+        while let Some(groups) = merge_groups(&plan, &merged) {
+            assert!(groups.len() < merged.len());
+            merged = combine(&merged, &groups);
+            rounds += 1;
+            assert!(rounds < 6, "{rounds} rounds");
+        }
+        assert_eq!(merged.first().unwrap().0.chunks().0, 0);
+        assert_eq!(merged.last().unwrap().0.chunks().1, obs.chunks.len());
+        // Summaries that fit are not combined.
+        let short = PartNotes::Points(vec!["a point".into()]);
+        let few: Vec<(Part, PartNotes)> = plan
+            .parts
+            .iter()
+            .take(3)
+            .map(|p| (p.clone(), short.clone()))
+            .collect();
+        assert_eq!(merge_groups(&plan, &few), None);
     }
 
     #[test]
