@@ -3,7 +3,7 @@
 # build). Figures only: nothing here passes or fails on time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench --example transform_bench --example serve_bench --example memory_bench --example ping_bench --example parse_bench
+cargo build --release --locked -p laika-host --bin laika-host --example bench --example stream_bench --example transform_bench --example serve_bench --example memory_bench --example ping_bench --example parse_bench --example staged_bench
 target="${CARGO_TARGET_DIR:-target}/release"
 echo "== host: start, 1 MiB turn, SQLite commit"
 "$target/examples/bench" "$target/laika-host" "$@"
@@ -25,3 +25,6 @@ echo "== large frames: ping while a 60 MiB frame is parsed and while a 60 MiB tu
 echo
 echo "== bounded parsing: peak memory beyond the frame (counting allocator)"
 "$target/examples/parse_bench"
+echo
+echo "== staged summarize: 400,000-char page, 8,192-token window (scripted runtime)"
+"$target/examples/staged_bench"

@@ -56,4 +56,14 @@ describe("streaming text and the context meter", () => {
     expect(meter.textContent).toContain("Earlier turns");
     expectWireValid(usage(selection));
   });
+
+  it("says a page summarized in stages was read whole, in parts", () => {
+    const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
+    expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
+    const meter = contextMeter(htmlDoc(""), usage(selection));
+    expect(meter.textContent).toContain("Read the whole page in 34 parts");
+    expect(meter.textContent).not.toContain("%");
+    expect(readingNote(usage({ ...selection, passages_sent: 1, passages_total: 1 }))).toBe("Read the whole page in 1 part, then summarized them.");
+    expectWireValid(usage(selection));
+  });
 });

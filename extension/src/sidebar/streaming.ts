@@ -47,10 +47,18 @@ export function forgetText(body: HTMLElement): void {
   for (const el of Array.from(body.querySelectorAll(".streaming-text"))) el.remove();
 }
 
-/** "read 34 % of this page: the parts about bridge, cost", or null when all of it was sent. */
+/**
+ * "read 34 % of this page: the parts about bridge, cost", "Read the whole
+ * page in 12 parts, then summarized them." for a page summarized in stages,
+ * or null when all of it was sent.
+ */
 export function readingNote(msg: ContextUsageMessage): string | null {
   const s = msg.selection;
   if (!s || s.page_chars <= 0) return null;
+  if (s.strategy === "staged") {
+    const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
+    return `Read the whole page in ${parts}, then summarized them.`;
+  }
   const percent = Math.max(1, Math.min(99, Math.round((100 * s.sent_chars) / s.page_chars)));
   const about = s.about.length ? `: the parts about ${s.about.join(", ")}` : "";
   return `Read ${percent} % of this page${about}.`;

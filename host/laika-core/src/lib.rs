@@ -44,6 +44,7 @@ pub mod render;
 pub mod schema;
 pub mod secrets;
 pub mod select;
+pub mod staged;
 pub mod stream;
 pub mod text;
 pub mod text_delta;

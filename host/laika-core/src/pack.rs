@@ -437,7 +437,7 @@ fn ranking_question(input: &PackInput<'_>) -> Option<String> {
 
 /// Shortens the summary content to `limit` chars, least valuable fields
 /// first (see [`REDUCIBLE`]), recording each cut. Returns its size.
-fn reduce_summary(content: &mut Value, limit: usize, cut: &mut Vec<Cut>) -> usize {
+pub(crate) fn reduce_summary(content: &mut Value, limit: usize, cut: &mut Vec<Cut>) -> usize {
     let mut size = json_chars(content);
     for field in REDUCIBLE {
         if size <= limit {

@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Points kept per source.
-const MAX_POINTS: usize = 6;
+pub const MAX_POINTS: usize = 6;
 const MAX_POINT_CHARS: usize = 500;
 /// Characters of one source a map step reads (models get a bounded prompt).
 const MAP_SOURCE_CHARS: usize = 24_000;
@@ -195,24 +195,46 @@ pub fn map_request(
         .iter()
         .map(|c| collection::document(c.doc_id(), SOURCE_DOC_TYPE, "laika", c.content()))
         .collect();
+    points_request(
+        documents,
+        ConversationRef {
+            id: format!("transform:{}", source.collection_id),
+            turn: 1,
+        },
+        "List the key points of this source.",
+        MAX_POINTS,
+        decoding,
+        ambient,
+    )
+}
+
+/// A `web.summarize` call over `documents` alone that asks for at most
+/// `max_points` key points (read back with [`read_map_reply`]): a
+/// transform's map step, and a part of a page summarized in stages
+/// (`staged`).
+pub fn points_request(
+    documents: Vec<crate::llmcp::Document>,
+    conversation: ConversationRef,
+    instruction: &str,
+    max_points: usize,
+    decoding: Decoding,
+    ambient: &dyn Ambient,
+) -> Result<ModelRequest> {
     let mut args = serde_json::Map::new();
-    args.insert("max_points".into(), json!(MAX_POINTS));
+    args.insert("max_points".into(), json!(max_points));
     let packet = RequestPacket {
         protocol: Protocol::default(),
         id: ambient.new_id(),
         packet_type: "request".into(),
         created_at: ambient.now_iso8601(),
-        conversation: ConversationRef {
-            id: format!("transform:{}", source.collection_id),
-            turn: 1,
-        },
+        conversation,
         sender: Sender {
             role: "agent".into(),
         },
         input: Input {
             user_message: UserMessage {
                 id: ambient.new_id(),
-                text: "List the key points of this source.".into(),
+                text: instruction.into(),
             },
             task: Task {
                 name: TaskName::Summarize,

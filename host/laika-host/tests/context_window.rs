@@ -4,7 +4,7 @@
 mod common;
 mod stub;
 
-use common::{observation, one, Host, Launch};
+use common::{observation, one, page_in_chunks, Host, Launch};
 use serde_json::{json, Value};
 use stub::{answer_for, sse_answer, Stub};
 
@@ -106,20 +106,7 @@ fn page_with_fact_at_90_percent() -> Value {
             text.push_str("The new bridge over the Elbe will cost 48 million euros.\n");
         }
     }
-    let (head, rest) = text.split_at(8_000);
-    let chunks: Vec<&str> = rest
-        .as_bytes()
-        .chunks(4_000)
-        .map(|c| std::str::from_utf8(c).unwrap())
-        .collect();
-    let n = chunks.len();
-    json!({
-        "summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.com/minutes", "title": "Council minutes", "text": head},
-        "chunks": chunks.iter().enumerate().map(|(i, c)| json!({
-            "doc_type": "web.observation.chunk.v1", "url": "https://example.com/minutes",
-            "title": "Council minutes", "chunk_index": i + 1, "chunk_count": n, "text": c
-        })).collect::<Vec<_>>()
-    })
+    page_in_chunks("Council minutes", &text, 8_000)
 }
 
 #[test]

@@ -8,9 +8,7 @@ use crate::agent::{self, codes, AgentState, OperationStatus, StopReason, ToolErr
 use crate::agent_state;
 use crate::app;
 use crate::error::{Error, ErrorCode};
-use crate::event::{
-    AgentStateSnapshot, Event, Operation, ToolCallProposal, ToolCallResult, ToolTarget,
-};
+use crate::event::{AgentStateSnapshot, Event, ToolCallProposal, ToolCallResult, ToolTarget};
 use crate::gate::{self, Decision, GateContext, Verdict};
 use crate::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
@@ -785,16 +783,13 @@ impl Turn<'_> {
         status: OperationStatus,
         message: Option<String>,
     ) -> Action {
-        Action::Emit(Event::Operation(Operation {
-            conversation_id: self.conversation_id.clone(),
-            turn: self.turn_number(),
-            step: self.step,
-            call_id: waiting.call_id.clone(),
-            action: waiting.action,
-            title: waiting.title.clone(),
-            status,
-            message,
-        }))
+        self.operation_event(
+            self.step,
+            waiting.call_id.clone(),
+            waiting.action,
+            waiting.title.clone(),
+            (status, message),
+        )
     }
 
     /// A message that was refused leaves the turn waiting: make sure the

@@ -43,6 +43,7 @@
 
 mod act;
 mod output;
+mod staging;
 #[cfg(test)]
 mod tests;
 
@@ -76,6 +77,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const MAX_CONVERSATION_ID_LEN: usize = 128;
+/// `RuntimeInfo.kind` of the extractive runtime.
+const BUILTIN_KIND: &str = "builtin";
 /// The answer's tokens reserved in a known context window when none are
 /// configured: a long structured answer with citations fits.
 const DEFAULT_OUTPUT_TOKENS: usize = 2_048;
@@ -245,6 +248,8 @@ enum Phase {
     Reserving,
     /// Waiting for the collection, with the reserved turn number and history.
     Loading(Reservation),
+    /// Reading the parts of a page too long for one call (`staging`).
+    Staging(Box<staging::Staging>),
     Asking(Box<Asking>),
     Acting(Box<Acting>),
     Committing {
@@ -298,6 +303,8 @@ pub struct Turn<'a> {
     /// The collection the turn answers over, once loaded (`Err`: it could
     /// not be read, which fails the turn).
     collection: Option<Result<CollectionPack>>,
+    /// A staged summary's parts, once read (`staging`).
+    staged: Option<staging::Staged>,
 }
 
 impl<'a> Turn<'a> {
@@ -337,6 +344,7 @@ impl<'a> Turn<'a> {
             budget: None,
             output: None,
             collection: None,
+            staged: None,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -426,6 +434,7 @@ impl<'a> Turn<'a> {
                 actions.extend(text.map(|t| self.text_delta(t)));
                 actions
             }
+            (Input::ModelReply(reply), Phase::Staging(_)) => self.part_answered(reply),
             (Input::ModelReply(reply), Phase::Asking(_)) => self.answered(reply),
             (Input::Committed(stored), Phase::Committing { .. }) => self.committed(stored),
             _ => Vec::new(),
@@ -472,6 +481,10 @@ impl<'a> Turn<'a> {
         );
         let mut packed = packed;
         self.pack_collection(&mut packed, budget);
+        let plan = self.stage_plan(&packed, observation.as_ref().ok(), budget);
+        if let Some(Ok(plan)) = &plan {
+            packed.usage = crate::staged::usage(&packed, plan);
+        }
         self.timings.pack_ms = self.ms_since(t);
         let mut actions = vec![
             Action::Emit(Event::TurnStarted(TurnStarted {
@@ -502,9 +515,10 @@ impl<'a> Turn<'a> {
             }),
         });
         self.page = observation;
-        let next = match invalid {
-            Some(e) => self.fail(e),
-            None => self.compose(first),
+        let next = match (invalid, plan) {
+            (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
+            (None, Some(Ok(plan))) => self.stage(plan, first),
+            (None, None) => self.compose(first),
         };
         actions.extend(next);
         actions
@@ -687,6 +701,9 @@ impl<'a> Turn<'a> {
         if !confirmed {
             actions.extend(self.reset(ResetReason::Replaced));
         }
+        actions.extend(
+            self.close_reduce(crate::agent::OperationStatus::Success, "Summarized.".into()),
+        );
         actions.push(self.assistant(&answer));
         let calls = answer.response.tool_calls.clone();
         let response_id = answer.response.id.clone();
@@ -716,12 +733,42 @@ impl<'a> Turn<'a> {
             return None;
         };
         let mut response = valid.response;
-        let sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
+        let mut sanitized = render::sanitize(&response.assistant.render, &RenderLimits::default());
+        // The reduce step of a staged summary: its documents are part
+        // summaries (the model's words), so quotes are checked against the
+        // page itself, and parts not read are named.
+        let staged = self.staged.as_ref().filter(|_| self.step == 1);
+        let page_docs;
+        let documents = match (staged, &self.page) {
+            (Some(staged), Some(page)) => {
+                if let Some(notice) = crate::staged::unread_notice(&staged.parts_read) {
+                    sanitized
+                        .render
+                        .children
+                        .push(render::ast::Block::Paragraph {
+                            children: vec![render::ast::Inline::Text(render::ast::Text::new(
+                                notice,
+                            ))],
+                        });
+                }
+                let mut docs = crate::staged::page_documents(page);
+                docs.extend(
+                    asking
+                        .request
+                        .packet
+                        .context
+                        .documents
+                        .iter()
+                        .filter(|d| !crate::staged::is_page_text(&d.doc_id))
+                        .cloned(),
+                );
+                page_docs = docs;
+                &page_docs
+            }
+            _ => &asking.request.packet.context.documents,
+        };
         response.assistant.render = sanitized.render.to_value();
-        let citations = citation::verify(
-            &response.assistant.citations,
-            &asking.request.packet.context.documents,
-        );
+        let citations = citation::verify(&response.assistant.citations, documents);
         response.assistant.citations = citations
             .citations
             .iter()
@@ -804,7 +851,14 @@ impl<'a> Turn<'a> {
         } else {
             (TurnStatus::Failed, StopReason::Failed)
         };
-        let mut actions = vec![Action::Emit(Event::error(&error))];
+        let mut actions: Vec<Action> = self
+            .close_reduce(
+                crate::agent::OperationStatus::Error,
+                format!("{}: {}", error.code.as_str(), error.message),
+            )
+            .into_iter()
+            .collect();
+        actions.push(Action::Emit(Event::error(&error)));
         record.error = Some(error);
         actions.extend(self.commit(record, None));
         actions
@@ -947,7 +1001,7 @@ impl<'a> Turn<'a> {
             return Ok(budget);
         }
         let limits = &self.settings.limits;
-        let budget = match (&self.settings.context_window, self.output_tokens()) {
+        let budget = match (self.window().cloned(), self.output_tokens()) {
             (Some(window), Some(wanted)) => {
                 let pipeline = Pipeline::standard();
                 let composed = pipeline.schema(self.request.task.name, self.ambient)?;
@@ -997,7 +1051,7 @@ impl<'a> Turn<'a> {
         if self.output.is_some() {
             return self.output;
         }
-        let window = self.settings.context_window.as_ref()?;
+        let window = self.window()?;
         let default = (window.tokens / 4).min(DEFAULT_OUTPUT_TOKENS) as u32;
         Some(
             self.settings
@@ -1006,6 +1060,15 @@ impl<'a> Turn<'a> {
                 .unwrap_or(default)
                 .min(window.tokens as u32 / 2),
         )
+    }
+
+    /// The model's context window, when known. The builtin runtime has
+    /// none: it reads any page whole, whatever window is configured.
+    fn window(&self) -> Option<&ContextWindow> {
+        self.settings
+            .context_window
+            .as_ref()
+            .filter(|_| self.settings.runtime.kind != BUILTIN_KIND)
     }
 
     /// A turn over a collection packs the collection instead of the page;
@@ -1065,6 +1128,27 @@ impl<'a> Turn<'a> {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// An `operation` event of this turn.
+    fn operation_event(
+        &self,
+        step: u32,
+        call_id: String,
+        action: crate::agent::OperationAction,
+        title: String,
+        (status, message): (crate::agent::OperationStatus, Option<String>),
+    ) -> Action {
+        Action::Emit(Event::Operation(crate::event::Operation {
+            conversation_id: self.conversation_id.clone(),
+            turn: self.turn_number(),
+            step,
+            call_id,
+            action,
+            title,
+            status,
+            message,
+        }))
     }
 
     fn agent_state(&self, state: AgentState, call_id: Option<String>) -> Action {

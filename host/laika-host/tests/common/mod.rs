@@ -355,3 +355,23 @@ pub fn raw(packet: &Value) -> String {
 pub fn paragraph(text: &str) -> Value {
     json!({"type": "doc", "children": [{"type": "paragraph", "children": [{"type": "text", "text": text}]}]})
 }
+
+/// A long page in the extension's shape: its first `head` bytes of `text`
+/// as the summary's text, the rest in 4,000-char chunks.
+pub fn page_in_chunks(title: &str, text: &str, head: usize) -> Value {
+    let url = "https://example.com/minutes";
+    let (head, rest) = text.split_at(head);
+    let chunks: Vec<&str> = rest
+        .as_bytes()
+        .chunks(4_000)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let n = chunks.len();
+    json!({
+        "summary": {"doc_type": "web.observation.summary.v1", "url": url, "title": title, "text": head},
+        "chunks": chunks.iter().enumerate().map(|(i, c)| json!({
+            "doc_type": "web.observation.chunk.v1", "url": url,
+            "title": title, "chunk_index": i + 1, "chunk_count": n, "text": c
+        })).collect::<Vec<_>>()
+    })
+}

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-// Room for the host's context-window probes besides the requests.
-const MAX_CONNECTIONS: usize = 32;
+// Room for the host's context-window probes besides the requests, and for
+// a page summarized in a few dozen parts.
+const MAX_CONNECTIONS: usize = 64;
 const LIFETIME: Duration = Duration::from_secs(60);
 /// How long a stalled response waits for the client to give up.
 const MAX_HOLD: Duration = Duration::from_secs(20);
