@@ -4,7 +4,7 @@
 mod common;
 mod stub;
 
-use common::{observation, one, page_in_chunks, Host, Launch};
+use common::{observation, one, page_in_chunks, tokens_asked, Host, Launch};
 use serde_json::{json, Value};
 use stub::{answer_for, sse_answer, Stub};
 
@@ -37,18 +37,6 @@ fn run_turn(stub: &Stub, profile: &str) -> (Vec<Value>, Value) {
     assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
     let body = stub.wait_requests(1)[0].body.clone();
     (events, body)
-}
-
-/// Prompt tokens counted at 3 chars a token (what the host budgets with;
-/// real tokenizers give fewer for this text) plus the answer's tokens.
-fn tokens_asked(body: &Value) -> usize {
-    let chars: usize = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap().chars().count())
-        .sum();
-    chars.div_ceil(3) + body["max_tokens"].as_u64().unwrap() as usize
 }
 
 #[test]

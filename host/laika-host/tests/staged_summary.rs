@@ -7,7 +7,7 @@
 mod common;
 mod stub;
 
-use common::{of_type, one, page_in_chunks, turn_msg, Host, Launch};
+use common::{of_type, one, page_in_chunks, tokens_asked, turn_msg, Host, Launch};
 use serde_json::{json, Value};
 use std::time::Duration;
 use stub::{sse_answer, status, Step, Stub};
@@ -157,19 +157,6 @@ fn host(stub: &Stub) -> Host {
 
 fn summarize() -> Value {
     json!({"name": "web.summarize", "args": {}})
-}
-
-/// Prompt tokens at the packer's window estimate (3 chars a token) plus
-/// the answer's `max_tokens`.
-fn tokens_asked(body: &Value) -> usize {
-    let chars: usize = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap().chars().count())
-        .sum();
-    chars.div_ceil(laika_core::pack::WINDOW_CHARS_PER_TOKEN)
-        + body["max_tokens"].as_u64().unwrap() as usize
 }
 
 /// (call_id, status) of each `operation` event, in order.

@@ -375,3 +375,17 @@ pub fn page_in_chunks(title: &str, text: &str, head: usize) -> Value {
         })).collect::<Vec<_>>()
     })
 }
+
+/// A model request's prompt tokens at the packer's window estimate
+/// (`WINDOW_CHARS_PER_TOKEN`; real tokenizers give fewer for this text)
+/// plus the answer's `max_tokens`: what must fit a runtime's window.
+pub fn tokens_asked(body: &Value) -> usize {
+    let chars: usize = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().chars().count())
+        .sum();
+    chars.div_ceil(laika_core::pack::WINDOW_CHARS_PER_TOKEN)
+        + body["max_tokens"].as_u64().unwrap() as usize
+}
