@@ -9,6 +9,9 @@
 //! article body as `primary.text`, the same text with site chrome as
 //! `text`), goes through `pack` like a real turn, and is answered by
 //! `laika_core::builtin::respond`.
+//!
+//! An extraction case may list `absent` field names (the page does not
+//! answer them): they are asked for too and count as right when null.
 
 use laika_core::ambient::Fixed;
 use laika_core::cancel::CancelToken;
@@ -209,10 +212,13 @@ fn main() {
     // Extraction: a field is right when its value holds an accepted value
     // and is not much longer than it (a whole sentence is not a value).
     let (mut fields_ok, mut fields) = (0usize, 0usize);
+    // Absent: fields the page does not answer, which must come back null.
+    let (mut absent_ok, mut absent) = (0usize, 0usize);
     for e in q["extraction"].as_array().cloned().unwrap_or_default() {
         let (text, url) = body(&truth, e["id"].as_str().unwrap_or(""));
         let want = e["fields"].as_object().cloned().unwrap_or_default();
-        let names: Vec<&String> = want.keys().collect();
+        let missing = strings(&e["absent"]);
+        let names: Vec<&String> = want.keys().chain(&missing).collect();
         let (v, p) = run(
             &observation(text, url),
             TaskName::Extract,
@@ -239,6 +245,19 @@ fn main() {
                 );
             }
         }
+        for name in &missing {
+            let got = &data[name.as_str()];
+            let ok = got.is_null();
+            absent += 1;
+            absent_ok += usize::from(ok);
+            if verbose || !ok {
+                println!(
+                    "{} absent {} {name:?}: got {got}",
+                    if ok { "ok  " } else { "MISS" },
+                    e["id"]
+                );
+            }
+        }
     }
 
     println!();
@@ -258,5 +277,6 @@ fn main() {
         pct(honest, unanswerable.len())
     );
     println!("extraction fields:          {}", pct(fields_ok, fields));
+    println!("absent fields left null:    {}", pct(absent_ok, absent));
     println!("citations verified:         {}", pct(verified, cited));
 }
