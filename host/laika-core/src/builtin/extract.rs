@@ -267,6 +267,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let words: Vec<&str> = name
         .split(' ')
         .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
+        .map(|w| page_form(index, w))
         .collect();
     let query = index.query(&words.join(" "));
     let ranked = rank::bm25(index, &query);
@@ -313,6 +314,96 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         block: u.block,
         quote: u.range.clone(),
         value: u.range.start + range.start..u.range.start + range.end,
+    })
+}
+
+/// A field word as the page writes it: "monthly" is "month" on a page that
+/// says "$12 per month" and never "monthly".
+fn page_form<'a>(index: &Index, word: &'a str) -> &'a str {
+    match word.strip_suffix("ly") {
+        Some(base) if index.term(word).is_none() && index.term(base).is_some() => base,
+        _ => word,
+    }
+}
+
+/// Head words of a field that asks for a match result ("final score").
+const RESULT_WORDS: &[&str] = &[
+    "score",
+    "result",
+    "ergebnis",
+    "endstand",
+    "résultat",
+    "resultado",
+    "risultato",
+    "uitslag",
+    "resultat",
+    "счёт",
+    "счет",
+    "skor",
+    "sonuç",
+    "نتيجة",
+];
+
+/// "N-M" (a match result): two numbers of one to three digits joined by a
+/// hyphen or dash, not part of a date or a longer number.
+fn find_result(s: &str) -> Option<Range<usize>> {
+    let b = s.as_bytes();
+    let digits_at = |i: usize| {
+        let n = b
+            .get(i..)?
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (1..=3).contains(&n).then_some(i + n)
+    };
+    for (i, _) in s.char_indices() {
+        if i > 0
+            && b.get(i - 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b','))
+        {
+            continue;
+        }
+        let Some(end) = digits_at(i) else { continue };
+        let dash = s
+            .get(end..)
+            .and_then(|r| r.chars().next())
+            .filter(|c| matches!(c, '-' | '–'));
+        let Some(dash) = dash else { continue };
+        let Some(e) = digits_at(end + dash.len_utf8()) else {
+            continue;
+        };
+        let next = b.get(e);
+        if !next.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'/')) {
+            return Some(i..e);
+        }
+    }
+    None
+}
+
+/// A result field ("final score", "halftime score"): the first N-M result
+/// in the sentences that best match its other words, else, when the page
+/// does not use them, the page's first result.
+fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
+    let name = normalize_name(&field.key);
+    let (head, rest) = name.rsplit_once(' ').unwrap_or(("", name.as_str()));
+    if !RESULT_WORDS.contains(&rest) {
+        return None;
+    }
+    let query = index.query(head);
+    let tied: Vec<usize> = rank::bm25(index, &query)
+        .iter()
+        .take(PROSE_CANDIDATES)
+        .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
+        .map(|s| s.unit)
+        .collect();
+    let units: Vec<usize> = if tied.is_empty() {
+        (0..page.units.len()).collect()
+    } else {
+        tied
+    };
+    units.into_iter().find_map(|u| {
+        let r = find_result(page.unit_text(u))?;
+        found_in(page, u, r)
     })
 }
 
@@ -687,7 +778,8 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         })
         .or_else(|| {
             let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
-            tied_name(lines.page, index, field, want)
+            result_of(lines.page, index, field)
+                .or_else(|| tied_name(lines.page, index, field, want))
                 .or_else(|| counted(lines.page, index, field, want))
         })
         .or_else(|| in_prose(lines, index, field))
@@ -939,6 +1031,33 @@ mod tests {
             d,
             json!({"Jahr der Sanierung": "2021", "Stadtteil": "Haslach", "Preis der Eintrittskarte": null})
         );
+    }
+
+    #[test]
+    fn results_and_monthly_prices_are_tied_to_their_words() {
+        let page = "Kickoff was at 7:30 p.m. on 2019-11-02. \
+            The Rams beat the Owls 31-24 in front of a home crowd. \
+            The Owls had led 17-10 at halftime. \
+            Fans who join the club pay $25 per month.";
+        let (d, _) = extract_data(
+            page,
+            json!([
+                "final score",
+                "halftime score",
+                "monthly price",
+                "parking price"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({"final score": "31-24", "halftime score": "17-10", "monthly price": "$25", "parking price": null})
+        );
+        // No result on the page: a result field stays empty.
+        let (d, _) = extract_data(
+            "The match starts at 19:30 on Saturday.",
+            json!(["final score"]),
+        );
+        assert_eq!(d, json!({"final score": null}));
     }
 
     #[test]
