@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Scores the offline `builtin` runtime on tests/builtin-eval/questions.json
-# and, separately, on two held-out sets over the public article corpus:
+# and, separately, on the other sets over the public article corpus:
 # questions-unseen.json (pages the first set does not use, written before the
-# runtime was run on them) and questions-blind.json (written blind by someone
-# who did not work on the runtime, on pages neither other set uses; each
-# set's `about` says how). Answerable accuracy, honest abstains, extraction
-# field accuracy (and fields not on the page coming back null), citations
-# verified. Figures only.
+# runtime was run on them), extraction-dev.json (extraction cases on pages
+# neither uses, with fields the page does not answer; tuned on after its
+# first run) and questions-blind.json (written blind by someone who did not
+# work on the runtime, on pages no other set uses; each set's `about` says
+# how). Answerable accuracy, honest abstains, extraction field accuracy (and
+# fields not on the page coming back null), citations verified. Figures only.
 #
 # usage: scripts/eval-builtin.sh [--verbose]
 # Env: LAIKA_CORPORA (default: ../shared/corpora beside the repo).
@@ -14,7 +15,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
-for set in questions questions-unseen questions-blind; do
+for set in questions questions-unseen extraction-dev questions-blind; do
   echo "== tests/builtin-eval/$set.json"
   cargo run --release --locked -q -p laika-host --example builtin_eval -- \
     "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "$@"

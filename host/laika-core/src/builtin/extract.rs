@@ -262,15 +262,20 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
 /// "share price", not the sum raised).
 fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let page = lines.page;
-    let want = entity::want_of_field(&field.key);
     let name = normalize_name(&field.key);
+    let (want, type_words) = field_want(&name, index.lang().code());
     let words: Vec<&str> = name
         .split(' ')
-        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w))
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
+        .map(|w| page_form(index, w))
         .collect();
     let query = index.query(&words.join(" "));
     let ranked = rank::bm25(index, &query);
-    if ranked.is_empty() && want != entity::Want::Any && words.len() <= 1 {
+    // Only a field that is a bare type ("age", "distance") takes the best
+    // value anywhere: "number of trucks" on a page without trucks is absent.
+    let bare = matches!(words.as_slice(), [w] if entity::want_of_field(w) != entity::Want::Any)
+        || words.is_empty();
+    if ranked.is_empty() && want != entity::Want::Any && bare {
         // A bare type ("age", "distance"): the best fitting value on the
         // page, the first among equals.
         let mut best: Option<(f64, usize, Range<usize>)> = None;
@@ -315,6 +320,456 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     })
 }
 
+/// A field word as the page writes it: "monthly" is "month" on a page that
+/// says "$12 per month" and never "monthly".
+fn page_form<'a>(index: &Index, word: &'a str) -> &'a str {
+    match word.strip_suffix("ly") {
+        Some(base) if index.term(word).is_none() && index.term(base).is_some() => base,
+        _ => word,
+    }
+}
+
+/// Head words of a field that asks for a match result ("final score").
+const RESULT_WORDS: &[&str] = &[
+    "score",
+    "result",
+    "ergebnis",
+    "endstand",
+    "résultat",
+    "resultado",
+    "risultato",
+    "uitslag",
+    "resultat",
+    "счёт",
+    "счет",
+    "skor",
+    "sonuç",
+    "نتيجة",
+];
+
+/// "N-M" (a match result): two numbers of one to three digits joined by a
+/// hyphen or dash, not part of a date or a longer number.
+fn find_result(s: &str) -> Option<Range<usize>> {
+    let b = s.as_bytes();
+    let digits_at = |i: usize| {
+        let n = b
+            .get(i..)?
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (1..=3).contains(&n).then_some(i + n)
+    };
+    for (i, _) in s.char_indices() {
+        if i > 0
+            && b.get(i - 1)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b','))
+        {
+            continue;
+        }
+        let Some(end) = digits_at(i) else { continue };
+        let dash = s
+            .get(end..)
+            .and_then(|r| r.chars().next())
+            .filter(|c| matches!(c, '-' | '–'));
+        let Some(dash) = dash else { continue };
+        let Some(e) = digits_at(end + dash.len_utf8()) else {
+            continue;
+        };
+        let next = b.get(e);
+        if !next.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'/')) {
+            return Some(i..e);
+        }
+    }
+    None
+}
+
+/// A result field ("final score", "halftime score"): the first N-M result
+/// in the sentences that best match its other words, else, when the page
+/// does not use them, the page's first result.
+fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
+    let name = normalize_name(&field.key);
+    let (head, rest) = name.rsplit_once(' ').unwrap_or(("", name.as_str()));
+    if !RESULT_WORDS.contains(&rest) {
+        return None;
+    }
+    let query = index.query(head);
+    let tied: Vec<usize> = rank::bm25(index, &query)
+        .iter()
+        .take(PROSE_CANDIDATES)
+        .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
+        .map(|s| s.unit)
+        .collect();
+    let units: Vec<usize> = if tied.is_empty() {
+        (0..page.units.len()).collect()
+    } else {
+        tied
+    };
+    units.into_iter().find_map(|u| {
+        let r = find_result(page.unit_text(u))?;
+        found_in(page, u, r)
+    })
+}
+
+/// Words that introduce a name after the field's words: "a wagon called
+/// X", "a simulation they call X", in the languages the lexicon covers.
+const NAMING_WORDS: &[&str] = &[
+    "called",
+    "named",
+    "dubbed",
+    "call",
+    "calls",
+    "titled",
+    "known",
+    "as",
+    "genannt",
+    "namens",
+    "heißt",
+    "appelé",
+    "appelée",
+    "nommé",
+    "nommée",
+    "llamado",
+    "llamada",
+    "denominado",
+    "chiamato",
+    "chiamata",
+    "chamado",
+    "chamada",
+    "genaamd",
+    "heet",
+    "kallad",
+    "kallas",
+];
+/// Lower-case words that may sit inside a name ("Monthly Notices of the
+/// Royal Astronomical Society", "Dancing with the Stars").
+const NAME_JOINERS: &[&str] = &[
+    "of", "the", "and", "&", "for", "de", "la", "del", "der", "von", "with",
+];
+/// Longest name taken, in words.
+const MAX_NAME_WORDS: usize = 8;
+/// Words allowed between a name and "as"/"," and the field's words
+/// ("Ivan Braiker as the company's first Chief Strategy Officer").
+const MAX_APPOSITION_GAP: usize = 5;
+
+/// The answer type of a field name: by its English cue words, else by the
+/// page language's lexicon, where a word that ends a typed "which …"
+/// question phrase types the field ("in welchem Jahr" makes "Jahr" a date).
+/// Returns the type and the words that only say it.
+fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
+    let want = entity::want_of_field(name);
+    if want != entity::Want::Any {
+        return (want, Vec::new());
+    }
+    let words: Vec<&str> = name.split(' ').collect();
+    for l in super::questions::with_english(lang) {
+        for (phrase, w) in &l.phrases {
+            let Some(last) = phrase.last() else { continue };
+            let typed = phrase.len() >= 2
+                && phrase.iter().any(|p| l.which.contains(p))
+                && !l.which.contains(last)
+                && words.contains(&last.as_str());
+            if typed && *w != entity::Want::Any {
+                return (*w, vec![last.clone()]);
+            }
+        }
+    }
+    (want, Vec::new())
+}
+
+/// A word of `text` from byte `at`: its range, skipping spaces.
+fn next_word(text: &str, at: usize) -> Option<Range<usize>> {
+    let start = at + text.get(at..)?.find(|c: char| !c.is_whitespace())?;
+    let len = text
+        .get(start..)?
+        .find(char::is_whitespace)
+        .unwrap_or(text.len() - start);
+    Some(start..start + len)
+}
+
+/// A run of capitalized words from byte `at` (with joiners inside it), or a
+/// quoted phrase: the name a field's words introduce. Ends before trailing
+/// punctuation but keeps an abbreviation's dot ("Broadhead Co.").
+fn name_at(text: &str, at: usize) -> Option<Range<usize>> {
+    let first = next_word(text, at)?;
+    let word = text.get(first.clone())?;
+    if let Some(open) = word.chars().next().filter(|c| "“\"„«‘".contains(*c)) {
+        let close = match open {
+            '“' => '”',
+            '„' => '“',
+            '«' => '»',
+            '‘' => '’',
+            _ => '"',
+        };
+        let inner = first.start + open.len_utf8();
+        let end = inner + text.get(inner..)?.find(close)?;
+        let r = tidy(text, inner..end);
+        return (!r.is_empty() && r.len() <= MAX_VALUE_BYTES).then_some(r);
+    }
+    let mut end = None;
+    let mut at = first.start;
+    let mut n = 0;
+    while let Some(w) = next_word(text, at).filter(|_| n < MAX_NAME_WORDS) {
+        let word = text.get(w.clone())?;
+        let core = word.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '”', '"']);
+        let capital = core.starts_with(char::is_uppercase)
+            || (core.chars().any(|c| c.is_ascii_digit()) && core.chars().any(char::is_alphabetic));
+        if capital && !core.is_empty() {
+            end = Some(w.start + core.len());
+            // "Co." keeps its dot; a comma or sentence end closes the name.
+            if core.len() < word.len() {
+                let abbrev = core.len() <= 3 && word.get(core.len()..) == Some(".");
+                if abbrev {
+                    end = Some(w.end);
+                }
+                break;
+            }
+        } else if !(end.is_some() && NAME_JOINERS.contains(&core)) || core.len() < word.len() {
+            break;
+        }
+        at = w.end;
+        n += 1;
+    }
+    let r = first.start..end?;
+    (!r.is_empty()).then_some(r)
+}
+
+/// The capitalized run that ends right before byte `end` ("Ivan Braiker"
+/// in "Ivan Braiker, the new …").
+fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
+    let head = text.get(..end)?.trim_end();
+    let mut start = head.len();
+    for (n, w) in head.rsplit(' ').enumerate() {
+        if n >= MAX_NAME_WORDS || !w.starts_with(char::is_uppercase) {
+            break;
+        }
+        start -= w.len() + usize::from(n > 0);
+    }
+    // A sentence's capitalized first word is not part of the name.
+    while let Some(w) = next_word(head, start).filter(|w| w.start < head.len()) {
+        let word = head.get(w.clone())?.to_lowercase();
+        if !rank::is_stopword(&word) {
+            break;
+        }
+        start = skip_spaces(head, w.end);
+    }
+    let r = start..head.len();
+    (!r.is_empty()).then_some(r)
+}
+
+/// A name tied to the field's words in one sentence: after them ("ad agency
+/// Broadhead Co.", "a solution called Digistat", "the journal Monthly
+/// Notices …", a quoted title), or before them as an apposition
+/// ("Ivan Braiker, my6sense's new Chief Strategy Officer", "X as the
+/// company's first Y"). Only for fields whose value is a name or a thing.
+fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> Option<Found> {
+    if !matches!(
+        want,
+        entity::Want::Any | entity::Want::Person | entity::Want::Name | entity::Want::Place
+    ) {
+        return None;
+    }
+    let name = normalize_name(&field.key);
+    let lang = index.lang();
+    let ids: Vec<u32> = name
+        .split(' ')
+        .filter(|w| !rank::is_stopword(w) && !lang.is_function_word(w))
+        .map(|w| index.term(w))
+        .collect::<Option<Vec<u32>>>()?;
+    if ids.is_empty() {
+        return None;
+    }
+    let field_words: Vec<&str> = name.split(' ').collect();
+    let own = |text: &str, r: &Range<usize>| {
+        let v = text.get(r.clone()).unwrap_or("").to_lowercase();
+        // Not the field's own words back ("Chief Strategy Officer").
+        v.split(' ').all(|w| field_words.contains(&w))
+    };
+    // Appositions first, on every sentence: "Zoghlin, Carlineo's attorney"
+    // says whose attorney better than "U.S. Attorney James Kennedy Jr.".
+    let mut phrases = Vec::new();
+    // Only sentences holding every field word are read word by word: on a
+    // 1 MiB page that is a few of thousands.
+    let holding =
+        (0..page.units.len()).filter(|&u| ids.iter().all(|&id| index.has_term_pub(u, id)));
+    for unit in holding {
+        let text = page.unit_text(unit);
+        for phrase in phrase_hits(index, text, &ids) {
+            if let Some(r) = before_phrase(text, phrase.start).filter(|r| !own(text, r)) {
+                let v = text.get(r.clone()).unwrap_or("").to_lowercase();
+                if want == entity::Want::Person && !person_like(&v) {
+                    // A surname alone: the typed finder knows the full name.
+                    return None;
+                }
+                return found_in(page, unit, r);
+            }
+            phrases.push((unit, phrase));
+        }
+    }
+    phrases.into_iter().find_map(|(unit, phrase)| {
+        let text = page.unit_text(unit);
+        after_phrase(text, phrase.end)
+            .filter(|r| !own(text, r))
+            .filter(|r| {
+                let v = text.get(r.clone()).unwrap_or("").to_lowercase();
+                want != entity::Want::Person || person_like(&v)
+            })
+            .and_then(|r| found_in(page, unit, r))
+    })
+}
+
+/// A value range in a unit's text as a [`Found`] quoting the unit.
+fn found_in(page: &Page, unit: usize, r: Range<usize>) -> Option<Found> {
+    let u = page.units.get(unit)?;
+    Some(Found {
+        block: u.block,
+        quote: u.range.clone(),
+        value: u.range.start + r.start..u.range.start + r.end,
+    })
+}
+
+/// Where the field's words (term `ids`) stand in `text` in order, each
+/// within two words of the one before: byte ranges of the phrases.
+fn phrase_hits(index: &Index, text: &str, ids: &[u32]) -> Vec<Range<usize>> {
+    let terms = index.terms_at(text);
+    let mut out = Vec::new();
+    for start in 0..terms.len() {
+        let mut k = 0;
+        let mut last = start;
+        let mut i = start;
+        while i < terms.len() && k < ids.len() && i <= last + 2 {
+            if terms.get(i).and_then(|t| t.1) == ids.get(k).copied() {
+                k += 1;
+                last = i;
+            } else if k == 0 {
+                break;
+            }
+            i += 1;
+        }
+        if let (true, Some(first), Some(end)) = (k == ids.len(), terms.get(start), terms.get(last))
+        {
+            out.push(first.0.start..end.0.end);
+        }
+    }
+    out
+}
+
+/// Two to four words, none a joiner: a person's name, not an office's.
+fn person_like(lower: &str) -> bool {
+    let n = lower.split(' ').count();
+    (2..=4).contains(&n) && !lower.split(' ').any(|w| NAME_JOINERS.contains(&w))
+}
+
+/// The name right after the field's words, or after a naming word up to two
+/// words later ("they call TNG50").
+fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
+    let rest = text.get(end..)?;
+    // "the Attorney's Office": the field's words own what follows.
+    if text.get(..end)?.ends_with(['s', 'S']) && text.get(..end)?.contains(['\'', '’']) {
+        let word_start = text.get(..end)?.rfind(' ').map_or(0, |i| i + 1);
+        if text.get(word_start..end)?.contains(['\'', '’']) {
+            return None;
+        }
+    }
+    let lead = rest.len() - rest.trim_start_matches([' ', ',', ':']).len();
+    let at = end + lead;
+    if lead > 0 && rest.get(..lead)?.contains(',') {
+        return None;
+    }
+    if let Some(r) = name_at(text, at) {
+        return Some(r);
+    }
+    let mut k = at;
+    for _ in 0..3 {
+        let w = next_word(text, k)?;
+        let word = text.get(w.clone())?.to_lowercase();
+        if NAMING_WORDS.contains(&word.as_str()) {
+            return name_at(text, w.end);
+        }
+        if word.starts_with(char::is_uppercase) || word.ends_with([',', '.']) {
+            return None;
+        }
+        k = w.end;
+    }
+    None
+}
+
+/// "<Name>, the new <field>" or "<Name> as the company's first <field>".
+fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
+    let head = text.get(..start)?;
+    let gap_at = head.rfind([',', '(']).map(|i| (i, ()));
+    let as_at = head.rfind(" as ").map(|i| (i, ()));
+    let (cut, _) = gap_at.into_iter().chain(as_at).max_by_key(|(i, _)| *i)?;
+    let gap = head.get(cut + 1..)?.trim_start_matches("as ");
+    let words: Vec<&str> = gap.split_whitespace().collect();
+    let plain = words.len() <= MAX_APPOSITION_GAP
+        && words
+            .iter()
+            .all(|w| !w.starts_with(char::is_uppercase) || w.contains('’') || w.contains('\''));
+    if !plain {
+        return None;
+    }
+    name_before(text, cut)
+}
+
+/// "Sentra engine horsepower" → "149 horsepower", "number of processor
+/// cores" → "16,000 processor cores": a number whose unit is one of the
+/// field's words (its head first), in the sentences that best match the
+/// field, not any number there.
+fn counted(page: &Page, index: &Index, field: &Field, want: entity::Want) -> Option<Found> {
+    if !matches!(want, entity::Want::Any | entity::Want::Amount) {
+        return None;
+    }
+    let name = normalize_name(&field.key);
+    let words: Vec<&str> = name
+        .split(' ')
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !rank::is_stopword(w))
+        .collect();
+    let ids: Vec<u32> = words.iter().filter_map(|w| index.term(w)).collect();
+    let head = words.last().and_then(|w| index.term(w))?;
+    let query = index.query(&words.join(" "));
+    let ranked = rank::bm25(index, &query);
+    let candidates: Vec<usize> = ranked
+        .iter()
+        .take(PROSE_CANDIDATES)
+        .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
+        .map(|s| s.unit)
+        .collect();
+    for heads_only in [true, false] {
+        for &unit in &candidates {
+            let text = page.unit_text(unit);
+            let terms = index.terms_at(text);
+            let span = entity::spans(text, index.lang()).into_iter().find(|s| {
+                let unit_id = s.unit.as_ref().and_then(|u| {
+                    terms
+                        .iter()
+                        .find(|(r, _)| r.start == u.start)
+                        .and_then(|t| t.1)
+                });
+                s.kind == entity::Kind::Number
+                    && unit_id.is_some_and(|id| {
+                        if heads_only {
+                            id == head
+                        } else {
+                            ids.contains(&id)
+                        }
+                    })
+            });
+            if let (Some(span), Some(u)) = (span, page.units.get(unit)) {
+                let value = span
+                    .unit
+                    .map_or(span.range.clone(), |un| span.range.start..un.start);
+                let value = tidy(text, value);
+                return Some(Found {
+                    block: u.block,
+                    quote: u.range.clone(),
+                    value: u.range.start + value.start..u.range.start + value.end,
+                });
+            }
+        }
+    }
+    None
+}
+
 fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     type Pass = fn(&Lines, &Field, usize) -> Option<Found>;
     let passes: [Pass; 3] = [labelled, label_then_value, label_space_value];
@@ -327,6 +782,12 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             // of its type: "listing date" is not the publish date.
             let bare = !normalize_name(&field.key).contains(' ');
             (0..n).find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
+        })
+        .or_else(|| {
+            let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
+            result_of(lines.page, index, field)
+                .or_else(|| tied_name(lines.page, index, field, want))
+                .or_else(|| counted(lines.page, index, field, want))
         })
         .or_else(|| in_prose(lines, index, field))
 }
@@ -504,6 +965,106 @@ mod tests {
         let v = run(&p);
         assert_eq!(v["assistant"]["data"], json!({}));
         assert!(render_text(&v).contains("No fields were named"));
+    }
+
+    #[test]
+    fn untyped_fields_take_the_name_tied_to_their_words() {
+        let page = "The city council hired the design studio Pelham & Rowe to plan the square. \
+            Residents will vote on a park plan called Green Loop next spring. \
+            The museum published its findings in the journal Annals of Urban History. \
+            Mara Lindqvist, the council's new treasurer, presented the budget. \
+            The council also named Tomas Berg as its first climate officer.";
+        let (d, q) = extract_data(
+            page,
+            json!([
+                "design studio",
+                "park plan",
+                "journal",
+                "treasurer",
+                "climate officer",
+                "mayor",
+                "bridge architect"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "design studio": "Pelham & Rowe",
+                "park plan": "Green Loop",
+                "journal": "Annals of Urban History",
+                "treasurer": "Mara Lindqvist",
+                "climate officer": "Tomas Berg",
+                "mayor": null,
+                "bridge architect": null,
+            })
+        );
+        // Each value quotes the sentence that ties it to the field.
+        assert!(q[1].contains("park plan called Green Loop"), "{q:?}");
+    }
+
+    #[test]
+    fn counts_take_the_number_of_the_fields_own_unit() {
+        let page = "The plant opened in 1998 and employs 420 workers and 35 engineers. \
+            It runs 12 furnaces around the clock, at 1,400 degrees.";
+        let (d, _) = extract_data(
+            page,
+            json!([
+                "number of furnaces",
+                "number of engineers",
+                "number of trucks"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({"number of furnaces": "12", "number of engineers": "35", "number of trucks": null})
+        );
+    }
+
+    #[test]
+    fn other_language_field_names_are_typed_by_the_lexicon() {
+        let page = "Die Stadt Freiburg eröffnete das neue Hallenbad im Jahr 2019. \
+            Das Bad kostete nach Angaben der Stadt zwölf Millionen Euro. \
+            Im Jahr 2021 folgte die Sanierung der alten Eishalle. \
+            Die Eishalle liegt im Stadtteil Haslach und ist bei den Familien sehr beliebt.";
+        let (d, _) = extract_data(
+            page,
+            json!([
+                "Jahr der Sanierung",
+                "Stadtteil",
+                "Preis der Eintrittskarte"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({"Jahr der Sanierung": "2021", "Stadtteil": "Haslach", "Preis der Eintrittskarte": null})
+        );
+    }
+
+    #[test]
+    fn results_and_monthly_prices_are_tied_to_their_words() {
+        let page = "Kickoff was at 7:30 p.m. on 2019-11-02. \
+            The Rams beat the Owls 31-24 in front of a home crowd. \
+            The Owls had led 17-10 at halftime. \
+            Fans who join the club pay $25 per month.";
+        let (d, _) = extract_data(
+            page,
+            json!([
+                "final score",
+                "halftime score",
+                "monthly price",
+                "parking price"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({"final score": "31-24", "halftime score": "17-10", "monthly price": "$25", "parking price": null})
+        );
+        // No result on the page: a result field stays empty.
+        let (d, _) = extract_data(
+            "The match starts at 19:30 on Saturday.",
+            json!(["final score"]),
+        );
+        assert_eq!(d, json!({"final score": null}));
     }
 
     #[test]
