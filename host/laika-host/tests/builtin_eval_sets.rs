@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 const SETS: &[&str] = &[
     "questions.json",
     "questions-unseen.json",
+    "extraction-dev.json",
     "questions-blind.json",
 ];
+const BLIND: &str = "questions-blind.json";
 const KINDS: &[&str] = &[
     "lexical",
     "paraphrase",
@@ -53,24 +55,30 @@ fn strings(v: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// The pages a set uses, each with what it is used for: questions or
+/// extraction. Two sets may use one page for different tasks (an
+/// extraction dev set beside a question set), never for the same one.
+type Pages = BTreeSet<(&'static str, String)>;
+
 /// What is wrong with one question set, and the pages it uses.
-fn check(name: &str, set: &Value, truth: &Map<String, Value>) -> (Vec<String>, BTreeSet<String>) {
+fn check(name: &str, set: &Value, truth: &Map<String, Value>) -> (Vec<String>, Pages) {
     let mut problems = Vec::new();
     let mut pages = BTreeSet::new();
-    let mut page = |item: &Value, problems: &mut Vec<String>| -> Option<String> {
-        let id = item["id"].as_str().unwrap_or("");
-        let hits: Vec<&String> = truth
-            .keys()
-            .filter(|k| !id.is_empty() && k.starts_with(id))
-            .collect();
-        if let [key] = hits[..] {
-            pages.insert(key.clone());
-            truth[key]["articleBody"].as_str().map(str::to_string)
-        } else {
-            problems.push(format!("{name}: id {id:?} names {} pages", hits.len()));
-            None
-        }
-    };
+    let mut page =
+        |task: &'static str, item: &Value, problems: &mut Vec<String>| -> Option<String> {
+            let id = item["id"].as_str().unwrap_or("");
+            let hits: Vec<&String> = truth
+                .keys()
+                .filter(|k| !id.is_empty() && k.starts_with(id))
+                .collect();
+            if let [key] = hits[..] {
+                pages.insert((task, key.clone()));
+                truth[key]["articleBody"].as_str().map(str::to_string)
+            } else {
+                problems.push(format!("{name}: id {id:?} names {} pages", hits.len()));
+                None
+            }
+        };
     let verbatim = |text: &str, what: &str, accept: &[&str], problems: &mut Vec<String>| {
         if accept.is_empty() {
             problems.push(format!("{name}: {what:?}: no accepted value"));
@@ -89,15 +97,15 @@ fn check(name: &str, set: &Value, truth: &Map<String, Value>) -> (Vec<String>, B
                 a["kind"]
             ));
         }
-        if let Some(text) = page(a, &mut problems) {
+        if let Some(text) = page("questions", a, &mut problems) {
             verbatim(&text, q, &strings(&a["accept"]), &mut problems);
         }
     }
     for u in q_items(set, "unanswerable") {
-        page(u, &mut problems);
+        page("questions", u, &mut problems);
     }
     for e in q_items(set, "extraction") {
-        let Some(text) = page(e, &mut problems) else {
+        let Some(text) = page("extraction", e, &mut problems) else {
             continue;
         };
         let fields = e["fields"].as_object().cloned().unwrap_or_default();
@@ -124,19 +132,28 @@ fn every_set_holds_against_the_corpus_and_no_two_share_a_page() {
     };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/builtin-eval");
     let mut problems = Vec::new();
-    let mut used: Vec<(&str, BTreeSet<String>)> = Vec::new();
+    let mut used: Vec<(&str, Pages)> = Vec::new();
     for name in SETS {
         let set: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap();
         assert!(
-            !q_items(&set, "answerable").is_empty(),
-            "{name} has no answerable questions"
+            !q_items(&set, "answerable").is_empty() || !q_items(&set, "extraction").is_empty(),
+            "{name} has no answerable questions and no extraction cases"
         );
         let (p, pages) = check(name, &set, &truth);
         problems.extend(p);
         for (other, theirs) in &used {
-            for shared in pages.intersection(theirs) {
-                problems.push(format!("{name} and {other} both use page {shared}"));
+            for (task, shared) in pages.intersection(theirs) {
+                problems.push(format!(
+                    "{name} and {other} both use page {shared} for {task}"
+                ));
+            }
+            // The blind set is on pages nobody worked on, for any task.
+            if [*name, *other].contains(&BLIND) {
+                let keys = |p: &Pages| p.iter().map(|(_, k)| k.clone()).collect::<BTreeSet<_>>();
+                for shared in keys(&pages).intersection(&keys(theirs)) {
+                    problems.push(format!("{name} and {other} both use page {shared}"));
+                }
             }
         }
         used.push((name, pages));
@@ -173,5 +190,12 @@ fn the_check_finds_a_paraphrased_accept_an_ambiguous_id_and_an_unknown_kind() {
             "t: \"value\" is both a field and absent",
         ]
     );
-    assert_eq!(pages.into_iter().collect::<Vec<_>>(), ["aa11", "aa22"]);
+    assert_eq!(
+        pages.into_iter().collect::<Vec<_>>(),
+        [
+            ("extraction", "aa11".to_string()),
+            ("questions", "aa11".to_string()),
+            ("questions", "aa22".to_string())
+        ]
+    );
 }
