@@ -2,16 +2,13 @@
 //! and `laika-host.log`) goes through [`laika_core::redact::scrub_text`]
 //! first, since errors may quote model output or a URL with a token in it.
 
+use std::fs::File;
 use std::io::{self, Write};
-use tracing_subscriber::fmt::MakeWriter;
-
-/// A [`MakeWriter`] whose writers scrub what they are given.
-pub struct Scrubbing<M>(pub M);
 
 /// A writer that scrubs each write before passing it on. The fmt layer
-/// writes one whole event per call, so a secret is never split across
-/// writes.
-pub struct Scrubbed<W>(W);
+/// writes one whole event per call and the non-blocking writer hands each
+/// call on whole, so a secret is never split across two writes.
+pub struct Scrubbed<W>(pub W);
 
 impl<W: Write> Write for Scrubbed<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -26,11 +23,27 @@ impl<W: Write> Write for Scrubbed<W> {
     }
 }
 
-impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for Scrubbing<M> {
-    type Writer = Scrubbed<M::Writer>;
+/// Where log lines go: stderr, and the log file when it could be opened.
+pub struct Sinks {
+    pub file: Option<File>,
+}
 
-    fn make_writer(&'a self) -> Self::Writer {
-        Scrubbed(self.0.make_writer())
+impl Write for Sinks {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // stderr may be closed by the browser; the file still gets the line.
+        let to_stderr = io::stderr().write_all(buf);
+        match &mut self.file {
+            Some(f) => f.write_all(buf)?,
+            None => to_stderr?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if let Some(f) = &mut self.file {
+            f.flush()?;
+        }
+        io::stderr().flush()
     }
 }
 

@@ -234,9 +234,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(config: &Config) {
-    use laika_host::logging::Scrubbing;
-    use tracing_subscriber::fmt::writer::MakeWriterExt;
+/// Logs to stderr and `laika-host.log`, scrubbed. Scrubbing (and compiling
+/// the secret detectors, on the first line) runs on the log's own thread,
+/// never on start-up's or a turn's path; the returned guard flushes it and
+/// must live as long as the process logs.
+fn init_logging(config: &Config) -> tracing_appender::non_blocking::WorkerGuard {
+    use laika_host::logging::{Scrubbed, Sinks};
     let dir = config.data_dir();
     let file = std::fs::create_dir_all(&dir)
         .and_then(|_| {
@@ -246,17 +249,22 @@ fn init_logging(config: &Config) {
                 .open(dir.join("laika-host.log"))
         })
         .ok();
-    let builder = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_target(false);
+    // Not lossy: a burst of lines waits for the writer rather than vanish.
+    // A short queue: the default's 128,000 slots cost more to allocate at
+    // start-up than the whole hello.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .buffered_lines_limit(1024)
+        .thread_name("laika-log")
+        .finish(Scrubbed(Sinks { file }));
     // stdout carries frames only: logs go to stderr and the log file.
-    let result = match file {
-        Some(f) => builder
-            .with_writer(Scrubbing(std::io::stderr.and(std::sync::Mutex::new(f))))
-            .try_init(),
-        None => builder.with_writer(Scrubbing(std::io::stderr)).try_init(),
-    };
+    let result = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_target(false)
+        .with_writer(writer)
+        .try_init();
     drop(result);
+    guard
 }
 
 /// Answers every message with one error: for a host that cannot serve
@@ -282,6 +290,7 @@ fn stdio_mode(launch_args: &[String]) -> ExitCode {
     };
     let serve =
         |limits, handler| transport::serve(std::io::stdin(), std::io::stdout(), limits, handler);
+    let mut _log = None;
     let result = match loaded {
         Err(e) => {
             eprintln!("laika-host: {e}");
@@ -291,7 +300,7 @@ fn stdio_mode(launch_args: &[String]) -> ExitCode {
             )
         }
         Ok((config, path)) => {
-            init_logging(&config);
+            _log = Some(init_logging(&config));
             let caller = origin::caller_from_args(launch_args);
             tracing::info!(
                 ?caller,
@@ -404,7 +413,7 @@ fn async_runtime() -> Result<tokio::runtime::Runtime, Error> {
 fn run_mcp() -> Result<ExitCode, Error> {
     use rmcp::ServiceExt;
     let (config, _) = Config::from_process_env()?;
-    init_logging(&config);
+    let _log = init_logging(&config);
     let store = Store::open(&config.database_path())?;
     let runtime = laika_runtime::from_config(&config.runtime)?;
     async_runtime()?.block_on(async {
@@ -428,7 +437,7 @@ fn run_serve(listen: Option<String>) -> Result<ExitCode, Error> {
         config.serve.listen = listen;
     }
     config.validate()?;
-    init_logging(&config);
+    let _log = init_logging(&config);
     let token = Token::load(std::env::var("LAIKA_SERVE_TOKEN").ok(), &config.data_dir())?;
     let store = Store::open(&config.database_path())?;
     let runtime = laika_runtime::from_config(&config.runtime)?;
