@@ -81,6 +81,34 @@ describe("the step list", () => {
     expect(steps.el.querySelector("button")).toBeNull();
   });
 
+  it("shows a summary in stages as one item that follows its parts", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined);
+    const op = (call_id: string, title: string, status: "start" | "success" | "error", message: string | null = null) =>
+      steps.operation({ type: "operation", id: "e", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id, action: call_id === "stage:reduce" ? "other" : "read", title, status, message });
+    for (let n = 1; n <= 3; n++) {
+      op(`stage:part:${n}`, `Reading part ${n} of 3`, "start");
+      if (n === 2) op(`stage:part:${n}`, `Reading part ${n} of 3`, "error", "RUNTIME_ERROR: HTTP 500");
+      else op(`stage:part:${n}`, `Reading part ${n} of 3`, "success", "2 key point(s) from chunks 1–4.");
+    }
+    const items = steps.el.querySelectorAll(".step-item");
+    expect(items).toHaveLength(1);
+    expect(steps.state("stage")).toBe("running");
+    expect(items[0]?.querySelector(".title")?.textContent).toBe("Reading part 3 of 3");
+    op("stage:reduce", "Summarizing the 2 parts", "start");
+    op("stage:reduce", "Summarizing the 2 parts", "success", "Summarized.");
+    expect(steps.state("stage")).toBe("ok");
+    expect(items[0]?.querySelector(".summary")?.textContent).toBe("2 parts read. Reading part 2 of 3: RUNTIME_ERROR: HTTP 500 Summarized.");
+  });
+
+  it("ends a staged summary cut short as stopped, not running", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined);
+    steps.operation({ type: "operation", id: "e", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "stage:part:1", action: "read", title: "Reading part 1 of 9", status: "start", message: null });
+    steps.end();
+    expect(steps.state("stage")).toBe("stopped");
+  });
+
   it("words stop reasons and calls plainly", () => {
     expect(stopReasonText("answered", 3)).toBeNull();
     expect(stopReasonText("step_cap", 8)).toBe("Stopped after 8 steps — the step limit.");

@@ -15,6 +15,11 @@ import type {
 } from "../generated/wire.js";
 import { isObject } from "../shared/messages.js";
 
+/** `operation`s of a summary in stages (`stage:part:<n>`, `stage:merge:…`, `stage:reduce`). */
+const STAGE_PREFIX = "stage:";
+const STAGE_REDUCE = "stage:reduce";
+const STAGE_ITEM = "stage";
+
 export type StepState = "pending" | "waiting" | "running" | "ok" | "error" | "blocked" | "expired" | "stopped";
 
 const ICONS: Record<StepState, [string, string]> = {
@@ -127,6 +132,8 @@ export class StepList {
   private items = new Map<string, Item>();
   private notes = new Map<number, HTMLLIElement>();
   private stopped = false;
+  /** The parts of a summary in stages read so far, and those that failed. */
+  private stage = { read: 0, failed: [] as string[] };
 
   constructor(
     private readonly doc: Document,
@@ -307,12 +314,33 @@ export class StepList {
   }
 
   operation(msg: OperationMessage): void {
+    if (msg.call_id.startsWith(STAGE_PREFIX)) {
+      this.stageOperation(msg);
+      return;
+    }
     const item = this.item(msg.call_id, msg.title);
     item.title.textContent = msg.title;
     item.li.dataset["action"] = msg.action;
     if (msg.status === "start") this.setState(item, "running", "");
     else if (msg.status === "success") this.setState(item, "ok", msg.message ?? "");
     else this.setState(item, "error", msg.message ?? "");
+  }
+
+  /**
+   * A summary in stages is one item, not one per model call (a long page
+   * makes dozens): its title follows the call under way ("Reading part 3
+   * of 34"), its line counts the parts read and names those that failed.
+   */
+  private stageOperation(msg: OperationMessage): void {
+    const item = this.item(STAGE_ITEM, msg.title);
+    item.title.textContent = msg.title;
+    item.li.dataset["action"] = msg.action;
+    const isPart = msg.call_id.startsWith(`${STAGE_PREFIX}part:`);
+    if (isPart && msg.status === "success") this.stage.read += 1;
+    if (isPart && msg.status === "error") this.stage.failed.push(`${msg.title}: ${msg.message ?? "failed"}`);
+    const counts = [this.stage.read ? `${this.stage.read} part${this.stage.read === 1 ? "" : "s"} read.` : "", ...this.stage.failed].filter(Boolean).join(" ");
+    if (msg.call_id !== STAGE_REDUCE || msg.status === "start") this.setState(item, "running", counts);
+    else this.setState(item, msg.status === "success" ? "ok" : "error", [counts, msg.message ?? ""].filter(Boolean).join(" "));
   }
 
   toolResult(msg: ToolResultMessage): void {
@@ -357,6 +385,7 @@ export class StepList {
     for (const item of this.items.values()) {
       if (item.card?.timer) this.closeCard(item, item.state === "waiting" ? "No longer needed" : "");
       if (item.state === "waiting" || item.state === "pending") this.setState(item, "stopped", "Not run.");
+      else if (item.state === "running") this.setState(item, "stopped", `${item.summary.textContent ?? ""} Not finished.`.trim());
     }
   }
 }
