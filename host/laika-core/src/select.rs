@@ -274,7 +274,7 @@ fn about(index: &Index, question: &str, picked: &[usize]) -> Vec<String> {
     // Compared as the index's terms, so "last" finds "lasts" in the page's
     // language; read from the index (each passage is a unit of it) instead
     // of tokenizing the chosen passages again.
-    let in_passages = |id: u32| picked.iter().any(|&unit| index.has_term_pub(unit, id));
+    let in_passages = |id: u32| picked.iter().any(|&unit| index.has_term(unit, id));
     let mut out: Vec<String> = Vec::new();
     for word in question.split(|c: char| !c.is_alphanumeric()) {
         let tokens = rank::tokenize(word);

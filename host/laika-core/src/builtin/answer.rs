@@ -153,7 +153,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         let mentions_asked = asked_ids
             .iter()
-            .any(|&id| context.iter().any(|&u| index.has_term_pub(u, id)));
+            .any(|&id| context.iter().any(|&u| index.has_term(u, id)));
         if asked_required && !asked_ids.is_empty() && !mentions_asked {
             continue;
         }

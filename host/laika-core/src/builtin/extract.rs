@@ -589,8 +589,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
     let mut phrases = Vec::new();
     // Only sentences holding every field word are read word by word: on a
     // 1 MiB page that is a few of thousands.
-    let holding =
-        (0..page.units.len()).filter(|&u| ids.iter().all(|&id| index.has_term_pub(u, id)));
+    let holding = (0..page.units.len()).filter(|&u| ids.iter().all(|&id| index.has_term(u, id)));
     for unit in holding {
         let text = page.unit_text(unit);
         for phrase in phrase_hits(index, text, &ids) {

@@ -1009,11 +1009,7 @@ impl Index {
     }
 
     /// Whether `unit` has the term `id`.
-    pub fn has_term_pub(&self, unit: usize, id: u32) -> bool {
-        self.has_term(unit, id)
-    }
-
-    fn has_term(&self, unit: usize, id: u32) -> bool {
+    pub fn has_term(&self, unit: usize, id: u32) -> bool {
         self.unit_terms
             .get(unit)
             .is_some_and(|t| t.binary_search_by_key(&id, |&(i, _)| i).is_ok())
