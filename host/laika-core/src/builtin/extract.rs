@@ -9,6 +9,7 @@ use super::fields::{
     validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
     MAX_VALUE_BYTES,
 };
+use super::questions;
 use super::rank::{self, Index, Kind, Page, Scope};
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
@@ -329,24 +330,6 @@ fn page_form<'a>(index: &Index, word: &'a str) -> &'a str {
     }
 }
 
-/// Head words of a field that asks for a match result ("final score").
-const RESULT_WORDS: &[&str] = &[
-    "score",
-    "result",
-    "ergebnis",
-    "endstand",
-    "résultat",
-    "resultado",
-    "risultato",
-    "uitslag",
-    "resultat",
-    "счёт",
-    "счет",
-    "skor",
-    "sonuç",
-    "نتيجة",
-];
-
 /// "N-M" (a match result): two numbers of one to three digits joined by a
 /// hyphen or dash, not part of a date or a longer number.
 fn find_result(s: &str) -> Option<Range<usize>> {
@@ -389,7 +372,7 @@ fn find_result(s: &str) -> Option<Range<usize>> {
 fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     let name = normalize_name(&field.key);
     let (head, rest) = name.rsplit_once(' ').unwrap_or(("", name.as_str()));
-    if !RESULT_WORDS.contains(&rest) {
+    if !questions::is_result_word(rest) {
         return None;
     }
     let query = index.query(head);
@@ -410,36 +393,6 @@ fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     })
 }
 
-/// Words that introduce a name after the field's words: "a wagon called
-/// X", "a simulation they call X", in the languages the lexicon covers.
-const NAMING_WORDS: &[&str] = &[
-    "called",
-    "named",
-    "dubbed",
-    "call",
-    "calls",
-    "titled",
-    "known",
-    "as",
-    "genannt",
-    "namens",
-    "heißt",
-    "appelé",
-    "appelée",
-    "nommé",
-    "nommée",
-    "llamado",
-    "llamada",
-    "denominado",
-    "chiamato",
-    "chiamata",
-    "chamado",
-    "chamada",
-    "genaamd",
-    "heet",
-    "kallad",
-    "kallas",
-];
 /// Lower-case words that may sit inside a name ("Monthly Notices of the
 /// Royal Astronomical Society", "Dancing with the Stars").
 const NAME_JOINERS: &[&str] = &[
@@ -681,7 +634,7 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
     for _ in 0..3 {
         let w = next_word(text, k)?;
         let word = text.get(w.clone())?.to_lowercase();
-        if NAMING_WORDS.contains(&word.as_str()) {
+        if questions::is_naming_word(&word) {
             return name_at(text, w.end);
         }
         if word.starts_with(char::is_uppercase) || word.ends_with([',', '.']) {

@@ -26,6 +26,8 @@ struct RawLanguage {
     place: Vec<String>,
     which: Vec<String>,
     name_cues: Vec<String>,
+    naming_words: Vec<String>,
+    result_words: Vec<String>,
     money_cues: Vec<String>,
     months: Vec<String>,
     weekdays: Vec<String>,
@@ -57,6 +59,10 @@ pub struct Words {
     pub which: Vec<String>,
     /// The question asks for someone's name.
     pub name_cues: Vec<String>,
+    /// Words that introduce a name ("a wagon called X").
+    pub naming_words: Vec<String>,
+    /// Head words of a field that asks for a match result ("final score").
+    pub result_words: Vec<String>,
     /// An amount question with one of these asks for money.
     pub money_cues: Vec<String>,
     pub months: Vec<String>,
@@ -130,6 +136,8 @@ fn load() -> Vec<Words> {
                 what: lower(&raw.what),
                 which: lower(&raw.which),
                 name_cues: lower(&raw.name_cues),
+                naming_words: lower(&raw.naming_words),
+                result_words: lower(&raw.result_words),
                 money_cues: lower(&raw.money_cues),
                 months: lower(&raw.months),
                 weekdays: lower(&raw.weekdays),
@@ -185,6 +193,20 @@ pub fn is_month(word: &str) -> bool {
         || all().iter().any(|l| l.months.iter().any(|m| m == word))
 }
 
+/// A word (lower case) that introduces a name in any language.
+pub fn is_naming_word(word: &str) -> bool {
+    all()
+        .iter()
+        .any(|l| l.naming_words.iter().any(|w| w == word))
+}
+
+/// A field head word (lower case) of any language that asks for a match result.
+pub fn is_result_word(word: &str) -> bool {
+    all()
+        .iter()
+        .any(|l| l.result_words.iter().any(|w| w == word))
+}
+
 /// Every language's words, the page's first.
 pub fn page_first(code: &str) -> impl Iterator<Item = &'static Words> {
     let first = for_code(code);
@@ -207,10 +229,12 @@ mod tests {
                 ("place", &l.place),
                 ("duration", &l.duration),
                 ("weekdays", &l.weekdays),
+                ("result_words", &l.result_words),
             ] {
                 assert!(!list.is_empty(), "{code}: no {what}");
             }
         }
+        assert!(is_naming_word("genannt") && is_result_word("endstand") && !is_result_word("time"));
         assert_eq!(for_code("xx").code, "en");
         assert_eq!(with_english("de").count(), 2);
         assert_eq!(with_english("en").count(), 1);
