@@ -4,10 +4,11 @@
 # questions-unseen.json (pages the first set does not use, written before the
 # runtime was run on them), extraction-dev.json (extraction cases on pages
 # neither uses, with fields the page does not answer; tuned on after its
-# first run) and questions-blind.json (written blind by someone who did not
-# work on the runtime, on pages no other set uses; each set's `about` says
-# how). Answerable accuracy, honest abstains, extraction field accuracy (and
-# fields not on the page coming back null), citations verified. Figures only.
+# first run), questions-blind.json and questions-blind2.json (each written
+# blind by someone who did not work on the runtime, on pages no other set
+# uses; each set's `about` says how). Answerable accuracy, honest abstains,
+# extraction field accuracy (and fields not on the page coming back null),
+# citations verified. Figures only.
 #
 # usage: scripts/eval-builtin.sh [--verbose]
 # Env: LAIKA_CORPORA (default: ../shared/corpora beside the repo).
@@ -15,7 +16,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
-for set in questions questions-unseen extraction-dev questions-blind; do
+for set in questions questions-unseen extraction-dev questions-blind questions-blind2; do
   echo "== tests/builtin-eval/$set.json"
   cargo run --release --locked -q -p laika-host --example builtin_eval -- \
     "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "$@"
