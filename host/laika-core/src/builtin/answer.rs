@@ -112,8 +112,12 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let mut query = index.query(question);
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
-    let want = entity::want_of_question(question, index.lang());
+    let mut want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
+    // "What is the name of the firm …": a firm's name, not a person's.
+    if want == Want::Person && asked.iter().any(|w| entity::is_organization_word(w)) {
+        want = Want::Name;
+    }
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
     // "How many helicopters …": what is counted.
     let counted = if asked_required {
@@ -128,13 +132,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     // Each candidate: its coverage of the question, and the best span of the
     // wanted type in it (or in the sentence after it).
     let top = ranked.first().map_or(0.0, |s| s.score);
+    let question_ids: Vec<u32> = rank::tokenize(question)
+        .iter()
+        .filter_map(|w| index.term(w))
+        .collect();
     let mut scored: Vec<Candidate> = Vec::new();
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
         let weak = rank::quality(&page, &index, s.unit) < 0.2;
         let words = page.unit_text(s.unit).split_whitespace().count();
-        if index.is_chrome(s.unit, words) {
+        if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
         }
         if weak && want == Want::Any {
@@ -185,6 +193,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                     .map(|(r, q)| (r, q * 0.6));
                 extra = span.as_ref().map(|_| next);
             }
+        }
+        // "Which firm …": the name stands beside the word for what is asked
+        // ("Chapter & Verse, a Spokane agency"), not anywhere in the sentence.
+        if want == Want::Name && asked_required {
+            let at = page.unit_text(extra.unwrap_or(s.unit));
+            span = span.filter(|(r, _)| {
+                index.terms_at(at).iter().any(|(w, id)| {
+                    id.is_some_and(|id| asked_ids.contains(&id))
+                        && w.start.abs_diff(r.end).min(r.start.abs_diff(w.end)) <= ROLE_REACH
+                })
+            });
         }
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
         if weak && typed == 0.0 {
@@ -408,6 +427,17 @@ pub(super) fn best_span(
                         .abs_diff(span.range.start)
                         .min(r.end.abs_diff(span.range.end))
                         <= ROLE_REACH
+            })
+        {
+            continue;
+        }
+        // "Who scored the Penguins' goals?": a person-like name holding a
+        // name the question gives is whom it asks about, not the answer.
+        if want == Want::Person
+            && words.iter().any(|(r, id)| {
+                r.start >= span.range.start
+                    && r.end <= span.range.end
+                    && id.is_some_and(|id| named.contains(&id))
             })
         {
             continue;
@@ -821,6 +851,38 @@ mod tests {
             let text = render_text(&ask(q));
             assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
         }
+    }
+
+    #[test]
+    fn a_name_answers_only_as_what_is_asked() {
+        let ask = |page: &str, q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Sports and ads", page),
+                &[],
+            ))
+        };
+        // The name the question gives is not its answer; a person is not a
+        // firm; a name far from the firm the question names is another's.
+        for (page, q) in [
+            (
+                "The Islanders beat the Pittsburgh Penguins 5-4 after two late goals on Tuesday night.",
+                "Who scored the Penguins' goals?",
+            ),
+            (
+                "Jeff Sanborn, president of Chapter & Verse, a Spokane and Seattle design agency, said the campaign – run by a Minneapolis-based firm with a budget of $449,000 – was provocative.",
+                "What is the name of the Minneapolis firm behind the campaign?",
+            ),
+        ] {
+            let v = ask(page, q);
+            assert!(quotes(&v).is_empty(), "{q}: {}", render_text(&v));
+        }
+        // A long sentence that mentions advertising is prose, not chrome.
+        let page = "The campaign was written by an advertising agency over several long months of work on its message, its design and the many tests it needed, at a cost of $90,000.";
+        let text = render_text(&ask(page, "How much did the advertising campaign cost?"));
+        assert!(text.contains("$90,000\n"), "{text}");
     }
 
     #[test]

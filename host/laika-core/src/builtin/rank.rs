@@ -901,9 +901,17 @@ impl Index {
     }
 
     pub fn is_chrome(&self, unit: usize, words: usize) -> bool {
+        self.is_chrome_unless(unit, words, &[])
+    }
+
+    /// [`Index::is_chrome`], except that a chrome word the reader asked
+    /// about (`asked`: term ids) is content to them ("How much is the
+    /// subscription?"). A chrome word alone marks only a short unit: a long
+    /// sentence that mentions advertising or a subscription is prose.
+    pub fn is_chrome_unless(&self, unit: usize, words: usize, asked: &[u32]) -> bool {
         let c = &self.chrome;
-        let has = |id: &u32| self.has_term(unit, *id);
-        c.terms.iter().any(has)
+        let has = |id: &u32| !asked.contains(id) && self.has_term(unit, *id);
+        (words <= CHROME_TERM_WORDS && c.terms.iter().any(has))
             || c.pairs.iter().any(|(a, b)| has(a) && has(b))
             || (words <= CHROME_SHORT_WORDS && c.short.iter().any(has))
     }
@@ -1119,7 +1127,7 @@ const LATIN_PLURALS: &[(&str, &str)] = &[("um", "a"), ("us", "i"), ("is", "es"),
 /// Site chrome, as words (stemmed like the page when looked up): a unit is
 /// chrome if it has any of `CHROME_TERMS`, both terms of a `CHROME_PAIRS`
 /// entry, or, when it is at most `CHROME_SHORT_WORDS` words long, any of
-/// `CHROME_SHORT`. Matching terms (not substrings) keeps this a few lookups
+/// `CHROME_SHORT` (terms only up to `CHROME_TERM_WORDS`). Matching terms (not substrings) keeps this a few lookups
 /// per unit.
 const CHROME_TERMS: &[&str] = &[
     "advertisement",
@@ -1147,6 +1155,9 @@ const CHROME_SHORT: &[&str] = &[
     "accept", "click", "follow", "log", "menu", "share", "sign", "skip",
 ];
 const CHROME_SHORT_WORDS: usize = 6;
+/// Chrome lines ("Subscribe to our newsletter", "Advertisement") are short;
+/// `CHROME_TERMS` mark units up to this many words.
+const CHROME_TERM_WORDS: usize = 25;
 
 /// The chrome terms that occur on a page, as term ids.
 #[derive(Debug, Clone, Default)]
@@ -1610,6 +1621,21 @@ mod tests {
         assert!((index.coverage(&paris, 4) - 1.0).abs() < 1e-9);
         assert_eq!(index.coverage(&paris, 0), 0.0);
         assert!(index.coverage(&index.query("cat flights"), 0) < 0.5);
+    }
+
+    #[test]
+    fn a_chrome_word_marks_short_lines_not_prose_or_what_is_asked() {
+        let index = Index::from_texts([
+            "Subscribe to our newsletter for more news.",
+            "Google's gaming service is offered at a $9.99 monthly rate for its Pro subscription, which gives players access to 4K streaming and a discount on games bought in its store.",
+            "The Pro subscription costs $9.99 a month.",
+        ]);
+        assert!(index.is_chrome(0, 7));
+        assert!(!index.is_chrome(1, 31));
+        assert!(index.is_chrome(2, 7));
+        let asked: Vec<u32> = index.term("subscription").into_iter().collect();
+        assert!(!index.is_chrome_unless(2, 7, &asked));
+        assert!(index.is_chrome_unless(0, 7, &asked));
     }
 
     #[test]
