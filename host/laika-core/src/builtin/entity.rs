@@ -894,8 +894,9 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
             Want::Money
         }
-        Want::Any if has(|l| &l.name_cues) => Want::Person,
+        // "Which drive did he lend his name to?": "which" says what is asked.
         Want::Any if has(|l| &l.which) => Want::Name,
+        Want::Any if has(|l| &l.name_cues) => Want::Person,
         w => w,
     }
 }
@@ -1130,6 +1131,24 @@ mod tests {
         assert_eq!(
             want_of_question("Why did shares fall?", &Lang::default()),
             Want::Any
+        );
+        assert_eq!(
+            want_of_question(
+                "Which child-welfare drive did Andrew lend his name to?",
+                &Lang::default()
+            ),
+            Want::Name
+        );
+        assert_eq!(
+            want_of_question("What is the name of the mayor?", &Lang::default()),
+            Want::Person
+        );
+        assert_eq!(
+            want_of_question(
+                "How quickly must a patient get antibiotics?",
+                &Lang::default()
+            ),
+            Want::Duration
         );
         assert_eq!(want_of_field("share price"), Want::Money);
         assert_eq!(want_of_field("listing date"), Want::Date);

@@ -220,19 +220,26 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// "12. März", "1. Mai": a day number's period before a month name (in
-/// any language) ends no sentence.
+/// "12. März", "1. Mai", "12. bis 13. September": a day number's period
+/// before a month name (in any language), or before a range of days that
+/// ends in one, ends no sentence.
 fn ordinal_date(word: &str, rest: &str) -> bool {
     if word.is_empty() || word.len() > 2 || !word.bytes().all(|b| b.is_ascii_digit()) {
         return false;
     }
-    let next = rest
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase();
-    questions::is_month(&next)
+    let word_at = |w: &str| {
+        w.trim_end_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let next: Vec<String> = rest.split_whitespace().take(3).map(word_at).collect();
+    let day = |w: &String| (1..=2).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
+    match next.as_slice() {
+        [m, ..] if questions::is_month(m) => true,
+        // "12. bis 13. September", "12. – 13. März": a short joiner, the
+        // range's last day, its month.
+        [joiner, d, m] => joiner.chars().count() <= 5 && day(d) && questions::is_month(m),
+        _ => false,
+    }
 }
 
 /// Cuts ranges longer than [`MAX_UNIT_BYTES`] into pieces of at most
@@ -1474,6 +1481,21 @@ mod tests {
         assert_eq!(parse_line("Definition: an id"), (Kind::Definition, "an id"));
         assert_eq!(parse_line("  plain text  "), (Kind::Sentence, "plain text"));
         assert_eq!(parse_line("-not a list").0, Kind::Sentence);
+    }
+
+    #[test]
+    fn a_day_range_before_its_month_ends_no_sentence() {
+        assert_eq!(
+            sentences("Am 12. Bis 13. September startet die DMEXCO in Köln. Wir sind dabei."),
+            vec![
+                "Am 12. Bis 13. September startet die DMEXCO in Köln.",
+                "Wir sind dabei."
+            ]
+        );
+        assert_eq!(
+            sentences("Wir kamen am 12. Danach gingen wir."),
+            vec!["Wir kamen am 12.", "Danach gingen wir."]
+        );
     }
 
     #[test]
