@@ -70,7 +70,7 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
         .find(|w| !w.is_empty())
         .unwrap_or("")
         .to_lowercase();
-    let short = t.split_whitespace().count() < 8;
+    let short = rank::word_count(t) < 8;
     if unit > 0 && (short || REFERRING.contains(&first.as_str())) && same_block(unit - 1) {
         vec![unit - 1, unit]
     } else if short && same_block(unit + 1) {
@@ -141,7 +141,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
         let weak = rank::quality(&page, &index, s.unit) < 0.2;
-        let words = page.unit_text(s.unit).split_whitespace().count();
+        let words = rank::word_count(page.unit_text(s.unit));
         if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
         }

@@ -292,6 +292,8 @@ const STOPWORDS: &[&str] = &[
     "those", "to", "too", "under", "up", "us", "very", "via", "was", "wasnt", "we", "were", "what",
     "when", "where", "which", "who", "whom", "whose", "why", "will", "with", "wont", "would",
     "yes", "you", "your", "youre",
+    // Japanese and Chinese "what" and "who", single characters.
+    "何", "誰", "谁",
 ];
 
 /// Words that only frame a question ("what does the page say about …").
@@ -339,6 +341,68 @@ fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FFFF)
 }
 
+/// The number of words in `text`: whitespace-separated words, with a run of
+/// CJK characters (written without spaces) counted as one word per two
+/// characters, about the length of a Japanese or Chinese word.
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|w| {
+            let cjk = w.chars().filter(|&c| is_cjk(c)).count();
+            if cjk == 0 {
+                1
+            } else {
+                (cjk / 2).max(1) + usize::from(w.chars().any(|c| c.is_ascii_alphanumeric()))
+            }
+        })
+        .sum()
+}
+
+/// Which CJK script a character is in: runs of one script are one word or
+/// compound (a katakana loanword, a kanji compound); hiragana runs are
+/// mostly particles and endings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Hiragana,
+    Katakana,
+    Han,
+}
+
+fn script(c: char) -> Script {
+    match c as u32 {
+        0x3040..=0x309F => Script::Hiragana,
+        0x30A0..=0x30FF => Script::Katakana,
+        _ => Script::Han,
+    }
+}
+
+/// Hands `f` the tokens of a run of CJK characters of one script: a
+/// katakana run whole, a kanji run as overlapping character pairs (one
+/// character alone), hiragana not at all. Pairs match compounds across
+/// word boundaries the text does not mark.
+fn cjk_tokens(run: &str, s: Script, f: &mut impl FnMut(&str)) {
+    match s {
+        Script::Hiragana => {}
+        Script::Katakana => f(run),
+        Script::Han => {
+            let idx: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
+            if idx.len() == 1 {
+                if !is_stopword(run) {
+                    f(run);
+                }
+                return;
+            }
+            for w in idx.windows(3) {
+                if let (Some(&a), Some(&b)) = (w.first(), w.get(2)) {
+                    f(run.get(a..b).unwrap_or(""));
+                }
+            }
+            if let Some(&a) = idx.get(idx.len().saturating_sub(2)) {
+                f(run.get(a..).unwrap_or(""));
+            }
+        }
+    }
+}
+
 /// Ends the current word: drops stopwords and one-letter words and hands
 /// the rest to `f` (unstemmed: the [`Index`] stems for the page's language).
 fn finish_token(word: &mut String, f: &mut impl FnMut(&str)) {
@@ -355,21 +419,34 @@ fn finish_token(word: &mut String, f: &mut impl FnMut(&str)) {
 /// Calls `f` with each lower-cased content word of `text`, in
 /// order, reusing one buffer (no allocation per token). Splits on anything
 /// that is not alphanumeric, except a `.` or `,` between digits ("3.5") and
-/// an apostrophe inside a word ("page's" → "pages" → "page"). Each CJK
-/// character is its own token, since those scripts do not separate words with
-/// spaces.
+/// an apostrophe inside a word ("page's" → "pages" → "page"). CJK text,
+/// which does not separate words with spaces, is cut into runs of one
+/// script (see [`cjk_tokens`]).
 pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
     let mut word = String::new();
+    let mut cjk = String::new();
+    let mut cjk_script = Script::Han;
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        if is_cjk(c) {
+            finish_token(&mut word, &mut f);
+            let s = script(c);
+            if s != cjk_script && !cjk.is_empty() {
+                cjk_tokens(&cjk, cjk_script, &mut f);
+                cjk.clear();
+            }
+            cjk_script = s;
+            cjk.push(c);
+            prev = Some(c);
+            continue;
+        }
+        if !cjk.is_empty() {
+            cjk_tokens(&cjk, cjk_script, &mut f);
+            cjk.clear();
+        }
         if c.is_ascii_alphanumeric() {
             word.push(c.to_ascii_lowercase());
-        } else if is_cjk(c) {
-            finish_token(&mut word, &mut f);
-            word.push(c);
-            f(&word);
-            word.clear();
         } else if c.is_alphanumeric() {
             word.extend(c.to_lowercase());
         } else {
@@ -389,6 +466,9 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
             }
         }
         prev = Some(c);
+    }
+    if !cjk.is_empty() {
+        cjk_tokens(&cjk, cjk_script, &mut f);
     }
     finish_token(&mut word, &mut f);
 }
@@ -1178,7 +1258,7 @@ struct Chrome {
 /// (0..=1): length, boilerplate phrases, terminal punctuation.
 pub fn quality(page: &Page, index: &Index, unit: usize) -> f64 {
     let text = page.unit_text(unit);
-    let words = text.split_whitespace().count();
+    let words = word_count(text);
     let length = match words {
         0..=3 => 0.1,
         4..=5 => 0.4,
@@ -1484,6 +1564,25 @@ mod tests {
     }
 
     #[test]
+    fn cjk_text_is_cut_into_script_runs_and_kanji_pairs() {
+        assert_eq!(
+            tokenize("Kindle for PCの起動ホットキーは何ですか"),
+            vec!["kindle", "pc", "起動", "ホットキー"]
+        );
+        assert_eq!(tokenize("操作方法"), vec!["操作", "作方", "方法"]);
+        // A question shares the page's compound, not its particles.
+        let index = Index::from_texts([
+            "Windows10での操作方法です。",
+            "パスワード管理ソフトの話です。",
+        ]);
+        let q = index.query("この手順はどのOSでの操作方法ですか？");
+        let ranked = bm25(&index, &q);
+        assert_eq!(ranked.first().map(|s| s.unit), Some(0));
+        assert_eq!(word_count("Windows10での操作方法です。"), 5);
+        assert_eq!(word_count("two plain words"), 3);
+    }
+
+    #[test]
     fn a_day_range_before_its_month_ends_no_sentence() {
         assert_eq!(
             sentences("Am 12. Bis 13. September startet die DMEXCO in Köln. Wir sind dabei."),
@@ -1610,7 +1709,7 @@ mod tests {
             tokenize("Don't stop — Ünïcode Straße"),
             vec!["stop", "ünïcode", "straße"]
         );
-        assert_eq!(tokenize("東京タワー"), vec!["東", "京", "タ", "ワ", "ー"]);
+        assert_eq!(tokenize("東京タワー"), vec!["東京", "タワー"]);
         let index = Index::from_texts(["Stories of pages and a page's story"]);
         assert_eq!(index.term("pages"), index.term("page"));
         assert_eq!(index.term("story"), index.term("stories"));
