@@ -866,9 +866,12 @@ impl Query {
     /// the question word `word`: a synonym or an acronym's expansion. A
     /// phrase counts by its last content word (its head noun, in English).
     pub fn add_alternative(&mut self, index: &Index, word: &str, alternative: &str) {
-        let Some(id) = tokenize(alternative).last().and_then(|t| index.term(t)) else {
-            return;
-        };
+        if let Some(id) = tokenize(alternative).last().and_then(|t| index.term(t)) {
+            self.add_id(index, word, id);
+        }
+    }
+
+    fn add_id(&mut self, index: &Index, word: &str, id: u32) {
         if let Some(slot) = self.terms.iter_mut().find(|s| s.word == word) {
             if !slot.ids.contains(&id) {
                 slot.ids.push(id);
@@ -1091,6 +1094,19 @@ impl Index {
                 }
             }
             let stem = self.lang.stem(word);
+            // Derived forms the stemmer leaves apart ("analysed" and
+            // "analysts", "Europe" and "European"), in any language.
+            let mut derived: Vec<u32> = self
+                .vocab
+                .iter()
+                .filter(|(v, _)| is_derived(&stem, v))
+                .map(|(_, &id)| id)
+                .collect();
+            // Ids in order, whatever the map's.
+            derived.sort_unstable();
+            for id in derived {
+                query.add_id(self, word, id);
+            }
             // Everyday synonyms, as data: a question rarely uses the page's word.
             for group in questions::with_english(self.lang.code()).flat_map(|l| &l.synonyms) {
                 if group.iter().any(|g| g == word || self.lang.stem(g) == stem) {
@@ -1206,6 +1222,23 @@ pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
     best_first(&mut out);
     out
 }
+
+/// Whether two stems are forms of one word the stemmer left apart: the
+/// shorter (at least [`MIN_DERIVED_STEM`] characters) opens the longer, which
+/// adds at most [`MAX_DERIVED_SUFFIX`] characters ("analys" → "analyst",
+/// "europ" → "european", "рекоменд" → "рекомендац"; not "state" →
+/// "statement").
+fn is_derived(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let (n, m) = (short.chars().count(), long.chars().count());
+    short != long
+        && n >= MIN_DERIVED_STEM
+        && m.saturating_sub(n) <= MAX_DERIVED_SUFFIX
+        && long.starts_with(short)
+        && !short.chars().any(|c| c.is_ascii_digit())
+}
+const MIN_DERIVED_STEM: usize = 5;
+const MAX_DERIVED_SUFFIX: usize = 3;
 
 /// Latin singular and plural endings of English (and other European)
 /// loanwords, which Snowball leaves apart.
@@ -1580,6 +1613,21 @@ mod tests {
         assert_eq!(ranked.first().map(|s| s.unit), Some(0));
         assert_eq!(word_count("Windows10での操作方法です。"), 5);
         assert_eq!(word_count("two plain words"), 3);
+    }
+
+    #[test]
+    fn derived_forms_match_what_the_stemmer_leaves_apart() {
+        let index = Index::from_texts([
+            "Posted by the performance analysts at Digital Foundry.",
+            "Already in use at European hospitals.",
+            "The statement was read aloud.",
+        ]);
+        let hit = |q: &str| bm25(&index, &index.query(q)).first().map(|s| s.unit);
+        assert_eq!(hit("Who analysed the port?"), Some(0));
+        assert_eq!(hit("Where in Europe is it used?"), Some(1));
+        assert_eq!(hit("Which state?"), None);
+        assert!(is_derived("рекоменд", "рекомендац"));
+        assert!(!is_derived("general", "generat") && !is_derived("2019", "20190"));
     }
 
     #[test]
