@@ -41,6 +41,42 @@ const REFERRING: &[&str] = &[
     "she", "his", "her", "however", "but", "such", "there",
 ];
 
+/// How far back (sentences) a pronoun may reach for whom it means.
+const MAX_ANTECEDENT: usize = 3;
+
+/// The first word of a unit, lower case.
+fn first_word(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_lowercase()
+}
+
+/// For a unit that leans on what came before (it opens with a pronoun),
+/// the sentence of its paragraph that names whom it is about: back over
+/// quotes and other leaning sentences, at most [`MAX_ANTECEDENT`] back.
+fn antecedent(page: &Page, unit: usize) -> Option<usize> {
+    let leans = |u: usize| {
+        let t = page.unit_text(u);
+        REFERRING.contains(&first_word(t).as_str()) || t.starts_with(['“', '"', '‘', '„', '«'])
+    };
+    let block = page.units.get(unit)?.block;
+    if !REFERRING.contains(&first_word(page.unit_text(unit)).as_str()) {
+        return None;
+    }
+    let mut u = unit;
+    for _ in 0..MAX_ANTECEDENT {
+        u = u.checked_sub(1)?;
+        if page.units.get(u)?.block != block {
+            return None;
+        }
+        if !leans(u) {
+            return Some(u);
+        }
+    }
+    None
+}
+
 /// The units to quote for one chosen unit: a heading takes the sentence after
 /// it; a short or referring sentence takes its neighbour in the same line.
 fn passage(page: &Page, unit: usize) -> Vec<usize> {
@@ -65,11 +101,7 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
         };
     }
     let t = page.unit_text(unit);
-    let first = t
-        .split(|c: char| !c.is_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .to_lowercase();
+    let first = first_word(t);
     let short = rank::word_count(t) < 8;
     if unit > 0 && (short || REFERRING.contains(&first.as_str())) && same_block(unit - 1) {
         vec![unit - 1, unit]
@@ -215,6 +247,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             let at = extra.unwrap_or(s.unit);
             let mut near = vec![at.wrapping_sub(1), at, at + 1];
             near.extend(&context);
+            near.extend(antecedent(&page, s.unit));
             let strict = matches!(want, Want::Person | Want::Name | Want::Place);
             if !query.is_tied(&index, &near, strict) {
                 continue;
@@ -255,6 +288,19 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                     context = window;
                     coverage = widened;
                     break;
+                }
+            }
+        }
+        // "He said his company's lander …": with the sentence that names
+        // whom it is about, a few quotes back in its paragraph.
+        if coverage < min && typed > 0.0 {
+            if let Some(a) = antecedent(&page, s.unit).filter(|a| !context.contains(a)) {
+                let mut window = context.clone();
+                window.insert(0, a);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                if widened >= min {
+                    context = window;
+                    coverage = widened;
                 }
             }
         }
@@ -883,6 +929,25 @@ mod tests {
         let page = "The campaign was written by an advertising agency over several long months of work on its message, its design and the many tests it needed, at a cost of $90,000.";
         let text = render_text(&ask(page, "How much did the advertising campaign cost?"));
         assert!(text.contains("$90,000\n"), "{text}");
+    }
+
+    #[test]
+    fn a_pronouns_sentence_is_tied_through_whom_its_paragraph_names() {
+        let page = "H1: Five companies join the lunar lander program\n\
+            Marco Villa, the company's chief operating officer, said Tyvak would build small landers. He declined to say when they would fly.\n\
+            Michael Sims, chief executive of Ceres Robotics, said his company's award was a sign of things to come. “Space exploration needs an entire ecosystem,” he said. He said his company's lander should be available for missions starting in 2023.";
+        let ask = |q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Five companies join the lunar lander program", page),
+                &[],
+            )))
+        };
+        let text = ask("When could Ceres Robotics fly its lander?");
+        assert!(text.starts_with("2023\n"), "{text}");
+        assert!(text.contains("Michael Sims"), "{text}");
     }
 
     #[test]
