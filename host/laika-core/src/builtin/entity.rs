@@ -591,6 +591,11 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                 }
                 time |= is_time_unit(lw(end));
                 unit = ws.get(end).map(|w| w.core.clone());
+            } else if caps == 1 && stops(end + 1) {
+                // "three million Palestinians.": the capitalized word that
+                // ends the clause is what is counted.
+                end += 1;
+                unit = ws.get(end).map(|w| w.core.clone());
             }
             if !stops(end) && kind == Kind::Number && unit.is_none() {
                 let next = lw(end + 1);
@@ -1062,6 +1067,12 @@ mod tests {
         assert_eq!(found(t, Kind::Money), vec!["$8.8 billion"]);
         assert_eq!(found(t, Kind::Percent), vec!["3.5 percent"]);
         assert_eq!(found(t, Kind::Number), vec!["30 jets", "about 2,300 tons"]);
+        let p = "Settlers live alongside more than three million Palestinians.";
+        let counted = spans(p, &Lang::default())
+            .into_iter()
+            .find(|s| s.kind == Kind::Number)
+            .and_then(|s| p.get(s.unit?));
+        assert_eq!(counted, Some("Palestinians"));
         assert_eq!(
             found(t, Kind::Date),
             vec!["Wednesday", "Wednesday, Dec. 9", "2019", "6:38 p.m."]
