@@ -972,6 +972,26 @@ mod language_tests {
     use super::super::fixtures::*;
     use serde_json::json;
 
+    /// "Wann findet … statt?": the verbs that only frame
+    /// when or where something takes place are not searched for.
+    #[test]
+    fn a_framing_verb_is_not_asked_for() {
+        let page = "Am 12. bis 13. September startet wieder die DMEXCO 2018 in Köln, und wir sind mit einem eigenen Stand dabei.";
+        let q = "Wann findet die DMEXCO 2018 statt?";
+        let text = render_text(&run(&packet(
+            "web.answer",
+            json!({}),
+            q,
+            summary("", page),
+            &[],
+        )));
+        let lead = text
+            .lines()
+            .find(|l| !l.starts_with("Only part of this page"))
+            .unwrap_or("");
+        assert!(lead.contains("13. September"), "{q} → {text}");
+    }
+
     /// A question in each language of the question-word data, on a short
     /// page in that language: the answer leads with the right span.
     #[test]
