@@ -222,12 +222,12 @@ fn a_follow_ups_packed_prompt_is_pinned() {
         (
             "How much will the harbour bridge contract cost?",
             window,
-            json!({"about":["harbour","bridge","contract","cost"],"chars":[4328,243160],"chunks":[14,36,61,66],"cut":117,"cut_chars":264036,"documents":6,"passages":[4,346],"prompt_fnv":"f18b4113e7a92a1f","prompt_len":9215,"redacted":122,"used":7758}),
+            json!({"about":["harbour","bridge","contract","cost"],"chars":[4315,243160],"chunks":[14,19,36,89],"cut":117,"cut_chars":264016,"documents":6,"passages":[4,346],"prompt_fnv":"5e465a963a48de57","prompt_len":9260,"redacted":122,"used":7759}),
         ),
         (
             "When does the ferry timetable change?",
             fixed,
-            json!({"about":["ferry","timetable","change"],"chars":[63653,243160],"chunks":[1,2,4,6,7,12,14,15,16,21,22,23,24,25,26,27,28,30,31,32,33,35,38,39,40,42,44,46,48,51,52,53,58,61,63,67,68,69,70,71,75,76,83,84,86,88,90,93,94,95,96,97,100,102,103,104,105,107,108,109,110,111,112,114,116,120],"cut":54,"cut_chars":122119,"documents":68,"passages":[79,346],"prompt_fnv":"bfd6d967898da074","prompt_len":102161,"redacted":122,"used":88062}),
+            json!({"about":["ferry","timetable","change"],"chars":[63377,243160],"chunks":[1,2,4,6,7,10,12,14,15,16,22,23,24,25,26,27,28,30,31,32,33,35,38,39,40,42,43,44,46,48,51,52,53,58,61,63,67,68,69,70,71,75,76,83,84,86,88,90,93,94,95,96,97,100,102,103,104,105,107,108,109,110,111,112,114,116,120],"cut":53,"cut_chars":119833,"documents":69,"passages":[78,346],"prompt_fnv":"644dc0090a5efa68","prompt_len":102187,"redacted":122,"used":87933}),
         ),
         (
             "東京の橋の予算は？",

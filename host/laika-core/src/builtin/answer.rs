@@ -41,6 +41,42 @@ const REFERRING: &[&str] = &[
     "she", "his", "her", "however", "but", "such", "there",
 ];
 
+/// How far back (sentences) a pronoun may reach for whom it means.
+const MAX_ANTECEDENT: usize = 3;
+
+/// The first word of a unit, lower case.
+fn first_word(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_lowercase()
+}
+
+/// For a unit that leans on what came before (it opens with a pronoun),
+/// the sentence of its paragraph that names whom it is about: back over
+/// quotes and other leaning sentences, at most [`MAX_ANTECEDENT`] back.
+fn antecedent(page: &Page, unit: usize) -> Option<usize> {
+    let leans = |u: usize| {
+        let t = page.unit_text(u);
+        REFERRING.contains(&first_word(t).as_str()) || t.starts_with(['“', '"', '‘', '„', '«'])
+    };
+    let block = page.units.get(unit)?.block;
+    if !REFERRING.contains(&first_word(page.unit_text(unit)).as_str()) {
+        return None;
+    }
+    let mut u = unit;
+    for _ in 0..MAX_ANTECEDENT {
+        u = u.checked_sub(1)?;
+        if page.units.get(u)?.block != block {
+            return None;
+        }
+        if !leans(u) {
+            return Some(u);
+        }
+    }
+    None
+}
+
 /// The units to quote for one chosen unit: a heading takes the sentence after
 /// it; a short or referring sentence takes its neighbour in the same line.
 fn passage(page: &Page, unit: usize) -> Vec<usize> {
@@ -65,12 +101,8 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
         };
     }
     let t = page.unit_text(unit);
-    let first = t
-        .split(|c: char| !c.is_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
-        .to_lowercase();
-    let short = t.split_whitespace().count() < 8;
+    let first = first_word(t);
+    let short = rank::word_count(t) < 8;
     if unit > 0 && (short || REFERRING.contains(&first.as_str())) && same_block(unit - 1) {
         vec![unit - 1, unit]
     } else if short && same_block(unit + 1) {
@@ -112,8 +144,12 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let mut query = index.query(question);
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
-    let want = entity::want_of_question(question, index.lang());
+    let mut want = entity::want_of_question(question, index.lang());
     let (asked, asked_required) = entity::asked_nouns(question);
+    // "What is the name of the firm …": a firm's name, not a person's.
+    if want == Want::Person && asked.iter().any(|w| entity::is_organization_word(w)) {
+        want = Want::Name;
+    }
     let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
     // "How many helicopters …": what is counted.
     let counted = if asked_required {
@@ -128,13 +164,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     // Each candidate: its coverage of the question, and the best span of the
     // wanted type in it (or in the sentence after it).
     let top = ranked.first().map_or(0.0, |s| s.score);
+    let question_ids: Vec<u32> = rank::tokenize(question)
+        .iter()
+        .filter_map(|w| index.term(w))
+        .collect();
     let mut scored: Vec<Candidate> = Vec::new();
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
         let weak = rank::quality(&page, &index, s.unit) < 0.2;
-        let words = page.unit_text(s.unit).split_whitespace().count();
-        if index.is_chrome(s.unit, words) {
+        let words = rank::word_count(page.unit_text(s.unit));
+        if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
         }
         if weak && want == Want::Any {
@@ -186,6 +226,17 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                 extra = span.as_ref().map(|_| next);
             }
         }
+        // "Which firm …": the name stands beside the word for what is asked
+        // ("Chapter & Verse, a Spokane agency"), not anywhere in the sentence.
+        if want == Want::Name && asked_required {
+            let at = page.unit_text(extra.unwrap_or(s.unit));
+            span = span.filter(|(r, _)| {
+                index.terms_at(at).iter().any(|(w, id)| {
+                    id.is_some_and(|id| asked_ids.contains(&id))
+                        && w.start.abs_diff(r.end).min(r.start.abs_diff(w.end)) <= ROLE_REACH
+                })
+            });
+        }
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
         if weak && typed == 0.0 {
             continue;
@@ -196,6 +247,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             let at = extra.unwrap_or(s.unit);
             let mut near = vec![at.wrapping_sub(1), at, at + 1];
             near.extend(&context);
+            near.extend(antecedent(&page, s.unit));
             let strict = matches!(want, Want::Person | Want::Name | Want::Place);
             if !query.is_tied(&index, &near, strict) {
                 continue;
@@ -236,6 +288,19 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                     context = window;
                     coverage = widened;
                     break;
+                }
+            }
+        }
+        // "He said his company's lander …": with the sentence that names
+        // whom it is about, a few quotes back in its paragraph.
+        if coverage < min && typed > 0.0 {
+            if let Some(a) = antecedent(&page, s.unit).filter(|a| !context.contains(a)) {
+                let mut window = context.clone();
+                window.insert(0, a);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                if widened >= min {
+                    context = window;
+                    coverage = widened;
                 }
             }
         }
@@ -408,6 +473,17 @@ pub(super) fn best_span(
                         .abs_diff(span.range.start)
                         .min(r.end.abs_diff(span.range.end))
                         <= ROLE_REACH
+            })
+        {
+            continue;
+        }
+        // "Who scored the Penguins' goals?": a person-like name holding a
+        // name the question gives is whom it asks about, not the answer.
+        if want == Want::Person
+            && words.iter().any(|(r, id)| {
+                r.start >= span.range.start
+                    && r.end <= span.range.end
+                    && id.is_some_and(|id| named.contains(&id))
             })
         {
             continue;
@@ -824,6 +900,57 @@ mod tests {
     }
 
     #[test]
+    fn a_name_answers_only_as_what_is_asked() {
+        let ask = |page: &str, q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Sports and ads", page),
+                &[],
+            ))
+        };
+        // The name the question gives is not its answer; a person is not a
+        // firm; a name far from the firm the question names is another's.
+        for (page, q) in [
+            (
+                "The Islanders beat the Pittsburgh Penguins 5-4 after two late goals on Tuesday night.",
+                "Who scored the Penguins' goals?",
+            ),
+            (
+                "Jeff Sanborn, president of Chapter & Verse, a Spokane and Seattle design agency, said the campaign – run by a Minneapolis-based firm with a budget of $449,000 – was provocative.",
+                "What is the name of the Minneapolis firm behind the campaign?",
+            ),
+        ] {
+            let v = ask(page, q);
+            assert!(quotes(&v).is_empty(), "{q}: {}", render_text(&v));
+        }
+        // A long sentence that mentions advertising is prose, not chrome.
+        let page = "The campaign was written by an advertising agency over several long months of work on its message, its design and the many tests it needed, at a cost of $90,000.";
+        let text = render_text(&ask(page, "How much did the advertising campaign cost?"));
+        assert!(text.contains("$90,000\n"), "{text}");
+    }
+
+    #[test]
+    fn a_pronouns_sentence_is_tied_through_whom_its_paragraph_names() {
+        let page = "H1: Five companies join the lunar lander program\n\
+            Marco Villa, the company's chief operating officer, said Tyvak would build small landers. He declined to say when they would fly.\n\
+            Michael Sims, chief executive of Ceres Robotics, said his company's award was a sign of things to come. “Space exploration needs an entire ecosystem,” he said. He said his company's lander should be available for missions starting in 2023.";
+        let ask = |q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Five companies join the lunar lander program", page),
+                &[],
+            )))
+        };
+        let text = ask("When could Ceres Robotics fly its lander?");
+        assert!(text.starts_with("2023\n"), "{text}");
+        assert!(text.contains("Michael Sims"), "{text}");
+    }
+
+    #[test]
     fn answer_stems_the_pages_language() {
         let page = "Die Stadtwerke haben die Stromversorgung in allen Häusern der Stadt wiederhergestellt.\n\
             Der Bürgermeister dankte den Helfern für ihre schnelle Arbeit in der Nacht.";
@@ -844,6 +971,26 @@ mod tests {
 mod language_tests {
     use super::super::fixtures::*;
     use serde_json::json;
+
+    /// "Wann findet … statt?": the verbs that only frame
+    /// when or where something takes place are not searched for.
+    #[test]
+    fn a_framing_verb_is_not_asked_for() {
+        let page = "Am 12. bis 13. September startet wieder die DMEXCO 2018 in Köln, und wir sind mit einem eigenen Stand dabei.";
+        let q = "Wann findet die DMEXCO 2018 statt?";
+        let text = render_text(&run(&packet(
+            "web.answer",
+            json!({}),
+            q,
+            summary("", page),
+            &[],
+        )));
+        let lead = text
+            .lines()
+            .find(|l| !l.starts_with("Only part of this page"))
+            .unwrap_or("");
+        assert!(lead.contains("13. September"), "{q} → {text}");
+    }
 
     /// A question in each language of the question-word data, on a short
     /// page in that language: the answer leads with the right span.

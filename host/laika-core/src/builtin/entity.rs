@@ -199,6 +199,10 @@ const APPROX: &[&str] = &[
 const NOT_PERSON: &[&str] = &[
     "academy",
     "agency",
+    "channel",
+    "firm",
+    "network",
+    "team",
     "airline",
     "airlines",
     "association",
@@ -363,7 +367,10 @@ fn words(text: &str) -> Vec<Word> {
         .char_indices()
         .chain(std::iter::once((text.len(), ' ')))
     {
-        match (c.is_whitespace(), start) {
+        // A dash between words ("Facility—a multimedia facility") parts
+        // them like a comma.
+        let dash = matches!(c, '—' | '–');
+        match (c.is_whitespace() || dash, start) {
             (false, None) => start = Some(i),
             (true, Some(s)) => {
                 let w = text.get(s..i).unwrap_or("");
@@ -389,7 +396,7 @@ fn words(text: &str) -> Vec<Word> {
                 out.push(Word {
                     range: s..i,
                     core: s + lead..s + lead + core_end,
-                    stops: tail.contains([',', '.', ';', ':', '!', '?', ')', '”', '"']),
+                    stops: dash || tail.contains([',', '.', ';', ':', '!', '?', ')', '”', '"']),
                 });
                 start = None;
             }
@@ -584,6 +591,11 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                 }
                 time |= is_time_unit(lw(end));
                 unit = ws.get(end).map(|w| w.core.clone());
+            } else if caps == 1 && stops(end + 1) {
+                // "three million Palestinians.": the capitalized word that
+                // ends the clause is what is counted.
+                end += 1;
+                unit = ws.get(end).map(|w| w.core.clone());
             }
             if !stops(end) && kind == Kind::Number && unit.is_none() {
                 let next = lw(end + 1);
@@ -633,8 +645,10 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             // A lone capitalized function word opening a sentence is no name.
             let first = lw(i);
+            // "the New York Islanders": an opener only opens a sentence.
+            let opens = i == 0 || stops(i - 1);
             let skip_first = crate::builtin::rank::is_stopword(first)
-                || SENTENCE_OPENERS.contains(&first)
+                || (opens && SENTENCE_OPENERS.contains(&first))
                 || lang.is_function_word(first)
                 || MONTHS.contains(&first)
                 || listed(first, |w| &w.months)
@@ -681,6 +695,17 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                         start
                     };
                 push_name(&mut out, text, &ws, name_start, end, person);
+                // "SciSpacE Team Leader Jennifer Ngo-Anh", "Emirates
+                // President Tim Clark": the words after a title inside the
+                // run are a person's name too.
+                if let Some(t) = (name_start + 1..end)
+                    .rev()
+                    .find(|&k| PERSON_TITLES.contains(&lw(k)))
+                {
+                    if end - t <= 3 {
+                        push_name(&mut out, text, &ws, t + 1, end, true);
+                    }
+                }
             }
             i = end + 1;
             continue;
@@ -874,8 +899,9 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
             Want::Money
         }
-        Want::Any if has(|l| &l.name_cues) => Want::Person,
+        // "Which drive did he lend his name to?": "which" says what is asked.
         Want::Any if has(|l| &l.which) => Want::Name,
+        Want::Any if has(|l| &l.name_cues) => Want::Person,
         w => w,
     }
 }
@@ -953,7 +979,12 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    let which = ws.iter().position(|w| *w == "which").map(|i| i + 1);
+    // "the name of the firm …" asks for a name as "which firm" does.
+    let which = ws
+        .iter()
+        .position(|w| *w == "which")
+        .or_else(|| ws.windows(2).position(|p| p == ["name", "of"]))
+        .map(|i| i + 1);
     let many = ws
         .windows(2)
         .position(|p| p == ["how", "many"])
@@ -970,6 +1001,12 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
         .map(|w| (*w).to_string())
         .collect();
     (run, which.is_some())
+}
+
+/// Whether `word` (lower case) names a kind of organization, place or
+/// event ("firm", "hospital"): a name of that kind is not a person's.
+pub fn is_organization_word(word: &str) -> bool {
+    NOT_PERSON.contains(&word)
 }
 
 /// The type of value a field name asks for ("share price" → money,
@@ -1030,6 +1067,12 @@ mod tests {
         assert_eq!(found(t, Kind::Money), vec!["$8.8 billion"]);
         assert_eq!(found(t, Kind::Percent), vec!["3.5 percent"]);
         assert_eq!(found(t, Kind::Number), vec!["30 jets", "about 2,300 tons"]);
+        let p = "Settlers live alongside more than three million Palestinians.";
+        let counted = spans(p, &Lang::default())
+            .into_iter()
+            .find(|s| s.kind == Kind::Number)
+            .and_then(|s| p.get(s.unit?));
+        assert_eq!(counted, Some("Palestinians"));
         assert_eq!(
             found(t, Kind::Date),
             vec!["Wednesday", "Wednesday, Dec. 9", "2019", "6:38 p.m."]
@@ -1055,6 +1098,19 @@ mod tests {
         assert!(spans
             .iter()
             .any(|s| t.get(s.range.clone()) == Some("180-day cruise") && s.time));
+    }
+
+    #[test]
+    fn a_title_inside_a_name_run_opens_a_persons_name() {
+        let t = "Now the Agency's team called in ESA's Concurrent Design Facility—a multimedia facility, explains SciSpacE Team Leader Jennifer Ngo-Anh, to lift the New York Islanders.";
+        let spans = spans(t, &Lang::default());
+        let named = |n: &str| spans.iter().find(|s| t.get(s.range.clone()) == Some(n));
+        assert!(named("Jennifer Ngo-Anh").is_some_and(|s| s.person));
+        assert!(named("Concurrent Design Facility").is_some());
+        assert!(named("New York Islanders").is_some());
+        assert!(!spans
+            .iter()
+            .any(|s| t.get(s.range.clone()).is_some_and(|x| x.contains('—'))));
     }
 
     #[test]
@@ -1086,6 +1142,24 @@ mod tests {
         assert_eq!(
             want_of_question("Why did shares fall?", &Lang::default()),
             Want::Any
+        );
+        assert_eq!(
+            want_of_question(
+                "Which child-welfare drive did Andrew lend his name to?",
+                &Lang::default()
+            ),
+            Want::Name
+        );
+        assert_eq!(
+            want_of_question("What is the name of the mayor?", &Lang::default()),
+            Want::Person
+        );
+        assert_eq!(
+            want_of_question(
+                "How quickly must a patient get antibiotics?",
+                &Lang::default()
+            ),
+            Want::Duration
         );
         assert_eq!(want_of_field("share price"), Want::Money);
         assert_eq!(want_of_field("listing date"), Want::Date);

@@ -220,19 +220,26 @@ pub fn split_sentences(text: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// "12. März", "1. Mai": a day number's period before a month name (in
-/// any language) ends no sentence.
+/// "12. März", "1. Mai", "12. bis 13. September": a day number's period
+/// before a month name (in any language), or before a range of days that
+/// ends in one, ends no sentence.
 fn ordinal_date(word: &str, rest: &str) -> bool {
     if word.is_empty() || word.len() > 2 || !word.bytes().all(|b| b.is_ascii_digit()) {
         return false;
     }
-    let next = rest
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase();
-    questions::is_month(&next)
+    let word_at = |w: &str| {
+        w.trim_end_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    };
+    let next: Vec<String> = rest.split_whitespace().take(3).map(word_at).collect();
+    let day = |w: &String| (1..=2).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
+    match next.as_slice() {
+        [m, ..] if questions::is_month(m) => true,
+        // "12. bis 13. September", "12. – 13. März": a short joiner, the
+        // range's last day, its month.
+        [joiner, d, m] => joiner.chars().count() <= 5 && day(d) && questions::is_month(m),
+        _ => false,
+    }
 }
 
 /// Cuts ranges longer than [`MAX_UNIT_BYTES`] into pieces of at most
@@ -285,6 +292,8 @@ const STOPWORDS: &[&str] = &[
     "those", "to", "too", "under", "up", "us", "very", "via", "was", "wasnt", "we", "were", "what",
     "when", "where", "which", "who", "whom", "whose", "why", "will", "with", "wont", "would",
     "yes", "you", "your", "youre",
+    // Japanese and Chinese "what" and "who", single characters.
+    "何", "誰", "谁",
 ];
 
 /// Words that only frame a question ("what does the page say about …").
@@ -332,6 +341,68 @@ fn is_cjk(c: char) -> bool {
         | 0x20000..=0x2FFFF)
 }
 
+/// The number of words in `text`: whitespace-separated words, with a run of
+/// CJK characters (written without spaces) counted as one word per two
+/// characters, about the length of a Japanese or Chinese word.
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|w| {
+            let cjk = w.chars().filter(|&c| is_cjk(c)).count();
+            if cjk == 0 {
+                1
+            } else {
+                (cjk / 2).max(1) + usize::from(w.chars().any(|c| c.is_ascii_alphanumeric()))
+            }
+        })
+        .sum()
+}
+
+/// Which CJK script a character is in: runs of one script are one word or
+/// compound (a katakana loanword, a kanji compound); hiragana runs are
+/// mostly particles and endings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Hiragana,
+    Katakana,
+    Han,
+}
+
+fn script(c: char) -> Script {
+    match c as u32 {
+        0x3040..=0x309F => Script::Hiragana,
+        0x30A0..=0x30FF => Script::Katakana,
+        _ => Script::Han,
+    }
+}
+
+/// Hands `f` the tokens of a run of CJK characters of one script: a
+/// katakana run whole, a kanji run as overlapping character pairs (one
+/// character alone), hiragana not at all. Pairs match compounds across
+/// word boundaries the text does not mark.
+fn cjk_tokens(run: &str, s: Script, f: &mut impl FnMut(&str)) {
+    match s {
+        Script::Hiragana => {}
+        Script::Katakana => f(run),
+        Script::Han => {
+            let idx: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
+            if idx.len() == 1 {
+                if !is_stopword(run) {
+                    f(run);
+                }
+                return;
+            }
+            for w in idx.windows(3) {
+                if let (Some(&a), Some(&b)) = (w.first(), w.get(2)) {
+                    f(run.get(a..b).unwrap_or(""));
+                }
+            }
+            if let Some(&a) = idx.get(idx.len().saturating_sub(2)) {
+                f(run.get(a..).unwrap_or(""));
+            }
+        }
+    }
+}
+
 /// Ends the current word: drops stopwords and one-letter words and hands
 /// the rest to `f` (unstemmed: the [`Index`] stems for the page's language).
 fn finish_token(word: &mut String, f: &mut impl FnMut(&str)) {
@@ -348,21 +419,34 @@ fn finish_token(word: &mut String, f: &mut impl FnMut(&str)) {
 /// Calls `f` with each lower-cased content word of `text`, in
 /// order, reusing one buffer (no allocation per token). Splits on anything
 /// that is not alphanumeric, except a `.` or `,` between digits ("3.5") and
-/// an apostrophe inside a word ("page's" → "pages" → "page"). Each CJK
-/// character is its own token, since those scripts do not separate words with
-/// spaces.
+/// an apostrophe inside a word ("page's" → "pages" → "page"). CJK text,
+/// which does not separate words with spaces, is cut into runs of one
+/// script (see [`cjk_tokens`]).
 pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
     let mut word = String::new();
+    let mut cjk = String::new();
+    let mut cjk_script = Script::Han;
     let mut prev: Option<char> = None;
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        if is_cjk(c) {
+            finish_token(&mut word, &mut f);
+            let s = script(c);
+            if s != cjk_script && !cjk.is_empty() {
+                cjk_tokens(&cjk, cjk_script, &mut f);
+                cjk.clear();
+            }
+            cjk_script = s;
+            cjk.push(c);
+            prev = Some(c);
+            continue;
+        }
+        if !cjk.is_empty() {
+            cjk_tokens(&cjk, cjk_script, &mut f);
+            cjk.clear();
+        }
         if c.is_ascii_alphanumeric() {
             word.push(c.to_ascii_lowercase());
-        } else if is_cjk(c) {
-            finish_token(&mut word, &mut f);
-            word.push(c);
-            f(&word);
-            word.clear();
         } else if c.is_alphanumeric() {
             word.extend(c.to_lowercase());
         } else {
@@ -382,6 +466,9 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(&str)) {
             }
         }
         prev = Some(c);
+    }
+    if !cjk.is_empty() {
+        cjk_tokens(&cjk, cjk_script, &mut f);
     }
     finish_token(&mut word, &mut f);
 }
@@ -779,9 +866,12 @@ impl Query {
     /// the question word `word`: a synonym or an acronym's expansion. A
     /// phrase counts by its last content word (its head noun, in English).
     pub fn add_alternative(&mut self, index: &Index, word: &str, alternative: &str) {
-        let Some(id) = tokenize(alternative).last().and_then(|t| index.term(t)) else {
-            return;
-        };
+        if let Some(id) = tokenize(alternative).last().and_then(|t| index.term(t)) {
+            self.add_id(index, word, id);
+        }
+    }
+
+    fn add_id(&mut self, index: &Index, word: &str, id: u32) {
         if let Some(slot) = self.terms.iter_mut().find(|s| s.word == word) {
             if !slot.ids.contains(&id) {
                 slot.ids.push(id);
@@ -901,9 +991,17 @@ impl Index {
     }
 
     pub fn is_chrome(&self, unit: usize, words: usize) -> bool {
+        self.is_chrome_unless(unit, words, &[])
+    }
+
+    /// [`Index::is_chrome`], except that a chrome word the reader asked
+    /// about (`asked`: term ids) is content to them ("How much is the
+    /// subscription?"). A chrome word alone marks only a short unit: a long
+    /// sentence that mentions advertising or a subscription is prose.
+    pub fn is_chrome_unless(&self, unit: usize, words: usize, asked: &[u32]) -> bool {
         let c = &self.chrome;
-        let has = |id: &u32| self.has_term(unit, *id);
-        c.terms.iter().any(has)
+        let has = |id: &u32| !asked.contains(id) && self.has_term(unit, *id);
+        (words <= CHROME_TERM_WORDS && c.terms.iter().any(has))
             || c.pairs.iter().any(|(a, b)| has(a) && has(b))
             || (words <= CHROME_SHORT_WORDS && c.short.iter().any(has))
     }
@@ -996,6 +1094,19 @@ impl Index {
                 }
             }
             let stem = self.lang.stem(word);
+            // Derived forms the stemmer leaves apart ("analysed" and
+            // "analysts", "Europe" and "European"), in any language.
+            let mut derived: Vec<u32> = self
+                .vocab
+                .iter()
+                .filter(|(v, _)| is_derived(&stem, v))
+                .map(|(_, &id)| id)
+                .collect();
+            // Ids in order, whatever the map's.
+            derived.sort_unstable();
+            for id in derived {
+                query.add_id(self, word, id);
+            }
             // Everyday synonyms, as data: a question rarely uses the page's word.
             for group in questions::with_english(self.lang.code()).flat_map(|l| &l.synonyms) {
                 if group.iter().any(|g| g == word || self.lang.stem(g) == stem) {
@@ -1112,6 +1223,23 @@ pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
     out
 }
 
+/// Whether two stems are forms of one word the stemmer left apart: the
+/// shorter (at least [`MIN_DERIVED_STEM`] characters) opens the longer, which
+/// adds at most [`MAX_DERIVED_SUFFIX`] characters ("analys" → "analyst",
+/// "europ" → "european", "рекоменд" → "рекомендац"; not "state" →
+/// "statement").
+fn is_derived(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let (n, m) = (short.chars().count(), long.chars().count());
+    short != long
+        && n >= MIN_DERIVED_STEM
+        && m.saturating_sub(n) <= MAX_DERIVED_SUFFIX
+        && long.starts_with(short)
+        && !short.chars().any(|c| c.is_ascii_digit())
+}
+const MIN_DERIVED_STEM: usize = 5;
+const MAX_DERIVED_SUFFIX: usize = 3;
+
 /// Latin singular and plural endings of English (and other European)
 /// loanwords, which Snowball leaves apart.
 const LATIN_PLURALS: &[(&str, &str)] = &[("um", "a"), ("us", "i"), ("is", "es"), ("on", "a")];
@@ -1119,7 +1247,7 @@ const LATIN_PLURALS: &[(&str, &str)] = &[("um", "a"), ("us", "i"), ("is", "es"),
 /// Site chrome, as words (stemmed like the page when looked up): a unit is
 /// chrome if it has any of `CHROME_TERMS`, both terms of a `CHROME_PAIRS`
 /// entry, or, when it is at most `CHROME_SHORT_WORDS` words long, any of
-/// `CHROME_SHORT`. Matching terms (not substrings) keeps this a few lookups
+/// `CHROME_SHORT` (terms only up to `CHROME_TERM_WORDS`). Matching terms (not substrings) keeps this a few lookups
 /// per unit.
 const CHROME_TERMS: &[&str] = &[
     "advertisement",
@@ -1147,6 +1275,9 @@ const CHROME_SHORT: &[&str] = &[
     "accept", "click", "follow", "log", "menu", "share", "sign", "skip",
 ];
 const CHROME_SHORT_WORDS: usize = 6;
+/// Chrome lines ("Subscribe to our newsletter", "Advertisement") are short;
+/// `CHROME_TERMS` mark units up to this many words.
+const CHROME_TERM_WORDS: usize = 25;
 
 /// The chrome terms that occur on a page, as term ids.
 #[derive(Debug, Clone, Default)]
@@ -1160,7 +1291,7 @@ struct Chrome {
 /// (0..=1): length, boilerplate phrases, terminal punctuation.
 pub fn quality(page: &Page, index: &Index, unit: usize) -> f64 {
     let text = page.unit_text(unit);
-    let words = text.split_whitespace().count();
+    let words = word_count(text);
     let length = match words {
         0..=3 => 0.1,
         4..=5 => 0.4,
@@ -1466,6 +1597,55 @@ mod tests {
     }
 
     #[test]
+    fn cjk_text_is_cut_into_script_runs_and_kanji_pairs() {
+        assert_eq!(
+            tokenize("Kindle for PCの起動ホットキーは何ですか"),
+            vec!["kindle", "pc", "起動", "ホットキー"]
+        );
+        assert_eq!(tokenize("操作方法"), vec!["操作", "作方", "方法"]);
+        // A question shares the page's compound, not its particles.
+        let index = Index::from_texts([
+            "Windows10での操作方法です。",
+            "パスワード管理ソフトの話です。",
+        ]);
+        let q = index.query("この手順はどのOSでの操作方法ですか？");
+        let ranked = bm25(&index, &q);
+        assert_eq!(ranked.first().map(|s| s.unit), Some(0));
+        assert_eq!(word_count("Windows10での操作方法です。"), 5);
+        assert_eq!(word_count("two plain words"), 3);
+    }
+
+    #[test]
+    fn derived_forms_match_what_the_stemmer_leaves_apart() {
+        let index = Index::from_texts([
+            "Posted by the performance analysts at Digital Foundry.",
+            "Already in use at European hospitals.",
+            "The statement was read aloud.",
+        ]);
+        let hit = |q: &str| bm25(&index, &index.query(q)).first().map(|s| s.unit);
+        assert_eq!(hit("Who analysed the port?"), Some(0));
+        assert_eq!(hit("Where in Europe is it used?"), Some(1));
+        assert_eq!(hit("Which state?"), None);
+        assert!(is_derived("рекоменд", "рекомендац"));
+        assert!(!is_derived("general", "generat") && !is_derived("2019", "20190"));
+    }
+
+    #[test]
+    fn a_day_range_before_its_month_ends_no_sentence() {
+        assert_eq!(
+            sentences("Am 12. Bis 13. September startet die DMEXCO in Köln. Wir sind dabei."),
+            vec![
+                "Am 12. Bis 13. September startet die DMEXCO in Köln.",
+                "Wir sind dabei."
+            ]
+        );
+        assert_eq!(
+            sentences("Wir kamen am 12. Danach gingen wir."),
+            vec!["Wir kamen am 12.", "Danach gingen wir."]
+        );
+    }
+
+    #[test]
     fn sentence_split_respects_abbreviations_decimals_urls_and_ellipses() {
         let text = "Dr. Smith met Mr. J. R. Jones in the U.S. capital, e.g. at 3.5 p.m. today. \
                     See https://example.com/a.b?c=d. It costs $3.50 now! Really? Wait... what \
@@ -1577,7 +1757,7 @@ mod tests {
             tokenize("Don't stop — Ünïcode Straße"),
             vec!["stop", "ünïcode", "straße"]
         );
-        assert_eq!(tokenize("東京タワー"), vec!["東", "京", "タ", "ワ", "ー"]);
+        assert_eq!(tokenize("東京タワー"), vec!["東京", "タワー"]);
         let index = Index::from_texts(["Stories of pages and a page's story"]);
         assert_eq!(index.term("pages"), index.term("page"));
         assert_eq!(index.term("story"), index.term("stories"));
@@ -1610,6 +1790,21 @@ mod tests {
         assert!((index.coverage(&paris, 4) - 1.0).abs() < 1e-9);
         assert_eq!(index.coverage(&paris, 0), 0.0);
         assert!(index.coverage(&index.query("cat flights"), 0) < 0.5);
+    }
+
+    #[test]
+    fn a_chrome_word_marks_short_lines_not_prose_or_what_is_asked() {
+        let index = Index::from_texts([
+            "Subscribe to our newsletter for more news.",
+            "Google's gaming service is offered at a $9.99 monthly rate for its Pro subscription, which gives players access to 4K streaming and a discount on games bought in its store.",
+            "The Pro subscription costs $9.99 a month.",
+        ]);
+        assert!(index.is_chrome(0, 7));
+        assert!(!index.is_chrome(1, 31));
+        assert!(index.is_chrome(2, 7));
+        let asked: Vec<u32> = index.term("subscription").into_iter().collect();
+        assert!(!index.is_chrome_unless(2, 7, &asked));
+        assert!(index.is_chrome_unless(0, 7, &asked));
     }
 
     #[test]
