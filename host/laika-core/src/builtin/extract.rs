@@ -283,6 +283,24 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         }
         _ => words.is_empty(),
     };
+    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == entity::Want::Any)
+        && want == entity::Want::Place;
+    if ranked.is_empty() && bare && place_head {
+        // A bare place head ("Ort", "venue"): the page's first place named
+        // after a preposition ("in Köln"), not a capitalized word that
+        // opens a sentence.
+        return (0..page.units.len()).find_map(|u| {
+            let text = page.unit_text(u);
+            let span = entity::spans(text, index.lang()).into_iter().find(|s| {
+                s.kind == entity::Kind::Place
+                    && text
+                        .get(s.range.clone())
+                        .is_some_and(|v| v.starts_with(char::is_uppercase))
+            })?;
+            // The name itself, not the clause after it ("Köln – und …").
+            found_in(page, u, name_at(text, span.range.start)?)
+        });
+    }
     if ranked.is_empty() && want != entity::Want::Any && bare {
         // A bare type ("age", "distance"): the best fitting value on the
         // page, the first among equals.
@@ -319,13 +337,77 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             best = Some((score, s.unit, range));
         }
     }
-    let (_, unit, range) = best?;
-    let u = page.units.get(unit)?;
-    Some(Found {
-        block: u.block,
-        quote: u.range.clone(),
-        value: u.range.start + range.start..u.range.start + range.end,
-    })
+    let Some((_, unit, range)) = best else {
+        return beside_field_word(page, index, &words, &ranked, want);
+    };
+    found_in(page, unit, range)
+}
+
+/// Most tokens between a value and a field word that stands beside it.
+const BESIDE_TOKENS: usize = 2;
+
+/// A quantity right beside one of the field's words, in a sentence
+/// that holds too few of them to pass the coverage bar: "monthly price" in
+/// "a $9.99 monthly rate", "weekly value" in "$44.2 million per week". The
+/// best-ranked such sentence's first.
+fn beside_field_word(
+    page: &Page,
+    index: &Index,
+    words: &[String],
+    ranked: &[rank::Scored],
+    want: entity::Want,
+) -> Option<Found> {
+    use entity::Want;
+    // Not dates: a year stands beside many words ("the 2014 campaign").
+    if !matches!(
+        want,
+        Want::Money | Want::Percent | Want::Amount | Want::Duration
+    ) {
+        return None;
+    }
+    // The field's own words and their derived bases, not their synonyms:
+    // "pay $25" is no "parking price".
+    let code = index.lang().code();
+    let own: Vec<u32> = words
+        .iter()
+        .flat_map(|w| std::iter::once(w.clone()).chain(fields::derived_forms(w, code)))
+        .filter_map(|w| index.term(&w))
+        .collect();
+    for s in ranked.iter().take(PROSE_CANDIDATES) {
+        let text = page.unit_text(s.unit);
+        let terms = index.terms_at(text);
+        let field_at: Vec<usize> = terms
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, id))| id.is_some_and(|id| own.contains(&id)))
+            .map(|(i, _)| i)
+            .collect();
+        for span in entity::spans(text, index.lang()) {
+            if !want.accepts(&span) {
+                continue;
+            }
+            let inside: Vec<usize> = terms
+                .iter()
+                .enumerate()
+                .filter(|(_, (r, _))| r.start < span.range.end && r.end > span.range.start)
+                .map(|(i, _)| i)
+                .collect();
+            let (Some(&first), Some(&last)) = (inside.first(), inside.last()) else {
+                continue;
+            };
+            let beside = field_at.iter().any(|&i| {
+                (i < first && first - i <= BESIDE_TOKENS) || (i > last && i - last <= BESIDE_TOKENS)
+            });
+            if beside {
+                // A quantity keeps its unit: "100 metric tons".
+                let end = span
+                    .unit
+                    .map_or(span.range.end, |u| u.end.max(span.range.end));
+                return found_in(page, s.unit, span.range.start..end);
+            }
+        }
+    }
+    None
 }
 
 /// A field word as the page writes it: "monthly" is "month" on a page that
@@ -406,15 +488,15 @@ fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
         .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
         .map(|s| s.unit)
         .collect();
-    let units: Vec<usize> = if tied.is_empty() {
-        (0..page.units.len()).collect()
-    } else {
-        tied
+    // The tied sentences' first result, else the page's first: "final"
+    // is rarely written beside the result.
+    let first_in = |units: Vec<usize>| {
+        units.into_iter().find_map(|u| {
+            let r = find_result(page.unit_text(u))?;
+            found_in(page, u, r)
+        })
     };
-    units.into_iter().find_map(|u| {
-        let r = find_result(page.unit_text(u))?;
-        found_in(page, u, r)
-    })
+    first_in(tied).or_else(|| first_in((0..page.units.len()).collect()))
 }
 
 /// Lower-case words that may sit inside a name ("Monthly Notices of the
@@ -1282,11 +1364,52 @@ mod tests {
 
     #[test]
     fn other_language_field_heads_type_the_value() {
-        let page = "Die Messe öffnet am Dienstag ihre Tore für das Fachpublikum. \
+        let page = "Bis Freitag öffnet die Messe ihre Tore in Köln – und wir sind dabei. \
             Frühbucher erhalten in diesem Jahr einen Rabatt von 20% auf alle Tickets. \
             Die Veranstalter rechnen mit mehr als 40.000 Besuchern.";
-        let (d, _) = extract_data(page, json!(["Rabatt", "Eintrittspreis"]));
-        assert_eq!(d, json!({"Rabatt": "20%", "Eintrittspreis": null}));
+        let (d, _) = extract_data(page, json!(["Rabatt", "Eintrittspreis", "Ort"]));
+        assert_eq!(
+            d,
+            json!({"Rabatt": "20%", "Eintrittspreis": null, "Ort": "Köln"})
+        );
+        // English does not write compounds as one word: "capacity" is not
+        // a "city".
+        let (d, _) = extract_data(
+            "The lander has a large payload capacity. It launches from Houston.",
+            json!(["capacity"]),
+        );
+        assert_eq!(d, json!({"capacity": null}));
+    }
+
+    #[test]
+    fn quantities_beside_a_field_word_and_results_away_from_final() {
+        let page = "The service is offered at a $9.99 monthly rate for its Pro tier, \
+            with a $129.99 bundle for new players. \
+            Once you divide the total by 52 weeks in a year, the value is about $44.2 million per week. \
+            Voters first saw the 2014 campaign on television. \
+            Nelson scored in overtime to lift the Islanders over the Penguins 5-4 on Tuesday. \
+            The final horn sounded at 4:29 of overtime.";
+        let (d, q) = extract_data(
+            page,
+            json!([
+                "monthly price",
+                "weekly value",
+                "final score",
+                "campaign end date",
+                "parking fee"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "monthly price": "$9.99",
+                "weekly value": "about $44.2 million",
+                "final score": "5-4",
+                "campaign end date": null,
+                "parking fee": null,
+            })
+        );
+        assert!(q[0].contains("$9.99 monthly rate"), "{q:?}");
     }
 
     #[test]

@@ -536,6 +536,8 @@ struct RawFieldWords {
     derivation_suffixes: Vec<String>,
     #[serde(default)]
     link_words: Vec<String>,
+    #[serde(default)]
+    compounds: bool,
 }
 
 #[derive(Deserialize)]
@@ -565,7 +567,8 @@ fn field_words_for(code: &str) -> impl Iterator<Item = &'static RawFieldWords> {
 const MIN_COMPOUND_HEAD: usize = 4;
 
 /// The type a field's last word asks for by the language data
-/// ("discount" → a percentage, "Gründungsjahr" → a date), and whether the
+/// ("discount" → a percentage, "Gründungsjahr" → a date in a language
+/// that writes compounds as one word), and whether the
 /// word is only that type (a bare head: not searched for on the page).
 pub(super) fn head_want(name: &str, code: &str) -> Option<(Want, bool)> {
     let last = name.rsplit(' ').next().unwrap_or("");
@@ -579,13 +582,15 @@ pub(super) fn head_want(name: &str, code: &str) -> Option<(Want, bool)> {
         "duration" => Some(Want::Duration),
         "person" => Some(Want::Person),
         "place" => Some(Want::Place),
+        "amount" => Some(Want::Amount),
         _ => None,
     };
     for words in field_words_for(code) {
         for (kind, heads) in &words.field_heads {
             for head in heads {
                 let exact = head == last;
-                let compound = head.chars().count() >= MIN_COMPOUND_HEAD
+                let compound = words.compounds
+                    && head.chars().count() >= MIN_COMPOUND_HEAD
                     && last.chars().count() >= head.chars().count() + 3
                     && last.ends_with(head.as_str());
                 if exact || compound {
