@@ -150,7 +150,15 @@ fn labelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
                 continue;
             };
             let spaced = char_at(text, after + sep.len_utf8()).is_some_and(char::is_whitespace);
-            let ok = matches!(sep, ':' | '：' | '|' | '—' | '–' | '=') || (sep == '-' && spaced);
+            // A dash after words inside a sentence is punctuation, not a
+            // label's ("a 21 day recuperation period—although …"): a dashed
+            // label opens its line or follows a sentence end or a cell.
+            let opens = text
+                .get(..at)
+                .map(str::trim_end)
+                .is_some_and(|b| b.is_empty() || b.ends_with(['.', '!', '?', '|', ';', '•', '·']));
+            let dash = matches!(sep, '—' | '–') || (sep == '-' && spaced);
+            let ok = matches!(sep, ':' | '：' | '|' | '=') || (dash && opens);
             // A row of three or more cells is a column table, read by
             // `label_then_value`; only "label | value" rows pair up here.
             if !ok || (sep == '|' && cells(text).len() >= 3) {
@@ -323,12 +331,16 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         });
     }
     let top = ranked.first().map_or(0.0, |s| s.score);
+    let own = own_ids(index, &words);
     let mut best: Option<(f64, usize, Range<usize>)> = None;
     for s in ranked.iter().take(PROSE_CANDIDATES) {
         if index.coverage(&query, s.unit) < MIN_PROSE_COVERAGE {
             continue;
         }
-        let Some((range, fit)) = answer::best_span(page, index, &query, want, s.unit, &name, &[])
+        // A quantity beside the field's words is surer than the nearest.
+        let beside = beside_in(page, index, &own, s.unit, want).map(|r| (r, BESIDE_FIT));
+        let Some((range, fit)) =
+            beside.or_else(|| answer::best_span(page, index, &query, want, s.unit, &name, &[]))
         else {
             continue;
         };
@@ -345,11 +357,92 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
 
 /// Most tokens between a value and a field word that stands beside it.
 const BESIDE_TOKENS: usize = 2;
+/// The fit of a value beside the field's words: [`answer::best_span`]'s
+/// best.
+const BESIDE_FIT: f64 = 1.0;
 
-/// A quantity right beside one of the field's words, in a sentence
-/// that holds too few of them to pass the coverage bar: "monthly price" in
-/// "a $9.99 monthly rate", "weekly value" in "$44.2 million per week". The
-/// best-ranked such sentence's first.
+/// The field's own words and their derived bases as page terms, not their
+/// synonyms: "pay $25" is no "parking price".
+fn own_ids(index: &Index, words: &[String]) -> Vec<u32> {
+    let code = index.lang().code();
+    words
+        .iter()
+        .flat_map(|w| std::iter::once(w.clone()).chain(fields::derived_forms(w, code)))
+        .filter_map(|w| index.term(&w))
+        .collect()
+}
+
+/// A quantity of `want` in `unit` right beside one of the field's words
+/// (`own`; stopwords between them not counted): "a $9.99 monthly rate",
+/// "$44.2 million per week", "streak to 15 games". Not dates: a year stands beside many words ("the 2014
+/// campaign"). The range, in the unit's text, keeps a number's unit.
+fn beside_in(
+    page: &Page,
+    index: &Index,
+    own: &[u32],
+    unit: usize,
+    want: entity::Want,
+) -> Option<Range<usize>> {
+    use entity::Want;
+    if !matches!(
+        want,
+        Want::Money | Want::Percent | Want::Amount | Want::Duration
+    ) {
+        return None;
+    }
+    let text = page.unit_text(unit);
+    let terms = index.terms_at(text);
+    let field_at: Vec<usize> = terms
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, id))| id.is_some_and(|id| own.contains(&id)))
+        .map(|(i, _)| i)
+        .collect();
+    if field_at.is_empty() {
+        return None;
+    }
+    // The nearest such value, the first among equals.
+    let mut best: Option<(usize, Range<usize>)> = None;
+    for span in entity::spans(text, index.lang()) {
+        if !want.accepts(&span) {
+            continue;
+        }
+        let inside: Vec<usize> = terms
+            .iter()
+            .enumerate()
+            .filter(|(_, (r, _))| r.start < span.range.end && r.end > span.range.start)
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(&first), Some(&last)) = (inside.first(), inside.last()) else {
+            continue;
+        };
+        let gap = field_at
+            .iter()
+            .filter_map(|&i| {
+                if i < first {
+                    Some(first - i)
+                } else {
+                    (i > last).then(|| i - last)
+                }
+            })
+            .min();
+        let Some(gap) = gap.filter(|&g| g <= BESIDE_TOKENS) else {
+            continue;
+        };
+        // A quantity keeps its unit.
+        let end = span
+            .unit
+            .map_or(span.range.end, |u| u.end.max(span.range.end));
+        if best.as_ref().is_none_or(|(g, _)| gap < *g) {
+            best = Some((gap, span.range.start..end));
+        }
+    }
+    best.map(|(_, r)| r)
+}
+
+/// A quantity beside one of the field's words in a sentence that holds too
+/// few of them to pass the coverage bar: "monthly price" in "a $9.99
+/// monthly rate". The best-ranked such sentence's first.
 fn beside_field_word(
     page: &Page,
     index: &Index,
@@ -357,57 +450,11 @@ fn beside_field_word(
     ranked: &[rank::Scored],
     want: entity::Want,
 ) -> Option<Found> {
-    use entity::Want;
-    // Not dates: a year stands beside many words ("the 2014 campaign").
-    if !matches!(
-        want,
-        Want::Money | Want::Percent | Want::Amount | Want::Duration
-    ) {
-        return None;
-    }
-    // The field's own words and their derived bases, not their synonyms:
-    // "pay $25" is no "parking price".
-    let code = index.lang().code();
-    let own: Vec<u32> = words
-        .iter()
-        .flat_map(|w| std::iter::once(w.clone()).chain(fields::derived_forms(w, code)))
-        .filter_map(|w| index.term(&w))
-        .collect();
-    for s in ranked.iter().take(PROSE_CANDIDATES) {
-        let text = page.unit_text(s.unit);
-        let terms = index.terms_at(text);
-        let field_at: Vec<usize> = terms
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, id))| id.is_some_and(|id| own.contains(&id)))
-            .map(|(i, _)| i)
-            .collect();
-        for span in entity::spans(text, index.lang()) {
-            if !want.accepts(&span) {
-                continue;
-            }
-            let inside: Vec<usize> = terms
-                .iter()
-                .enumerate()
-                .filter(|(_, (r, _))| r.start < span.range.end && r.end > span.range.start)
-                .map(|(i, _)| i)
-                .collect();
-            let (Some(&first), Some(&last)) = (inside.first(), inside.last()) else {
-                continue;
-            };
-            let beside = field_at.iter().any(|&i| {
-                (i < first && first - i <= BESIDE_TOKENS) || (i > last && i - last <= BESIDE_TOKENS)
-            });
-            if beside {
-                // A quantity keeps its unit: "100 metric tons".
-                let end = span
-                    .unit
-                    .map_or(span.range.end, |u| u.end.max(span.range.end));
-                return found_in(page, s.unit, span.range.start..end);
-            }
-        }
-    }
-    None
+    let own = own_ids(index, words);
+    ranked.iter().take(PROSE_CANDIDATES).find_map(|s| {
+        let r = beside_in(page, index, &own, s.unit, want)?;
+        found_in(page, s.unit, r)
+    })
 }
 
 /// A field word as the page writes it: "monthly" is "month" on a page that
@@ -1308,7 +1355,7 @@ mod tests {
     fn field_heads_and_derived_words_find_the_typed_value() {
         let page = "Engineers hope to reduce the crew's metabolic rate by 75% in flight. \
             The pods would cost $2 million each, a third of the old design. \
-            The cruise would end with a 21 day recuperation period at the station. \
+            The cruise would end with a 21 day recuperation period—although the crew would rest. \
             The band's 30-date run, its first in years, opens next June.";
         let (d, q) = extract_data(
             page,
