@@ -5,8 +5,8 @@
 use super::answer;
 use super::entity;
 use super::fields::{
-    char_at, find_date, find_phrase, find_price, find_rating, normalize_name, skip_spaces, tidy,
-    validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
+    self, char_at, find_date, find_phrase, find_price, find_rating, normalize_name, skip_spaces,
+    tidy, validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
     MAX_VALUE_BYTES,
 };
 use super::questions;
@@ -150,7 +150,15 @@ fn labelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
                 continue;
             };
             let spaced = char_at(text, after + sep.len_utf8()).is_some_and(char::is_whitespace);
-            let ok = matches!(sep, ':' | '：' | '|' | '—' | '–' | '=') || (sep == '-' && spaced);
+            // A dash after words inside a sentence is punctuation, not a
+            // label's ("a 21 day recuperation period—although …"): a dashed
+            // label opens its line or follows a sentence end or a cell.
+            let opens = text
+                .get(..at)
+                .map(str::trim_end)
+                .is_some_and(|b| b.is_empty() || b.ends_with(['.', '!', '?', '|', ';', '•', '·']));
+            let dash = matches!(sep, '—' | '–') || (sep == '-' && spaced);
+            let ok = matches!(sep, ':' | '：' | '|' | '=') || (dash && opens);
             // A row of three or more cells is a column table, read by
             // `label_then_value`; only "label | value" rows pair up here.
             if !ok || (sep == '|' && cells(text).len() >= 3) {
@@ -265,17 +273,42 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let page = lines.page;
     let name = normalize_name(&field.key);
     let (want, type_words) = field_want(&name, index.lang().code());
-    let words: Vec<&str> = name
+    let words: Vec<String> = name
         .split(' ')
         .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
-        .map(|w| page_form(index, w))
+        .map(str::to_string)
         .collect();
-    let query = index.query(&words.join(" "));
+    let query = field_query(index, &words);
     let ranked = rank::bm25(index, &query);
-    // Only a field that is a bare type ("age", "distance") takes the best
-    // value anywhere: "number of trucks" on a page without trucks is absent.
-    let bare = matches!(words.as_slice(), [w] if entity::want_of_field(w) != entity::Want::Any)
-        || words.is_empty();
+    // Only a field that is a bare type ("age", "distance", a place head
+    // such as "Ort") takes the best value anywhere: "number of trucks" on
+    // a page without trucks is absent.
+    let bare = match words.as_slice() {
+        [w] => {
+            entity::want_of_field(w) != entity::Want::Any
+                || fields::head_want(w, index.lang().code())
+                    .is_some_and(|(want, bare)| bare && want == entity::Want::Place)
+        }
+        _ => words.is_empty(),
+    };
+    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == entity::Want::Any)
+        && want == entity::Want::Place;
+    if ranked.is_empty() && bare && place_head {
+        // A bare place head ("Ort", "venue"): the page's first place named
+        // after a preposition ("in Köln"), not a capitalized word that
+        // opens a sentence.
+        return (0..page.units.len()).find_map(|u| {
+            let text = page.unit_text(u);
+            let span = entity::spans(text, index.lang()).into_iter().find(|s| {
+                s.kind == entity::Kind::Place
+                    && text
+                        .get(s.range.clone())
+                        .is_some_and(|v| v.starts_with(char::is_uppercase))
+            })?;
+            // The name itself, not the clause after it ("Köln – und …").
+            found_in(page, u, name_at(text, span.range.start)?)
+        });
+    }
     if ranked.is_empty() && want != entity::Want::Any && bare {
         // A bare type ("age", "distance"): the best fitting value on the
         // page, the first among equals.
@@ -298,12 +331,16 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         });
     }
     let top = ranked.first().map_or(0.0, |s| s.score);
+    let own = own_ids(index, &words);
     let mut best: Option<(f64, usize, Range<usize>)> = None;
     for s in ranked.iter().take(PROSE_CANDIDATES) {
         if index.coverage(&query, s.unit) < MIN_PROSE_COVERAGE {
             continue;
         }
-        let Some((range, fit)) = answer::best_span(page, index, &query, want, s.unit, &name, &[])
+        // A quantity beside the field's words is surer than the nearest.
+        let beside = beside_in(page, index, &own, s.unit, want).map(|r| (r, BESIDE_FIT));
+        let Some((range, fit)) =
+            beside.or_else(|| answer::best_span(page, index, &query, want, s.unit, &name, &[]))
         else {
             continue;
         };
@@ -312,22 +349,138 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             best = Some((score, s.unit, range));
         }
     }
-    let (_, unit, range) = best?;
-    let u = page.units.get(unit)?;
-    Some(Found {
-        block: u.block,
-        quote: u.range.clone(),
-        value: u.range.start + range.start..u.range.start + range.end,
+    let Some((_, unit, range)) = best else {
+        return beside_field_word(page, index, &words, &ranked, want);
+    };
+    found_in(page, unit, range)
+}
+
+/// Most tokens between a value and a field word that stands beside it.
+const BESIDE_TOKENS: usize = 2;
+/// The fit of a value beside the field's words: [`answer::best_span`]'s
+/// best.
+const BESIDE_FIT: f64 = 1.0;
+
+/// The field's own words and their derived bases as page terms, not their
+/// synonyms: "pay $25" is no "parking price".
+fn own_ids(index: &Index, words: &[String]) -> Vec<u32> {
+    let code = index.lang().code();
+    words
+        .iter()
+        .flat_map(|w| std::iter::once(w.clone()).chain(fields::derived_forms(w, code)))
+        .filter_map(|w| index.term(&w))
+        .collect()
+}
+
+/// A quantity of `want` in `unit` right beside one of the field's words
+/// (`own`; stopwords between them not counted): "a $9.99 monthly rate",
+/// "$44.2 million per week", "streak to 15 games". Not dates: a year stands beside many words ("the 2014
+/// campaign"). The range, in the unit's text, keeps a number's unit.
+fn beside_in(
+    page: &Page,
+    index: &Index,
+    own: &[u32],
+    unit: usize,
+    want: entity::Want,
+) -> Option<Range<usize>> {
+    use entity::Want;
+    if !matches!(
+        want,
+        Want::Money | Want::Percent | Want::Amount | Want::Duration
+    ) {
+        return None;
+    }
+    let text = page.unit_text(unit);
+    let terms = index.terms_at(text);
+    let field_at: Vec<usize> = terms
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, id))| id.is_some_and(|id| own.contains(&id)))
+        .map(|(i, _)| i)
+        .collect();
+    if field_at.is_empty() {
+        return None;
+    }
+    // The nearest such value, the first among equals.
+    let mut best: Option<(usize, Range<usize>)> = None;
+    for span in entity::spans(text, index.lang()) {
+        if !want.accepts(&span) {
+            continue;
+        }
+        let inside: Vec<usize> = terms
+            .iter()
+            .enumerate()
+            .filter(|(_, (r, _))| r.start < span.range.end && r.end > span.range.start)
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(&first), Some(&last)) = (inside.first(), inside.last()) else {
+            continue;
+        };
+        let gap = field_at
+            .iter()
+            .filter_map(|&i| {
+                if i < first {
+                    Some(first - i)
+                } else {
+                    (i > last).then(|| i - last)
+                }
+            })
+            .min();
+        let Some(gap) = gap.filter(|&g| g <= BESIDE_TOKENS) else {
+            continue;
+        };
+        // A quantity keeps its unit.
+        let end = span
+            .unit
+            .map_or(span.range.end, |u| u.end.max(span.range.end));
+        if best.as_ref().is_none_or(|(g, _)| gap < *g) {
+            best = Some((gap, span.range.start..end));
+        }
+    }
+    best.map(|(_, r)| r)
+}
+
+/// A quantity beside one of the field's words in a sentence that holds too
+/// few of them to pass the coverage bar: "monthly price" in "a $9.99
+/// monthly rate". The best-ranked such sentence's first.
+fn beside_field_word(
+    page: &Page,
+    index: &Index,
+    words: &[String],
+    ranked: &[rank::Scored],
+    want: entity::Want,
+) -> Option<Found> {
+    let own = own_ids(index, words);
+    ranked.iter().take(PROSE_CANDIDATES).find_map(|s| {
+        let r = beside_in(page, index, &own, s.unit, want)?;
+        found_in(page, s.unit, r)
     })
 }
 
 /// A field word as the page writes it: "monthly" is "month" on a page that
-/// says "$12 per month" and never "monthly".
-fn page_form<'a>(index: &Index, word: &'a str) -> &'a str {
-    match word.strip_suffix("ly") {
-        Some(base) if index.term(word).is_none() && index.term(base).is_some() => base,
-        _ => word,
+/// says "$12 per month" and never "monthly", "reduction" is "reduce",
+/// "scorer" is "score" (the language's derivational suffixes).
+fn page_form(index: &Index, word: &str) -> String {
+    if index.term(word).is_some() {
+        return word.to_string();
     }
+    fields::derived_forms(word, index.lang().code())
+        .into_iter()
+        .find(|base| index.term(base).is_some())
+        .unwrap_or_else(|| word.to_string())
+}
+
+/// The query for a field's words, each also standing for its derived
+/// bases on the page: "metabolic rate reduction" finds "reduce … metabolic
+/// rate" even on a page that also says "reduction" elsewhere.
+fn field_query(index: &Index, words: &[String]) -> rank::Query {
+    let mut query = index.query(&words.join(" "));
+    for word in words {
+        for base in fields::derived_forms(word, index.lang().code()) {
+            query.add_alternative(index, word, &base);
+        }
+    }
+    query
 }
 
 /// "N-M" (a match result): two numbers of one to three digits joined by a
@@ -382,15 +535,15 @@ fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
         .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
         .map(|s| s.unit)
         .collect();
-    let units: Vec<usize> = if tied.is_empty() {
-        (0..page.units.len()).collect()
-    } else {
-        tied
+    // The tied sentences' first result, else the page's first: "final"
+    // is rarely written beside the result.
+    let first_in = |units: Vec<usize>| {
+        units.into_iter().find_map(|u| {
+            let r = find_result(page.unit_text(u))?;
+            found_in(page, u, r)
+        })
     };
-    units.into_iter().find_map(|u| {
-        let r = find_result(page.unit_text(u))?;
-        found_in(page, u, r)
-    })
+    first_in(tied).or_else(|| first_in((0..page.units.len()).collect()))
 }
 
 /// Lower-case words that may sit inside a name ("Monthly Notices of the
@@ -409,6 +562,11 @@ const MAX_APPOSITION_GAP: usize = 5;
 /// question phrase types the field ("in welchem Jahr" makes "Jahr" a date).
 /// Returns the type and the words that only say it.
 fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
+    // A head word the language data types ("discount", "Ort") says more
+    // than a cue word before it ("metabolic rate reduction").
+    if let Some((want, _)) = fields::head_want(name, lang) {
+        return (want, Vec::new());
+    }
     let want = entity::want_of_field(name);
     if want != entity::Want::Any {
         return (want, Vec::new());
@@ -497,10 +655,17 @@ fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
         }
         start -= w.len() + usize::from(n > 0);
     }
-    // A sentence's capitalized first word is not part of the name.
+    // A sentence's capitalized first word is not part of the name ("The
+    // …"), but a name may begin with one inside a sentence ("… Will Moy").
     while let Some(w) = next_word(head, start).filter(|w| w.start < head.len()) {
         let word = head.get(w.clone())?.to_lowercase();
-        if !rank::is_stopword(&word) {
+        let opens = head
+            .get(..w.start)?
+            .trim_end()
+            .chars()
+            .next_back()
+            .is_none_or(|c| ".!?:\"“„«(".contains(c));
+        if !rank::is_stopword(&word) || !opens {
             break;
         }
         start = skip_spaces(head, w.end);
@@ -549,15 +714,17 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
             if let Some(r) = before_phrase(text, phrase.start).filter(|r| !own(text, r)) {
                 let v = text.get(r.clone()).unwrap_or("").to_lowercase();
                 if want == entity::Want::Person && !person_like(&v) {
-                    // A surname alone: the typed finder knows the full name.
-                    return None;
+                    // A surname alone ("Hege is the CEO of DH"): the
+                    // page's fuller mention of it, else the typed finder
+                    // knows the full name.
+                    return full_name(page, index, text.get(r)?);
                 }
                 return found_in(page, unit, r);
             }
             phrases.push((unit, phrase));
         }
     }
-    phrases.into_iter().find_map(|(unit, phrase)| {
+    let after = phrases.into_iter().find_map(|(unit, phrase)| {
         let text = page.unit_text(unit);
         after_phrase(text, phrase.end)
             .filter(|r| !own(text, r))
@@ -566,7 +733,129 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
                 want != entity::Want::Person || person_like(&v)
             })
             .and_then(|r| found_in(page, unit, r))
-    })
+    });
+    after
+        .or_else(|| role_apposition(page, index, &name, &ids, want, &own))
+        .or_else(|| headed_name(page, index, &name, &ids, want, &own))
+}
+
+/// A person field whose qualifier stands apart from its role ("Full Fact
+/// chief executive" in "Will Moy, chief executive of … Full Fact"; "DH CEO"
+/// in "Hege is the CEO of DH"): the name in apposition to the role words
+/// alone, in a sentence holding every field word.
+fn role_apposition(
+    page: &Page,
+    index: &Index,
+    name: &str,
+    ids: &[u32],
+    want: entity::Want,
+    own: &dyn Fn(&str, &Range<usize>) -> bool,
+) -> Option<Found> {
+    if want != entity::Want::Person {
+        return None;
+    }
+    let code = index.lang().code();
+    let roles: Vec<u32> = name
+        .split(' ')
+        .filter(|w| {
+            entity::is_role(w)
+                || fields::head_want(w, code).is_some_and(|(w, _)| w == entity::Want::Person)
+        })
+        .filter_map(|w| index.term(w))
+        .collect();
+    if roles.is_empty() || roles.len() >= ids.len() {
+        return None;
+    }
+    let holding = (0..page.units.len()).filter(|&u| ids.iter().all(|&id| index.has_term(u, id)));
+    for unit in holding {
+        let text = page.unit_text(unit);
+        for phrase in phrase_hits(index, text, &roles) {
+            let before = before_phrase(text, phrase.start).filter(|r| !own(text, r));
+            if let Some(r) = before {
+                let v = text.get(r.clone()).unwrap_or("").to_lowercase();
+                return if person_like(&v) {
+                    found_in(page, unit, r)
+                } else {
+                    full_name(page, index, text.get(r)?)
+                };
+            }
+            let after = after_phrase(text, phrase.end).filter(|r| {
+                !own(text, r) && person_like(&text.get(r.clone()).unwrap_or("").to_lowercase())
+            });
+            if let Some(r) = after {
+                return found_in(page, unit, r);
+            }
+        }
+    }
+    None
+}
+
+/// A one-word name ("Hege") as the page names the person in full
+/// elsewhere ("Michelle Hege"): the first two-to-four-word name ending in
+/// it.
+fn full_name(page: &Page, index: &Index, surname: &str) -> Option<Found> {
+    let id = index.term(&surname.to_lowercase())?;
+    for unit in (0..page.units.len()).filter(|&u| index.has_term(u, id)) {
+        let text = page.unit_text(unit);
+        for (at, _) in text.match_indices(surname) {
+            let end = at + surname.len();
+            if text
+                .get(end..)
+                .and_then(|r| r.chars().next())
+                .is_some_and(char::is_alphanumeric)
+            {
+                continue;
+            }
+            let Some(r) = name_before(text, end) else {
+                continue;
+            };
+            if person_like(&text.get(r.clone()).unwrap_or("").to_lowercase()) {
+                return found_in(page, unit, r);
+            }
+        }
+    }
+    None
+}
+
+/// A name whose last word is the field's head, capitalized ("hospital" →
+/// "Chaoyang Hospital", "party" → "Labour Party"), in a sentence holding
+/// every field word; not the field's own words back.
+fn headed_name(
+    page: &Page,
+    index: &Index,
+    name: &str,
+    ids: &[u32],
+    want: entity::Want,
+    own: &dyn Fn(&str, &Range<usize>) -> bool,
+) -> Option<Found> {
+    if !matches!(
+        want,
+        entity::Want::Any | entity::Want::Name | entity::Want::Place
+    ) {
+        return None;
+    }
+    let head = name.rsplit(' ').next()?;
+    let head_id = index.term(head)?;
+    let holding = (0..page.units.len()).filter(|&u| ids.iter().all(|&id| index.has_term(u, id)));
+    for unit in holding {
+        let text = page.unit_text(unit);
+        for (r, id) in index.terms_at(text) {
+            let capital = text
+                .get(r.clone())
+                .is_some_and(|w| w.starts_with(char::is_uppercase));
+            if id != Some(head_id) || !capital {
+                continue;
+            }
+            let Some(n) = name_before(text, r.end) else {
+                continue;
+            };
+            let two_words = text.get(n.clone()).is_some_and(|v| v.contains(' '));
+            if two_words && !own(text, &n) {
+                return found_in(page, unit, n);
+            }
+        }
+    }
+    None
 }
 
 /// A value range in a unit's text as a [`Found`] quoting the unit.
@@ -648,10 +937,27 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
 /// "<Name>, the new <field>" or "<Name> as the company's first <field>".
 fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
     let head = text.get(..start)?;
-    let gap_at = head.rfind([',', '(']).map(|i| (i, ()));
-    let as_at = head.rfind(" as ").map(|i| (i, ()));
-    let (cut, _) = gap_at.into_iter().chain(as_at).max_by_key(|(i, _)| *i)?;
-    let gap = head.get(cut + 1..)?.trim_start_matches("as ");
+    // (where the name ends, where the gap to the field's words starts)
+    let punct = head.rfind([',', '(']).map(|i| (i, i + 1));
+    // The nearest linking word ("as", "is", "ist") among the gap's words:
+    // "Hege is the CEO of DH".
+    let mut link = None;
+    let mut end = head.len();
+    for (n, w) in head.rsplit(' ').enumerate() {
+        let w_start = end - w.len();
+        if n > MAX_APPOSITION_GAP + 1 || w_start == 0 {
+            break;
+        }
+        // After a link word a determiner comes first ("is the CEO"): "Live
+        // Nation is producing" does not name a producer.
+        if fields::is_link_word(&w.to_lowercase()) {
+            link = Some((w_start - 1, end)).filter(|_| n > 1);
+            break;
+        }
+        end = w_start - 1;
+    }
+    let (cut, gap_start) = punct.into_iter().chain(link).max_by_key(|(i, _)| *i)?;
+    let gap = head.get(gap_start..)?;
     let words: Vec<&str> = gap.split_whitespace().collect();
     let plain = words.len() <= MAX_APPOSITION_GAP
         && words
@@ -664,58 +970,81 @@ fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
 }
 
 /// "Sentra engine horsepower" → "149 horsepower", "number of processor
-/// cores" → "16,000 processor cores": a number whose unit is one of the
-/// field's words (its head first), in the sentences that best match the
-/// field, not any number there.
-fn counted(page: &Page, index: &Index, field: &Field, want: entity::Want) -> Option<Found> {
+/// cores" → "16,000 processor cores", "number of dates" → "30" in "the
+/// 30-date run": a number whose unit is one of the field's words (its head
+/// first), in the sentences that best match the field (those holding more
+/// of its words first), not any number there. `passes` says which to try:
+/// `true` is the head as unit, `false` any field word.
+fn counted(
+    page: &Page,
+    index: &Index,
+    field: &Field,
+    want: entity::Want,
+    passes: &[bool],
+) -> Option<Found> {
     if !matches!(want, entity::Want::Any | entity::Want::Amount) {
         return None;
     }
     let name = normalize_name(&field.key);
-    let words: Vec<&str> = name
+    let words: Vec<String> = name
         .split(' ')
         .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !rank::is_stopword(w))
+        .map(str::to_string)
         .collect();
-    let ids: Vec<u32> = words.iter().filter_map(|w| index.term(w)).collect();
-    let head = words.last().and_then(|w| index.term(w))?;
-    let query = index.query(&words.join(" "));
+    let ids: Vec<u32> = words
+        .iter()
+        .filter_map(|w| index.term(&page_form(index, w)))
+        .collect();
+    let head = words
+        .last()
+        .and_then(|w| index.term(&page_form(index, w)))?;
+    let query = field_query(index, &words);
     let ranked = rank::bm25(index, &query);
-    let candidates: Vec<usize> = ranked
+    let mut candidates: Vec<(f64, usize)> = ranked
         .iter()
         .take(PROSE_CANDIDATES)
-        .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
-        .map(|s| s.unit)
+        .map(|s| (index.coverage(&query, s.unit), s.unit))
+        .filter(|(c, _)| *c >= MIN_PROSE_COVERAGE)
         .collect();
-    for heads_only in [true, false] {
-        for &unit in &candidates {
+    // Stable: among equal coverage, the better ranked first.
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for &heads_only in passes {
+        for &(_, unit) in &candidates {
             let text = page.unit_text(unit);
             let terms = index.terms_at(text);
-            let span = entity::spans(text, index.lang()).into_iter().find(|s| {
-                let unit_id = s.unit.as_ref().and_then(|u| {
-                    terms
-                        .iter()
-                        .find(|(r, _)| r.start == u.start)
-                        .and_then(|t| t.1)
+            let id_at = |start: usize| {
+                terms
+                    .iter()
+                    .find(|(r, _)| r.start == start)
+                    .and_then(|t| t.1)
+            };
+            let fits = |id: u32| {
+                if heads_only {
+                    id == head
+                } else {
+                    ids.contains(&id)
+                }
+            };
+            let found = entity::spans(text, index.lang())
+                .into_iter()
+                .filter(|s| s.kind == entity::Kind::Number)
+                .find_map(|s| {
+                    // "30-date": the unit is joined to the number.
+                    let first = text.get(s.range.clone())?.split_whitespace().next()?;
+                    let joined = first.find('-').filter(|&d| {
+                        first.starts_with(|c: char| c.is_ascii_digit())
+                            && id_at(s.range.start + d + 1).is_some_and(fits)
+                    });
+                    if let Some(d) = joined {
+                        return Some(s.range.start..s.range.start + d);
+                    }
+                    let un = s.unit.as_ref()?;
+                    id_at(un.start)
+                        .is_some_and(fits)
+                        .then_some(s.range.start..un.start)
                 });
-                s.kind == entity::Kind::Number
-                    && unit_id.is_some_and(|id| {
-                        if heads_only {
-                            id == head
-                        } else {
-                            ids.contains(&id)
-                        }
-                    })
-            });
-            if let (Some(span), Some(u)) = (span, page.units.get(unit)) {
-                let value = span
-                    .unit
-                    .map_or(span.range.clone(), |un| span.range.start..un.start);
-                let value = tidy(text, value);
-                return Some(Found {
-                    block: u.block,
-                    quote: u.range.clone(),
-                    value: u.range.start + value.start..u.range.start + value.end,
-                });
+            if let Some(value) = found {
+                return found_in(page, unit, tidy(text, value));
             }
         }
     }
@@ -737,9 +1066,12 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         })
         .or_else(|| {
             let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
+            // A count of the field's own head noun ("cases" → "Three
+            // cases") is surer than a name near it.
             result_of(lines.page, index, field)
+                .or_else(|| counted(lines.page, index, field, want, &[true]))
                 .or_else(|| tied_name(lines.page, index, field, want))
-                .or_else(|| counted(lines.page, index, field, want))
+                .or_else(|| counted(lines.page, index, field, want, &[false]))
         })
         .or_else(|| in_prose(lines, index, field))
 }
@@ -1017,6 +1349,114 @@ mod tests {
             json!(["final score"]),
         );
         assert_eq!(d, json!({"final score": null}));
+    }
+
+    #[test]
+    fn field_heads_and_derived_words_find_the_typed_value() {
+        let page = "Engineers hope to reduce the crew's metabolic rate by 75% in flight. \
+            The pods would cost $2 million each, a third of the old design. \
+            The cruise would end with a 21 day recuperation period—although the crew would rest. \
+            The band's 30-date run, its first in years, opens next June.";
+        let (d, q) = extract_data(
+            page,
+            json!([
+                "metabolic rate reduction",
+                "recuperation period",
+                "number of dates",
+                "crew discount",
+                "number of buses"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "metabolic rate reduction": "75%",
+                "recuperation period": "21 day",
+                "number of dates": "30",
+                "crew discount": null,
+                "number of buses": null,
+            })
+        );
+        assert!(q[0].contains("reduce the crew's metabolic rate"), "{q:?}");
+    }
+
+    #[test]
+    fn roles_apart_from_their_qualifier_and_headed_names() {
+        let page = "“It was a stunt,” Will Moy, chief executive of the charity Full Fact, told reporters. \
+            Hege is the CEO of DH, a branding firm in Spokane. \
+            Michelle Hege said the campaign was bold. \
+            Three cases were confirmed on Tuesday. \
+            The couple was treated at Chaoyang Hospital in Beijing.";
+        let (d, _) = extract_data(
+            page,
+            json!([
+                "Full Fact chief executive",
+                "DH CEO",
+                "hospital",
+                "cases",
+                "DH founder"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "Full Fact chief executive": "Will Moy",
+                "DH CEO": "Michelle Hege",
+                "hospital": "Chaoyang Hospital",
+                "cases": "Three",
+                "DH founder": null,
+            })
+        );
+    }
+
+    #[test]
+    fn other_language_field_heads_type_the_value() {
+        let page = "Bis Freitag öffnet die Messe ihre Tore in Köln – und wir sind dabei. \
+            Frühbucher erhalten in diesem Jahr einen Rabatt von 20% auf alle Tickets. \
+            Die Veranstalter rechnen mit mehr als 40.000 Besuchern.";
+        let (d, _) = extract_data(page, json!(["Rabatt", "Eintrittspreis", "Ort"]));
+        assert_eq!(
+            d,
+            json!({"Rabatt": "20%", "Eintrittspreis": null, "Ort": "Köln"})
+        );
+        // English does not write compounds as one word: "capacity" is not
+        // a "city".
+        let (d, _) = extract_data(
+            "The lander has a large payload capacity. It launches from Houston.",
+            json!(["capacity"]),
+        );
+        assert_eq!(d, json!({"capacity": null}));
+    }
+
+    #[test]
+    fn quantities_beside_a_field_word_and_results_away_from_final() {
+        let page = "The service is offered at a $9.99 monthly rate for its Pro tier, \
+            with a $129.99 bundle for new players. \
+            Once you divide the total by 52 weeks in a year, the value is about $44.2 million per week. \
+            Voters first saw the 2014 campaign on television. \
+            Nelson scored in overtime to lift the Islanders over the Penguins 5-4 on Tuesday. \
+            The final horn sounded at 4:29 of overtime.";
+        let (d, q) = extract_data(
+            page,
+            json!([
+                "monthly price",
+                "weekly value",
+                "final score",
+                "campaign end date",
+                "parking fee"
+            ]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "monthly price": "$9.99",
+                "weekly value": "about $44.2 million",
+                "final score": "5-4",
+                "campaign end date": null,
+                "parking fee": null,
+            })
+        );
+        assert!(q[0].contains("$9.99 monthly rate"), "{q:?}");
     }
 
     #[test]

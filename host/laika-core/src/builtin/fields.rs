@@ -2,9 +2,13 @@
 //! and finding and checking a typed value (price, SKU, availability, author,
 //! date, rating) in a line of page text. Ranges are byte ranges into it.
 
+use super::entity::Want;
 use super::rank;
 use crate::text::floor_char_boundary;
+use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 /// Longest value read after a label.
 pub(super) const MAX_VALUE_BYTES: usize = 200;
@@ -519,4 +523,117 @@ pub(super) fn validate(
             (!strict || (!rank::is_stopword(&first) && v.len() <= 60)).then_some(range)
         }
     }
+}
+
+/// Extraction's own per-language words in `questions.json` (`field_heads`,
+/// `derivation_suffixes`); the question words there are read by
+/// `questions.rs`.
+#[derive(Deserialize, Default)]
+struct RawFieldWords {
+    #[serde(default)]
+    field_heads: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    derivation_suffixes: Vec<String>,
+    #[serde(default)]
+    link_words: Vec<String>,
+    #[serde(default)]
+    compounds: bool,
+}
+
+#[derive(Deserialize)]
+struct RawFieldFile {
+    languages: BTreeMap<String, RawFieldWords>,
+}
+
+fn field_words() -> &'static BTreeMap<String, RawFieldWords> {
+    static WORDS: OnceLock<BTreeMap<String, RawFieldWords>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        serde_json::from_str::<RawFieldFile>(include_str!("questions.json"))
+            .map(|f| f.languages)
+            .unwrap_or_default()
+    })
+}
+
+/// The page language's words, then English's.
+fn field_words_for(code: &str) -> impl Iterator<Item = &'static RawFieldWords> {
+    let all = field_words();
+    let first = all.get(code);
+    first
+        .into_iter()
+        .chain(all.get("en").filter(|_| code != "en"))
+}
+
+/// Shortest head word matched as the end of a compound ("Eintrittspreis").
+const MIN_COMPOUND_HEAD: usize = 4;
+
+/// The type a field's last word asks for by the language data
+/// ("discount" → a percentage, "Gründungsjahr" → a date in a language
+/// that writes compounds as one word), and whether the
+/// word is only that type (a bare head: not searched for on the page).
+pub(super) fn head_want(name: &str, code: &str) -> Option<(Want, bool)> {
+    let last = name.rsplit(' ').next().unwrap_or("");
+    if last.is_empty() {
+        return None;
+    }
+    let want_of = |kind: &str| match kind {
+        "money" => Some(Want::Money),
+        "percent" => Some(Want::Percent),
+        "date" => Some(Want::Date),
+        "duration" => Some(Want::Duration),
+        "person" => Some(Want::Person),
+        "place" => Some(Want::Place),
+        "amount" => Some(Want::Amount),
+        _ => None,
+    };
+    for words in field_words_for(code) {
+        for (kind, heads) in &words.field_heads {
+            for head in heads {
+                let exact = head == last;
+                let compound = words.compounds
+                    && head.chars().count() >= MIN_COMPOUND_HEAD
+                    && last.chars().count() >= head.chars().count() + 3
+                    && last.ends_with(head.as_str());
+                if exact || compound {
+                    if let Some(want) = want_of(kind) {
+                        return Some((want, exact));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Base forms of a word by the language's derivational suffixes, longest
+/// suffix first, each also with a final "e" ("reduction" → "reduc",
+/// "reduce"; "monthly" → "month"). Bases shorter than four letters are
+/// left out: they match too much.
+pub(super) fn derived_forms(word: &str, code: &str) -> Vec<String> {
+    let mut suffixes: Vec<&str> = field_words_for(code)
+        .flat_map(|w| w.derivation_suffixes.iter().map(String::as_str))
+        .collect();
+    suffixes.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = Vec::new();
+    for suffix in suffixes {
+        let Some(base) = word.strip_suffix(suffix) else {
+            continue;
+        };
+        if base.chars().count() < 4 {
+            continue;
+        }
+        for form in [base.to_string(), format!("{base}e")] {
+            if !out.contains(&form) {
+                out.push(form);
+            }
+        }
+    }
+    out
+}
+
+/// A word (lower case) of any language that links a name to the role after
+/// it ("Hege is the CEO", "Braiker as the company's first officer").
+pub(super) fn is_link_word(word: &str) -> bool {
+    field_words()
+        .values()
+        .any(|l| l.link_words.iter().any(|w| w == word))
 }
