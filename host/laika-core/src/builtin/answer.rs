@@ -238,6 +238,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             });
         }
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
+        let named_before = antecedent(&page, s.unit);
         if weak && typed == 0.0 {
             continue;
         }
@@ -247,7 +248,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             let at = extra.unwrap_or(s.unit);
             let mut near = vec![at.wrapping_sub(1), at, at + 1];
             near.extend(&context);
-            near.extend(antecedent(&page, s.unit));
+            near.extend(named_before);
             let strict = matches!(want, Want::Person | Want::Name | Want::Place);
             if !query.is_tied(&index, &near, strict) {
                 continue;
@@ -294,7 +295,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         // "He said his company's lander …": with the sentence that names
         // whom it is about, a few quotes back in its paragraph.
         if coverage < min && typed > 0.0 {
-            if let Some(a) = antecedent(&page, s.unit).filter(|a| !context.contains(a)) {
+            if let Some(a) = named_before.filter(|a| !context.contains(a)) {
                 let mut window = context.clone();
                 window.insert(0, a);
                 let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);

@@ -347,6 +347,10 @@ fn is_cjk(c: char) -> bool {
 pub fn word_count(text: &str) -> usize {
     text.split_whitespace()
         .map(|w| {
+            // Most words are ASCII: no CJK to count.
+            if w.is_ascii() {
+                return 1;
+            }
             let cjk = w.chars().filter(|&c| is_cjk(c)).count();
             if cjk == 0 {
                 1
@@ -1230,11 +1234,14 @@ pub fn bm25(index: &Index, query: &Query) -> Vec<Scored> {
 /// "statement").
 fn is_derived(a: &str, b: &str) -> bool {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    // The byte-prefix test first: it runs against the page's whole
+    // vocabulary for every question word, and rejects almost all of it.
+    if short == long || !long.starts_with(short) {
+        return false;
+    }
     let (n, m) = (short.chars().count(), long.chars().count());
-    short != long
-        && n >= MIN_DERIVED_STEM
+    n >= MIN_DERIVED_STEM
         && m.saturating_sub(n) <= MAX_DERIVED_SUFFIX
-        && long.starts_with(short)
         && !short.chars().any(|c| c.is_ascii_digit())
 }
 const MIN_DERIVED_STEM: usize = 5;
