@@ -2,6 +2,7 @@
 //! "the page does not say".
 
 use super::entity::{self, Want};
+use super::questions;
 use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
@@ -169,6 +170,9 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         .filter_map(|w| index.term(w))
         .collect();
     let mut scored: Vec<Candidate> = Vec::new();
+    if questions::asks_expansion(question, index.lang().code()) {
+        scored.extend(expansion_answer(&page, question));
+    }
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
@@ -565,6 +569,13 @@ pub(super) fn best_span(
     best
 }
 
+/// The acronyms a question writes: words of two to six capital letters.
+fn acronyms(question: &str) -> impl Iterator<Item = &str> {
+    question.split(|c: char| !c.is_alphanumeric()).filter(|w| {
+        (2..=6).contains(&w.chars().count()) && w.chars().all(|c| c.is_ascii_uppercase())
+    })
+}
+
 /// Lets an acronym in the question match its expansion on the page and the
 /// reverse ("IPO" ↔ "initial public offering"): the expansion is any run of
 /// words on the page whose initials spell it.
@@ -573,11 +584,7 @@ fn expand_acronyms(page: &Page, index: &Index, query: &mut Query, question: &str
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    for w in &qwords {
-        let n = w.chars().count();
-        if !(2..=6).contains(&n) || !w.chars().all(|c| c.is_ascii_uppercase()) {
-            continue;
-        }
+    for w in acronyms(question) {
         let lower = w.to_lowercase();
         if let Some(expansion) = find_expansion(page, &lower) {
             query.add_alternative(index, &lower, &expansion);
@@ -613,6 +620,33 @@ fn expand_acronyms(page: &Page, index: &Index, query: &mut Query, question: &str
 
 /// The first run of words on the page whose initials spell `acronym`.
 fn find_expansion(page: &Page, acronym: &str) -> Option<String> {
+    expansion_at(page, acronym).map(|(_, e)| e)
+}
+
+/// "What does VIPER stand for?": the page's expansion of an acronym the
+/// question writes is the answer, quoted with the sentence that spells it
+/// out. Ranked above every other passage: nothing else answers it.
+fn expansion_answer(page: &Page, question: &str) -> Option<Candidate> {
+    let (unit, expansion) =
+        acronyms(question).find_map(|a| expansion_at(page, &a.to_lowercase()))?;
+    // The words are joined by spaces: the span is the page's own text only
+    // when it is written so.
+    let span = page
+        .unit_text(unit)
+        .contains(&expansion)
+        .then_some(expansion);
+    Some(Candidate {
+        unit,
+        context: passage(page, unit),
+        score: f64::MAX,
+        span,
+        extra: None,
+    })
+}
+
+/// The unit holding the first run of words on the page whose initials
+/// spell `acronym`, and that run.
+fn expansion_at(page: &Page, acronym: &str) -> Option<(usize, String)> {
     let n = acronym.chars().count();
     for i in 0..page.units.len() {
         let text = page.unit_text(i);
@@ -627,7 +661,7 @@ fn find_expansion(page: &Page, acronym: &str) -> Option<String> {
                 .flat_map(char::to_lowercase)
                 .collect();
             if initials == acronym && run.iter().all(|w| w.chars().count() > 1) {
-                return Some(run.join(" "));
+                return Some((i, run.join(" ")));
             }
         }
     }

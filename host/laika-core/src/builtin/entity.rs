@@ -894,11 +894,19 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         ws.iter()
             .any(|w| langs.iter().any(|l| pick(l).iter().any(|c| c == w)))
     };
+    let head = questions::what_head(question, lang.code(), |w| {
+        lang.is_function_word(w) || super::rank::is_stopword(w)
+    })
+    .and_then(|h| super::fields::head_want(&h, lang.code()))
+    .map(|(w, _)| w);
     match want {
         Want::Amount if has(|l| &l.money_cues) => Want::Money,
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
             Want::Money
         }
+        // "What prison term …", "Which doctor …": the head noun names the
+        // answer's type, as it does a field's (`field_heads`).
+        Want::Any if head.is_some() => head.unwrap_or(Want::Any),
         // "Which drive did he lend his name to?": "which" says what is asked.
         Want::Any if has(|l| &l.which) => Want::Name,
         Want::Any if has(|l| &l.name_cues) => Want::Person,
