@@ -146,6 +146,13 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
     let mut want = entity::want_of_question(question, index.lang());
+    // "What prison term …": the head noun that named a value's type is
+    // not what the page must say ("up to 10 years in prison").
+    if let Some((head, typed)) = entity::typed_head(question, index.lang()) {
+        if typed == want && want.needs_value() {
+            query.forget(|w| w == head);
+        }
+    }
     let (asked, asked_required) = entity::asked_nouns(question);
     // "What is the name of the firm …": a firm's name, not a person's.
     if want == Want::Person && asked.iter().any(|w| entity::is_organization_word(w)) {

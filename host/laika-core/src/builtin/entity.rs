@@ -894,11 +894,7 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         ws.iter()
             .any(|w| langs.iter().any(|l| pick(l).iter().any(|c| c == w)))
     };
-    let head = questions::what_head(question, lang.code(), |w| {
-        lang.is_function_word(w) || super::rank::is_stopword(w)
-    })
-    .and_then(|h| super::fields::head_want(&h, lang.code()))
-    .map(|(w, _)| w);
+    let head = typed_head(question, lang).map(|(_, w)| w);
     match want {
         Want::Amount if has(|l| &l.money_cues) => Want::Money,
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
@@ -912,6 +908,17 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         Want::Any if has(|l| &l.name_cues) => Want::Person,
         w => w,
     }
+}
+
+/// The head noun of a what/which question and the answer type it names
+/// by the `field_heads` data, as a field's head does ("What prison term
+/// …" → "term", a duration; "Which doctor …" → a person).
+pub fn typed_head(question: &str, lang: &Lang) -> Option<(String, Want)> {
+    let head = questions::what_head(question, lang.code(), |w| {
+        lang.is_function_word(w) || super::rank::is_stopword(w)
+    })?;
+    let (want, _) = super::fields::head_want(&head, lang.code())?;
+    Some((head, want))
 }
 
 /// Units by what they measure, and the words that ask for each.
