@@ -993,6 +993,65 @@ mod tests {
     }
 
     #[test]
+    fn a_what_questions_head_noun_types_its_answer() {
+        let page = "H1: Bus driver pleads guilty\n\
+            The bus driver, 34, could face up to 10 years in prison after pleading guilty on Monday.\n\
+            Doctors could not find the cause of the crash for months.\n\
+            Then the lung doctor Maria Keller found the cause, a rare sleeping disorder.\n\
+            The show about the crash is a 75-minute play staged in the old depot.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Bus driver pleads guilty", page),
+                &[],
+            ))
+        };
+        for (q, span) in [
+            ("What prison term does the driver face?", "10 years"),
+            ("Which doctor found the cause?", "Maria Keller"),
+            ("How long is the show?", "75-minute play"),
+        ] {
+            let text = render_text(&ask(q));
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+        }
+        // A fine is money: the page names none.
+        let v = ask("What fine does the driver face?");
+        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn an_acronym_question_is_answered_by_its_expansion() {
+        // A short page gets a "very little readable text" notice first.
+        let ask = |page: &str, q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Moon mission", page),
+                &[],
+            )))
+            .lines()
+            .filter(|l| !l.starts_with("Only part of this page"))
+            .collect::<Vec<_>>()
+            .join("\n")
+        };
+        let page = "H1: Moon mission\n\
+            The agency will fly the Lunar Ice Mapping Explorer (LIME) to the south pole in 2024.\n\
+            The rover stands for a new kind of cheap mission, its chief engineer said.";
+        let text = ask(page, "What does LIME stand for?");
+        assert!(text.starts_with("Lunar Ice Mapping Explorer\n"), "{text}");
+        assert!(text.contains("(LIME) to the south pole"), "{text}");
+        // No expansion of the acronym on the page: it does not say.
+        let text = ask(page, "What does ESA stand for?");
+        assert!(text.starts_with("The page does not say"), "{text}");
+        let page = "Die Agentur schickt den Lunar Ice Mapping Explorer (LIME) im Jahr 2024 zum Südpol des Mondes, sagte der Chefingenieur.";
+        let text = ask(page, "Wofür steht LIME?");
+        assert!(text.contains("Lunar Ice Mapping Explorer\n"), "{text}");
+    }
+
+    #[test]
     fn answer_stems_the_pages_language() {
         let page = "Die Stadtwerke haben die Stromversorgung in allen Häusern der Stadt wiederhergestellt.\n\
             Der Bürgermeister dankte den Helfern für ihre schnelle Arbeit in der Nacht.";
