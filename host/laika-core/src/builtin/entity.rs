@@ -565,9 +565,9 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                 end += 1;
             }
             let mut unit: Option<Range<usize>> = None;
-            let mut time = TIME_UNITS
-                .iter()
-                .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
+            // "75-minute", "two-hour-long", "75-minütige": a compound with a
+            // time unit of any language the data covers is a duration.
+            let mut time = l.split('-').skip(1).any(is_time_unit);
             // "13,000 US troops", "Two United States service members": the
             // unit after up to three capitalized words (and a lower-case
             // modifier).
@@ -1074,6 +1074,26 @@ mod tests {
             .filter(|s| s.kind == kind)
             .filter_map(|s| text.get(s.range))
             .collect()
+    }
+
+    #[test]
+    fn a_compound_with_a_time_unit_is_a_duration() {
+        let durations = |text: &str, lang: &Lang| -> Vec<String> {
+            spans(text, lang)
+                .into_iter()
+                .filter(|s| Want::Duration.accepts(s) && s.kind == Kind::Number)
+                .filter_map(|s| text.get(s.range).map(str::to_string))
+                .collect()
+        };
+        let en = "The 75-minute show runs after a two-hour-long dinner for 40 guests.";
+        assert_eq!(
+            durations(en, &Lang::default()),
+            vec!["75-minute show", "two-hour-long dinner"]
+        );
+        let de = "Die Gäste sitzen an 40 Tischen in der Halle, und jeden Abend läuft die 75-minütige Show.";
+        let lang = Lang::detect([de].into_iter());
+        assert_eq!(lang.code(), "de");
+        assert_eq!(durations(de, &lang), vec!["75-minütige Show"]);
     }
 
     #[test]
