@@ -1091,7 +1091,7 @@ mod tests {
             vec!["75-minute show", "two-hour-long dinner"]
         );
         let de = "Die Gäste sitzen an 40 Tischen in der Halle, und jeden Abend läuft die 75-minütige Show.";
-        let lang = Lang::detect([de].into_iter());
+        let lang = Lang::detect([de]);
         assert_eq!(lang.code(), "de");
         assert_eq!(durations(de, &lang), vec!["75-minütige Show"]);
     }
