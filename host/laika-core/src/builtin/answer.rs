@@ -2,6 +2,7 @@
 //! "the page does not say".
 
 use super::entity::{self, Want};
+use super::questions;
 use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
@@ -145,6 +146,13 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     expand_acronyms(&page, &index, &mut query, question);
     query.mark_topic(&index, &page.title);
     let mut want = entity::want_of_question(question, index.lang());
+    // "What prison term …": the head noun that named a value's type is
+    // not what the page must say ("up to 10 years in prison").
+    if let Some((head, typed)) = entity::typed_head(question, index.lang()) {
+        if typed == want && want.needs_value() {
+            query.forget(|w| w == head);
+        }
+    }
     let (asked, asked_required) = entity::asked_nouns(question);
     // "What is the name of the firm …": a firm's name, not a person's.
     if want == Want::Person && asked.iter().any(|w| entity::is_organization_word(w)) {
@@ -169,6 +177,9 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         .filter_map(|w| index.term(w))
         .collect();
     let mut scored: Vec<Candidate> = Vec::new();
+    if questions::asks_expansion(question, index.lang().code()) {
+        scored.extend(expansion_answer(&page, question));
+    }
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
@@ -565,6 +576,13 @@ pub(super) fn best_span(
     best
 }
 
+/// The acronyms a question writes: words of two to six capital letters.
+fn acronyms(question: &str) -> impl Iterator<Item = &str> {
+    question.split(|c: char| !c.is_alphanumeric()).filter(|w| {
+        (2..=6).contains(&w.chars().count()) && w.chars().all(|c| c.is_ascii_uppercase())
+    })
+}
+
 /// Lets an acronym in the question match its expansion on the page and the
 /// reverse ("IPO" ↔ "initial public offering"): the expansion is any run of
 /// words on the page whose initials spell it.
@@ -573,11 +591,7 @@ fn expand_acronyms(page: &Page, index: &Index, query: &mut Query, question: &str
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    for w in &qwords {
-        let n = w.chars().count();
-        if !(2..=6).contains(&n) || !w.chars().all(|c| c.is_ascii_uppercase()) {
-            continue;
-        }
+    for w in acronyms(question) {
         let lower = w.to_lowercase();
         if let Some(expansion) = find_expansion(page, &lower) {
             query.add_alternative(index, &lower, &expansion);
@@ -613,6 +627,33 @@ fn expand_acronyms(page: &Page, index: &Index, query: &mut Query, question: &str
 
 /// The first run of words on the page whose initials spell `acronym`.
 fn find_expansion(page: &Page, acronym: &str) -> Option<String> {
+    expansion_at(page, acronym).map(|(_, e)| e)
+}
+
+/// "What does VIPER stand for?": the page's expansion of an acronym the
+/// question writes is the answer, quoted with the sentence that spells it
+/// out. Ranked above every other passage: nothing else answers it.
+fn expansion_answer(page: &Page, question: &str) -> Option<Candidate> {
+    let (unit, expansion) =
+        acronyms(question).find_map(|a| expansion_at(page, &a.to_lowercase()))?;
+    // The words are joined by spaces: the span is the page's own text only
+    // when it is written so.
+    let span = page
+        .unit_text(unit)
+        .contains(&expansion)
+        .then_some(expansion);
+    Some(Candidate {
+        unit,
+        context: passage(page, unit),
+        score: f64::MAX,
+        span,
+        extra: None,
+    })
+}
+
+/// The unit holding the first run of words on the page whose initials
+/// spell `acronym`, and that run.
+fn expansion_at(page: &Page, acronym: &str) -> Option<(usize, String)> {
     let n = acronym.chars().count();
     for i in 0..page.units.len() {
         let text = page.unit_text(i);
@@ -627,7 +668,7 @@ fn find_expansion(page: &Page, acronym: &str) -> Option<String> {
                 .flat_map(char::to_lowercase)
                 .collect();
             if initials == acronym && run.iter().all(|w| w.chars().count() > 1) {
-                return Some(run.join(" "));
+                return Some((i, run.join(" ")));
             }
         }
     }
@@ -949,6 +990,65 @@ mod tests {
         let text = ask("When could Ceres Robotics fly its lander?");
         assert!(text.starts_with("2023\n"), "{text}");
         assert!(text.contains("Michael Sims"), "{text}");
+    }
+
+    #[test]
+    fn a_what_questions_head_noun_types_its_answer() {
+        let page = "H1: Bus driver pleads guilty\n\
+            The bus driver, 34, could face up to 10 years in prison after pleading guilty on Monday.\n\
+            Doctors could not find the cause of the crash for months.\n\
+            Then the lung doctor Maria Keller found the cause, a rare sleeping disorder.\n\
+            The show about the crash is a 75-minute play staged in the old depot.";
+        let ask = |q: &str| {
+            run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Bus driver pleads guilty", page),
+                &[],
+            ))
+        };
+        for (q, span) in [
+            ("What prison term does the driver face?", "10 years"),
+            ("Which doctor found the cause?", "Maria Keller"),
+            ("How long is the show?", "75-minute play"),
+        ] {
+            let text = render_text(&ask(q));
+            assert!(text.starts_with(&format!("{span}\n")), "{q}: {text}");
+        }
+        // A fine is money: the page names none.
+        let v = ask("What fine does the driver face?");
+        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+    }
+
+    #[test]
+    fn an_acronym_question_is_answered_by_its_expansion() {
+        // A short page gets a "very little readable text" notice first.
+        let ask = |page: &str, q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Moon mission", page),
+                &[],
+            )))
+            .lines()
+            .filter(|l| !l.starts_with("Only part of this page"))
+            .collect::<Vec<_>>()
+            .join("\n")
+        };
+        let page = "H1: Moon mission\n\
+            The agency will fly the Lunar Ice Mapping Explorer (LIME) to the south pole in 2024.\n\
+            The rover stands for a new kind of cheap mission, its chief engineer said.";
+        let text = ask(page, "What does LIME stand for?");
+        assert!(text.starts_with("Lunar Ice Mapping Explorer\n"), "{text}");
+        assert!(text.contains("(LIME) to the south pole"), "{text}");
+        // No expansion of the acronym on the page: it does not say.
+        let text = ask(page, "What does ESA stand for?");
+        assert!(text.starts_with("The page does not say"), "{text}");
+        let page = "Die Agentur schickt den Lunar Ice Mapping Explorer (LIME) im Jahr 2024 zum Südpol des Mondes, sagte der Chefingenieur.";
+        let text = ask(page, "Wofür steht LIME?");
+        assert!(text.contains("Lunar Ice Mapping Explorer\n"), "{text}");
     }
 
     #[test]

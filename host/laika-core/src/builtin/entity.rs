@@ -565,9 +565,9 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                 end += 1;
             }
             let mut unit: Option<Range<usize>> = None;
-            let mut time = TIME_UNITS
-                .iter()
-                .any(|u| l.ends_with(&format!("-{u}")) || l.contains(&format!("-{u}-")));
+            // "75-minute", "two-hour-long", "75-minütige": a compound with a
+            // time unit of any language the data covers is a duration.
+            let mut time = l.split('-').skip(1).any(is_time_unit);
             // "13,000 US troops", "Two United States service members": the
             // unit after up to three capitalized words (and a lower-case
             // modifier).
@@ -894,16 +894,31 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         ws.iter()
             .any(|w| langs.iter().any(|l| pick(l).iter().any(|c| c == w)))
     };
+    let head = typed_head(question, lang).map(|(_, w)| w);
     match want {
         Want::Amount if has(|l| &l.money_cues) => Want::Money,
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
             Want::Money
         }
+        // "What prison term …", "Which doctor …": the head noun names the
+        // answer's type, as it does a field's (`field_heads`).
+        Want::Any if head.is_some() => head.unwrap_or(Want::Any),
         // "Which drive did he lend his name to?": "which" says what is asked.
         Want::Any if has(|l| &l.which) => Want::Name,
         Want::Any if has(|l| &l.name_cues) => Want::Person,
         w => w,
     }
+}
+
+/// The head noun of a what/which question and the answer type it names
+/// by the `field_heads` data, as a field's head does ("What prison term
+/// …" → "term", a duration; "Which doctor …" → a person).
+pub fn typed_head(question: &str, lang: &Lang) -> Option<(String, Want)> {
+    let head = questions::what_head(question, lang.code(), |w| {
+        lang.is_function_word(w) || super::rank::is_stopword(w)
+    })?;
+    let (want, _) = super::fields::head_want(&head, lang.code())?;
+    Some((head, want))
 }
 
 /// Units by what they measure, and the words that ask for each.
@@ -1059,6 +1074,26 @@ mod tests {
             .filter(|s| s.kind == kind)
             .filter_map(|s| text.get(s.range))
             .collect()
+    }
+
+    #[test]
+    fn a_compound_with_a_time_unit_is_a_duration() {
+        let durations = |text: &str, lang: &Lang| -> Vec<String> {
+            spans(text, lang)
+                .into_iter()
+                .filter(|s| Want::Duration.accepts(s) && s.kind == Kind::Number)
+                .filter_map(|s| text.get(s.range).map(str::to_string))
+                .collect()
+        };
+        let en = "The 75-minute show runs after a two-hour-long dinner for 40 guests.";
+        assert_eq!(
+            durations(en, &Lang::default()),
+            vec!["75-minute show", "two-hour-long dinner"]
+        );
+        let de = "Die Gäste sitzen an 40 Tischen in der Halle, und jeden Abend läuft die 75-minütige Show.";
+        let lang = Lang::detect([de]);
+        assert_eq!(lang.code(), "de");
+        assert_eq!(durations(de, &lang), vec!["75-minütige Show"]);
     }
 
     #[test]

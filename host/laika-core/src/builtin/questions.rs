@@ -34,6 +34,8 @@ struct RawLanguage {
     relative_days: Vec<String>,
     place_prepositions: Vec<String>,
     synonyms: Vec<Vec<String>>,
+    #[serde(default)]
+    stands_for: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -70,6 +72,8 @@ pub struct Words {
     pub relative_days: Vec<String>,
     pub place_prepositions: Vec<String>,
     pub synonyms: Vec<Vec<String>>,
+    /// Phrases asking what an abbreviation stands for, as word lists.
+    pub stands_for: Vec<Vec<String>>,
 }
 
 impl Words {
@@ -144,6 +148,7 @@ fn load() -> Vec<Words> {
                 relative_days: lower(&raw.relative_days),
                 place_prepositions: lower(&raw.place_prepositions),
                 synonyms: raw.synonyms.iter().map(|g| lower(g)).collect(),
+                stands_for: raw.stands_for.iter().map(|p| lower_words(p)).collect(),
             }
         })
         .collect()
@@ -185,6 +190,37 @@ pub fn asked(question: &str, code: &str) -> Option<(Vec<String>, Want)> {
         l.phrase_in(&refs)
             .map(|(r, want)| (ws.get(r).map(<[String]>::to_vec).unwrap_or_default(), want))
     })
+}
+
+/// Whether `question` asks what an abbreviation stands for ("What does
+/// VIPER stand for?", "Wofür steht DLR?"), in any language.
+pub fn asks_expansion(question: &str, code: &str) -> bool {
+    let ws = question_words(question);
+    page_first(code).any(|l| {
+        l.stands_for
+            .iter()
+            .any(|p| !p.is_empty() && ws.windows(p.len()).any(|run| run == p.as_slice()))
+    })
+}
+
+/// The head noun of a what/which question: the last word of the first
+/// run of content words after its "what" or "which" ("What prison term
+/// does he face?" → "term"), lower case. `skip` tells the words that are
+/// not content (the page language's function words).
+pub fn what_head(question: &str, code: &str, skip: impl Fn(&str) -> bool) -> Option<String> {
+    let ws = question_words(question);
+    let is_what =
+        |w: &String| with_english(code).any(|l| l.what.contains(w) || l.which.contains(w));
+    let at = ws.iter().position(is_what)?;
+    let filler = |w: &str| {
+        skip(w) || with_english(code).any(|l| l.is_filler(w) || l.what.iter().any(|x| x == w))
+    };
+    ws.get(at + 1..)?
+        .iter()
+        .skip_while(|w| filler(w))
+        .take_while(|w| !filler(w))
+        .last()
+        .cloned()
 }
 
 /// A month name (lower case) of any language.
@@ -234,6 +270,15 @@ mod tests {
                 assert!(!list.is_empty(), "{code}: no {what}");
             }
         }
+        assert!(asks_expansion("What does VIPER stand for?", "en"));
+        assert!(asks_expansion("Wofür steht DLR?", "de"));
+        assert!(!asks_expansion("Where does VIPER stand?", "en"));
+        let none = |_: &str| false;
+        assert_eq!(
+            what_head("What prison term does he face?", "en", |w| w == "does").as_deref(),
+            Some("term")
+        );
+        assert_eq!(what_head("How old is he?", "en", none), None);
         assert!(is_naming_word("genannt") && is_result_word("endstand") && !is_result_word("time"));
         assert_eq!(for_code("xx").code, "en");
         assert_eq!(with_english("de").count(), 2);

@@ -834,6 +834,12 @@ impl Query {
             .flat_map(|s| s.ids.iter().copied())
     }
 
+    /// Leaves out the question words `drop` tells: they are not searched
+    /// for nor counted in coverage.
+    pub fn forget(&mut self, drop: impl Fn(&str) -> bool) {
+        self.terms.retain(|s| !drop(&s.word));
+    }
+
     /// The page terms that stand for the question word `word`.
     pub fn ids_for(&self, word: &str) -> Vec<u32> {
         self.terms
