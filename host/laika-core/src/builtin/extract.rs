@@ -572,6 +572,13 @@ fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
         return (want, Vec::new());
     }
     let words: Vec<&str> = name.split(' ').collect();
+    // "número de etapas", "Anzahl der Etappen": a count head first says
+    // the value is a count of what follows.
+    if let [first, _, ..] = words.as_slice() {
+        if fields::head_want(first, lang) == Some((entity::Want::Amount, true)) {
+            return (entity::Want::Amount, vec![(*first).to_string()]);
+        }
+    }
     for l in super::questions::with_english(lang) {
         for (phrase, w) in &l.phrases {
             let Some(last) = phrase.last() else { continue };
@@ -1607,6 +1614,25 @@ mod tests {
                 "warranty length": null,
             })
         );
+    }
+
+    #[test]
+    fn count_heads_first_and_derived_field_words_in_other_languages() {
+        let page = "A volta ciclística de Portugal terá 11 etapas este ano, disse a organização. \
+            O pelotão parte de Viseu no domingo e o campeão, Rui Prates, volta a correr.";
+        let (d, _) = extract_data(
+            page,
+            json!(["número de etapas", "campeão", "número de equipas"]),
+        );
+        assert_eq!(
+            d,
+            json!({"número de etapas": "11 etapas", "campeão": "Rui Prates", "número de equipas": null})
+        );
+        let (d, _) = extract_data(
+            "The short film, directed by Ana Lopes, premieres at the harbour cinema.",
+            json!(["director", "producer"]),
+        );
+        assert_eq!(d, json!({"director": "Ana Lopes", "producer": null}));
     }
 
     #[test]
