@@ -323,12 +323,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             }
         }
         let (_, unit, range) = best?;
-        let u = page.units.get(unit)?;
-        return Some(Found {
-            block: u.block,
-            quote: u.range.clone(),
-            value: u.range.start + range.start..u.range.start + range.end,
-        });
+        return found_in(page, unit, with_unit(page.unit_text(unit), index, range));
     }
     let top = ranked.first().map_or(0.0, |s| s.score);
     let own = own_ids(index, &words);
