@@ -11,6 +11,7 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::RequestPacket;
 use crate::pack::SELECTION_DOC_ID;
+use crate::render::ast::Block;
 use crate::text::prefix_chars;
 use serde_json::Value;
 use std::ops::Range;
@@ -158,32 +159,77 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     if want == Want::Person && asked.iter().any(|w| entity::is_organization_word(w)) {
         want = Want::Name;
     }
-    let asked_ids: Vec<u32> = asked.iter().flat_map(|w| query.ids_for(w)).collect();
-    // "How many helicopters …": what is counted.
-    let counted = if asked_required {
-        Vec::new()
-    } else {
-        asked_ids.clone()
-    };
+    let asked = Asked::new(&query, want, &asked, asked_required);
     let ranked = rank::bm25(&index, &query);
     cancel.check()?;
     let question_lower = question.to_lowercase();
+    // "What does VIPER stand for?" is answered by the page's expansion.
+    let mut scored: Vec<Candidate> = questions::asks_expansion(question, index.lang().code())
+        .then(|| expansion_answer(&page, question))
+        .flatten()
+        .into_iter()
+        .collect();
+    scored.extend(candidates(
+        &page,
+        &index,
+        &query,
+        &ranked,
+        &asked,
+        &question_lower,
+    ));
+    respond(packet, &page, &index, question, scored, blocks)
+}
 
+/// What a question (or a field name, for `web.extract`) asks: the answer
+/// type, the nouns it asks about as page terms, whether the answer must
+/// mention one ("which …"), and what is counted ("how many …").
+pub(super) struct Asked {
+    want: Want,
+    ids: Vec<u32>,
+    required: bool,
+    counted: Vec<u32>,
+}
+
+impl Asked {
+    pub(super) fn new(query: &Query, want: Want, nouns: &[String], required: bool) -> Asked {
+        let ids: Vec<u32> = nouns.iter().flat_map(|w| query.ids_for(w)).collect();
+        // "How many helicopters …": what is counted.
+        let counted = if required { Vec::new() } else { ids.clone() };
+        Asked {
+            want,
+            ids,
+            required,
+            counted,
+        }
+    }
+}
+
+/// The units that may answer, best first, each passing the calibrated gate
+/// (coverage of the question, a value of the wanted type tied to it).
+fn candidates(
+    page: &Page,
+    index: &Index,
+    query: &Query,
+    ranked: &[rank::Scored],
+    asked: &Asked,
+    question_lower: &str,
+) -> Vec<Candidate> {
+    let want = asked.want;
+    let asked_ids = &asked.ids;
+    let asked_required = asked.required;
+    let counted = &asked.counted;
     // Each candidate: its coverage of the question, and the best span of the
     // wanted type in it (or in the sentence after it).
     let top = ranked.first().map_or(0.0, |s| s.score);
-    let question_ids: Vec<u32> = rank::tokenize(question)
+    let question_ids: Vec<u32> = rank::tokenize(question_lower)
         .iter()
         .filter_map(|w| index.term(w))
         .collect();
     let mut scored: Vec<Candidate> = Vec::new();
-    if questions::asks_expansion(question, index.lang().code()) {
-        scored.extend(expansion_answer(&page, question));
-    }
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
-        let weak = rank::quality(&page, &index, s.unit) < 0.2;
+        let weak = rank::quality(page, index, s.unit) < 0.2;
         let words = rank::word_count(page.unit_text(s.unit));
         if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
@@ -192,7 +238,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             continue;
         }
         // A sentence that leans on the one before it is read with it.
-        let context = passage(&page, s.unit);
+        let context = passage(page, s.unit);
         // A heading alone says too little to answer.
         if context.len() == 1
             && matches!(
@@ -210,17 +256,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         }
         // An untyped question's answer is the passage itself.
         let mut span = (want != Want::Any)
-            .then(|| {
-                best_span(
-                    &page,
-                    &index,
-                    &query,
-                    want,
-                    s.unit,
-                    &question_lower,
-                    &counted,
-                )
-            })
+            .then(|| best_span(page, index, query, want, s.unit, question_lower, counted))
             .flatten();
         let mut extra = None;
         if span.is_none() && want != Want::Any {
@@ -232,7 +268,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                 })
             });
             if follows {
-                span = best_span(&page, &index, &query, want, next, &question_lower, &counted)
+                span = best_span(page, index, query, want, next, question_lower, counted)
                     .map(|(r, q)| (r, q * 0.6));
                 extra = span.as_ref().map(|_| next);
             }
@@ -249,7 +285,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             });
         }
         let typed = span.as_ref().map_or(0.0, |(_, q)| *q);
-        let named_before = antecedent(&page, s.unit);
+        let named_before = antecedent(page, s.unit);
         if weak && typed == 0.0 {
             continue;
         }
@@ -261,7 +297,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             near.extend(&context);
             near.extend(named_before);
             let strict = matches!(want, Want::Person | Want::Name | Want::Place);
-            if !query.is_tied(&index, &near, strict) {
+            if !query.is_tied(index, &near, strict) {
                 continue;
             }
         }
@@ -276,7 +312,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             continue;
         }
         let mut context = context;
-        let mut coverage = index.coverage_of(&query, &context);
+        let mut coverage = index.coverage_of(query, &context);
         // The question's subject is often named a sentence earlier ("Blair
         // … A search of the vehicle yielded nearly 30 grams"): a typed
         // answer may take the sentences before it in its paragraph, up to
@@ -295,7 +331,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
                     break;
                 }
                 window.insert(0, prev);
-                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(query, &window);
                 if widened >= min {
                     context = window;
                     coverage = widened;
@@ -309,7 +345,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             if let Some(a) = named_before.filter(|a| !context.contains(a)) {
                 let mut window = context.clone();
                 window.insert(0, a);
-                let widened = WINDOW_DISCOUNT * index.coverage_of(&query, &window);
+                let widened = WINDOW_DISCOUNT * index.coverage_of(query, &window);
                 if widened >= min {
                     context = window;
                     coverage = widened;
@@ -330,15 +366,41 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             unit: s.unit,
             context,
             score,
-            span: span.and_then(|(r, _)| {
-                page.unit_text(extra.unwrap_or(s.unit))
-                    .get(r)
-                    .map(str::to_string)
-            }),
+            span: span.map(|(r, _)| r),
             extra,
         });
     }
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.unit.cmp(&b.unit)));
+    scored
+}
+
+/// The best answer span to what `asked` asks, by the answer's own gate:
+/// the unit it is in and its range there; none when no passage answers.
+pub(super) fn answer_span(
+    page: &Page,
+    index: &Index,
+    query: &Query,
+    asked: &Asked,
+    question_lower: &str,
+) -> Option<(usize, Range<usize>)> {
+    let ranked = rank::bm25(index, query);
+    let best = candidates(page, index, query, &ranked, asked, question_lower)
+        .into_iter()
+        .next()?;
+    Some((best.extra.unwrap_or(best.unit), best.span?))
+}
+
+/// The reply: the answer span, then the passages that say it, or "the page
+/// does not say".
+fn respond(
+    packet: &RequestPacket,
+    page: &Page,
+    index: &Index,
+    question: &str,
+    scored: Vec<Candidate>,
+    mut blocks: Vec<Block>,
+) -> Result<Reply> {
+    let title = "Answer".to_string();
     let floor = scored.first().map_or(0.0, |c| MIN_RELATIVE_SCORE * c.score);
 
     let mut used: Vec<usize> = Vec::new();
@@ -361,7 +423,11 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
             continue;
         }
         if passages.is_empty() {
-            lead = c.span.clone();
+            lead = c.span.as_ref().and_then(|r| {
+                page.unit_text(c.extra.unwrap_or(c.unit))
+                    .get(r.clone())
+                    .map(str::to_string)
+            });
         }
         used.extend(&p);
         passages.push(p);
@@ -410,7 +476,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     let citations = passages
         .iter()
         .flatten()
-        .filter_map(|&u| cite(&page, u))
+        .filter_map(|&u| cite(page, u))
         .collect();
     Ok(Reply {
         title,
@@ -427,7 +493,8 @@ struct Candidate {
     /// The units quoted for it: the unit with the sentences it leans on.
     context: Vec<usize>,
     score: f64,
-    span: Option<String>,
+    /// The answer span's range in the unit's text (or in `extra`'s).
+    span: Option<Range<usize>>,
     extra: Option<usize>,
 }
 
@@ -640,8 +707,8 @@ fn expansion_answer(page: &Page, question: &str) -> Option<Candidate> {
     // when it is written so.
     let span = page
         .unit_text(unit)
-        .contains(&expansion)
-        .then_some(expansion);
+        .find(&expansion)
+        .map(|at| at..at + expansion.len());
     Some(Candidate {
         unit,
         context: passage(page, unit),

@@ -323,12 +323,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             }
         }
         let (_, unit, range) = best?;
-        let u = page.units.get(unit)?;
-        return Some(Found {
-            block: u.block,
-            quote: u.range.clone(),
-            value: u.range.start + range.start..u.range.start + range.end,
-        });
+        return found_in(page, unit, with_unit(page.unit_text(unit), index, range));
     }
     let top = ranked.first().map_or(0.0, |s| s.score);
     let own = own_ids(index, &words);
@@ -352,7 +347,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let Some((_, unit, range)) = best else {
         return beside_field_word(page, index, &words, &ranked, want);
     };
-    found_in(page, unit, range)
+    found_in(page, unit, with_unit(page.unit_text(unit), index, range))
 }
 
 /// Most tokens between a value and a field word that stands beside it.
@@ -572,6 +567,13 @@ fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
         return (want, Vec::new());
     }
     let words: Vec<&str> = name.split(' ').collect();
+    // "número de etapas", "Anzahl der Etappen": a count head first says
+    // the value is a count of what follows.
+    if let [first, _, ..] = words.as_slice() {
+        if fields::head_want(first, lang) == Some((entity::Want::Amount, true)) {
+            return (entity::Want::Amount, vec![(*first).to_string()]);
+        }
+    }
     for l in super::questions::with_english(lang) {
         for (phrase, w) in &l.phrases {
             let Some(last) = phrase.last() else { continue };
@@ -688,10 +690,12 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
     }
     let name = normalize_name(&field.key);
     let lang = index.lang();
+    // A word the page writes only in a derived form counts as said there:
+    // "publisher" in "published by …".
     let ids: Vec<u32> = name
         .split(' ')
         .filter(|w| !rank::is_stopword(w) && !lang.is_function_word(w))
-        .map(|w| index.term(w))
+        .map(|w| index.term(&page_form(index, w)))
         .collect::<Option<Vec<u32>>>()?;
     if ids.is_empty() {
         return None;
@@ -1035,13 +1039,18 @@ fn counted(
                         first.starts_with(|c: char| c.is_ascii_digit())
                             && id_at(s.range.start + d + 1).is_some_and(fits)
                     });
+                    // The value keeps its unit: "355 horsepower", "30-date".
                     if let Some(d) = joined {
-                        return Some(s.range.start..s.range.start + d);
+                        let unit_end = text
+                            .get(s.range.start + d + 1..)?
+                            .find(|c: char| !c.is_alphanumeric());
+                        let end = unit_end.map_or(text.len(), |e| s.range.start + d + 1 + e);
+                        return Some(s.range.start..end);
                     }
                     let un = s.unit.as_ref()?;
                     id_at(un.start)
                         .is_some_and(fits)
-                        .then_some(s.range.start..un.start)
+                        .then_some(s.range.start..un.end.max(s.range.end))
                 });
             if let Some(value) = found {
                 return found_in(page, unit, tidy(text, value));
@@ -1074,6 +1083,115 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
                 .or_else(|| counted(lines.page, index, field, want, &[false]))
         })
         .or_else(|| in_prose(lines, index, field))
+        .or_else(|| asked_field(lines.page, index, field))
+        .map(|f| preferred_shape(lines, index, field, f))
+}
+
+/// A field no finder filled, asked as a question: its words are the
+/// question's (stemmed, derived forms and synonyms as the answer side
+/// matches them), its head types the answer (an untyped head asks for a
+/// name: "brand", "venue"), and the answer's own gate decides, so a field
+/// the page does not hold stays empty.
+fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
+    let name = normalize_name(&field.key);
+    let (want, type_words) = field_want(&name, index.lang().code());
+    let words: Vec<String> = name
+        .split(' ')
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
+        .map(str::to_string)
+        .collect();
+    let head = words.last()?.clone();
+    let want = match want {
+        entity::Want::Any => entity::Want::Name,
+        w => w,
+    };
+    let mut query = field_query(index, &words);
+    // Every field word on the page (itself, a derived form or a synonym):
+    // "total pounds seized" is not asked of a page that never says pounds.
+    if words
+        .iter()
+        .any(|w| !rank::is_stopword(w) && query.ids_for(w).is_empty())
+    {
+        return None;
+    }
+    query.mark_topic(index, &page.title);
+    // A name must stand beside its head noun, as for "which …"; a count is
+    // of the head ("number of shows").
+    let required = want == entity::Want::Name;
+    let asked = answer::Asked::new(&query, want, &[head], required);
+    let (unit, range) = answer::answer_span(page, index, &query, &asked, &name)?;
+    let text = page.unit_text(unit);
+    found_in(page, unit, with_unit(text, index, range))
+}
+
+/// A quantity's range widened to its unit or noun ("355" → "355
+/// horsepower", "75" → "75-minute"): a number alone does not say what it
+/// counts.
+fn with_unit(text: &str, index: &Index, range: Range<usize>) -> Range<usize> {
+    entity::spans(text, index.lang())
+        .into_iter()
+        .find(|s| s.range == range && matches!(s.kind, entity::Kind::Number))
+        .and_then(|s| s.unit)
+        .map_or(range.clone(), |u| range.start..u.end.max(range.end))
+}
+
+/// The value in the shape its field asks for, when its sentence has one
+/// and the value found is not: a date field's calendar date ("Dec. 6")
+/// over a bare weekday or year ("Friday", "2020"), a duration field's
+/// number of time units ("95 minutes") over a date. The nearest such span.
+fn preferred_shape(lines: &Lines, index: &Index, field: &Field, found: Found) -> Found {
+    use entity::{Kind, Span, Want};
+    let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
+    let text = lines.text(found.block);
+    let value = text.get(found.value.clone()).unwrap_or("");
+    let Some(quote) = text.get(found.quote.clone()) else {
+        return found;
+    };
+    let shaped = |s: &Span| match want {
+        Want::Date => s.kind == Kind::Date && quote.get(s.range.clone()).is_some_and(is_calendar),
+        Want::Duration => s.kind == Kind::Number && s.time,
+        _ => false,
+    };
+    let spans = entity::spans(quote, index.lang());
+    let at = found.value.start.saturating_sub(found.quote.start);
+    let is_shaped = match want {
+        Want::Date => is_calendar(value),
+        Want::Duration => spans.iter().any(|s| s.range.start == at && shaped(s)),
+        _ => true,
+    };
+    if is_shaped {
+        return found;
+    }
+    let nearest = spans
+        .into_iter()
+        .filter(|s| shaped(s))
+        .min_by_key(|s| s.range.start.abs_diff(at));
+    match nearest {
+        Some(s) => {
+            // A quantity keeps its unit.
+            let end = s.unit.map_or(s.range.end, |u| u.end.max(s.range.end));
+            Found {
+                value: found.quote.start + s.range.start..found.quote.start + end,
+                ..found
+            }
+        }
+        None => found,
+    }
+}
+
+/// A day of a month ("Dec. 6", "6 March", "2024-03-05") or a month of a
+/// year ("June 2019"), not a bare weekday or year.
+fn is_calendar(value: &str) -> bool {
+    let lower = value.to_lowercase();
+    let month = lower
+        .split(|c: char| !c.is_alphabetic())
+        .any(|w| !w.is_empty() && questions::is_month(w));
+    let groups = value
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|g| !g.is_empty())
+        .count();
+    let numeric = groups >= 2 && !value.contains(':');
+    (month && groups >= 1) || numeric
 }
 
 pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Reply> {
@@ -1300,7 +1418,7 @@ mod tests {
         );
         assert_eq!(
             d,
-            json!({"number of furnaces": "12", "number of engineers": "35", "number of trucks": null})
+            json!({"number of furnaces": "12 furnaces", "number of engineers": "35 engineers", "number of trucks": null})
         );
     }
 
@@ -1372,7 +1490,7 @@ mod tests {
             json!({
                 "metabolic rate reduction": "75%",
                 "recuperation period": "21 day",
-                "number of dates": "30",
+                "number of dates": "30-date",
                 "crew discount": null,
                 "number of buses": null,
             })
@@ -1403,7 +1521,7 @@ mod tests {
                 "Full Fact chief executive": "Will Moy",
                 "DH CEO": "Michelle Hege",
                 "hospital": "Chaoyang Hospital",
-                "cases": "Three",
+                "cases": "Three cases",
                 "DH founder": null,
             })
         );
@@ -1457,6 +1575,59 @@ mod tests {
             })
         );
         assert!(q[0].contains("$9.99 monthly rate"), "{q:?}");
+    }
+
+    #[test]
+    fn fields_no_finder_fills_are_asked_as_questions() {
+        // The name is in the sentence after the field's word: the answer
+        // side reads a typed span there; a field word with no value beside
+        // it and a field the page never names stay empty.
+        let page = "The rowing club agreed on a new annual membership scheme this spring. \
+            The fee, settled after a long debate among the rowers, comes to $40. \
+            The club sponsor list grows every year. \
+            Organizers expect large crowds every evening.";
+        let (d, _) = extract_data(page, json!(["annual membership fee", "sponsor", "brand"]));
+        assert_eq!(
+            d,
+            json!({"annual membership fee": "$40", "sponsor": null, "brand": null})
+        );
+    }
+
+    #[test]
+    fn quantities_keep_their_unit_and_dates_prefer_the_calendar_day() {
+        let page = "The roadster's engine makes 412 horsepower in its sport trim. \
+            Tickets for the roadster launch go on sale Friday, March 14 at noon.";
+        let (d, _) = extract_data(
+            page,
+            json!(["engine horsepower", "ticket sale date", "warranty length"]),
+        );
+        assert_eq!(
+            d,
+            json!({
+                "engine horsepower": "412 horsepower",
+                "ticket sale date": "Friday, March 14",
+                "warranty length": null,
+            })
+        );
+    }
+
+    #[test]
+    fn count_heads_first_and_derived_field_words_in_other_languages() {
+        let page = "A volta ciclística de Portugal terá 11 etapas este ano, disse a organização. \
+            O pelotão parte de Viseu no domingo e o campeão, Rui Prates, volta a correr.";
+        let (d, _) = extract_data(
+            page,
+            json!(["número de etapas", "campeão", "número de equipas"]),
+        );
+        assert_eq!(
+            d,
+            json!({"número de etapas": "11 etapas", "campeão": "Rui Prates", "número de equipas": null})
+        );
+        let (d, _) = extract_data(
+            "The short film, directed by Ana Lopes, premieres at the harbour cinema.",
+            json!(["director", "producer"]),
+        );
+        assert_eq!(d, json!({"director": "Ana Lopes", "producer": null}));
     }
 
     #[test]
