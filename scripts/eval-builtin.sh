@@ -10,7 +10,7 @@
 # extraction field accuracy (and fields not on the page coming back null),
 # citations verified. Figures only.
 #
-# usage: scripts/eval-builtin.sh [--verbose]
+# usage: scripts/eval-builtin.sh [--verbose]  (blind2 always prints totals only)
 # Env: LAIKA_CORPORA (default: ../shared/corpora beside the repo).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +18,9 @@ corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
 for set in questions questions-unseen extraction-dev questions-blind questions-blind2; do
   echo "== tests/builtin-eval/$set.json"
+  # The untouched blind set is scored on its totals only.
+  args=("$@")
+  [ "$set" = questions-blind2 ] && args=(--totals)
   cargo run --release --locked -q -p laika-host --example builtin_eval -- \
-    "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "$@"
+    "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "${args[@]}"
 done

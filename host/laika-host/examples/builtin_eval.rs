@@ -3,7 +3,11 @@
 //! with every citation checked against the packed documents. Prints figures;
 //! asserts nothing. Run with `bash scripts/eval-builtin.sh`.
 //!
-//! usage: builtin_eval QUESTIONS_JSON GROUND_TRUTH_JSON [--verbose]
+//! usage: builtin_eval QUESTIONS_JSON GROUND_TRUTH_JSON [--verbose | --totals]
+//!
+//! Misses are listed unless `--totals` is given (every answer with
+//! `--verbose`): a blind set is scored on its totals only, so that nobody
+//! tunes on what it misses.
 //!
 //! Each page becomes an observation the way the extension sends one (the
 //! article body as `primary.text`, the same text with site chrome as
@@ -124,10 +128,12 @@ fn pct(n: usize, d: usize) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(qpath), Some(tpath)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: builtin_eval QUESTIONS_JSON GROUND_TRUTH_JSON [--verbose]");
+        eprintln!("usage: builtin_eval QUESTIONS_JSON GROUND_TRUTH_JSON [--verbose | --totals]");
         std::process::exit(2);
     };
     let verbose = args.iter().any(|a| a == "--verbose");
+    let totals = args.iter().any(|a| a == "--totals");
+    let show = |ok: bool| verbose || (!ok && !totals);
     let q: Value = serde_json::from_str(&std::fs::read_to_string(qpath).unwrap()).unwrap();
     let truth: Map<String, Value> =
         serde_json::from_str(&std::fs::read_to_string(tpath).unwrap()).unwrap();
@@ -172,7 +178,7 @@ fn main() {
             .or_default();
         kind.0 += usize::from(ok);
         kind.1 += 1;
-        if verbose || !ok {
+        if show(ok) {
             println!(
                 "{} answerable {}: {question} (want {accept:?})\n    {}",
                 if ok { "ok  " } else { "MISS" },
@@ -196,7 +202,7 @@ fn main() {
         check(&v, &p);
         let ok = citations(&v).is_empty();
         honest += usize::from(ok);
-        if verbose || !ok {
+        if show(ok) {
             println!(
                 "{} unanswerable {}: {question}\n    {}",
                 if ok { "ok  " } else { "MISS" },
@@ -234,7 +240,7 @@ fn main() {
             let ok = holds(got, &accept) && got.len() <= 3 * longest + 20;
             fields += 1;
             fields_ok += usize::from(ok);
-            if verbose || !ok {
+            if show(ok) {
                 println!(
                     "{} extract {} {name:?}: got {got:?}, want {accept:?}",
                     if ok { "ok  " } else { "MISS" },
@@ -247,7 +253,7 @@ fn main() {
             let ok = got.is_null();
             absent_n += 1;
             absent_ok += usize::from(ok);
-            if verbose || !ok {
+            if show(ok) {
                 println!(
                     "{} extract {} {name:?} (not on the page): got {got}",
                     if ok { "ok  " } else { "MISS" },
