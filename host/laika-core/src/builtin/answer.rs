@@ -1160,6 +1160,33 @@ mod language_tests {
         assert!(lead.contains("13. September"), "{q} → {text}");
     }
 
+    /// A language Snowball has no stemmer for (Indonesian) is detected and
+    /// asked in its own question words: who and when lead with the exact
+    /// span, and a price the page never gives is not quoted.
+    #[test]
+    fn answers_in_a_language_without_a_stemmer() {
+        let page = "Jembatan baru di atas Sungai Musi akhirnya selesai dibangun setelah empat tahun. \
+            Jembatan itu diresmikan oleh wali kota Budi Santoso pada 12 Maret 2019 di depan ribuan warga. \
+            Menurut pejabat dinas pekerjaan umum, jembatan ini akan mengurangi kemacetan di pusat kota.";
+        let ask = |q: &str| run(&packet("web.answer", json!({}), q, summary("", page), &[]));
+        for (q, span) in [
+            ("Siapa yang meresmikan jembatan itu?", "Budi Santoso"),
+            ("Kapan jembatan itu diresmikan?", "12 Maret 2019"),
+            ("Berapa lama jembatan itu dibangun?", "empat tahun"),
+        ] {
+            let v = ask(q);
+            let text = render_text(&v);
+            let lead = text
+                .lines()
+                .find(|l| !l.starts_with("Only part of this page"))
+                .unwrap_or("");
+            // The typed span itself, not the sentence around it.
+            assert_eq!(lead, span, "{q} → {text}");
+        }
+        let v = ask("Berapa harga tiket untuk menyeberangi jembatan?");
+        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+    }
+
     /// A question in each language of the question-word data, on a short
     /// page in that language: the answer leads with the right span.
     #[test]
