@@ -1258,6 +1258,18 @@ mod language_tests {
                 "Vem öppnar bron?",
                 "Anna Berg",
             ),
+            (
+                "fi",
+                "Uusi silta joen yli on valmis. Rakentaminen kesti neljä vuotta, ja se maksoi kaupungille paljon. Sillan avasi pormestari Anna Virtanen 12. maaliskuuta 2019 ja kiitti työntekijöitä.",
+                "Kuka avasi sillan?",
+                "Anna Virtanen",
+            ),
+            (
+                "fi",
+                "Uusi silta joen yli on valmis. Rakentaminen kesti neljä vuotta, ja se maksoi kaupungille paljon. Sillan avasi pormestari Anna Virtanen 12. maaliskuuta 2019 ja kiitti työntekijöitä.",
+                "Kuinka kauan rakentaminen kesti?",
+                "neljä vuotta",
+            ),
         ];
         for (lang, page, question, span) in cases {
             let v = run(&packet(

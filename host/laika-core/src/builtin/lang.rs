@@ -122,6 +122,15 @@ const LANGUAGES: &[Language] = &[
         ],
     },
     Language {
+        code: "fi",
+        stemmer: Some(Algorithm::Finnish),
+        suffixes: &[],
+        words: &[
+            "ja", "on", "ei", "että", "oli", "kun", "mutta", "myös", "hän", "tai", "ovat", "joka",
+            "jo", "vain", "sen", "mukaan",
+        ],
+    },
+    Language {
         code: "id",
         stemmer: None,
         suffixes: &["nya", "lah", "kah", "pun"],
@@ -265,6 +274,11 @@ mod tests {
         assert_eq!(id.stem("rumahnya"), "rumah");
         assert_eq!(id.stem("jembatan"), "jembatan");
         assert_eq!(id.stem("dia"), "dia");
+        let fi = Lang::detect([
+            "Uusi silta on valmis, ja se avattiin myös jalankulkijoille, mutta ei autoille.",
+        ]);
+        assert_eq!(fi.code(), "fi");
+        assert_eq!(fi.stem("sillan"), fi.stem("sillat"));
         // English words are not stemmed as Indonesian.
         assert_eq!(
             Lang::detect(["The bridge is open and the city is glad."]).code(),
