@@ -1160,7 +1160,7 @@ mod language_tests {
         assert!(lead.contains("13. September"), "{q} → {text}");
     }
 
-    /// A language Snowball has no stemmer for (Indonesian) is detected and
+    /// A language Snowball has no stemmer for (Indonesian, Polish) is detected and
     /// asked in its own question words: who and when lead with the exact
     /// span, and a price the page never gives is not quoted.
     #[test]
@@ -1168,13 +1168,21 @@ mod language_tests {
         let page = "Jembatan baru di atas Sungai Musi akhirnya selesai dibangun setelah empat tahun. \
             Jembatan itu diresmikan oleh wali kota Budi Santoso pada 12 Maret 2019 di depan ribuan warga. \
             Menurut pejabat dinas pekerjaan umum, jembatan ini akan mengurangi kemacetan di pusat kota.";
-        let ask = |q: &str| run(&packet("web.answer", json!({}), q, summary("", page), &[]));
-        for (q, span) in [
+        let ask =
+            |page: &str, q: &str| run(&packet("web.answer", json!({}), q, summary("", page), &[]));
+        let cases = [
             ("Siapa yang meresmikan jembatan itu?", "Budi Santoso"),
             ("Kapan jembatan itu diresmikan?", "12 Maret 2019"),
             ("Berapa lama jembatan itu dibangun?", "empat tahun"),
-        ] {
-            let v = ask(q);
+        ];
+        let pl = "Nowy most na Wiśle jest gotowy. Budowa trwała cztery lata i była bardzo trudna. \
+            Most otworzyła prezydent miasta Anna Nowak w piątek, a mieszkańcy przeszli przez most jako pierwsi.";
+        let cases = cases.iter().map(|&(q, span)| (page, q, span)).chain([
+            (pl, "Kto otworzył most?", "Anna Nowak"),
+            (pl, "Ile lat trwała budowa?", "cztery lata"),
+        ]);
+        for (page, q, span) in cases {
+            let v = ask(page, q);
             let text = render_text(&v);
             let lead = text
                 .lines()
@@ -1183,8 +1191,13 @@ mod language_tests {
             // The typed span itself, not the sentence around it.
             assert_eq!(lead, span, "{q} → {text}");
         }
-        let v = ask("Berapa harga tiket untuk menyeberangi jembatan?");
-        assert!(quotes(&v).is_empty(), "{}", render_text(&v));
+        for (page, q) in [
+            (page, "Berapa harga tiket untuk menyeberangi jembatan?"),
+            (pl, "Ile kosztował bilet na most?"),
+        ] {
+            let v = ask(page, q);
+            assert!(quotes(&v).is_empty(), "{q} → {}", render_text(&v));
+        }
     }
 
     /// A question in each language of the question-word data, on a short

@@ -1,6 +1,7 @@
 //! The page's language, guessed from its function words, and the Snowball
 //! stemmer for it, so "restoring", "restored" and "restore" match, in the
-//! languages Snowball knows. A language Snowball does not know (Indonesian)
+//! languages Snowball knows. A language Snowball does not know (Indonesian,
+//! Polish)
 //! is still detected, so its question words are used; its words are cut by
 //! a light suffix rule given with it. Pages in no listed language (or too
 //! short to tell) use English stemming, which leaves most non-Latin words
@@ -128,6 +129,19 @@ const LANGUAGES: &[Language] = &[
         words: &[
             "ja", "on", "ei", "että", "oli", "kun", "mutta", "myös", "hän", "tai", "ovat", "joka",
             "jo", "vain", "sen", "mukaan",
+        ],
+    },
+    // Polish case endings, longest first: "mostu", "mostem" → "most".
+    Language {
+        code: "pl",
+        stemmer: None,
+        suffixes: &[
+            "ami", "ach", "ego", "emu", "owi", "om", "ów", "em", "ie", "ej", "ą", "ę", "y", "a",
+            "u", "i", "e", "o",
+        ],
+        words: &[
+            "i", "w", "nie", "na", "się", "z", "że", "do", "jest", "jak", "po", "od", "ale",
+            "przez", "dla", "oraz", "został", "była",
         ],
     },
     Language {
@@ -279,6 +293,11 @@ mod tests {
         ]);
         assert_eq!(fi.code(), "fi");
         assert_eq!(fi.stem("sillan"), fi.stem("sillat"));
+        let pl = Lang::detect([
+            "Nowy most na rzece został otwarty w piątek i jest już dostępny dla mieszkańców.",
+        ]);
+        assert_eq!(pl.code(), "pl");
+        assert_eq!(pl.stem("mostu"), pl.stem("mostem"));
         // English words are not stemmed as Indonesian.
         assert_eq!(
             Lang::detect(["The bridge is open and the city is glad."]).code(),
