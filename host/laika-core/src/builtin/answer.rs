@@ -1160,6 +1160,46 @@ mod language_tests {
         assert!(lead.contains("13. September"), "{q} → {text}");
     }
 
+    /// A language Snowball has no stemmer for (Indonesian, Polish) is detected and
+    /// asked in its own question words: who and when lead with the exact
+    /// span, and a price the page never gives is not quoted.
+    #[test]
+    fn answers_in_a_language_without_a_stemmer() {
+        let page = "Jembatan baru di atas Sungai Musi akhirnya selesai dibangun setelah empat tahun. \
+            Jembatan itu diresmikan oleh wali kota Budi Santoso pada 12 Maret 2019 di depan ribuan warga. \
+            Menurut pejabat dinas pekerjaan umum, jembatan ini akan mengurangi kemacetan di pusat kota.";
+        let ask =
+            |page: &str, q: &str| run(&packet("web.answer", json!({}), q, summary("", page), &[]));
+        let cases = [
+            ("Siapa yang meresmikan jembatan itu?", "Budi Santoso"),
+            ("Kapan jembatan itu diresmikan?", "12 Maret 2019"),
+            ("Berapa lama jembatan itu dibangun?", "empat tahun"),
+        ];
+        let pl = "Nowy most na Wiśle jest gotowy. Budowa trwała cztery lata i była bardzo trudna. \
+            Most otworzyła prezydent miasta Anna Nowak w piątek, a mieszkańcy przeszli przez most jako pierwsi.";
+        let cases = cases.iter().map(|&(q, span)| (page, q, span)).chain([
+            (pl, "Kto otworzył most?", "Anna Nowak"),
+            (pl, "Ile lat trwała budowa?", "cztery lata"),
+        ]);
+        for (page, q, span) in cases {
+            let v = ask(page, q);
+            let text = render_text(&v);
+            let lead = text
+                .lines()
+                .find(|l| !l.starts_with("Only part of this page"))
+                .unwrap_or("");
+            // The typed span itself, not the sentence around it.
+            assert_eq!(lead, span, "{q} → {text}");
+        }
+        for (page, q) in [
+            (page, "Berapa harga tiket untuk menyeberangi jembatan?"),
+            (pl, "Ile kosztował bilet na most?"),
+        ] {
+            let v = ask(page, q);
+            assert!(quotes(&v).is_empty(), "{q} → {}", render_text(&v));
+        }
+    }
+
     /// A question in each language of the question-word data, on a short
     /// page in that language: the answer leads with the right span.
     #[test]
@@ -1230,6 +1270,18 @@ mod language_tests {
                 "Den nya bron över floden är klar. Bygget tog fyra år och kostade staden 40 miljoner kronor. Bron öppnas av borgmästaren Anna Berg som har arbetat för bron i många år.",
                 "Vem öppnar bron?",
                 "Anna Berg",
+            ),
+            (
+                "fi",
+                "Uusi silta joen yli on valmis. Rakentaminen kesti neljä vuotta, ja se maksoi kaupungille paljon. Sillan avasi pormestari Anna Virtanen 12. maaliskuuta 2019 ja kiitti työntekijöitä.",
+                "Kuka avasi sillan?",
+                "Anna Virtanen",
+            ),
+            (
+                "fi",
+                "Uusi silta joen yli on valmis. Rakentaminen kesti neljä vuotta, ja se maksoi kaupungille paljon. Sillan avasi pormestari Anna Virtanen 12. maaliskuuta 2019 ja kiitti työntekijöitä.",
+                "Kuinka kauan rakentaminen kesti?",
+                "neljä vuotta",
             ),
         ];
         for (lang, page, question, span) in cases {

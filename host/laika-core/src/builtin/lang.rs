@@ -1,148 +1,202 @@
 //! The page's language, guessed from its function words, and the Snowball
 //! stemmer for it, so "restoring", "restored" and "restore" match, in the
-//! languages Snowball knows. Pages in other languages (or too short to tell)
-//! use English stemming, which leaves most non-Latin words unchanged.
+//! languages Snowball knows. A language Snowball does not know (Indonesian,
+//! Polish)
+//! is still detected, so its question words are used; its words are cut by
+//! a light suffix rule given with it. Pages in no listed language (or too
+//! short to tell) use English stemming, which leaves most non-Latin words
+//! unchanged.
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-/// Very common function words per language: enough to tell the languages
-/// apart on a few hundred words, and dropped from the index like English
-/// stopwords.
-const FUNCTION_WORDS: &[(Algorithm, &[&str])] = &[
-    (
-        Algorithm::English,
-        &["the", "and", "of", "to", "is", "that", "with", "for", "was"],
-    ),
-    (
-        Algorithm::German,
-        &[
+/// A language the page may be in.
+struct Language {
+    /// ISO 639-1 code: the key of its question words in `questions.json`.
+    code: &'static str,
+    /// Its Snowball stemmer, if Snowball has one.
+    stemmer: Option<Algorithm>,
+    /// Without a stemmer: clitics and suffixes cut off a word (the first
+    /// that ends it, leaving at least four letters): Indonesian "rumahnya"
+    /// ("his house") is "rumah".
+    suffixes: &'static [&'static str],
+    /// Very common function words: enough to tell the languages apart on a
+    /// few hundred words, and dropped from the index like English stopwords.
+    words: &'static [&'static str],
+}
+
+/// English: the fallback.
+const ENGLISH: Language = Language {
+    code: "en",
+    stemmer: Some(Algorithm::English),
+    suffixes: &[],
+    words: &["the", "and", "of", "to", "is", "that", "with", "for", "was"],
+};
+
+/// The languages detected, English first (it wins ties).
+const LANGUAGES: &[Language] = &[
+    ENGLISH,
+    Language {
+        code: "de",
+        stemmer: Some(Algorithm::German),
+        suffixes: &[],
+        words: &[
             "der", "die", "und", "das", "ist", "nicht", "mit", "sich", "auf", "ein", "eine", "den",
             "dem", "des", "auch", "wird", "werden",
         ],
-    ),
-    (
-        Algorithm::French,
-        &[
+    },
+    Language {
+        code: "fr",
+        stemmer: Some(Algorithm::French),
+        suffixes: &[],
+        words: &[
             "le", "la", "les", "et", "des", "est", "une", "dans", "pour", "pas", "qui", "sur",
             "du", "au", "aux", "avec",
         ],
-    ),
-    (
-        Algorithm::Spanish,
-        &[
+    },
+    Language {
+        code: "es",
+        stemmer: Some(Algorithm::Spanish),
+        suffixes: &[],
+        words: &[
             "el", "los", "las", "y", "es", "una", "del", "por", "para", "con", "que", "se", "al",
             "como", "pero",
         ],
-    ),
-    (
-        Algorithm::Portuguese,
-        &[
+    },
+    Language {
+        code: "pt",
+        stemmer: Some(Algorithm::Portuguese),
+        suffixes: &[],
+        words: &[
             "o", "os", "as", "e", "um", "uma", "do", "da", "dos", "das", "não", "em", "com",
             "para", "que", "no", "na",
         ],
-    ),
-    (
-        Algorithm::Italian,
-        &[
+    },
+    Language {
+        code: "it",
+        stemmer: Some(Algorithm::Italian),
+        suffixes: &[],
+        words: &[
             "il", "gli", "di", "che", "è", "per", "una", "non", "sono", "della", "con", "del",
             "nel", "alla",
         ],
-    ),
-    (
-        Algorithm::Dutch,
-        &[
+    },
+    Language {
+        code: "nl",
+        stemmer: Some(Algorithm::Dutch),
+        suffixes: &[],
+        words: &[
             "de", "het", "een", "en", "van", "niet", "zijn", "op", "dat", "voor", "met", "ook",
             "wordt",
         ],
-    ),
-    (
-        Algorithm::Swedish,
-        &[
+    },
+    Language {
+        code: "sv",
+        stemmer: Some(Algorithm::Swedish),
+        suffixes: &[],
+        words: &[
             "och", "att", "det", "som", "är", "för", "med", "inte", "har", "av", "till",
         ],
-    ),
-    (
-        Algorithm::Russian,
-        &[
+    },
+    Language {
+        code: "ru",
+        stemmer: Some(Algorithm::Russian),
+        suffixes: &[],
+        words: &[
             "и", "в", "не", "на", "что", "с", "как", "по", "это", "для", "из", "от",
         ],
-    ),
-    (
-        Algorithm::Turkish,
-        &[
+    },
+    Language {
+        code: "tr",
+        stemmer: Some(Algorithm::Turkish),
+        suffixes: &[],
+        words: &[
             "ve", "bir", "bu", "için", "ile", "çok", "olarak", "daha", "gibi", "olan", "şu", "ama",
             "değil",
         ],
-    ),
-    (
-        Algorithm::Arabic,
-        &[
+    },
+    Language {
+        code: "ar",
+        stemmer: Some(Algorithm::Arabic),
+        suffixes: &[],
+        words: &[
             "في", "من", "على", "إلى", "أن", "عن", "التي", "الذي", "مع", "هذا", "كان", "هذه",
         ],
-    ),
+    },
+    Language {
+        code: "fi",
+        stemmer: Some(Algorithm::Finnish),
+        suffixes: &[],
+        words: &[
+            "ja", "on", "ei", "että", "oli", "kun", "mutta", "myös", "hän", "tai", "ovat", "joka",
+            "jo", "vain", "sen", "mukaan",
+        ],
+    },
+    // Polish case endings, longest first: "mostu", "mostem" → "most".
+    Language {
+        code: "pl",
+        stemmer: None,
+        suffixes: &[
+            "ami", "ach", "ego", "emu", "owi", "om", "ów", "em", "ie", "ej", "ą", "ę", "y", "a",
+            "u", "i", "e", "o",
+        ],
+        words: &[
+            "i", "w", "nie", "na", "się", "z", "że", "do", "jest", "jak", "po", "od", "ale",
+            "przez", "dla", "oraz", "został", "była",
+        ],
+    },
+    Language {
+        code: "id",
+        stemmer: None,
+        suffixes: &["nya", "lah", "kah", "pun"],
+        words: &[
+            "yang", "dan", "di", "ke", "dari", "ini", "itu", "dengan", "untuk", "tidak", "pada",
+            "adalah", "dalam", "akan", "juga", "sudah", "telah", "oleh", "karena",
+        ],
+    },
 ];
-
-/// The ISO 639-1 code of a Snowball language (the key of its question words).
-fn code_of(algo: Algorithm) -> &'static str {
-    match algo {
-        Algorithm::German => "de",
-        Algorithm::French => "fr",
-        Algorithm::Spanish => "es",
-        Algorithm::Portuguese => "pt",
-        Algorithm::Italian => "it",
-        Algorithm::Dutch => "nl",
-        Algorithm::Swedish => "sv",
-        Algorithm::Russian => "ru",
-        Algorithm::Turkish => "tr",
-        Algorithm::Arabic => "ar",
-        _ => "en",
-    }
-}
 
 /// How many words are read to guess the language.
 const SAMPLE_WORDS: usize = 2000;
 
 /// A language's stemmer and function words.
 pub struct Lang {
-    stemmer: Stemmer,
-    words: &'static [&'static str],
-    code: &'static str,
+    stemmer: Option<Stemmer>,
+    language: &'static Language,
 }
 
 impl std::fmt::Debug for Lang {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lang").field("code", &self.code).finish()
+        f.debug_struct("Lang")
+            .field("code", &self.language.code)
+            .finish()
     }
 }
 
 impl Default for Lang {
     fn default() -> Lang {
-        Lang::new(Algorithm::English)
+        Lang::new(0)
     }
 }
 
 impl Lang {
-    fn new(algo: Algorithm) -> Lang {
-        let words = FUNCTION_WORDS
-            .iter()
-            .find(|(a, _)| *a == algo)
-            .map_or(&[][..], |(_, w)| *w);
+    /// The language at `LANGUAGES[i]` (English when out of range).
+    fn new(i: usize) -> Lang {
+        let language = LANGUAGES.get(i).unwrap_or(&ENGLISH);
         Lang {
-            stemmer: Stemmer::create(algo),
-            words,
-            code: code_of(algo),
+            stemmer: language.stemmer.map(Stemmer::create),
+            language,
         }
     }
 
     /// The language's ISO 639-1 code ("en", "de", …).
     pub fn code(&self) -> &'static str {
-        self.code
+        self.language.code
     }
 
     /// The language whose function words are most frequent in `texts`
     /// (English on a tie or when none occur).
     pub fn detect<'a>(texts: impl IntoIterator<Item = &'a str>) -> Lang {
-        let mut counts = [0usize; FUNCTION_WORDS.len()];
+        let mut counts = [0usize; LANGUAGES.len()];
         let mut seen = 0usize;
         'outer: for text in texts {
             for word in text.split(|c: char| !c.is_alphanumeric()) {
@@ -154,8 +208,8 @@ impl Lang {
                     break 'outer;
                 }
                 let lower = word.to_lowercase();
-                for (i, (_, words)) in FUNCTION_WORDS.iter().enumerate() {
-                    if words.contains(&lower.as_str()) {
+                for (i, l) in LANGUAGES.iter().enumerate() {
+                    if l.words.contains(&lower.as_str()) {
                         if let Some(c) = counts.get_mut(i) {
                             *c += 1;
                         }
@@ -167,21 +221,18 @@ impl Lang {
             .iter()
             .enumerate()
             .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(&a.0)))
+            .filter(|(_, &c)| c > 0)
             .map_or(0, |(i, _)| i);
-        let algo = FUNCTION_WORDS
-            .get(best)
-            .filter(|_| counts.get(best).is_some_and(|&c| c > 0))
-            .map_or(Algorithm::English, |(a, _)| *a);
-        Lang::new(algo)
+        Lang::new(best)
     }
 
     /// A function word of this language (lower case).
     pub fn is_function_word(&self, word: &str) -> bool {
-        self.words.contains(&word)
+        self.language.words.contains(&word)
     }
 
-    /// The Snowball stem of a lower-case word; numbers and mixed tokens are
-    /// left as they are.
+    /// The stem of a lower-case word; numbers and mixed tokens are left as
+    /// they are.
     pub fn stem(&self, word: &str) -> String {
         if word.chars().any(|c| c.is_ascii_digit()) {
             // "A380s" is the plural of "A380".
@@ -193,7 +244,19 @@ impl Lang {
             }
             return word.to_string();
         }
-        self.stemmer.stem(word).into_owned()
+        match &self.stemmer {
+            Some(stemmer) => stemmer.stem(word).into_owned(),
+            None => self
+                .language
+                .suffixes
+                .iter()
+                .find_map(|s| {
+                    word.strip_suffix(s)
+                        .filter(|base| base.chars().count() >= 4)
+                })
+                .unwrap_or(word)
+                .to_string(),
+        }
     }
 }
 
@@ -214,5 +277,31 @@ mod tests {
         // Unknown or empty text: English.
         assert_eq!(Lang::detect([""]).stem("houses"), "hous");
         assert_eq!(en.stem("3.5"), "3.5");
+    }
+
+    #[test]
+    fn detects_a_language_without_a_snowball_stemmer() {
+        let id = Lang::detect(["Jembatan baru di atas sungai itu sudah selesai dan akan dibuka oleh wali kota pada hari Jumat."]);
+        assert_eq!(id.code(), "id");
+        assert!(id.is_function_word("yang"));
+        // Clitics are cut; short words and words without one are kept.
+        assert_eq!(id.stem("rumahnya"), "rumah");
+        assert_eq!(id.stem("jembatan"), "jembatan");
+        assert_eq!(id.stem("dia"), "dia");
+        let fi = Lang::detect([
+            "Uusi silta on valmis, ja se avattiin myös jalankulkijoille, mutta ei autoille.",
+        ]);
+        assert_eq!(fi.code(), "fi");
+        assert_eq!(fi.stem("sillan"), fi.stem("sillat"));
+        let pl = Lang::detect([
+            "Nowy most na rzece został otwarty w piątek i jest już dostępny dla mieszkańców.",
+        ]);
+        assert_eq!(pl.code(), "pl");
+        assert_eq!(pl.stem("mostu"), pl.stem("mostem"));
+        // English words are not stemmed as Indonesian.
+        assert_eq!(
+            Lang::detect(["The bridge is open and the city is glad."]).code(),
+            "en"
+        );
     }
 }
