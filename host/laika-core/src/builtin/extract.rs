@@ -1072,8 +1072,13 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let name = normalize_name(&field.key);
     let (want, _) = field_want(&name, index.lang().code());
     // A value found by its place in the text, not by a label, must be of
-    // the field's kind; else the next finder tries.
-    let fits = |f: &Found| of_kind(lines.text(f.block), f, index, &name, want);
+    // the field's kind, in the shape it asks for when its sentence has that
+    // ("runs 95 minutes" over a date for "running time"); else the next
+    // finder tries.
+    let fits = |f: Found| {
+        let f = preferred_shape(lines, index, field, f);
+        of_kind(lines.text(f.block), &f, index, &name, want).then_some(f)
+    };
     passes
         .iter()
         .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
@@ -1087,12 +1092,12 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             // A count of the field's own head noun ("cases" → "Three
             // cases") is surer than a name near it.
             result_of(lines.page, index, field)
-                .or_else(|| counted(lines.page, index, field, want, &[true]).filter(fits))
-                .or_else(|| tied_name(lines.page, index, field, want).filter(fits))
-                .or_else(|| counted(lines.page, index, field, want, &[false]).filter(fits))
+                .or_else(|| counted(lines.page, index, field, want, &[true]).and_then(fits))
+                .or_else(|| tied_name(lines.page, index, field, want).and_then(fits))
+                .or_else(|| counted(lines.page, index, field, want, &[false]).and_then(fits))
         })
-        .or_else(|| in_prose(lines, index, field).filter(fits))
-        .or_else(|| asked_field(lines.page, index, field).filter(fits))
+        .or_else(|| in_prose(lines, index, field).and_then(fits))
+        .or_else(|| asked_field(lines.page, index, field).and_then(fits))
         .map(|f| preferred_shape(lines, index, field, f))
 }
 
@@ -1716,10 +1721,7 @@ mod tests {
             json!(["director", "reviewer"]),
         );
         assert_eq!(d, json!({"director": null, "reviewer": null}));
-        let (d, _) = extract_data(
-            "The city council will meet on Monday.",
-            json!(["venue"]),
-        );
+        let (d, _) = extract_data("The city council will meet on Monday.", json!(["venue"]));
         assert_eq!(d, json!({"venue": null}));
         // "running time" is how long; "pounds" seized are a weight.
         let (d, _) = extract_data(
