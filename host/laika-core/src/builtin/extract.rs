@@ -1723,6 +1723,12 @@ mod tests {
         assert_eq!(d, json!({"director": null, "reviewer": null}));
         let (d, _) = extract_data("The city council will meet on Monday.", json!(["venue"]));
         assert_eq!(d, json!({"venue": null}));
+        // Nor someone who speaks.
+        let (d, _) = extract_data(
+            "The venue Ana Reyes said was full by noon.",
+            json!(["venue"]),
+        );
+        assert_eq!(d, json!({"venue": null}));
         // "running time" is how long; "pounds" seized are a weight.
         let (d, _) = extract_data(
             "The film premieres on Friday, March 14, and runs 95 minutes. \
