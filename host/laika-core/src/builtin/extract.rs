@@ -1077,7 +1077,7 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     // finder tries.
     let fits = |f: Found| {
         let f = preferred_shape(lines, index, field, f);
-        of_kind(lines.text(f.block), &f, index, &name, want).then_some(f)
+        of_kind(lines.page, lines.text(f.block), &f, index, &name, want).then_some(f)
     };
     passes
         .iter()
@@ -1101,6 +1101,20 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         .map(|f| preferred_shape(lines, index, field, f))
 }
 
+/// Whether the page writes `value` as a place somewhere: right after a
+/// preposition that opens only places ("in Maple Ridge").
+fn placed(page: &Page, value: &str) -> bool {
+    (0..page.units.len()).any(|u| {
+        let text = page.unit_text(u);
+        text.match_indices(value).any(|(at, _)| {
+            text.get(..at)
+                .and_then(|head| head.strip_suffix(' '))
+                .and_then(|head| head.rsplit(' ').next())
+                .is_some_and(|w| fields::is_place_only_preposition(&w.to_lowercase()))
+        })
+    })
+}
+
 /// Whether the whole of `value` is a date, a day or a clock time ("Monday",
 /// "March 14", "6 p.m.").
 fn is_dated(value: &str, index: &Index) -> bool {
@@ -1111,11 +1125,18 @@ fn is_dated(value: &str, index: &Index) -> bool {
 
 /// Whether a value found in running text is of the kind its field (`name`,
 /// typed `want`) asks for: no pronoun or function word for a name, no
-/// organization ("Larkspur Books") or day for a person, no day or time
-/// for a place nor a name the sentence has speak ("Reyes said"), no day or
-/// clock time for a duration, and no sum of money for a field that counts
-/// a unit of measure ("total pounds seized").
-fn of_kind(text: &str, f: &Found, index: &Index, name: &str, want: entity::Want) -> bool {
+/// organization ("Larkspur Books"), day or place ("in Maple Ridge") for a
+/// person, no day or time for a place nor a name the sentence has speak
+/// ("Reyes said"), no day or clock time for a duration, and no sum of money
+/// for a field that counts a unit of measure ("total pounds seized").
+fn of_kind(
+    page: &Page,
+    text: &str,
+    f: &Found,
+    index: &Index,
+    name: &str,
+    want: entity::Want,
+) -> bool {
     use entity::Want;
     let Some(value) = text.get(f.value.clone()) else {
         return false;
@@ -1142,7 +1163,9 @@ fn of_kind(text: &str, f: &Found, index: &Index, name: &str, want: entity::Want)
     }
     match want {
         Want::Person => {
-            !is_dated(value, index) && !words.iter().any(|w| entity::is_organization_word(w))
+            !is_dated(value, index)
+                && !words.iter().any(|w| entity::is_organization_word(w))
+                && !placed(page, value)
         }
         Want::Place => {
             let quote = text.get(f.quote.clone()).unwrap_or("");
@@ -1721,6 +1744,13 @@ mod tests {
             json!(["director", "reviewer"]),
         );
         assert_eq!(d, json!({"director": null, "reviewer": null}));
+        // Nor a place the page has people live in.
+        let (d, _) = extract_data(
+            "Most of the dancers live in Maple Ridge. \
+            Maple Ridge is the director of the region's arts push.",
+            json!(["director"]),
+        );
+        assert_eq!(d, json!({"director": null}));
         let (d, _) = extract_data("The city council will meet on Monday.", json!(["venue"]));
         assert_eq!(d, json!({"venue": null}));
         // Nor someone who speaks.

@@ -539,6 +539,8 @@ struct RawFieldWords {
     #[serde(default)]
     organization_words: Vec<String>,
     #[serde(default)]
+    place_only_prepositions: Vec<String>,
+    #[serde(default)]
     span_heads: Vec<String>,
     #[serde(default)]
     span_modifiers: Vec<String>,
@@ -650,6 +652,14 @@ pub(super) fn is_organization_word(word: &str) -> bool {
     field_words()
         .values()
         .any(|l| l.organization_words.iter().any(|w| w == word))
+}
+
+/// A preposition (lower case) of any language that opens only a place
+/// ("in Maple Ridge"), unlike "to" or "from", which open a person too.
+pub(super) fn is_place_only_preposition(word: &str) -> bool {
+    field_words()
+        .values()
+        .any(|l| l.place_only_prepositions.iter().any(|w| w == word))
 }
 
 /// Whether a field name asks for a span of time by a head such as "time"
