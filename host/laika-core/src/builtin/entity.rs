@@ -669,7 +669,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             if start <= end {
                 let names: Vec<&str> = (start..=end).map(lw).collect();
-                let organization = names.iter().any(|n| NOT_PERSON.contains(n))
+                let organization = names.iter().any(|n| is_organization_word(n))
                     || (start..=end).any(|k| {
                         let w = core(k);
                         w.chars().count() > 1
@@ -968,6 +968,12 @@ const UNIT_CLASSES: &[(&[&str], &[&str])] = &[
     ),
 ];
 
+/// Whether `word` (lower case) is a unit of measure ("pounds", "miles"):
+/// a field that counts one asks for that unit, not a sum of money.
+pub fn is_measure_unit(word: &str) -> bool {
+    UNIT_CLASSES.iter().any(|(_, units)| units.contains(&word))
+}
+
 /// Whether a number's unit (`unit`, lower case) measures what `asking`
 /// (a question or a field name, lower case) asks about: "How far …" and
 /// "1,200 miles", "wind speed" and "55 mph".
@@ -1021,7 +1027,7 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
 /// Whether `word` (lower case) names a kind of organization, place or
 /// event ("firm", "hospital"): a name of that kind is not a person's.
 pub fn is_organization_word(word: &str) -> bool {
-    NOT_PERSON.contains(&word)
+    NOT_PERSON.contains(&word) || super::fields::is_organization_word(word)
 }
 
 /// The type of value a field name asks for ("share price" → money,

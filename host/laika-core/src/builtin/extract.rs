@@ -299,11 +299,12 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         // opens a sentence.
         return (0..page.units.len()).find_map(|u| {
             let text = page.unit_text(u);
+            // Not a day ("on Monday"): a place is no date.
             let span = entity::spans(text, index.lang()).into_iter().find(|s| {
                 s.kind == entity::Kind::Place
                     && text
                         .get(s.range.clone())
-                        .is_some_and(|v| v.starts_with(char::is_uppercase))
+                        .is_some_and(|v| v.starts_with(char::is_uppercase) && !is_dated(v, index))
             })?;
             // The name itself, not the clause after it ("Köln – und …").
             found_in(page, u, name_at(text, span.range.start)?)
@@ -557,6 +558,10 @@ const MAX_APPOSITION_GAP: usize = 5;
 /// question phrase types the field ("in welchem Jahr" makes "Jahr" a date).
 /// Returns the type and the words that only say it.
 fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
+    // "running time" is how long, though "time" alone asks when.
+    if fields::is_time_span(name, lang) {
+        return (entity::Want::Duration, Vec::new());
+    }
     // A head word the language data types ("discount", "Ort") says more
     // than a cue word before it ("metabolic rate reduction").
     if let Some((want, _)) = fields::head_want(name, lang) {
@@ -1064,27 +1069,127 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     type Pass = fn(&Lines, &Field, usize) -> Option<Found>;
     let passes: [Pass; 3] = [labelled, label_then_value, label_space_value];
     let n = lines.page.blocks.len();
+    let name = normalize_name(&field.key);
+    let (want, _) = field_want(&name, index.lang().code());
+    // A value found by its place in the text, not by a label, must be of
+    // the field's kind, in the shape it asks for when its sentence has that
+    // ("runs 95 minutes" over a date for "running time"); else the next
+    // finder tries.
+    let fits = |f: Found| {
+        let f = preferred_shape(lines, index, field, f);
+        of_kind(lines.page, lines.text(f.block), &f, index, &name, want).then_some(f)
+    };
     passes
         .iter()
         .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
         .or_else(|| {
             // Only a bare type name ("price", "date") takes the first value
             // of its type: "listing date" is not the publish date.
-            let bare = !normalize_name(&field.key).contains(' ');
+            let bare = !name.contains(' ');
             (0..n).find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
         })
         .or_else(|| {
-            let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
             // A count of the field's own head noun ("cases" → "Three
             // cases") is surer than a name near it.
             result_of(lines.page, index, field)
-                .or_else(|| counted(lines.page, index, field, want, &[true]))
-                .or_else(|| tied_name(lines.page, index, field, want))
-                .or_else(|| counted(lines.page, index, field, want, &[false]))
+                .or_else(|| counted(lines.page, index, field, want, &[true]).and_then(fits))
+                .or_else(|| tied_name(lines.page, index, field, want).and_then(fits))
+                .or_else(|| counted(lines.page, index, field, want, &[false]).and_then(fits))
         })
-        .or_else(|| in_prose(lines, index, field))
-        .or_else(|| asked_field(lines.page, index, field))
+        .or_else(|| in_prose(lines, index, field).and_then(fits))
+        .or_else(|| asked_field(lines.page, index, field).and_then(fits))
         .map(|f| preferred_shape(lines, index, field, f))
+}
+
+/// Whether the page writes `value` as a place somewhere: right after a
+/// preposition that opens only places ("in Maple Ridge").
+fn placed(page: &Page, value: &str) -> bool {
+    (0..page.units.len()).any(|u| {
+        let text = page.unit_text(u);
+        text.match_indices(value).any(|(at, _)| {
+            text.get(..at)
+                .and_then(|head| head.strip_suffix(' '))
+                .and_then(|head| head.rsplit(' ').next())
+                .is_some_and(|w| fields::is_place_only_preposition(&w.to_lowercase()))
+        })
+    })
+}
+
+/// Whether the whole of `value` is a date, a day or a clock time ("Monday",
+/// "March 14", "6 p.m.").
+fn is_dated(value: &str, index: &Index) -> bool {
+    entity::spans(value, index.lang())
+        .iter()
+        .any(|s| s.kind == entity::Kind::Date && s.range == (0..value.len()))
+}
+
+/// Whether a value found in running text is of the kind its field (`name`,
+/// typed `want`) asks for: no pronoun or function word for a name, no
+/// organization ("Larkspur Books"), day or place ("in Maple Ridge") for a
+/// person, no day or time for a place nor a name the sentence has speak
+/// ("Reyes said"), no day or clock time for a duration, and no sum of money
+/// for a field that counts a unit of measure ("total pounds seized").
+fn of_kind(
+    page: &Page,
+    text: &str,
+    f: &Found,
+    index: &Index,
+    name: &str,
+    want: entity::Want,
+) -> bool {
+    use entity::Want;
+    let Some(value) = text.get(f.value.clone()) else {
+        return false;
+    };
+    let lower = value.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let named = matches!(want, Want::Any | Want::Person | Want::Name | Want::Place);
+    if named
+        && matches!(words.as_slice(), [w] if rank::is_stopword(w) || index.lang().is_function_word(w))
+    {
+        return false;
+    }
+    let money = value.contains(['$', '€', '£', '¥']);
+    let units: Vec<&str> = name
+        .split(' ')
+        .filter(|w| entity::is_measure_unit(w))
+        .collect();
+    if want != Want::Money && money && !units.is_empty() && !units.iter().any(|u| words.contains(u))
+    {
+        return false;
+    }
+    match want {
+        Want::Person => {
+            !is_dated(value, index)
+                && !words.iter().any(|w| entity::is_organization_word(w))
+                && !placed(page, value)
+        }
+        Want::Place => {
+            let quote = text.get(f.quote.clone()).unwrap_or("");
+            let at = f.value.start.saturating_sub(f.quote.start);
+            let speaks = entity::spans(quote, index.lang()).iter().any(|s| {
+                s.kind == entity::Kind::Name
+                    && s.person
+                    && s.range.start == at
+                    && entity::says(quote, s)
+            });
+            !is_dated(value, index) && !speaks
+        }
+        // A year or a span of years may still say how long ("2019–2023"),
+        // a day or a clock time does not.
+        Want::Duration => {
+            let years = !value.contains(char::is_alphabetic)
+                && value
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter(|g| !g.is_empty())
+                    .all(|g| g.len() == 4);
+            years || !is_dated(value, index)
+        }
+        _ => true,
+    }
 }
 
 /// A field no finder filled, asked as a question: its words are the
@@ -1628,6 +1733,42 @@ mod tests {
             json!(["director", "producer"]),
         );
         assert_eq!(d, json!({"director": "Ana Lopes", "producer": null}));
+    }
+
+    #[test]
+    fn values_of_the_wrong_kind_are_not_taken() {
+        // A person is no publisher, a place no weekday, a name no pronoun.
+        let (d, _) = extract_data(
+            "Larkspur Books is the director of the reading festival. \
+            I liked the pacing of the novel, though the ending drags.",
+            json!(["director", "reviewer"]),
+        );
+        assert_eq!(d, json!({"director": null, "reviewer": null}));
+        // Nor a place the page has people live in.
+        let (d, _) = extract_data(
+            "Most of the dancers live in Maple Ridge. \
+            Maple Ridge is the director of the region's arts push.",
+            json!(["director"]),
+        );
+        assert_eq!(d, json!({"director": null}));
+        let (d, _) = extract_data("The city council will meet on Monday.", json!(["venue"]));
+        assert_eq!(d, json!({"venue": null}));
+        // Nor someone who speaks.
+        let (d, _) = extract_data(
+            "The venue Ana Reyes said was full by noon.",
+            json!(["venue"]),
+        );
+        assert_eq!(d, json!({"venue": null}));
+        // "running time" is how long; "pounds" seized are a weight.
+        let (d, _) = extract_data(
+            "The film premieres on Friday, March 14, and runs 95 minutes. \
+            Agents seized 2,000 pounds of cocaine worth about $44 million in the raid.",
+            json!(["running time", "total pounds seized"]),
+        );
+        assert_eq!(
+            d,
+            json!({"running time": "95 minutes", "total pounds seized": "2,000 pounds"})
+        );
     }
 
     #[test]

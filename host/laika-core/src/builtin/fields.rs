@@ -537,6 +537,14 @@ struct RawFieldWords {
     #[serde(default)]
     link_words: Vec<String>,
     #[serde(default)]
+    organization_words: Vec<String>,
+    #[serde(default)]
+    place_only_prepositions: Vec<String>,
+    #[serde(default)]
+    span_heads: Vec<String>,
+    #[serde(default)]
+    span_modifiers: Vec<String>,
+    #[serde(default)]
     compounds: bool,
 }
 
@@ -636,4 +644,33 @@ pub(super) fn is_link_word(word: &str) -> bool {
     field_words()
         .values()
         .any(|l| l.link_words.iter().any(|w| w == word))
+}
+
+/// A word (lower case) of any language that marks a name as an
+/// organization's ("Larkspur Books", "Müller Verlag").
+pub(super) fn is_organization_word(word: &str) -> bool {
+    field_words()
+        .values()
+        .any(|l| l.organization_words.iter().any(|w| w == word))
+}
+
+/// A preposition (lower case) of any language that opens only a place
+/// ("in Maple Ridge"), unlike "to" or "from", which open a person too.
+pub(super) fn is_place_only_preposition(word: &str) -> bool {
+    field_words()
+        .values()
+        .any(|l| l.place_only_prepositions.iter().any(|w| w == word))
+}
+
+/// Whether a field name asks for a span of time by a head such as "time"
+/// after a modifier that makes it one ("running time", "travel time"): a
+/// duration, not a date or a clock time.
+pub(super) fn is_time_span(name: &str, code: &str) -> bool {
+    let ws: Vec<&str> = name.split(' ').collect();
+    let [.., modifier, head] = ws.as_slice() else {
+        return false;
+    };
+    field_words_for(code).any(|l| {
+        l.span_heads.iter().any(|h| h == head) && l.span_modifiers.iter().any(|m| m == modifier)
+    })
 }
