@@ -265,19 +265,26 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
     })
 }
 
+/// A field's normalized name, the type it asks for, and its words without
+/// the words that only name that type ("release date" → a date, ["release"]).
+fn typed_words(index: &Index, field: &Field) -> (String, entity::Want, Vec<String>) {
+    let name = normalize_name(&field.key);
+    let (want, type_words) = field_want(&name, index.lang().code());
+    let words = name
+        .split(' ')
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
+        .map(str::to_string)
+        .collect();
+    (name, want, words)
+}
+
 /// A value of the field's type in running text, in the sentence that best
 /// matches the field's name ("listing date" → the date beside "listed",
 /// not the first date on the page; "share price" → the money beside
 /// "share price", not the sum raised).
 fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let page = lines.page;
-    let name = normalize_name(&field.key);
-    let (want, type_words) = field_want(&name, index.lang().code());
-    let words: Vec<String> = name
-        .split(' ')
-        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
-        .map(str::to_string)
-        .collect();
+    let (name, want, words) = typed_words(index, field);
     let query = field_query(index, &words);
     let ranked = rank::bm25(index, &query);
     // Only a field that is a bare type ("age", "distance", a place head
@@ -1198,13 +1205,7 @@ fn of_kind(
 /// name: "brand", "venue"), and the answer's own gate decides, so a field
 /// the page does not hold stays empty.
 fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
-    let name = normalize_name(&field.key);
-    let (want, type_words) = field_want(&name, index.lang().code());
-    let words: Vec<String> = name
-        .split(' ')
-        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !type_words.iter().any(|t| t == w))
-        .map(str::to_string)
-        .collect();
+    let (name, want, words) = typed_words(index, field);
     let head = words.last()?.clone();
     let want = match want {
         entity::Want::Any => entity::Want::Name,
