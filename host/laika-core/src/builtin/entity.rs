@@ -894,7 +894,6 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         ws.iter()
             .any(|w| langs.iter().any(|l| pick(l).iter().any(|c| c == w)))
     };
-    let head = typed_head(question, lang).map(|(_, w)| w);
     match want {
         Want::Amount if has(|l| &l.money_cues) => Want::Money,
         Want::Any if has(|l| &l.money_cues) && (has(|l| &l.what) || has(|l| &l.which)) => {
@@ -902,10 +901,13 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
         }
         // "What prison term …", "Which doctor …": the head noun names the
         // answer's type, as it does a field's (`field_heads`).
-        Want::Any if head.is_some() => head.unwrap_or(Want::Any),
-        // "Which drive did he lend his name to?": "which" says what is asked.
-        Want::Any if has(|l| &l.which) => Want::Name,
-        Want::Any if has(|l| &l.name_cues) => Want::Person,
+        Want::Any => match typed_head(question, lang) {
+            Some((_, head)) => head,
+            // "Which drive did he lend his name to?": "which" says what is asked.
+            None if has(|l| &l.which) => Want::Name,
+            None if has(|l| &l.name_cues) => Want::Person,
+            None => Want::Any,
+        },
         w => w,
     }
 }

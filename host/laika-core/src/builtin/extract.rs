@@ -1028,12 +1028,8 @@ fn counted(
         for &(_, unit) in &candidates {
             let text = page.unit_text(unit);
             let terms = index.terms_at(text);
-            let id_at = |start: usize| {
-                terms
-                    .iter()
-                    .find(|(r, _)| r.start == start)
-                    .and_then(|t| t.1)
-            };
+            let term_at = |start: usize| terms.iter().find(|(r, _)| r.start == start);
+            let id_at = |start: usize| term_at(start).and_then(|t| t.1);
             let fits = |id: u32| {
                 if heads_only {
                     id == head
@@ -1047,17 +1043,14 @@ fn counted(
                 .find_map(|s| {
                     // "30-date": the unit is joined to the number.
                     let first = text.get(s.range.clone())?.split_whitespace().next()?;
-                    let joined = first.find('-').filter(|&d| {
-                        first.starts_with(|c: char| c.is_ascii_digit())
-                            && id_at(s.range.start + d + 1).is_some_and(fits)
-                    });
+                    let joined = first
+                        .find('-')
+                        .filter(|_| first.starts_with(|c: char| c.is_ascii_digit()))
+                        .and_then(|d| term_at(s.range.start + d + 1))
+                        .filter(|(_, id)| id.is_some_and(fits));
                     // The value keeps its unit: "355 horsepower", "30-date".
-                    if let Some(d) = joined {
-                        let unit_end = text
-                            .get(s.range.start + d + 1..)?
-                            .find(|c: char| !c.is_alphanumeric());
-                        let end = unit_end.map_or(text.len(), |e| s.range.start + d + 1 + e);
-                        return Some(s.range.start..end);
+                    if let Some((unit, _)) = joined {
+                        return Some(s.range.start..unit.end);
                     }
                     let un = s.unit.as_ref()?;
                     id_at(un.start)
@@ -1082,8 +1075,9 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     // the field's kind, in the shape it asks for when its sentence has that
     // ("runs 95 minutes" over a date for "running time"); else the next
     // finder tries.
+    let shape = |f: Found| preferred_shape(lines, index, want, f);
     let fits = |f: Found| {
-        let f = preferred_shape(lines, index, field, f);
+        let f = shape(f);
         of_kind(lines.page, lines.text(f.block), &f, index, &name, want).then_some(f)
     };
     passes
@@ -1095,17 +1089,15 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             let bare = !name.contains(' ');
             (0..n).find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
         })
-        .or_else(|| {
-            // A count of the field's own head noun ("cases" → "Three
-            // cases") is surer than a name near it.
-            result_of(lines.page, index, field)
-                .or_else(|| counted(lines.page, index, field, want, &[true]).and_then(fits))
-                .or_else(|| tied_name(lines.page, index, field, want).and_then(fits))
-                .or_else(|| counted(lines.page, index, field, want, &[false]).and_then(fits))
-        })
+        .or_else(|| result_of(lines.page, index, field))
+        .map(shape)
+        // A count of the field's own head noun ("cases" → "Three cases") is
+        // surer than a name near it.
+        .or_else(|| counted(lines.page, index, field, want, &[true]).and_then(fits))
+        .or_else(|| tied_name(lines.page, index, field, want).and_then(fits))
+        .or_else(|| counted(lines.page, index, field, want, &[false]).and_then(fits))
         .or_else(|| in_prose(lines, index, field).and_then(fits))
         .or_else(|| asked_field(lines.page, index, field).and_then(fits))
-        .map(|f| preferred_shape(lines, index, field, f))
 }
 
 /// Whether the page writes `value` as a place somewhere: right after a
@@ -1245,9 +1237,8 @@ fn with_unit(text: &str, index: &Index, range: Range<usize>) -> Range<usize> {
 /// and the value found is not: a date field's calendar date ("Dec. 6")
 /// over a bare weekday or year ("Friday", "2020"), a duration field's
 /// number of time units ("95 minutes") over a date. The nearest such span.
-fn preferred_shape(lines: &Lines, index: &Index, field: &Field, found: Found) -> Found {
+fn preferred_shape(lines: &Lines, index: &Index, want: entity::Want, found: Found) -> Found {
     use entity::{Kind, Span, Want};
-    let (want, _) = field_want(&normalize_name(&field.key), index.lang().code());
     let text = lines.text(found.block);
     let value = text.get(found.value.clone()).unwrap_or("");
     let Some(quote) = text.get(found.quote.clone()) else {

@@ -1,10 +1,9 @@
 //! The page's language, guessed from its function words, and the Snowball
 //! stemmer for it, so "restoring", "restored" and "restore" match, in the
 //! languages Snowball knows. A language Snowball does not know (Indonesian,
-//! Polish)
-//! is still detected, so its question words are used; its words are cut by
-//! a light suffix rule given with it. Pages in no listed language (or too
-//! short to tell) use English stemming, which leaves most non-Latin words
+//! Polish) is still detected, so its question words are used; its words are
+//! cut by a light suffix rule given with it. Pages in no listed language (or
+//! too short to tell) use English stemming, which leaves most non-Latin words
 //! unchanged.
 
 use rust_stemmers::{Algorithm, Stemmer};
