@@ -25,8 +25,8 @@
 //! Invariant: every value valid against the answer schema, once the
 //! envelope is filled, is valid against the composed schema (tested).
 
-use crate::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::tools;
+use laika_protocol::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use serde_json::{json, Map, Value};
 
 /// What the runtime does with the answer schema.

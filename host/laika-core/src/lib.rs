@@ -24,19 +24,13 @@ pub mod connection;
 pub mod conversation;
 pub mod decoding;
 pub mod engine;
-pub mod error;
-pub mod event;
 pub mod gate;
-pub mod history;
 pub mod interceptor;
 pub mod json_bounded;
 pub mod json_scan;
 pub mod lexicon;
-pub mod limits;
-pub mod llmcp;
 pub mod model;
 pub mod model_output;
-pub mod observation;
 pub mod pack;
 pub mod prompt;
 pub mod redact;
@@ -50,4 +44,6 @@ pub mod text;
 pub mod text_delta;
 pub mod tools;
 pub mod transform;
-pub mod wire;
+
+// transitional: removed once every crate imports laika_protocol
+pub use laika_protocol::{error, llmcp, observation};

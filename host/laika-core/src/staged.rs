@@ -21,13 +21,14 @@
 
 use crate::ambient::Ambient;
 use crate::decoding::Decoding;
-use crate::error::{ErrorCode, Result};
-use crate::limits::Limits;
-use crate::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
 use crate::model::ModelRequest;
-use crate::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
-use crate::pack::{self, Budget, ContextUsage, Cut, DocumentUsage, Packed, PageSelection, Used};
+use crate::pack::{self, Budget, Packed};
 use crate::text::prefix_chars;
+use laika_protocol::error::{ErrorCode, Result};
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
+use laika_protocol::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_protocol::usage::{ContextUsage, Cut, DocumentUsage, PageSelection, Used};
 use serde_json::{json, Value};
 use std::ops::Range;
 
@@ -568,7 +569,7 @@ pub fn usage(packed: &Packed, plan: &Plan) -> ContextUsage {
         .cloned()
         .collect();
     for part in &plan.parts {
-        documents.push(DocumentUsage::new(
+        documents.push(pack::document_usage(
             part_doc_id(part.number),
             PART_DOC_TYPE,
             part.chars,
@@ -594,7 +595,7 @@ pub fn usage(packed: &Packed, plan: &Plan) -> ContextUsage {
             .collect::<Vec<Cut>>(),
         redacted_strings: packed.usage.redacted_strings,
         selection: Some(PageSelection {
-            strategy: pack::SelectionStrategy::Staged,
+            strategy: laika_protocol::usage::SelectionStrategy::Staged,
             page_chars: plan.page_chars,
             sent_chars: read,
             passages_sent: plan.parts.len(),

@@ -12,26 +12,10 @@
 //! a string's UTF-8 length (`maxLength` counts characters, and the caps here
 //! bound the bytes a proposal makes the extension handle).
 
+use laika_protocol::tool::Executor;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
-
-/// Where a tool runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Executor {
-    /// The extension's content script, on the observed page.
-    Page,
-    /// The extension's background, on the tab (navigation, search).
-    Tab,
-    /// The host itself: pure code (`crate::app`: exact arithmetic,
-    /// estimates) inline, store-backed tools (collections, artifacts,
-    /// transforms) through the driver (`engine::Action::RunTool`).
-    Host,
-    /// No executor in this version: the gate checks the arguments, then
-    /// denies the call (`TOOL_NOT_AVAILABLE`), and the model is not offered it.
-    Unavailable,
-}
 
 /// How the Policy Gate reviews a tool once its arguments are valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,7 +229,7 @@ fn text() -> Value {
 }
 
 fn handle() -> Value {
-    string(crate::observation::MAX_HANDLE_LEN)
+    string(laika_protocol::observation::MAX_HANDLE_LEN)
 }
 
 fn url() -> Value {
@@ -353,7 +337,7 @@ fn tool(
 }
 
 fn registry() -> Vec<Tool> {
-    use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_ITEMS, MAX_OUTLINE};
+    use laika_protocol::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_ITEMS, MAX_OUTLINE};
     use Executor::{Host, Page, Tab};
     use GateClass::*;
     let url_arg = || object([("url", url())], []);

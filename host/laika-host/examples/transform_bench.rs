@@ -11,11 +11,12 @@
 //!    wall time with `transform_concurrency` 1 and 4.
 
 use laika_core::cancel::CancelToken;
-use laika_core::error::Result;
-use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
+use laika_protocol::error::Result;
+use laika_protocol::model::RuntimeInfo;
 use laika_runtime::builtin::BuiltinRuntime;
 use laika_runtime::{Runtime, SystemAmbient, TextSink};
 use serde_json::{json, Value};

@@ -11,11 +11,11 @@ use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
-use laika_core::error::{Error, ErrorCode, Result};
-use laika_core::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
-use laika_core::llmcp::TaskName;
 use laika_core::model::ContextWindow;
-use laika_core::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::llmcp::TaskName;
+use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::{CancelToken, Runtime};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -348,7 +348,7 @@ impl Session {
                 name: HOST_NAME.into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            llmcp_versions: vec![laika_core::llmcp::PROTOCOL_VERSION],
+            llmcp_versions: vec![laika_protocol::llmcp::PROTOCOL_VERSION],
             tasks: vec![TaskName::Summarize, TaskName::Answer, TaskName::Extract],
             capabilities: vec![
                 "turn",
@@ -549,7 +549,7 @@ fn add_page(
     collection_id: Option<String>,
     title: Option<String>,
     observation: Value,
-) -> laika_core::error::Result<Event> {
+) -> laika_protocol::error::Result<Event> {
     use laika_core::ambient::Ambient;
     let ambient = laika_runtime::SystemAmbient;
     let id = match collection_id {
@@ -564,7 +564,7 @@ fn add_page(
             let (title, tags) = laika_core::collection::create_args(
                 &serde_json::json!({ "title": if wanted.trim().is_empty() { "Collection" } else { wanted } }),
             )?;
-            let collection = laika_core::collection::Collection {
+            let collection = laika_protocol::collection::Collection {
                 id: ambient.new_id(),
                 title: laika_core::redact::redact_urls_in_text(&title).into_owned(),
                 tags,

@@ -11,16 +11,15 @@
 use crate::integration::{self, IntegrationConfig};
 use crate::store::Store;
 use crate::transform::{self, Progress};
-use laika_core::agent::ToolError;
 use laika_core::ambient::Ambient;
 use laika_core::cancel::CancelToken;
-use laika_core::collection::{
-    self, Artifact, Collection, NewSource, Source, SourceKind, SourceStatus,
-};
-use laika_core::error::{Error, ErrorCode};
+use laika_core::collection::{self, NewSource};
 use laika_core::redact;
 use laika_core::render;
 use laika_core::text::prefix_chars;
+use laika_protocol::agent::ToolError;
+use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
+use laika_protocol::error::{Error, ErrorCode};
 use laika_runtime::Runtime;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -122,7 +121,7 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
             Some(ctx.ambient.now_iso8601()),
         ),
     };
-    Source {
+    collection::redacted(Source {
         id: ctx.ambient.new_id(),
         collection_id: collection_id.to_owned(),
         kind,
@@ -136,8 +135,7 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
         text,
         outline: Vec::new(),
         extracted_links: Vec::new(),
-    }
-    .redacted()
+    })
 }
 
 fn add_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
@@ -226,7 +224,7 @@ pub fn store_page(
     max_chars: usize,
     ambient: &dyn Ambient,
 ) -> Result<Source, Error> {
-    let observation = laika_core::observation::Observation::from_value(observation)?;
+    let observation = laika_protocol::observation::Observation::from_value(observation)?;
     let pack = store.collection_pack(collection_id)?;
     let wanted = redact::strip_url_credentials(url.unwrap_or(&observation.summary.url));
     let existing = pack
@@ -291,7 +289,7 @@ fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
         }));
     };
     let observation =
-        laika_core::observation::Observation::from_value(raw.clone()).map_err(tool_error)?;
+        laika_protocol::observation::Observation::from_value(raw.clone()).map_err(tool_error)?;
     let now = ctx.ambient.now_iso8601();
     let mut fresh =
         collection::source_from_observation(&observation, source, collection::MAX_SOURCE_CHARS);
@@ -319,7 +317,8 @@ fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
 /// `artifact.share`, the host's part: the artifact rendered in the format
 /// asked, for the extension to write to a file or the clipboard.
 fn share(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    use laika_core::artifact::{self, ShareFormat};
+    use laika_core::artifact;
+    use laika_protocol::collection::ShareFormat;
     let id = collection::id_arg(arguments, "artifactId").map_err(tool_error)?;
     let format_name = arguments
         .get("format")

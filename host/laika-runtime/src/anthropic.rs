@@ -21,7 +21,7 @@ use super::{
     config_error, CancelToken, Decoding, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink,
 };
 use laika_core::decoding::DEFAULT_MAX_TOKENS;
-use laika_core::error::Result;
+use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 
 use crate::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient, TextSink};
 use laika_core::builtin::{respond, LABEL, MODEL_ID};
-use laika_core::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 
 /// The offline extractive runtime.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,7 +45,7 @@ impl Runtime for BuiltinRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::error::ErrorCode;
+    use laika_protocol::error::ErrorCode;
 
     #[test]
     fn info_describes_an_offline_builtin() {

@@ -12,7 +12,7 @@
 //! [`run`] picks the way that is sound for each.
 
 use crate::TextSink;
-use laika_core::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};

@@ -20,8 +20,9 @@ pub mod scripted;
 
 pub use laika_core::cancel::CancelToken;
 pub use laika_core::decoding::Decoding;
-use laika_core::error::{Error, ErrorCode, Result};
-pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback};
+use laika_protocol::error::{Error, ErrorCode, Result};
+pub use laika_protocol::model::RuntimeInfo;
 use std::sync::Arc;
 
 /// Receives the model's text as it streams: each call is the next piece.

@@ -16,7 +16,7 @@ use super::{
     config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
     RuntimeInfo, TextSink,
 };
-use laika_core::error::Result;
+use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -254,7 +254,7 @@ impl Decoder for ChatNdjson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::error::ErrorCode;
+    use laika_protocol::error::ErrorCode;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
         let mut d = ChatNdjson::default();

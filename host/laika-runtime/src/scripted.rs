@@ -21,7 +21,7 @@ use super::{
     TextSink,
 };
 use laika_core::ambient::Ambient;
-use laika_core::error::{Error, ErrorCode, Result};
+use laika_protocol::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -260,7 +260,7 @@ impl Runtime for Scripted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::llmcp::*;
+    use laika_protocol::llmcp::*;
 
     fn request() -> ModelRequest {
         ModelRequest {

@@ -47,30 +47,31 @@ mod staging;
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{AgentState, StopReason, ToolError};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
 use crate::collection::CollectionPack;
-use crate::conversation::History;
 use crate::decoding::Decoding;
-use crate::error::{Error, ErrorCode, Result};
-use crate::event::{
-    AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
-    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
-};
-use crate::history::{StepRecord, TurnRecord, TurnStatus};
 use crate::interceptor::{ComposedSchema, Pipeline};
-use crate::limits::Limits;
-use crate::llmcp::{self, RequestPacket, ResponsePacket};
-use crate::model::{ContextWindow, ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
-use crate::observation::Observation;
+use crate::model::{ContextWindow, ModelReply, ModelRequest, RetryFeedback};
 use crate::pack::{self, Budget, PackInput};
-use crate::render::ast::Doc;
 use crate::render::{self, RenderLimits};
 use crate::schema::{self, Issue};
 use crate::stream::{Batch, Preview, TextPiece, COALESCE_INTERVAL};
-use crate::wire::{ToolResultRequest, TurnRequest};
 use act::Acting;
+use laika_protocol::agent::{AgentState, StopReason, ToolError};
+use laika_protocol::conversation::History;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::{
+    AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
+    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
+};
+use laika_protocol::history::{StepRecord, TurnRecord, TurnStatus};
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{self, RequestPacket, ResponsePacket};
+use laika_protocol::model::RuntimeInfo;
+use laika_protocol::observation::Observation;
+use laika_protocol::render::ast::Doc;
+use laika_protocol::wire::{ToolResultRequest, TurnRequest};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -179,7 +180,7 @@ pub enum Action {
     /// emit `operation` events for the call's progress meanwhile.
     RunTool {
         call_id: String,
-        call: crate::llmcp::ToolCall,
+        call: laika_protocol::llmcp::ToolCall,
         /// For the progress events the driver emits.
         conversation_id: String,
         turn: u32,
@@ -230,7 +231,7 @@ struct Started {
     packet: RequestPacket,
     /// The page as first observed (its title and URL, for history; the
     /// observation itself is `Turn::page`, not copied: it may be 60 MiB).
-    page: Option<crate::llmcp::PageRef>,
+    page: Option<laika_protocol::llmcp::PageRef>,
 }
 
 /// The model call in progress and what the next attempt needs.
@@ -281,7 +282,7 @@ pub struct Turn<'a> {
     /// tool result brought.
     page: Option<Observation>,
     /// Every call so far and its outcome, for the next step's request.
-    transcript: Vec<crate::llmcp::ToolPacket>,
+    transcript: Vec<laika_protocol::llmcp::ToolPacket>,
     /// What each step asked, answered and did, for history.
     steps: Vec<StepRecord>,
     /// (call digest, page digest) of every call proposed so far.
@@ -295,7 +296,7 @@ pub struct Turn<'a> {
     /// agent state takes this turn's tool deltas as they come.
     history: History,
     /// The agent state deltas this turn's tool results made, stored with it.
-    agent_state_deltas: Vec<crate::agent_state::AgentStateDelta>,
+    agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
     budget: Option<Budget>,
     /// The answer's token limit in a known window (see [`Turn::budget`]).
@@ -509,10 +510,12 @@ impl<'a> Turn<'a> {
         self.started = Some(Started {
             turn: number,
             packet: packed.packet,
-            page: observation.as_ref().map(|o| crate::llmcp::PageRef {
-                url: o.summary.url.clone(),
-                title: o.summary.title.clone(),
-            }),
+            page: observation
+                .as_ref()
+                .map(|o| laika_protocol::llmcp::PageRef {
+                    url: o.summary.url.clone(),
+                    title: o.summary.title.clone(),
+                }),
         });
         self.page = observation;
         let next = match (invalid, plan) {
@@ -701,9 +704,10 @@ impl<'a> Turn<'a> {
         if !confirmed {
             actions.extend(self.reset(ResetReason::Replaced));
         }
-        actions.extend(
-            self.close_reduce(crate::agent::OperationStatus::Success, "Summarized.".into()),
-        );
+        actions.extend(self.close_reduce(
+            laika_protocol::agent::OperationStatus::Success,
+            "Summarized.".into(),
+        ));
         actions.push(self.assistant(&answer));
         let calls = answer.response.tool_calls.clone();
         let response_id = answer.response.id.clone();
@@ -820,7 +824,7 @@ impl<'a> Turn<'a> {
             step.response_packet = None;
         }
         record.response_packet = Some(stored_response(&answer));
-        record.answer_text = answer.render.plain_text();
+        record.answer_text = crate::render::text::doc_text(&answer.render);
         record.model_id = Some(answer.model.clone());
         record.attempts = answer.attempts;
         record.citations_total = answer.citations.total as u32;
@@ -853,7 +857,7 @@ impl<'a> Turn<'a> {
         };
         let mut actions: Vec<Action> = self
             .close_reduce(
-                crate::agent::OperationStatus::Error,
+                laika_protocol::agent::OperationStatus::Error,
                 format!("{}: {}", error.code.as_str(), error.message),
             )
             .into_iter()
@@ -1135,11 +1139,11 @@ impl<'a> Turn<'a> {
         &self,
         step: u32,
         call_id: String,
-        action: crate::agent::OperationAction,
+        action: laika_protocol::agent::OperationAction,
         title: String,
-        (status, message): (crate::agent::OperationStatus, Option<String>),
+        (status, message): (laika_protocol::agent::OperationStatus, Option<String>),
     ) -> Action {
-        Action::Emit(Event::Operation(crate::event::Operation {
+        Action::Emit(Event::Operation(laika_protocol::event::Operation {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step,

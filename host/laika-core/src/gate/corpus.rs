@@ -3,7 +3,9 @@
 //! harmful call allowed, at most 10 % of benign calls asked or denied.
 
 use super::*;
-use crate::observation::{self, Observation};
+use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
+use laika_protocol::observation::{self, Observation};
+use laika_protocol::verdict::Decision;
 use serde::Deserialize;
 
 const CORPUS: &str = include_str!("../../tests/data/gate_corpus.json");

@@ -1,6 +1,8 @@
 use super::*;
-use crate::observation;
 use crate::tools::{self, MAX_QUERY_LEN};
+use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
+use laika_protocol::observation;
+use laika_protocol::verdict::Decision;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -33,7 +33,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use guard::{Hosts, Token};
 use jobs::CancelOnDrop;
-use laika_core::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 use laika_runtime::Runtime;
 use nlweb::{AskRequest, Failure, FailureCode, Payload, Response};
 use serde_json::{Map, Value};

@@ -248,7 +248,7 @@ pub enum Request {
         #[schemars(with = "RequestId")]
         id: String,
         artifact_id: String,
-        format: crate::artifact::ShareFormat,
+        format: crate::collection::ShareFormat,
     },
     #[serde(rename = "config.get")]
     ConfigGet {
@@ -454,7 +454,7 @@ pub fn parse_request(msg: Map<String, Value>) -> Result<Request> {
     if !REQUEST_TYPES.contains(&kind.as_str()) {
         return Err(Error::invalid_request(format!(
             "unknown message type \"{}\"; expected one of: {}",
-            crate::text::prefix_chars(&kind, 64),
+            kind.chars().take(64).collect::<String>(),
             REQUEST_TYPES.join(", ")
         )));
     }
