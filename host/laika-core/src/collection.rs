@@ -16,7 +16,8 @@
 //!   a citation of a chunk resolves to the source.
 
 use crate::builtin::rank::{self, Index};
-use crate::pack::{self, estimate_tokens, json_chars, Budget, Packed};
+use crate::json_size::json_chars;
+use crate::pack::{self, estimate_tokens, Budget, Packed};
 use crate::redact;
 use crate::text::prefix_chars;
 use laika_protocol::collection::{

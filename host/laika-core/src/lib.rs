@@ -28,6 +28,7 @@ pub mod gate;
 pub mod interceptor;
 pub mod json_bounded;
 pub mod json_scan;
+pub mod json_size;
 pub mod lexicon;
 pub mod model;
 pub mod model_output;

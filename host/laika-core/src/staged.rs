@@ -21,6 +21,7 @@
 
 use crate::ambient::Ambient;
 use crate::decoding::Decoding;
+use crate::json_size;
 use crate::model::ModelRequest;
 use crate::pack::{self, Budget, Packed};
 use crate::text::prefix_chars;
@@ -206,7 +207,7 @@ fn split(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     let mut start = 0;
     let mut size = 0;
     for (i, c) in text.char_indices() {
-        let cost = pack::json_str_chars(c.encode_utf8(&mut [0; 4])) - 2;
+        let cost = json_size::json_str_chars(c.encode_utf8(&mut [0; 4])) - 2;
         if size + cost > max_chars && i > start {
             out.push(start..i);
             start = i;
@@ -295,7 +296,7 @@ pub fn plan(
         } else {
             // The passage alone overflows a part: its text is cut into
             // pieces that each fit beside the document's other fields.
-            let overhead = size.saturating_sub(pack::json_str_chars(text));
+            let overhead = size.saturating_sub(json_size::json_str_chars(text));
             split(text, limit.saturating_sub(overhead))
                 .into_iter()
                 .map(|range| {
@@ -476,7 +477,7 @@ fn fit_points(points: Vec<String>, room: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut used = 0;
     for point in points {
-        let size = pack::json_str_chars(&point) + 1;
+        let size = json_size::json_str_chars(&point) + 1;
         if used + size <= room {
             used += size;
             out.push(point);
@@ -533,7 +534,7 @@ fn part_document(part: &Part, of: usize, notes: &PartNotes) -> Document {
 pub fn reduce_room(packed: &Packed, budget: &Budget) -> usize {
     let limit = budget.char_limit();
     let others: usize = kept_documents(packed)
-        .map(|d| pack::json_chars(&d.content))
+        .map(|d| json_size::json_chars(&d.content))
         .sum();
     let conversation = packed
         .usage
