@@ -215,7 +215,7 @@ impl Session {
                 title,
                 observation,
                 ..
-            } => self.with_store(|s| add_page(s, collection_id, title, observation)),
+            } => self.with_store(|s| add_page(s, collection_id, title, observation.into_raw())),
             Request::ArtifactExport {
                 artifact_id,
                 format,

@@ -21,6 +21,7 @@ pub mod agent_state;
 pub mod citation;
 pub mod collection;
 pub mod conversation;
+pub mod deferred;
 pub mod error;
 pub mod event;
 pub mod history;

@@ -7,6 +7,7 @@
 //! [`Request`]; outbound ones are [`crate::event::Event`]s.
 
 use crate::agent::{ToolError, ToolStatus};
+use crate::deferred::Deferred;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llmcp::Task;
 use crate::observation::Observation;
@@ -122,7 +123,7 @@ pub struct TurnRequest {
     /// Checked by the host only after `turn.started` (so a bad observation
     /// fails the turn with `INVALID_OBSERVATION`): kept as JSON until then.
     #[schemars(with = "Observation")]
-    pub observation: Value,
+    pub observation: Deferred<Observation>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -240,7 +241,7 @@ pub enum Request {
         #[serde(default)]
         title: Option<String>,
         #[schemars(with = "Observation")]
-        observation: Value,
+        observation: Deferred<Observation>,
     },
     /// An artifact as a file's content, for the clipboard or a download.
     #[serde(rename = "artifact.export")]

@@ -454,7 +454,7 @@ impl<'a> Turn<'a> {
         self.history = reserved.history;
         let t = self.ambient.monotonic();
         // The raw observation is read once, here: take it rather than copy it.
-        let observation = Observation::from_value(self.request.observation.take());
+        let observation = std::mem::take(&mut self.request.observation).parse();
         let user_message_id = self.ambient.new_id();
         let budget = match self.budget() {
             Ok(b) => b,

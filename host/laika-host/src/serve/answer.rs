@@ -17,6 +17,7 @@ use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
 use laika_core::text::prefix_chars;
 use laika_protocol::collection::{CitedSource, Collection, Source};
+use laika_protocol::deferred::Deferred;
 use laika_protocol::error::ErrorCode;
 use laika_protocol::event::{Event, Sink};
 use laika_protocol::llmcp::{Task, TaskName};
@@ -382,7 +383,7 @@ fn run_engine(
             args,
         },
         tab: Tab::default(),
-        observation,
+        observation: Deferred::new(observation),
         collection_id,
     };
     // One answer, no tools: nobody is there to run a browser tool.
