@@ -163,10 +163,13 @@ impl Session {
             Request::Ping { .. } => Ok(Event::Pong {}),
             Request::Cancel { target, .. } => {
                 let cancelled = match self.shared.in_flight.lock() {
-                    Ok(m) => m.get(&target).map(Running::cancel).is_some(),
+                    Ok(m) => m.get(target.as_str()).map(Running::cancel).is_some(),
                     Err(_) => false,
                 };
-                Ok(Event::CancelResult { target, cancelled })
+                Ok(Event::CancelResult {
+                    target: target.into(),
+                    cancelled,
+                })
             }
             Request::HistoryList { limit, offset, .. } => self.with_store(|s| {
                 let limit = limit
@@ -195,7 +198,7 @@ impl Session {
             } => self.with_store(|s| {
                 s.delete_conversation(&conversation_id)?;
                 Ok(Event::HistoryDelete {
-                    conversation_id,
+                    conversation_id: conversation_id.into(),
                     deleted: true,
                 })
             }),
@@ -274,8 +277,8 @@ impl Session {
                 approved,
             } => {
                 let input = Input::Approval {
-                    reply_to: id,
-                    call_id: call_id.clone(),
+                    reply_to: id.into(),
+                    call_id: call_id.to_string(),
                     digest,
                     approved,
                 };
@@ -419,7 +422,7 @@ impl Session {
         let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
-            Ok(m) if m.contains_key(&id) => {
+            Ok(m) if m.contains_key(id.as_str()) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
                 sink.emit(Some(&id), Event::error(&e));
@@ -435,7 +438,7 @@ impl Session {
             }
             Ok(mut m) => {
                 m.insert(
-                    id.clone(),
+                    id.to_string(),
                     Running {
                         cancel: cancel.clone(),
                         inbox: inbox_tx,
@@ -450,7 +453,7 @@ impl Session {
         // `cancel` that arrives after `done` always answers `cancelled: false`.
         let sink = Arc::new(TurnSink {
             shared: shared.clone(),
-            turn_id: id.clone(),
+            turn_id: id.to_string(),
             inner: sink,
         });
         let job = move || {
@@ -473,7 +476,7 @@ impl Session {
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
             if let Ok(mut m) = shared.in_flight.lock() {
-                m.remove(&id);
+                m.remove(id.as_str());
             }
             // After `done`: the stream never waits for the summarizer.
             if let Some(stored) = stored {

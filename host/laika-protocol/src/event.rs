@@ -12,6 +12,7 @@ use crate::agent::{
 use crate::citation::VerifiedCitation;
 use crate::error::{Error, ErrorCode};
 use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
+use crate::ids::RequestId;
 use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
@@ -19,7 +20,7 @@ use crate::render::ast::{Block, Doc};
 use crate::tool::Executor;
 use crate::usage::ContextUsage;
 use crate::verdict::{Decision, Reason};
-use crate::wire::{HostId, RequestId, WireProtocol};
+use crate::wire::{HostId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value};

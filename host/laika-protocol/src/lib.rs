@@ -25,6 +25,7 @@ pub mod deferred;
 pub mod error;
 pub mod event;
 pub mod history;
+pub mod ids;
 pub mod limits;
 pub mod llmcp;
 pub mod model;

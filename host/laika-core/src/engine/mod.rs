@@ -316,7 +316,7 @@ impl<'a> Turn<'a> {
         ambient: &'a dyn Ambient,
     ) -> (Turn<'a>, Vec<Action>) {
         let conversation_id = match &request.conversation_id {
-            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.clone()),
+            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.to_string()),
             Some(_) => Err(Error::invalid_request(format!(
                 "conversation_id must be 1..={MAX_CONVERSATION_ID_LEN} bytes"
             ))),

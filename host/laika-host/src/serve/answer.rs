@@ -20,6 +20,7 @@ use laika_protocol::collection::{CitedSource, Collection, Source};
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::ErrorCode;
 use laika_protocol::event::{Event, Sink};
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{Task, TaskName};
 use laika_protocol::observation::{Chunk, Observation, Summary, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use laika_protocol::wire::{Tab, TurnRequest, UserText};
@@ -371,12 +372,13 @@ fn run_engine(
     let mut args = Map::new();
     args.insert("question".into(), Value::String(text.clone()));
     let turn_request = TurnRequest {
-        id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient),
+        id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient).into(),
         conversation_id: request
             .meta
             .session_context
             .as_ref()
-            .and_then(|s| s.conversation_id.clone()),
+            .and_then(|s| s.conversation_id.clone())
+            .map(ConversationId::from),
         message: UserText { text: text.clone() },
         task: Task {
             name: TaskName::Answer,
