@@ -1,10 +1,11 @@
-//! The agent loop's vocabulary (laika.llmcp seed, "Tool call execution";
-//! agentic-chat seed, events): how a tool call ended, the states and
-//! operations the sidebar shows, why a loop stops, and the digests that bind
-//! an approval to one call and spot a loop.
+//! The agent loop's pure helpers (laika.llmcp seed, "Tool call execution"):
+//! the digests that bind an approval to one call and spot a loop, tool
+//! results cut to what the model is shown, and the wording of operations.
+//! The loop's vocabulary (tool status, states, stop reasons) is
+//! `laika_protocol::agent`.
 //!
-//! The loop itself is the turn engine's (`crate::engine`); this module is the
-//! plain data and the pure helpers it shares with the wire and the store.
+//! The loop itself is the turn engine's (`crate::engine`); these helpers are
+//! what it shares with the wire and the store.
 
 use crate::text::prefix_chars;
 use laika_protocol::agent::{OperationAction, MAX_MESSAGE_BYTES};

@@ -1,10 +1,10 @@
 //! `laika-core`: the pure core of Laika.
 //!
-//! Protocol types (llmcp packets, observation documents, wire messages), the
-//! render AST and its sanitizer, packing, prompts, schema composition and
-//! validation, model-output extraction, citations, the tool registry, the
-//! Policy Gate, redaction, the builtin runtime's extractive answers, the
-//! exact calculators behind the host-run app tools and the turn engine.
+//! The logic over the protocol's types (`laika-protocol`): packing, prompts,
+//! the render sanitizer, schema composition and validation, model-output
+//! extraction, citations, the tool registry, the Policy Gate, redaction, the
+//! builtin runtime's extractive answers, the exact calculators behind the
+//! host-run app tools and the turn engine.
 //!
 //! Architecture invariant: nothing here does I/O. No file system, network,
 //! SQLite, threads or async runtime; the clock and ids come in through
