@@ -1,8 +1,8 @@
 //! `web.answer`: the passages that hold most of the question, quoted, or
 //! "the page does not say".
 
-use super::entity::{self, Want};
-use super::questions;
+use super::entity;
+use super::questions::{self, Want};
 use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
@@ -539,7 +539,7 @@ pub(super) fn best_span(
     };
     let mut best: Option<(Range<usize>, f64)> = None;
     for span in &spans {
-        if !want.accepts(span) {
+        if !span.answers(want) {
             continue;
         }
         // "Who is X's lawyer?": the person is named with that role

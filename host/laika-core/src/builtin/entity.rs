@@ -6,9 +6,8 @@
 //! Spans are byte ranges into the text they were found in, so a value is
 //! always an exact slice of the page.
 
-use super::fields::MONTHS;
 use super::lang::Lang;
-use super::questions::{self, Words};
+use super::questions::{self, Want, Words, MONTHS};
 use std::ops::Range;
 
 /// What a span is.
@@ -42,48 +41,20 @@ pub struct Span {
     pub age: bool,
 }
 
-/// The type of answer asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
-    /// No particular type: the passage is the answer.
-    Any,
-    /// How many / how much / how far …: a number, money or a percentage.
-    Amount,
-    Money,
-    Percent,
-    /// How old: an age.
-    Age,
-    /// How long (time): a number of time units, or a date.
-    Duration,
-    /// When: a date or time.
-    Date,
-    /// Who: a person's name.
-    Person,
-    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
-    Name,
-    /// Where: a place name or phrase.
-    Place,
-}
-
-impl Want {
-    /// Types whose answer is a value: a passage without one does not answer.
-    pub fn needs_value(self) -> bool {
-        !matches!(self, Want::Any | Want::Person | Want::Place)
-    }
-
-    /// Whether a span answers this type.
-    pub fn accepts(self, s: &Span) -> bool {
-        match self {
-            Want::Any => s.kind != Kind::Place,
-            Want::Amount => matches!(s.kind, Kind::Number | Kind::Money | Kind::Percent),
-            Want::Money => s.kind == Kind::Money,
-            Want::Percent => matches!(s.kind, Kind::Percent),
-            Want::Age => s.age,
-            Want::Duration => (s.kind == Kind::Number && s.time) || s.kind == Kind::Date,
-            Want::Date => s.kind == Kind::Date,
-            Want::Person => s.kind == Kind::Name && s.person,
-            Want::Name => s.kind == Kind::Name,
-            Want::Place => matches!(s.kind, Kind::Name | Kind::Place) && !s.person,
+impl Span {
+    /// Whether this span answers a question of type `want`.
+    pub fn answers(&self, want: Want) -> bool {
+        match want {
+            Want::Any => self.kind != Kind::Place,
+            Want::Amount => matches!(self.kind, Kind::Number | Kind::Money | Kind::Percent),
+            Want::Money => self.kind == Kind::Money,
+            Want::Percent => matches!(self.kind, Kind::Percent),
+            Want::Age => self.age,
+            Want::Duration => (self.kind == Kind::Number && self.time) || self.kind == Kind::Date,
+            Want::Date => self.kind == Kind::Date,
+            Want::Person => self.kind == Kind::Name && self.person,
+            Want::Name => self.kind == Kind::Name,
+            Want::Place => matches!(self.kind, Kind::Name | Kind::Place) && !self.person,
         }
     }
 }
@@ -1089,7 +1060,7 @@ mod tests {
         let durations = |text: &str, lang: &Lang| -> Vec<String> {
             spans(text, lang)
                 .into_iter()
-                .filter(|s| Want::Duration.accepts(s) && s.kind == Kind::Number)
+                .filter(|s| s.answers(Want::Duration) && s.kind == Kind::Number)
                 .filter_map(|s| text.get(s.range).map(str::to_string))
                 .collect()
         };

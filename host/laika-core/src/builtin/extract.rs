@@ -9,7 +9,7 @@ use super::fields::{
     tidy, validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
     MAX_VALUE_BYTES,
 };
-use super::questions;
+use super::questions::{self, Want};
 use super::rank::{self, Index, Kind, Page, Scope};
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
@@ -267,7 +267,7 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
 
 /// A field's normalized name, the type it asks for, and its words without
 /// the words that only name that type ("release date" → a date, ["release"]).
-fn typed_words(index: &Index, field: &Field) -> (String, entity::Want, Vec<String>) {
+fn typed_words(index: &Index, field: &Field) -> (String, Want, Vec<String>) {
     let name = normalize_name(&field.key);
     let (want, type_words) = field_want(&name, index.lang().code());
     let words = name
@@ -292,14 +292,14 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     // a page without trucks is absent.
     let bare = match words.as_slice() {
         [w] => {
-            entity::want_of_field(w) != entity::Want::Any
+            entity::want_of_field(w) != Want::Any
                 || fields::head_want(w, index.lang().code())
-                    .is_some_and(|(want, bare)| bare && want == entity::Want::Place)
+                    .is_some_and(|(want, bare)| bare && want == Want::Place)
         }
         _ => words.is_empty(),
     };
-    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == entity::Want::Any)
-        && want == entity::Want::Place;
+    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == Want::Any)
+        && want == Want::Place;
     if ranked.is_empty() && bare && place_head {
         // A bare place head ("Ort", "venue"): the page's first place named
         // after a preposition ("in Köln"), not a capitalized word that
@@ -317,7 +317,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             found_in(page, u, name_at(text, span.range.start)?)
         });
     }
-    if ranked.is_empty() && want != entity::Want::Any && bare {
+    if ranked.is_empty() && want != Want::Any && bare {
         // A bare type ("age", "distance"): the best fitting value on the
         // page, the first among equals.
         let mut best: Option<(f64, usize, Range<usize>)> = None;
@@ -384,9 +384,8 @@ fn beside_in(
     index: &Index,
     own: &[u32],
     unit: usize,
-    want: entity::Want,
+    want: Want,
 ) -> Option<Range<usize>> {
-    use entity::Want;
     if !matches!(
         want,
         Want::Money | Want::Percent | Want::Amount | Want::Duration
@@ -407,7 +406,7 @@ fn beside_in(
     // The nearest such value, the first among equals.
     let mut best: Option<(usize, Range<usize>)> = None;
     for span in entity::spans(text, index.lang()) {
-        if !want.accepts(&span) {
+        if !span.answers(want) {
             continue;
         }
         let inside: Vec<usize> = terms
@@ -451,7 +450,7 @@ fn beside_field_word(
     index: &Index,
     words: &[String],
     ranked: &[rank::Scored],
-    want: entity::Want,
+    want: Want,
 ) -> Option<Found> {
     let own = own_ids(index, words);
     ranked.iter().take(PROSE_CANDIDATES).find_map(|s| {
@@ -564,10 +563,10 @@ const MAX_APPOSITION_GAP: usize = 5;
 /// page language's lexicon, where a word that ends a typed "which …"
 /// question phrase types the field ("in welchem Jahr" makes "Jahr" a date).
 /// Returns the type and the words that only say it.
-fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
+fn field_want(name: &str, lang: &str) -> (Want, Vec<String>) {
     // "running time" is how long, though "time" alone asks when.
     if fields::is_time_span(name, lang) {
-        return (entity::Want::Duration, Vec::new());
+        return (Want::Duration, Vec::new());
     }
     // A head word the language data types ("discount", "Ort") says more
     // than a cue word before it ("metabolic rate reduction").
@@ -575,15 +574,15 @@ fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
         return (want, Vec::new());
     }
     let want = entity::want_of_field(name);
-    if want != entity::Want::Any {
+    if want != Want::Any {
         return (want, Vec::new());
     }
     let words: Vec<&str> = name.split(' ').collect();
     // "número de etapas", "Anzahl der Etappen": a count head first says
     // the value is a count of what follows.
     if let [first, _, ..] = words.as_slice() {
-        if fields::head_want(first, lang) == Some((entity::Want::Amount, true)) {
-            return (entity::Want::Amount, vec![(*first).to_string()]);
+        if fields::head_want(first, lang) == Some((Want::Amount, true)) {
+            return (Want::Amount, vec![(*first).to_string()]);
         }
     }
     for l in super::questions::with_english(lang) {
@@ -593,7 +592,7 @@ fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
                 && phrase.iter().any(|p| l.which.contains(p))
                 && !l.which.contains(last)
                 && words.contains(&last.as_str());
-            if typed && *w != entity::Want::Any {
+            if typed && *w != Want::Any {
                 return (*w, vec![last.clone()]);
             }
         }
@@ -693,11 +692,8 @@ fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
 /// Notices …", a quoted title), or before them as an apposition
 /// ("Ivan Braiker, my6sense's new Chief Strategy Officer", "X as the
 /// company's first Y"). Only for fields whose value is a name or a thing.
-fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> Option<Found> {
-    if !matches!(
-        want,
-        entity::Want::Any | entity::Want::Person | entity::Want::Name | entity::Want::Place
-    ) {
+fn tied_name(page: &Page, index: &Index, field: &Field, want: Want) -> Option<Found> {
+    if !matches!(want, Want::Any | Want::Person | Want::Name | Want::Place) {
         return None;
     }
     let name = normalize_name(&field.key);
@@ -729,7 +725,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
         for phrase in phrase_hits(index, text, &ids) {
             if let Some(r) = before_phrase(text, phrase.start).filter(|r| !own(text, r)) {
                 let v = text.get(r.clone()).unwrap_or("").to_lowercase();
-                if want == entity::Want::Person && !person_like(&v) {
+                if want == Want::Person && !person_like(&v) {
                     // A surname alone ("Hege is the CEO of DH"): the
                     // page's fuller mention of it, else the typed finder
                     // knows the full name.
@@ -746,7 +742,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
             .filter(|r| !own(text, r))
             .filter(|r| {
                 let v = text.get(r.clone()).unwrap_or("").to_lowercase();
-                want != entity::Want::Person || person_like(&v)
+                want != Want::Person || person_like(&v)
             })
             .and_then(|r| found_in(page, unit, r))
     });
@@ -764,18 +760,17 @@ fn role_apposition(
     index: &Index,
     name: &str,
     ids: &[u32],
-    want: entity::Want,
+    want: Want,
     own: &dyn Fn(&str, &Range<usize>) -> bool,
 ) -> Option<Found> {
-    if want != entity::Want::Person {
+    if want != Want::Person {
         return None;
     }
     let code = index.lang().code();
     let roles: Vec<u32> = name
         .split(' ')
         .filter(|w| {
-            entity::is_role(w)
-                || fields::head_want(w, code).is_some_and(|(w, _)| w == entity::Want::Person)
+            entity::is_role(w) || fields::head_want(w, code).is_some_and(|(w, _)| w == Want::Person)
         })
         .filter_map(|w| index.term(w))
         .collect();
@@ -841,13 +836,10 @@ fn headed_name(
     index: &Index,
     name: &str,
     ids: &[u32],
-    want: entity::Want,
+    want: Want,
     own: &dyn Fn(&str, &Range<usize>) -> bool,
 ) -> Option<Found> {
-    if !matches!(
-        want,
-        entity::Want::Any | entity::Want::Name | entity::Want::Place
-    ) {
+    if !matches!(want, Want::Any | Want::Name | Want::Place) {
         return None;
     }
     let head = name.rsplit(' ').next()?;
@@ -995,10 +987,10 @@ fn counted(
     page: &Page,
     index: &Index,
     field: &Field,
-    want: entity::Want,
+    want: Want,
     passes: &[bool],
 ) -> Option<Found> {
-    if !matches!(want, entity::Want::Any | entity::Want::Amount) {
+    if !matches!(want, Want::Any | Want::Amount) {
         return None;
     }
     let name = normalize_name(&field.key);
@@ -1128,15 +1120,7 @@ fn is_dated(value: &str, index: &Index) -> bool {
 /// person, no day or time for a place nor a name the sentence has speak
 /// ("Reyes said"), no day or clock time for a duration, and no sum of money
 /// for a field that counts a unit of measure ("total pounds seized").
-fn of_kind(
-    page: &Page,
-    text: &str,
-    f: &Found,
-    index: &Index,
-    name: &str,
-    want: entity::Want,
-) -> bool {
-    use entity::Want;
+fn of_kind(page: &Page, text: &str, f: &Found, index: &Index, name: &str, want: Want) -> bool {
     let Some(value) = text.get(f.value.clone()) else {
         return false;
     };
@@ -1200,7 +1184,7 @@ fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     let (name, want, words) = typed_words(index, field);
     let head = words.last()?.clone();
     let want = match want {
-        entity::Want::Any => entity::Want::Name,
+        Want::Any => Want::Name,
         w => w,
     };
     let mut query = field_query(index, &words);
@@ -1215,7 +1199,7 @@ fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     query.mark_topic(index, &page.title);
     // A name must stand beside its head noun, as for "which …"; a count is
     // of the head ("number of shows").
-    let required = want == entity::Want::Name;
+    let required = want == Want::Name;
     let asked = answer::Asked::new(&query, want, &[head], required);
     let (unit, range) = answer::answer_span(page, index, &query, &asked, &name)?;
     let text = page.unit_text(unit);
@@ -1237,8 +1221,8 @@ fn with_unit(text: &str, index: &Index, range: Range<usize>) -> Range<usize> {
 /// and the value found is not: a date field's calendar date ("Dec. 6")
 /// over a bare weekday or year ("Friday", "2020"), a duration field's
 /// number of time units ("95 minutes") over a date. The nearest such span.
-fn preferred_shape(lines: &Lines, index: &Index, want: entity::Want, found: Found) -> Found {
-    use entity::{Kind, Span, Want};
+fn preferred_shape(lines: &Lines, index: &Index, want: Want, found: Found) -> Found {
+    use entity::{Kind, Span};
     let text = lines.text(found.block);
     let value = text.get(found.value.clone()).unwrap_or("");
     let Some(quote) = text.get(found.quote.clone()) else {

@@ -2,7 +2,7 @@
 //! and finding and checking a typed value (price, SKU, availability, author,
 //! date, rating) in a line of page text. Ranges are byte ranges into it.
 
-use super::entity::Want;
+use super::questions::{Want, MONTHS};
 use super::rank;
 use crate::text::floor_char_boundary;
 use serde::Deserialize;
@@ -146,33 +146,6 @@ const CURRENCY_SYMBOLS: &[char] = &['$', '€', '£', '¥', '₹', '₩', '₽',
 const CURRENCY_CODES: &[&str] = &[
     "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CNY", "INR", "SEK", "NOK", "DKK", "NZD",
     "MXN", "BRL", "PLN",
-];
-/// Month names and their abbreviations, lower case.
-pub(super) const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
 ];
 
 pub(super) fn normalize_name(name: &str) -> String {

@@ -1,15 +1,73 @@
 //! What a question asks for, per language, as data (`questions.json`):
-//! the question words of each answer type, money and name cues, the months,
+//! the answer types (`Want`), the question words of each, money and name
+//! cues, the months (English's are [`MONTHS`], shared with the field parsers),
 //! weekdays and place prepositions that make typed spans, and everyday
 //! synonyms. Looked up by the page language's code; English is the fallback
 //! and is also consulted on every page (many readers ask in English).
 
-use super::entity::Want;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 const QUESTIONS_JSON: &str = include_str!("questions.json");
+
+/// The type of answer asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// No particular type: the passage is the answer.
+    Any,
+    /// How many / how much / how far …: a number, money or a percentage.
+    Amount,
+    Money,
+    Percent,
+    /// How old: an age.
+    Age,
+    /// How long (time): a number of time units, or a date.
+    Duration,
+    /// When: a date or time.
+    Date,
+    /// Who: a person's name.
+    Person,
+    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
+    Name,
+    /// Where: a place name or phrase.
+    Place,
+}
+
+impl Want {
+    /// Types whose answer is a value: a passage without one does not answer.
+    pub fn needs_value(self) -> bool {
+        !matches!(self, Want::Any | Want::Person | Want::Place)
+    }
+}
+
+/// Month names and their abbreviations, lower case.
+pub const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
 
 #[derive(Deserialize, Default)]
 struct RawLanguage {
@@ -225,8 +283,7 @@ pub fn what_head(question: &str, code: &str, skip: impl Fn(&str) -> bool) -> Opt
 
 /// A month name (lower case) of any language.
 pub fn is_month(word: &str) -> bool {
-    super::fields::MONTHS.contains(&word)
-        || all().iter().any(|l| l.months.iter().any(|m| m == word))
+    MONTHS.contains(&word) || all().iter().any(|l| l.months.iter().any(|m| m == word))
 }
 
 /// A word (lower case) that introduces a name in any language.
