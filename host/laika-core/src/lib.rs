@@ -41,6 +41,7 @@ pub mod pack;
 pub mod prompt;
 pub mod redact;
 pub mod render;
+pub mod retrieval;
 pub mod schema;
 pub mod secrets;
 pub mod select;

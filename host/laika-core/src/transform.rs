@@ -503,7 +503,7 @@ fn timeline(notes: &[(&Source, SourceNotes)]) -> Vec<Block> {
         if matches!(n, SourceNotes::Failed { .. }) {
             continue;
         }
-        for range in crate::builtin::rank::split_sentences(&source.text) {
+        for range in crate::retrieval::split_sentences(&source.text) {
             let Some(sentence) = source.text.get(range) else {
                 continue;
             };
@@ -550,7 +550,7 @@ fn faq(notes: &[(&Source, SourceNotes)]) -> Vec<Block> {
         if matches!(n, SourceNotes::Failed { .. }) {
             continue;
         }
-        let sentences: Vec<&str> = crate::builtin::rank::split_sentences(&source.text)
+        let sentences: Vec<&str> = crate::retrieval::split_sentences(&source.text)
             .into_iter()
             .filter_map(|r| source.text.get(r))
             .map(|s| s.trim_start_matches(|c: char| c == '#' || c.is_whitespace()))

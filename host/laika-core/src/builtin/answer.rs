@@ -2,8 +2,6 @@
 //! "the page does not say".
 
 use super::entity;
-use super::questions::{self, Want};
-use super::rank::{self, Index, Kind, Page, Query, Scope};
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
@@ -12,6 +10,8 @@ use crate::error::Result;
 use crate::llmcp::RequestPacket;
 use crate::pack::SELECTION_DOC_ID;
 use crate::render::ast::Block;
+use crate::retrieval::questions::{self, Want};
+use crate::retrieval::{self, Index, Kind, Page, Query, Scope};
 use crate::text::prefix_chars;
 use serde_json::Value;
 use std::ops::Range;
@@ -104,7 +104,7 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
     }
     let t = page.unit_text(unit);
     let first = first_word(t);
-    let short = rank::word_count(t) < 8;
+    let short = retrieval::word_count(t) < 8;
     if unit > 0 && (short || REFERRING.contains(&first.as_str())) && same_block(unit - 1) {
         vec![unit - 1, unit]
     } else if short && same_block(unit + 1) {
@@ -160,7 +160,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         want = Want::Name;
     }
     let asked = Asked::new(&query, want, &asked, asked_required);
-    let ranked = rank::bm25(&index, &query);
+    let ranked = retrieval::bm25(&index, &query);
     cancel.check()?;
     let question_lower = question.to_lowercase();
     // "What does VIPER stand for?" is answered by the page's expansion.
@@ -210,7 +210,7 @@ fn candidates(
     page: &Page,
     index: &Index,
     query: &Query,
-    ranked: &[rank::Scored],
+    ranked: &[retrieval::Scored],
     asked: &Asked,
     question_lower: &str,
 ) -> Vec<Candidate> {
@@ -221,7 +221,7 @@ fn candidates(
     // Each candidate: its coverage of the question, and the best span of the
     // wanted type in it (or in the sentence after it).
     let top = ranked.first().map_or(0.0, |s| s.score);
-    let question_ids: Vec<u32> = rank::tokenize(question_lower)
+    let question_ids: Vec<u32> = retrieval::tokenize(question_lower)
         .iter()
         .filter_map(|w| index.term(w))
         .collect();
@@ -229,8 +229,8 @@ fn candidates(
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
-        let weak = rank::quality(page, index, s.unit) < 0.2;
-        let words = rank::word_count(page.unit_text(s.unit));
+        let weak = retrieval::quality(page, index, s.unit) < 0.2;
+        let words = retrieval::word_count(page.unit_text(s.unit));
         if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
         }
@@ -383,7 +383,7 @@ pub(super) fn answer_span(
     asked: &Asked,
     question_lower: &str,
 ) -> Option<(usize, Range<usize>)> {
-    let ranked = rank::bm25(index, query);
+    let ranked = retrieval::bm25(index, query);
     let best = candidates(page, index, query, &ranked, asked, question_lower)
         .into_iter()
         .next()?;
@@ -529,7 +529,7 @@ pub(super) fn best_span(
             .iter()
             .any(|(_, id)| id.is_some_and(|id| named.contains(&id)));
     let roles: Vec<u32> = if want == Want::Person {
-        rank::tokenize(question_lower)
+        retrieval::tokenize(question_lower)
             .iter()
             .filter(|w| entity::is_role(w))
             .flat_map(|w| query.ids_for(w))

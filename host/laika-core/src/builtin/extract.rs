@@ -9,12 +9,12 @@ use super::fields::{
     tidy, validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
     MAX_VALUE_BYTES,
 };
-use super::questions::{self, Want};
-use super::rank::{self, Index, Kind, Page, Scope};
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{Citation, RequestPacket};
+use crate::retrieval::questions::{self, Want};
+use crate::retrieval::{self, Index, Kind, Page, Scope};
 use crate::text::prefix_chars;
 use serde_json::{Map, Value};
 use std::ops::Range;
@@ -286,7 +286,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let page = lines.page;
     let (name, want, words) = typed_words(index, field);
     let query = field_query(index, &words);
-    let ranked = rank::bm25(index, &query);
+    let ranked = retrieval::bm25(index, &query);
     // Only a field that is a bare type ("age", "distance", a place head
     // such as "Ort") takes the best value anywhere: "number of trucks" on
     // a page without trucks is absent.
@@ -449,7 +449,7 @@ fn beside_field_word(
     page: &Page,
     index: &Index,
     words: &[String],
-    ranked: &[rank::Scored],
+    ranked: &[retrieval::Scored],
     want: Want,
 ) -> Option<Found> {
     let own = own_ids(index, words);
@@ -475,7 +475,7 @@ fn page_form(index: &Index, word: &str) -> String {
 /// The query for a field's words, each also standing for its derived
 /// bases on the page: "metabolic rate reduction" finds "reduce … metabolic
 /// rate" even on a page that also says "reduction" elsewhere.
-fn field_query(index: &Index, words: &[String]) -> rank::Query {
+fn field_query(index: &Index, words: &[String]) -> retrieval::Query {
     let mut query = index.query(&words.join(" "));
     for word in words {
         for base in fields::derived_forms(word, index.lang().code()) {
@@ -531,7 +531,7 @@ fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
         return None;
     }
     let query = index.query(head);
-    let tied: Vec<usize> = rank::bm25(index, &query)
+    let tied: Vec<usize> = retrieval::bm25(index, &query)
         .iter()
         .take(PROSE_CANDIDATES)
         .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
@@ -585,7 +585,7 @@ fn field_want(name: &str, lang: &str) -> (Want, Vec<String>) {
             return (Want::Amount, vec![(*first).to_string()]);
         }
     }
-    for l in super::questions::with_english(lang) {
+    for l in crate::retrieval::questions::with_english(lang) {
         for (phrase, w) in &l.phrases {
             let Some(last) = phrase.last() else { continue };
             let typed = phrase.len() >= 2
@@ -678,7 +678,7 @@ fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
             .chars()
             .next_back()
             .is_none_or(|c| ".!?:\"“„«(".contains(c));
-        if !rank::is_stopword(&word) || !opens {
+        if !retrieval::is_stopword(&word) || !opens {
             break;
         }
         start = skip_spaces(head, w.end);
@@ -702,7 +702,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: Want) -> Option<Fo
     // "publisher" in "published by …".
     let ids: Vec<u32> = name
         .split(' ')
-        .filter(|w| !rank::is_stopword(w) && !lang.is_function_word(w))
+        .filter(|w| !retrieval::is_stopword(w) && !lang.is_function_word(w))
         .map(|w| index.term(&page_form(index, w)))
         .collect::<Option<Vec<u32>>>()?;
     if ids.is_empty() {
@@ -996,7 +996,7 @@ fn counted(
     let name = normalize_name(&field.key);
     let words: Vec<String> = name
         .split(' ')
-        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !rank::is_stopword(w))
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !retrieval::is_stopword(w))
         .map(str::to_string)
         .collect();
     let ids: Vec<u32> = words
@@ -1007,7 +1007,7 @@ fn counted(
         .last()
         .and_then(|w| index.term(&page_form(index, w)))?;
     let query = field_query(index, &words);
-    let ranked = rank::bm25(index, &query);
+    let ranked = retrieval::bm25(index, &query);
     let mut candidates: Vec<(f64, usize)> = ranked
         .iter()
         .take(PROSE_CANDIDATES)
@@ -1131,7 +1131,7 @@ fn of_kind(page: &Page, text: &str, f: &Found, index: &Index, name: &str, want: 
         .collect();
     let named = matches!(want, Want::Any | Want::Person | Want::Name | Want::Place);
     if named
-        && matches!(words.as_slice(), [w] if rank::is_stopword(w) || index.lang().is_function_word(w))
+        && matches!(words.as_slice(), [w] if retrieval::is_stopword(w) || index.lang().is_function_word(w))
     {
         return false;
     }
@@ -1192,7 +1192,7 @@ fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     // "total pounds seized" is not asked of a page that never says pounds.
     if words
         .iter()
-        .any(|w| !rank::is_stopword(w) && query.ids_for(w).is_empty())
+        .any(|w| !retrieval::is_stopword(w) && query.ids_for(w).is_empty())
     {
         return None;
     }

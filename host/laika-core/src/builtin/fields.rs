@@ -2,8 +2,8 @@
 //! and finding and checking a typed value (price, SKU, availability, author,
 //! date, rating) in a line of page text. Ranges are byte ranges into it.
 
-use super::questions::{Want, MONTHS};
-use super::rank;
+use crate::retrieval;
+use crate::retrieval::questions::{self, Want, MONTHS};
 use crate::text::floor_char_boundary;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -493,14 +493,14 @@ pub(super) fn validate(
             .or_else(|| (has_digit && v.len() <= 30 && !strict).then_some(range.clone())),
         FieldType::Other => {
             let first = v.split_whitespace().next().unwrap_or("").to_lowercase();
-            (!strict || (!rank::is_stopword(&first) && v.len() <= 60)).then_some(range)
+            (!strict || (!retrieval::is_stopword(&first) && v.len() <= 60)).then_some(range)
         }
     }
 }
 
 /// Extraction's own per-language words in `questions.json` (`field_heads`,
 /// `derivation_suffixes`); the question words there are read by
-/// `questions.rs`.
+/// `retrieval::questions`.
 #[derive(Deserialize, Default)]
 struct RawFieldWords {
     #[serde(default)]
@@ -529,7 +529,7 @@ struct RawFieldFile {
 fn field_words() -> &'static BTreeMap<String, RawFieldWords> {
     static WORDS: OnceLock<BTreeMap<String, RawFieldWords>> = OnceLock::new();
     WORDS.get_or_init(|| {
-        serde_json::from_str::<RawFieldFile>(include_str!("questions.json"))
+        serde_json::from_str::<RawFieldFile>(questions::QUESTIONS_JSON)
             .map(|f| f.languages)
             .unwrap_or_default()
     })

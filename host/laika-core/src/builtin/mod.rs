@@ -16,9 +16,6 @@ mod answer;
 mod entity;
 mod extract;
 mod fields;
-mod lang;
-mod questions;
-pub mod rank;
 mod summarize;
 pub(crate) use extract::requested_fields;
 
@@ -27,7 +24,7 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 use crate::llmcp::{self, Citation, RequestPacket, TaskName};
 use crate::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
-use rank::Page;
+use crate::retrieval::{self, Page};
 use serde_json::{json, Map, Value};
 
 /// The model id stored with each response.
@@ -155,7 +152,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// Readable bytes of a page.
-fn visible_bytes(page: &rank::Page) -> usize {
+fn visible_bytes(page: &retrieval::Page) -> usize {
     (0..page.units.len()).map(|i| page.unit_text(i).len()).sum()
 }
 
@@ -254,9 +251,9 @@ mod fixtures;
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::fixtures::*;
-    use super::rank::{self, Kind, Page, Scope};
     use super::*;
     use crate::error::ErrorCode;
+    use crate::retrieval::{self, Kind, Page, Scope};
 
     #[test]
     fn output_is_deterministic_and_cancellable() {
@@ -393,7 +390,7 @@ mod tests {
             );
             let mut df: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
             for i in 0..page.units.len() {
-                let mut t = rank::tokenize(page.unit_text(i));
+                let mut t = retrieval::tokenize(page.unit_text(i));
                 t.sort();
                 t.dedup();
                 for w in t {
@@ -415,7 +412,7 @@ mod tests {
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.chars().count() >= 4)
                 .filter_map(|w| {
-                    rank::tokenize(w)
+                    retrieval::tokenize(w)
                         .first()
                         .map(|t| (df.get(t).copied().unwrap_or(0), w.to_string()))
                 })

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-const QUESTIONS_JSON: &str = include_str!("questions.json");
+/// The data file itself: it also holds the builtin runtime's field words
+/// (`field_heads`, `derivation_suffixes`, …), which the builtin reads from it.
+pub const QUESTIONS_JSON: &str = include_str!("questions.json");
 
 /// The type of answer asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,9 @@
-//! Extractive ranking over observation text, for the offline `builtin`
-//! runtime: segmentation into units (headings, list items, quotes, sentences,
-//! code), tokenization, BM25 for questions and salience for summaries.
+//! Retrieval over page text: segmentation into units (headings, list items,
+//! quotes, sentences, code), tokenization, stemming per page language
+//! (`lang`), the question words a query drops or widens (`questions`), BM25
+//! for questions and salience for summaries. Shared by the offline `builtin`
+//! runtime, the packer's passage selection (`select`), collections and
+//! transforms.
 //!
 //! Invariants:
 //! - Every unit's text is an exact slice of the field it came from (after the
@@ -13,10 +16,12 @@
 //!   score. Near-duplicate checks only run among the few units already chosen.
 //!   Input beyond [`MAX_TEXT_BYTES`] is ignored so hostile pages stay cheap.
 
-use super::lang::Lang;
-use super::questions;
+pub mod lang;
+pub mod questions;
+
 use crate::llmcp::Document;
 use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
+use lang::Lang;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 use std::cmp::Ordering;
