@@ -42,6 +42,7 @@ pub mod prompt;
 pub mod redact;
 pub mod render;
 pub mod retrieval;
+pub mod runtime;
 pub mod schema;
 pub mod secrets;
 pub mod select;

@@ -12,9 +12,10 @@
 use laika_core::llmcp::{Task, TaskName};
 use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
+use laika_core::runtime::Runtime;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
-use laika_runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest, Runtime};
+use laika_runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest};
 #[path = "support/stats.rs"]
 mod stats;
 mod support;

@@ -13,11 +13,12 @@
 use laika_core::cancel::CancelToken;
 use laika_core::error::Result;
 use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::runtime::{Runtime, TextSink};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
 use laika_runtime::builtin::BuiltinRuntime;
-use laika_runtime::{Runtime, SystemAmbient, TextSink};
+use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -2,9 +2,10 @@
 //! The answers themselves are `laika_core::builtin`'s; this adapter gives
 //! them the `Runtime` shape, with the system clock and fresh ids.
 
-use crate::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient, TextSink};
+use crate::{CancelToken, ModelReply, ModelRequest, RuntimeInfo, SystemAmbient};
 use laika_core::builtin::{respond, LABEL, MODEL_ID};
 use laika_core::error::{Error, Result};
+use laika_core::runtime::{Runtime, TextSink};
 
 /// The offline extractive runtime.
 #[derive(Debug, Clone, Copy, Default)]
