@@ -5,81 +5,23 @@
 use super::answer;
 use super::entity;
 use super::fields::{
-    self, char_at, find_date, find_phrase, find_price, find_rating, normalize_name, skip_spaces,
-    tidy, validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
-    MAX_VALUE_BYTES,
+    self, char_at, find_date, find_phrase, find_price, find_rating, skip_spaces, tidy, validate,
+    value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use crate::cancel::CancelToken;
+use crate::decoding::fields::{normalize_name, requested_fields, FieldType};
 use crate::error::Result;
 use crate::llmcp::{Citation, RequestPacket};
 use crate::retrieval::questions::{self, Want};
 use crate::retrieval::{self, Index, Kind, Page, Scope};
-use crate::text::prefix_chars;
 use serde_json::{Map, Value};
 use std::ops::Range;
 
-const MAX_FIELDS: usize = 32;
-const MAX_FIELD_CHARS: usize = 80;
 /// How many of the best-matching sentences are searched for a field's value.
 const PROSE_CANDIDATES: usize = 30;
 /// A sentence must hold this share of the field name's words.
 const MIN_PROSE_COVERAGE: f64 = 0.5;
-
-/// The field names from `task.args.fields` (array, object keys, or a
-/// comma-separated string); else the known field names the user mentioned.
-pub(crate) fn requested_fields(packet: &RequestPacket) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    match packet.input.task.args.get("fields") {
-        Some(Value::Array(a)) => {
-            for v in a {
-                match v {
-                    Value::String(s) => names.push(s.clone()),
-                    Value::Object(o) => {
-                        names.extend(o.get("name").and_then(Value::as_str).map(str::to_string))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Some(Value::Object(o)) => names.extend(o.keys().cloned()),
-        Some(Value::String(s)) => {
-            names.extend(
-                s.replace(" and ", ",")
-                    .split([',', ';', '\n'])
-                    .map(str::to_string),
-            );
-        }
-        _ => {}
-    }
-    if names.iter().all(|n| n.trim().is_empty()) {
-        let tokens = normalize_name(&packet.input.user_message.text);
-        let words: Vec<&str> = tokens
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let mut found: Vec<(usize, &str)> = Vec::new();
-        for (_, aliases, _) in FIELD_TYPES {
-            let canonical = aliases.first().copied().unwrap_or("");
-            if let Some(pos) = words.iter().position(|w| aliases.contains(w) && *w != "by") {
-                found.push((pos, canonical));
-            }
-        }
-        found.sort_unstable();
-        names = found.into_iter().map(|(_, n)| n.to_string()).collect();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        let n = prefix_chars(n.trim(), MAX_FIELD_CHARS).to_string();
-        if !n.is_empty()
-            && !out.iter().any(|o| o.eq_ignore_ascii_case(&n))
-            && out.len() < MAX_FIELDS
-        {
-            out.push(n);
-        }
-    }
-    out
-}
 
 /// A found value: the block it is in, the quoted source span and the value
 /// span (byte ranges into the block text).

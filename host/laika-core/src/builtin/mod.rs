@@ -17,7 +17,6 @@ mod entity;
 mod extract;
 mod fields;
 mod summarize;
-pub(crate) use extract::requested_fields;
 
 use crate::ambient::Ambient;
 use crate::cancel::CancelToken;
@@ -430,5 +429,37 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 10);
+    }
+
+    /// A transform's map step (`web.summarize` over one source), answered
+    /// here: every point is a quote of the source.
+    #[test]
+    fn transform_map_steps_quote_the_source() {
+        use crate::collection::{Source, SourceKind, SourceStatus};
+        use crate::transform::{map_request, read_map_reply};
+        let s = Source {
+            id: "a".into(),
+            collection_id: "c-1".into(),
+            kind: SourceKind::Url,
+            url: Some("https://a.example/".into()),
+            title: "Sleeper news".into(),
+            outlet: Some("a.example".into()),
+            captured_at: Some("2026-01-01T00:00:00.000Z".into()),
+            refreshed_at: None,
+            status: SourceStatus::Ready,
+            error: None,
+            text: "The sleeper train to Prague runs three times a week. Tickets start at 49 euros. \
+             The route opened on 2024-12-15 after years of planning. Bikes travel free on every service."
+                .into(),
+            outline: Vec::new(),
+            extracted_links: Vec::new(),
+        };
+        let request = map_request(&s, Default::default(), &AMBIENT).unwrap();
+        let reply = respond(&request.packet, &AMBIENT, &CancelToken::default()).unwrap();
+        let points = read_map_reply(&reply.to_string()).unwrap();
+        assert!(!points.is_empty());
+        for p in &points {
+            assert!(s.text.contains(p.as_str()), "extractive: {p}");
+        }
     }
 }
