@@ -4,7 +4,6 @@
 //! config names (the offline `builtin` one included, from `laika-builtin`).
 
 pub mod anthropic;
-pub mod builtin;
 pub mod command;
 pub mod config;
 pub mod context_window;
@@ -28,7 +27,7 @@ pub fn from_config(config: &config::RuntimeConfig) -> Result<Arc<dyn Runtime>> {
     use config::RuntimeConfig as C;
     config.validate()?;
     Ok(match config {
-        C::Builtin => Arc::new(builtin::BuiltinRuntime),
+        C::Builtin => Arc::new(laika_builtin::BuiltinRuntime::new(SystemAmbient)),
         C::Scripted(c) => Arc::new(scripted::Scripted::from_file(c.script()?)?),
         C::OpenAi(c) => Arc::new(openai::OpenAiRuntime::from_config(c)?),
         C::Ollama(c) => Arc::new(ollama::OllamaRuntime::from_config(c)?),

@@ -4,11 +4,11 @@
 //! marker.
 
 use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::RequestPacket;
-use crate::retrieval::{self, Index, Page, Scope};
-use crate::text::prefix_chars;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::RequestPacket;
+use laika_core::retrieval::{self, Index, Page, Scope};
+use laika_core::text::prefix_chars;
 use serde_json::{Map, Value};
 
 fn point_count(args: &Map<String, Value>) -> usize {

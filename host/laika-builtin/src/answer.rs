@@ -5,14 +5,14 @@ use super::entity;
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::RequestPacket;
-use crate::pack::SELECTION_DOC_ID;
-use crate::render::ast::Block;
-use crate::retrieval::questions::{self, Want};
-use crate::retrieval::{self, Index, Kind, Page, Query, Scope};
-use crate::text::prefix_chars;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::RequestPacket;
+use laika_core::pack::SELECTION_DOC_ID;
+use laika_core::render::ast::Block;
+use laika_core::retrieval::questions::{self, Want};
+use laika_core::retrieval::{self, Index, Kind, Page, Query, Scope};
+use laika_core::text::prefix_chars;
 use serde_json::Value;
 use std::ops::Range;
 

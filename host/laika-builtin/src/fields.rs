@@ -2,10 +2,10 @@
 //! and finding and checking a typed value (price, SKU, availability, author,
 //! date, rating) in a line of page text. Ranges are byte ranges into it.
 
-use crate::decoding::fields::{normalize_name, FieldType, FIELD_NAMES};
-use crate::retrieval;
-use crate::retrieval::questions::{self, Want, MONTHS};
-use crate::text::floor_char_boundary;
+use laika_core::decoding::fields::{normalize_name, FieldType, FIELD_NAMES};
+use laika_core::retrieval;
+use laika_core::retrieval::questions::{self, Want, MONTHS};
+use laika_core::text::floor_char_boundary;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;

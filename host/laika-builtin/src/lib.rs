@@ -1,10 +1,23 @@
-//! The `builtin` runtime: Laika's embedded default. Offline, deterministic
-//! and extractive: no AI model, it only ranks and quotes the page.
+//! `laika-builtin`: the offline runtime, Laika's embedded default. Offline,
+//! deterministic and extractive: no AI model, it only ranks and quotes the
+//! page.
 //!
 //! It answers the three v1 tasks by writing a complete `laika.llmcp` response
 //! packet as JSON text, which the host then validates like any model's output.
 //!
-//! Invariants:
+//! API boundary: [`BuiltinRuntime`], a `laika_core::runtime::Runtime` built
+//! with the caller's clock and ids, and [`respond`] (one request packet in,
+//! one response packet out, for evaluations and benches), with [`MODEL_ID`]
+//! and [`LABEL`]. Everything else is private: question understanding, typed
+//! spans and field finders, answering and summarizing. Retrieval (tokenizer,
+//! stemming, BM25, page units, question words) is `laika_core::retrieval`,
+//! shared with the packer, collections and transforms.
+//!
+//! Architecture invariant: pure, like laika-core, its only Laika dependency.
+//! No I/O, no threads, no clock or ids of its own (the `Ambient` it is given
+//! has them); `Cargo.toml` and `clippy.toml` keep it so.
+//!
+//! Invariants of every answer:
 //! - Every citation quote is an exact slice of the document field it names,
 //!   and every sentence shown in quotation marks is such a quote. Nothing is
 //!   paraphrased or invented; when the page has nothing, the answer says so.
@@ -16,14 +29,17 @@ mod answer;
 mod entity;
 mod extract;
 mod fields;
+mod runtime;
 mod summarize;
 
-use crate::ambient::Ambient;
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::{self, Citation, RequestPacket, TaskName};
-use crate::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
-use crate::retrieval::{self, Page};
+pub use runtime::BuiltinRuntime;
+
+use laika_core::ambient::Ambient;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::{self, Citation, RequestPacket, TaskName};
+use laika_core::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
+use laika_core::retrieval::{self, Page};
 use serde_json::{json, Map, Value};
 
 /// The model id stored with each response.
@@ -171,8 +187,9 @@ fn cite(page: &Page, unit: usize) -> Option<Citation> {
 /// Frames of another site the extension could not read, named so an
 /// abstain does not pass for "nothing anywhere on the page".
 fn unread_frames_note(packet: &RequestPacket) -> Option<String> {
-    let names =
-        crate::observation::unread_frame_names(packet.context.documents.iter().map(|d| &d.content));
+    let names = laika_core::observation::unread_frame_names(
+        packet.context.documents.iter().map(|d| &d.content),
+    );
     (!names.is_empty()).then(|| {
         format!(
             "Embedded content from another site was not read: {}.",
@@ -251,8 +268,8 @@ mod fixtures;
 mod tests {
     use super::fixtures::*;
     use super::*;
-    use crate::error::ErrorCode;
-    use crate::retrieval::{self, Kind, Page, Scope};
+    use laika_core::error::ErrorCode;
+    use laika_core::retrieval::{self, Kind, Page, Scope};
 
     #[test]
     fn output_is_deterministic_and_cancellable() {
@@ -435,8 +452,8 @@ mod tests {
     /// here: every point is a quote of the source.
     #[test]
     fn transform_map_steps_quote_the_source() {
-        use crate::collection::{Source, SourceKind, SourceStatus};
-        use crate::transform::{map_request, read_map_reply};
+        use laika_core::collection::{Source, SourceKind, SourceStatus};
+        use laika_core::transform::{map_request, read_map_reply};
         let s = Source {
             id: "a".into(),
             collection_id: "c-1".into(),

@@ -9,12 +9,12 @@ use super::fields::{
     value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
-use crate::cancel::CancelToken;
-use crate::decoding::fields::{normalize_name, requested_fields, FieldType};
-use crate::error::Result;
-use crate::llmcp::{Citation, RequestPacket};
-use crate::retrieval::questions::{self, Want};
-use crate::retrieval::{self, Index, Kind, Page, Scope};
+use laika_core::cancel::CancelToken;
+use laika_core::decoding::fields::{normalize_name, requested_fields, FieldType};
+use laika_core::error::Result;
+use laika_core::llmcp::{Citation, RequestPacket};
+use laika_core::retrieval::questions::{self, Want};
+use laika_core::retrieval::{self, Index, Kind, Page, Scope};
 use serde_json::{Map, Value};
 use std::ops::Range;
 
@@ -527,7 +527,7 @@ fn field_want(name: &str, lang: &str) -> (Want, Vec<String>) {
             return (Want::Amount, vec![(*first).to_string()]);
         }
     }
-    for l in crate::retrieval::questions::with_english(lang) {
+    for l in laika_core::retrieval::questions::with_english(lang) {
         for (phrase, w) in &l.phrases {
             let Some(last) = phrase.last() else { continue };
             let typed = phrase.len() >= 2

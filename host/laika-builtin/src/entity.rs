@@ -6,8 +6,8 @@
 //! Spans are byte ranges into the text they were found in, so a value is
 //! always an exact slice of the page.
 
-use crate::retrieval::lang::Lang;
-use crate::retrieval::questions::{self, Want, Words, MONTHS};
+use laika_core::retrieval::lang::Lang;
+use laika_core::retrieval::questions::{self, Want, Words, MONTHS};
 use std::ops::Range;
 
 /// What a span is.
@@ -552,7 +552,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             let noun = |k: usize| {
                 core(k).chars().next().is_some_and(char::is_lowercase)
-                    && !crate::retrieval::is_stopword(lw(k))
+                    && !laika_core::retrieval::is_stopword(lw(k))
                     && lw(k).chars().all(char::is_alphabetic)
             };
             if caps > 0 && !stops(end + caps) && noun(end + caps + 1) {
@@ -578,7 +578,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                     end += 1;
                 } else if next.chars().all(char::is_alphabetic)
                     && !next.is_empty()
-                    && !crate::retrieval::is_stopword(next)
+                    && !laika_core::retrieval::is_stopword(next)
                     && !is_capitalized(core(end + 1))
                 {
                     time |= is_time_unit(next);
@@ -618,7 +618,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             let first = lw(i);
             // "the New York Islanders": an opener only opens a sentence.
             let opens = i == 0 || stops(i - 1);
-            let skip_first = crate::retrieval::is_stopword(first)
+            let skip_first = laika_core::retrieval::is_stopword(first)
                 || (opens && SENTENCE_OPENERS.contains(&first))
                 || lang.is_function_word(first)
                 || MONTHS.contains(&first)
@@ -688,7 +688,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             if end > i && end < ws.len() + 1 {
                 let last = lw(end);
-                if !last.is_empty() && !crate::retrieval::is_stopword(last) {
+                if !last.is_empty() && !laika_core::retrieval::is_stopword(last) {
                     push(&mut out, &ws, i + 1, end, Kind::Place);
                 }
             }
@@ -888,7 +888,7 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
 /// …" → "term", a duration; "Which doctor …" → a person).
 pub fn typed_head(question: &str, lang: &Lang) -> Option<(String, Want)> {
     let head = questions::what_head(question, lang.code(), |w| {
-        lang.is_function_word(w) || crate::retrieval::is_stopword(w)
+        lang.is_function_word(w) || laika_core::retrieval::is_stopword(w)
     })?;
     let (want, _) = super::fields::head_want(&head, lang.code())?;
     Some((head, want))
@@ -990,8 +990,8 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
         .get(at..)
         .unwrap_or(&[])
         .iter()
-        .skip_while(|w| crate::retrieval::is_stopword(w))
-        .take_while(|w| !crate::retrieval::is_stopword(w))
+        .skip_while(|w| laika_core::retrieval::is_stopword(w))
+        .take_while(|w| !laika_core::retrieval::is_stopword(w))
         .map(|w| (*w).to_string())
         .collect();
     (run, which.is_some())
