@@ -164,7 +164,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
     cancel.check()?;
     let question_lower = question.to_lowercase();
     // "What does VIPER stand for?" is answered by the page's expansion.
-    let mut scored: Vec<Candidate> = questions::asks_expansion(question, index.lang().code())
+    let mut scored: Vec<Candidate> = asks_expansion(question, index.lang().code())
         .then(|| expansion_answer(&page, question))
         .flatten()
         .into_iter()
@@ -742,10 +742,29 @@ fn expansion_at(page: &Page, acronym: &str) -> Option<(usize, String)> {
     None
 }
 
+/// Whether `question` asks what an abbreviation stands for ("What does
+/// VIPER stand for?", "Wofür steht DLR?"), in any language.
+fn asks_expansion(question: &str, code: &str) -> bool {
+    let ws = questions::question_words(question);
+    questions::page_first(code).any(|l| {
+        l.stands_for
+            .iter()
+            .any(|p| !p.is_empty() && ws.windows(p.len()).any(|run| run == p.as_slice()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
     use serde_json::json;
+
+    #[test]
+    fn an_expansion_question_is_told_apart() {
+        use super::asks_expansion;
+        assert!(asks_expansion("What does VIPER stand for?", "en"));
+        assert!(asks_expansion("Wofür steht DLR?", "de"));
+        assert!(!asks_expansion("Where does VIPER stand?", "en"));
+    }
 
     #[test]
     fn a_question_about_the_selection_quotes_the_selection() {

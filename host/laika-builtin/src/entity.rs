@@ -887,7 +887,7 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
 /// by the `field_heads` data, as a field's head does ("What prison term
 /// …" → "term", a duration; "Which doctor …" → a person).
 pub fn typed_head(question: &str, lang: &Lang) -> Option<(String, Want)> {
-    let head = questions::what_head(question, lang.code(), |w| {
+    let head = what_head(question, lang.code(), |w| {
         lang.is_function_word(w) || laika_core::retrieval::is_stopword(w)
     })?;
     let (want, _) = super::fields::head_want(&head, lang.code())?;
@@ -1043,9 +1043,42 @@ pub const FIELD_TYPE_WORDS: &[&str] = &[
     "of", "the", "a",
 ];
 
+/// The head noun of a what/which question: the last word of the first
+/// run of content words after its "what" or "which" ("What prison term
+/// does he face?" → "term"), lower case. `skip` tells the words that are
+/// not content (the page language's function words).
+fn what_head(question: &str, code: &str, skip: impl Fn(&str) -> bool) -> Option<String> {
+    let ws = questions::question_words(question);
+    let is_what = |w: &String| {
+        questions::with_english(code).any(|l| l.what.contains(w) || l.which.contains(w))
+    };
+    let at = ws.iter().position(is_what)?;
+    let filler = |w: &str| {
+        skip(w)
+            || questions::with_english(code)
+                .any(|l| l.is_filler(w) || l.what.iter().any(|x| x == w))
+    };
+    ws.get(at + 1..)?
+        .iter()
+        .skip_while(|w| filler(w))
+        .take_while(|w| !filler(w))
+        .last()
+        .cloned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_what_question_names_its_head_noun() {
+        let none = |_: &str| false;
+        assert_eq!(
+            what_head("What prison term does he face?", "en", |w| w == "does").as_deref(),
+            Some("term")
+        );
+        assert_eq!(what_head("How old is he?", "en", none), None);
+    }
 
     fn found(text: &str, kind: Kind) -> Vec<&str> {
         spans(text, &Lang::default())

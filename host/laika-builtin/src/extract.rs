@@ -469,7 +469,7 @@ fn find_result(s: &str) -> Option<Range<usize>> {
 fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     let name = normalize_name(&field.key);
     let (head, rest) = name.rsplit_once(' ').unwrap_or(("", name.as_str()));
-    if !questions::is_result_word(rest) {
+    if !is_result_word(rest) {
         return None;
     }
     let query = index.query(head);
@@ -873,7 +873,7 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
     for _ in 0..3 {
         let w = next_word(text, k)?;
         let word = text.get(w.clone())?.to_lowercase();
-        if questions::is_naming_word(&word) {
+        if is_naming_word(&word) {
             return name_at(text, w.end);
         }
         if word.starts_with(char::is_uppercase) || word.ends_with([',', '.']) {
@@ -1295,10 +1295,30 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     })
 }
 
+/// A word (lower case) that introduces a name in any language.
+fn is_naming_word(word: &str) -> bool {
+    questions::all()
+        .iter()
+        .any(|l| l.naming_words.iter().any(|w| w == word))
+}
+
+/// A field head word (lower case) of any language that asks for a match result.
+fn is_result_word(word: &str) -> bool {
+    questions::all()
+        .iter()
+        .any(|l| l.result_words.iter().any(|w| w == word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
     use serde_json::{json, Value};
+
+    #[test]
+    fn naming_and_result_words_are_read_in_any_language() {
+        use super::{is_naming_word, is_result_word};
+        assert!(is_naming_word("genannt") && is_result_word("endstand") && !is_result_word("time"));
+    }
 
     fn extract_data(text: &str, fields: Value) -> (Value, Vec<String>) {
         let v = run(&packet(
