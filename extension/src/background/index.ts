@@ -16,11 +16,11 @@
 import { BUILD_BROWSER, ext } from "../shared/api.js";
 import {
   SIDEBAR_PORT,
-  isObject,
   type SidebarEvent,
   type SidebarRequest,
 } from "../shared/messages.js";
 import type { ExtensionMessage, Observation } from "../generated/wire.js";
+import { isObject } from "../shared/json.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { HostConnection } from "./host.js";
 import { CallBook, type Call } from "./calls.js";

@@ -15,11 +15,11 @@ import type {
 } from "../generated/wire.js";
 import {
   SIDEBAR_PORT,
-  isObject,
   type SidebarEvent,
   type SidebarHostRequest,
   type SidebarRequest,
 } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { answerActions, copyText } from "./actions.js";
 import { AgentStateView } from "./agent-state.js";
