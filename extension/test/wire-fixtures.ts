@@ -18,7 +18,14 @@ function lines(name: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-const hostMessages = lines("demo.expected.ndjson") as HostMessage[];
+/** Events the replay (one offline runtime, no tools) does not show. */
+const MORE: Record<string, unknown>[] = [
+  { type: "text_delta", conversation_id: "c", turn: 1, step: 1, index: 0, text: "" },
+  { type: "render_reset", conversation_id: "c", turn: 1, step: 1, reason: "retry" },
+  { type: "tool_result", conversation_id: "c", turn: 1, step: 1, call_id: "call-1", name: "browser.get_selection_links", status: "ok", summary: "Done", result: null, error: null },
+];
+
+const hostMessages = [...lines("demo.expected.ndjson"), ...MORE] as HostMessage[];
 
 /** The observation of the replay's first turn. */
 export function observation(): Observation {
