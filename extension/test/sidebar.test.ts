@@ -85,6 +85,24 @@ describe("the sidebar hub", () => {
     askQuestionAndExpect("And to Berlin?", { conversation_id: "conv-1" });
   });
 
+  it("shows streamed words as text, one paragraph per block, whole again after a redraw", () => {
+    const id = askQuestion("Which trains?");
+    host(hostEvent("render_delta", id, { step: 1, start_index: 0, blocks: [para("Title")] }));
+    host(hostEvent("text_delta", id, { step: 1, index: 1, text: "Night <b>trains</b> " }));
+    host(hostEvent("text_delta", id, { step: 1, index: 1, text: "are back." }));
+    expect(text(".turn .streaming-text")).toBe("Night <b>trains</b> are back.");
+    expect($(".turn .answer b")).toBeNull();
+    // An earlier block's render_delta redraws the area: the words come back whole.
+    host(hostEvent("render_delta", id, { step: 1, start_index: 0, blocks: [para("Title!")] }));
+    expect($(".turn .streaming-text")).toBeNull();
+    host(hostEvent("text_delta", id, { step: 1, index: 1, text: " More" }));
+    expect(text(".turn .answer > :last-child")).toBe("Night <b>trains</b> are back. More");
+    host(hostEvent("text_delta", id, { step: 1, index: 2, text: "Second" }));
+    expect(document.querySelectorAll(".turn .streaming-text")).toHaveLength(1);
+    expect($(".turn .streaming-text").dataset["index"]).toBe("2");
+    expect(text(".turn .streaming-text")).toBe("Second");
+  });
+
   it("takes back a streamed preview when the host resets it", () => {
     const id = askQuestion("Which trains?");
     host(hostEvent("turn.started", id));
