@@ -31,7 +31,7 @@ export type Route<Port> =
   | { kind: "result" }
   | { kind: "nobody" };
 
-/** An `artifact.share` call waiting for its sidebar to write the export. */
+/** A share call waiting for its sidebar to write the export (a download or the clipboard). */
 export interface PendingShare<Port> {
   readonly owner: Port;
   done(ok: boolean, message: string): void;
@@ -54,7 +54,7 @@ export class TurnTable<Port> {
   private results = new Set<string>();
   /** Recently finished turns → their sidebar, oldest first. */
   private finished = new Map<string, Port>();
-  /** `artifact.share` exports being written, by call id. */
+  /** Exports being written for share calls, by call id. */
   private shares = new Map<string, PendingShare<Port>>();
 
   /** Whether `id` names a request in flight or any turn: a sidebar may not reuse it. */
@@ -165,7 +165,7 @@ export class TurnTable<Port> {
     this.results.add(id);
   }
 
-  /** An `artifact.share` call waits for its sidebar to write the export. */
+  /** A share call waits for its sidebar to write the export. */
   awaitShare(callId: string, share: PendingShare<Port>): void {
     this.shares.set(callId, share);
   }

@@ -210,7 +210,8 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
     case "stop": {
       const t = state.turns[action.id];
       if (!t) return state;
-      const stopped = withTurn(state, action.id, (turn) => ({ ...stopCalls(turn, ["proposed", "awaiting_approval", "approved"]) }));
+      // No card can be answered, nothing pending will run.
+      const stopped = withTurn(state, action.id, (turn) => stopCalls(turn, ["proposed", "awaiting_approval", "approved"]));
       // The host never took the turn: nothing will end it but us.
       if (!t.heard) return endTurn(withTurn(stopped, action.id, (turn) => ({ ...turn, body: [...turn.body, { kind: "notice", text: "Stopped." }] })), action.id);
       return withTurn(stopped, action.id, (turn) => ({ ...turn, progress: "Stopping…" }));
