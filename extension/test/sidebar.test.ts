@@ -197,6 +197,18 @@ describe("the sidebar hub", () => {
     expect($("#stop").hidden).toBe(true);
   });
 
+  it("asks again and puts the question back from the answer's actions", () => {
+    const id = askQuestion("Which trains run at night?");
+    host(hostEvent("assistant", id, { step: 1, render: doc("To Vienna."), citations: [] }));
+    host(hostEvent("done", id, { stop_reason: "answered", status: "ok", stored: true }));
+    $(".act-regenerate").click();
+    const again = port.take().find((m) => (m as { kind: string }).kind === "ask");
+    expect(again).toMatchObject({ kind: "ask", task: "web.answer", text: "Which trains run at night?" });
+    expect(document.querySelectorAll(".turn")).toHaveLength(2);
+    $(".act-edit").click();
+    expect(($("#question") as HTMLTextAreaElement).value).toBe("Which trains run at night?");
+  });
+
   it("takes one turn at a time", () => {
     askQuestion("First");
     ($("#question") as HTMLTextAreaElement).value = "Second";
