@@ -115,7 +115,3 @@ export type ContentRequest =
 export type ContentResponse =
   | { ok: true; observation?: Observation; message?: string; data?: Record<string, unknown> }
   | { ok: false; error: string; code?: string };
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
