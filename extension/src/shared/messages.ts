@@ -9,7 +9,7 @@ import type { ShareRequest } from "./share.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
-/** Options of `browser.observe_dom` (laika.llmcp seed), all optional. */
+/** Options of `browser.observe_dom` (docs/tools.json), all optional. */
 export interface ObserveOptions {
   maxChars?: number;
   maxElements?: number;

@@ -718,8 +718,9 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
     out
 }
 
-/// Per runtime, what each interceptor does (structured-responses seed,
-/// "Compatibility Matrix"): counts of (succeeded, tried).
+/// Per runtime, what each interceptor does
+/// (docs/compatibility.md#interceptors-per-runtime): counts of (succeeded,
+/// tried).
 #[derive(Default)]
 struct Behaviour {
     runtime: String,
