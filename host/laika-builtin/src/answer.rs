@@ -2,6 +2,7 @@
 //! "the page does not say".
 
 use super::entity;
+use super::salience;
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
@@ -229,7 +230,7 @@ fn candidates(
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
-        let weak = retrieval::quality(page, index, s.unit) < 0.2;
+        let weak = salience::quality(page, index, s.unit) < 0.2;
         let words = retrieval::word_count(page.unit_text(s.unit));
         if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;

@@ -30,6 +30,7 @@ mod entity;
 mod extract;
 mod fields;
 mod runtime;
+mod salience;
 mod summarize;
 
 pub use runtime::BuiltinRuntime;

@@ -3,6 +3,7 @@
 //! page order, each an exact sentence of the page with an inline citation
 //! marker.
 
+use super::salience;
 use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
 use laika_core::cancel::CancelToken;
 use laika_core::error::Result;
@@ -104,11 +105,11 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     cancel.check()?;
     let k = point_count(&packet.input.task.args);
     let clean =
-        |u: usize, min: f64| !is_aside(&page, u) && retrieval::quality(&page, &index, u) >= min;
+        |u: usize, min: f64| !is_aside(&page, u) && salience::quality(&page, &index, u) >= min;
 
     // Key points by TextRank + MMR; the lead is the earliest short, clean
     // one among them (the page's own opening when it is central).
-    let mut points = retrieval::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
+    let mut points = salience::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
     cancel.check()?;
     let lead = points
         .iter()
@@ -122,7 +123,7 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     if points.is_empty() && lead.is_none() {
         // No sentence looks like content: fall back to anything with words,
         // then to the first lines in page order (headings, code).
-        points = retrieval::key_sentences(&page, &index, |u| clean(u, 0.03), k);
+        points = salience::key_sentences(&page, &index, |u| clean(u, 0.03), k);
         if points.is_empty() {
             points = (0..page.units.len().min(k)).collect();
         }
