@@ -1,6 +1,8 @@
-//! Field parsers for `web.extract`: the field types a user may ask for,
-//! and finding and checking a typed value (price, SKU, availability, author,
-//! date, rating) in a line of page text. Ranges are byte ranges into it.
+//! Field parsers for `web.extract`: the labels a page prints before each
+//! field type's value (the types and the names a user asks for them by are
+//! `laika_core::decoding::fields`), and finding and checking a typed value
+//! (price, SKU, availability, author, date, rating) in a line of page text.
+//! Ranges are byte ranges into it.
 
 use laika_core::decoding::fields::{normalize_name, FieldType, FIELD_NAMES};
 use laika_core::retrieval;
