@@ -20,8 +20,8 @@ use laika_core::collection::{
 use laika_core::error::{Error, ErrorCode};
 use laika_core::redact;
 use laika_core::render;
+use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
-use laika_runtime::Runtime;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
