@@ -9,7 +9,7 @@ import type { ShareRequest } from "./share.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
-/** Options of `browser.observe_dom` (laika.llmcp seed), all optional. */
+/** Options of `browser.observe_dom` (docs/tools.json), all optional. */
 export interface ObserveOptions {
   maxChars?: number;
   maxElements?: number;
@@ -115,7 +115,3 @@ export type ContentRequest =
 export type ContentResponse =
   | { ok: true; observation?: Observation; message?: string; data?: Record<string, unknown> }
   | { ok: false; error: string; code?: string };
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

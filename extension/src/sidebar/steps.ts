@@ -13,7 +13,7 @@ import type {
   ToolResultMessage,
   ToolTarget,
 } from "../generated/wire.js";
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 
 /** `operation`s of a summary in stages (`stage:part:<n>`, `stage:merge:…`, `stage:reduce`). */
 const STAGE_PREFIX = "stage:";

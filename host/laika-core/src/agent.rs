@@ -1,4 +1,4 @@
-//! The agent loop's pure helpers (laika.llmcp seed, "Tool call execution"):
+//! The agent loop's pure helpers (docs/wire-protocol.md#the-agent-loop):
 //! the digests that bind an approval to one call and spot a loop, tool
 //! results cut to what the model is shown, and the wording of operations.
 //! The loop's vocabulary (tool status, states, stop reasons) is

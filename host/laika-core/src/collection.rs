@@ -1,6 +1,7 @@
 //! Collections, sources and artifacts: the records of multi-source work
-//! (laika.llmcp seed, "Collection index document", "Collection source
-//! document", and the `collection.*` / `source.*` / `artifact.*` tools).
+//! (`collection.index.v1` and `collection.source.v1`: docs/llmcp.md#context-documents;
+//! the `collection.*` / `source.*` / `artifact.*` tools:
+//! docs/wire-protocol.md#collections-and-transforms).
 //!
 //! The host's store keeps them; this module defines their shapes, reads the
 //! tools' arguments into typed values, and builds the context documents a
@@ -15,10 +16,10 @@
 //! - every chunk document names its source (`source_id`, `url`, `title`), so
 //!   a citation of a chunk resolves to the source.
 
-use crate::builtin::rank::{self, Index};
 use crate::json_size::json_chars;
 use crate::pack::{self, estimate_tokens, Budget, Packed};
 use crate::redact;
+use crate::retrieval::{self, Index};
 use crate::text::prefix_chars;
 use laika_protocol::collection::{
     CitedSource, Collection, ExtractedLink, OutlineEntry, Source, SourceStatus,
@@ -391,7 +392,7 @@ pub fn packing_order(chunks: &[Chunk<'_>], question: Option<&str>) -> Vec<usize>
             let index = Index::from_texts(chunks.iter().map(|c| c.text));
             let query = index.query(q);
             let mut score = vec![0.0_f64; chunks.len()];
-            for s in rank::bm25(&index, &query) {
+            for s in retrieval::bm25(&index, &query) {
                 if let Some(slot) = score.get_mut(s.unit) {
                     *slot = s.score;
                 }

@@ -2,9 +2,9 @@
 //!
 //! The logic over the protocol's types (`laika-protocol`): packing, prompts,
 //! the render sanitizer, schema composition and validation, model-output
-//! extraction, citations, the tool registry, the Policy Gate, redaction, the
-//! builtin runtime's extractive answers, the exact calculators behind the
-//! host-run app tools and the turn engine.
+//! extraction, citations, the tool registry, the Policy Gate, redaction,
+//! retrieval (tokenizer, stemming, BM25), the `Runtime` trait, the exact
+//! calculators behind the host-run app tools and the turn engine.
 //!
 //! Architecture invariant: nothing here does I/O. No file system, network,
 //! SQLite, threads or async runtime; the clock and ids come in through
@@ -16,7 +16,6 @@ pub mod agent_state;
 pub mod ambient;
 pub mod app;
 pub mod artifact;
-pub mod builtin;
 pub mod cancel;
 pub mod citation;
 pub mod collection;
@@ -36,6 +35,8 @@ pub mod pack;
 pub mod prompt;
 pub mod redact;
 pub mod render;
+pub mod retrieval;
+pub mod runtime;
 pub mod schema;
 pub mod secrets;
 pub mod select;
@@ -45,6 +46,3 @@ pub mod text;
 pub mod text_delta;
 pub mod tools;
 pub mod transform;
-
-// transitional: removed once every crate imports laika_protocol
-pub use laika_protocol::{error, llmcp, observation};

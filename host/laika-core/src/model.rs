@@ -6,7 +6,8 @@ use crate::pack::{self, Budget, PackInput};
 use laika_protocol::llmcp::{RequestPacket, Task, TaskName};
 use serde::Serialize;
 
-/// Why the previous attempt was rejected, fed back on a retry (CLAIJ seed).
+/// Why the previous attempt was rejected, fed back on a retry
+/// (docs/llmcp.md#validation-and-retry).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryFeedback {
     /// The invalid output, as the model wrote it.

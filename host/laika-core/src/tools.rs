@@ -1,5 +1,5 @@
-//! The tool registry: every tool a model may propose (laika.llmcp seed,
-//! "Tool call schema (v1)"), defined once.
+//! The tool registry: every tool a model may propose (docs/llmcp.md#tool-calls),
+//! defined once.
 //!
 //! Each [`Tool`] has its name, a short description for the model, the JSON
 //! Schema of its `arguments`, the gate class that decides how the Policy
@@ -120,7 +120,7 @@ pub fn captures(name: &str) -> bool {
     name == SOURCE_CAPTURE || name == SOURCE_REFRESH
 }
 
-/// Every tool, in the seed's order.
+/// Every tool, in the catalog's order (docs/llmcp.md#tool-calls).
 pub fn all() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
     TOOLS.get_or_init(registry)

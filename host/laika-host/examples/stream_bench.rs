@@ -13,6 +13,7 @@
 //!    `render_delta` over time to `assistant` (the full answer). Target ≤ 0.25.
 
 use laika_core::render::RenderLimits;
+use laika_core::runtime::Runtime;
 use laika_core::stream::RenderStream;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_protocol::llmcp::{
@@ -20,7 +21,7 @@ use laika_protocol::llmcp::{
     UserMessage,
 };
 use laika_runtime::scripted::{Scripted, Step};
-use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest};
 #[path = "support/stats.rs"]
 mod stats;
 mod support;

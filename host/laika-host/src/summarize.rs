@@ -1,5 +1,5 @@
-//! The rolling summary (agentic chat seed §5.3–5.4), made after a turn's
-//! `done` on the turn's worker thread, so the stream never waits for it.
+//! The rolling summary (docs/conversation.md#rolling-summary), made after a
+//! turn's `done` on the turn's worker thread, so the stream never waits for it.
 //!
 //! When the conversation's unsummarized turns pass a trigger
 //! (`limits.summary_after_turns`, `summary_after_chars`, more turns than
@@ -20,9 +20,10 @@ use crate::store::Store;
 use crate::turn::Stored;
 use laika_core::conversation;
 use laika_core::model::ModelRequest;
+use laika_core::runtime::Runtime;
 use laika_protocol::conversation::PastTurn;
 use laika_protocol::llmcp::TaskName;
-use laika_runtime::{CancelToken, Runtime, SystemAmbient};
+use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
 

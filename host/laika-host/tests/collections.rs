@@ -3,8 +3,10 @@
 //! runtime and with runtimes that fail, stall or count calls in flight, and
 //! a whole turn over a collection.
 
+use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;
 use laika_core::model::{ModelReply, ModelRequest};
+use laika_core::runtime::{Runtime, TextSink};
 use laika_host::config::Config;
 use laika_host::sink::Collector;
 use laika_host::store::Store;
@@ -14,8 +16,7 @@ use laika_host::turn::{self, TurnContext};
 use laika_protocol::agent::OperationStatus;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::model::RuntimeInfo;
-use laika_runtime::builtin::BuiltinRuntime;
-use laika_runtime::{Runtime, SystemAmbient, TextSink};
+use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -48,7 +49,7 @@ impl Probe {
 
 impl Runtime for Probe {
     fn info(&self) -> RuntimeInfo {
-        BuiltinRuntime.info()
+        BuiltinRuntime::new(SystemAmbient).info()
     }
 
     fn complete(
@@ -75,7 +76,7 @@ impl Runtime for Probe {
                 "the model did not answer in time",
             ));
         }
-        BuiltinRuntime.complete(request, cancel, on_text)
+        BuiltinRuntime::new(SystemAmbient).complete(request, cancel, on_text)
     }
 }
 
@@ -125,7 +126,7 @@ fn ok(f: &Fixture, name: &str, args: Value) -> Value {
     let events = Mutex::new(Vec::new());
     call(
         f,
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         &CancelToken::default(),
         2,
         &events,
@@ -139,7 +140,7 @@ fn err(f: &Fixture, name: &str, args: Value) -> String {
     let events = Mutex::new(Vec::new());
     call(
         f,
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         &CancelToken::default(),
         2,
         &events,
@@ -517,7 +518,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
         request,
         &TurnContext {
             config: &config,
-            runtime: &BuiltinRuntime,
+            runtime: &BuiltinRuntime::new(SystemAmbient),
             store: &f.store,
             cancel: &CancelToken::default(),
             inbox: &inbox,
@@ -557,7 +558,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
         bad,
         &TurnContext {
             config: &config,
-            runtime: &BuiltinRuntime,
+            runtime: &BuiltinRuntime::new(SystemAmbient),
             store: &f.store,
             cancel: &CancelToken::default(),
             inbox: &inbox,

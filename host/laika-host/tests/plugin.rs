@@ -5,12 +5,13 @@
 mod common;
 
 use common::*;
+use laika_core::runtime::Runtime;
 use laika_protocol::error::ErrorCode;
 use laika_protocol::llmcp::RequestPacket;
 use laika_runtime::command::{
     CommandRuntime, Step, ToolLoopTask, ToolSpec, TranscriptEntry, INHERITED_ENV,
 };
-use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -91,7 +91,7 @@ pub mod codes {
     pub const NOT_RUN: &str = "NOT_RUN";
 }
 
-/// Where the agent is, as the sidebar shows it (agentic-chat seed).
+/// Where the agent is, as the sidebar shows it (docs/wire-protocol.md#agent_state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {
@@ -105,7 +105,7 @@ pub enum AgentState {
     Done,
 }
 
-/// A human-readable operation's progress (agentic-chat seed, 6.4).
+/// A human-readable operation's progress (docs/wire-protocol.md#operation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OperationStatus {

@@ -1,12 +1,12 @@
-//! The agent state of a conversation, with the seed's shapes and field
-//! names, and the deltas that change it (`docs/wire-protocol.md`,
-//! `agent_state.snapshot`). How a delta is applied, and where deltas come
+//! The agent state of a conversation (docs/conversation.md#agent-state), in
+//! the documented shapes and field names, and the deltas that change it
+//! (`agent_state.snapshot` in docs/wire-protocol.md). How a delta is applied, and where deltas come
 //! from, is `laika_core::agent_state`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What an item is (seed: `'task' | 'doc' | 'note' | 'idea' | 'question'`).
+/// What an item is (`'task' | 'doc' | 'note' | 'idea' | 'question'`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ItemKind {
@@ -25,7 +25,7 @@ pub enum ItemStatus {
     Discarded,
 }
 
-/// A provisional item of the scratchpad (seed `AgentStateItem`).
+/// A provisional item of the scratchpad (`AgentStateItem`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentStateItem {
     pub id: String,
@@ -125,7 +125,7 @@ pub struct TentativeHypothesis {
     pub reason: Option<String>,
 }
 
-/// The agent state of one conversation (seed `AgentState`; `sessionId` is
+/// The agent state of one conversation (`AgentState`; `sessionId` is
 /// the conversation id). Its schema name keeps it apart from the agent
 /// loop's `agent_state` phase (`agent::AgentState`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -170,7 +170,7 @@ impl DeltaSource {
     }
 }
 
-/// One change to the items (seed `AgentStateItemUpdate`).
+/// One change to the items (`AgentStateItemUpdate`, docs/conversation.md#shapes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum AgentStateItemUpdate {
@@ -195,7 +195,7 @@ pub struct UnderstandingUpdate {
     pub dependencies: Option<Vec<Dependency>>,
 }
 
-/// Upserts to the state's lists (seed `AgentStateUpdate`).
+/// Upserts to the state's lists (`AgentStateUpdate`, docs/conversation.md#shapes).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentStateUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,7 +208,7 @@ pub struct AgentStateUpdate {
     pub tentative_hypotheses: Option<Vec<TentativeHypothesis>>,
 }
 
-/// One delta, as the seed's summarizer output names its two parts.
+/// One delta, its two parts named as the summarizer's output names them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentStateDelta {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

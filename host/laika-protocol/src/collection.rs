@@ -1,7 +1,7 @@
 //! Collections, sources and artifacts: the records of multi-source work
-//! (laika.llmcp seed, "Collection index document", "Collection source
-//! document", and the `collection.*` / `source.*` / `artifact.*` tools), as
-//! the store keeps them and the wire shows them. Reading the tools'
+//! (`collection.index.v1` and `collection.source.v1`: docs/llmcp.md#context-documents;
+//! the `collection.*` / `source.*` / `artifact.*` tools:
+//! docs/wire-protocol.md#collections-and-transforms), as the store keeps them and the wire shows them. Reading the tools'
 //! arguments, bounding a source for the store and packing a collection are
 //! `laika_core::collection`.
 

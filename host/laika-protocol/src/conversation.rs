@@ -7,9 +7,10 @@ use crate::agent_state::AgentState;
 use crate::llmcp::PageRef;
 use serde::{Deserialize, Serialize};
 
-/// Turns kept verbatim by default (seed: "Last N messages (default 8-12)").
+/// Turns kept verbatim by default (docs/conversation.md#recent-turns).
 pub const DEFAULT_RECENT_TURNS: usize = 8;
-/// A rolling summary is due once this many turns are outside one (seed §5.3).
+/// A rolling summary is due once this many turns are outside one
+/// (docs/conversation.md#rolling-summary).
 pub const DEFAULT_SUMMARY_AFTER_TURNS: usize = 20;
 /// …or once their questions and answers exceed this many chars.
 pub const DEFAULT_SUMMARY_AFTER_CHARS: usize = 5_000;
@@ -51,7 +52,8 @@ pub struct History {
     pub memory: Option<String>,
     /// Every page the conversation was on, in order of first visit.
     pub pages: Vec<PageRef>,
-    /// The conversation's agent state (seed §8.6), if it has one.
+    /// The conversation's agent state (docs/conversation.md#agent-state), if it
+    /// has one.
     pub agent_state: Option<AgentState>,
 }
 

@@ -1,6 +1,6 @@
-//! `laika.llmcp` v1 packets: the envelope, request and response (laika.llmcp
-//! seed). The host builds requests with [`RequestPacket`] and reads validated
-//! model output into [`ResponsePacket`].
+//! `laika.llmcp` v1 packets: the envelope, request and response
+//! (docs/llmcp.md). The host builds requests with [`RequestPacket`] and reads
+//! validated model output into [`ResponsePacket`].
 
 use crate::agent::{ToolError, ToolStatus};
 use crate::agent_state::AgentState;
@@ -163,7 +163,7 @@ pub struct Output {
     pub format: String,
 }
 
-/// A `type: "request"` packet, exactly the seed's shape.
+/// A `type: "request"` packet (docs/llmcp.md#request-packet).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestPacket {
     pub protocol: Protocol,
@@ -269,8 +269,8 @@ pub struct ConversationContext {
     /// Pages the conversation was on, by title and URL (content not re-sent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<PageRef>,
-    /// The agent state snapshot (seed §8.6): what the agent knows, assumes
-    /// and expects so far.
+    /// The agent state snapshot (docs/conversation.md#agent-state): what the
+    /// agent knows, assumes and expects so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_state: Option<AgentState>,
     /// The most recent earlier turns, oldest first.

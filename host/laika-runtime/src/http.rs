@@ -21,7 +21,8 @@
 //! Every call runs on the process-wide runtime of [`crate::executor`], from
 //! whatever thread calls it.
 
-use super::{config_error, CancelToken, TextSink};
+use super::{config_error, CancelToken};
+use laika_core::runtime::TextSink;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde::{Deserialize, Serialize};

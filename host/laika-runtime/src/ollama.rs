@@ -13,9 +13,9 @@ use super::http::{
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
-    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
-    RuntimeInfo, TextSink,
+    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo,
 };
+use laika_core::runtime::{Runtime, TextSink};
 use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};

@@ -16,11 +16,9 @@
 //! is packed with, else empty) are replaced, so a script can hold valid
 //! response packets and tool calls.
 
-use super::{
-    config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient,
-    TextSink,
-};
+use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo, SystemAmbient};
 use laika_core::ambient::Ambient;
+use laika_core::runtime::{Runtime, TextSink};
 use laika_protocol::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

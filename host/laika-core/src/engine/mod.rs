@@ -749,10 +749,10 @@ impl<'a> Turn<'a> {
                     sanitized
                         .render
                         .children
-                        .push(render::ast::Block::Paragraph {
-                            children: vec![render::ast::Inline::Text(render::ast::Text::new(
-                                notice,
-                            ))],
+                        .push(laika_protocol::render::ast::Block::Paragraph {
+                            children: vec![laika_protocol::render::ast::Inline::Text(
+                                laika_protocol::render::ast::Text::new(notice),
+                            )],
                         });
                 }
                 let mut docs = crate::staged::page_documents(page);

@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::ambient::Fixed;
-use laika_protocol::event::DoneStatus;
-use laika_protocol::event::ToolCallProposal;
+use laika_protocol::event::{DoneStatus, ErrorBody, ToolCallProposal};
 use laika_protocol::verdict::{Decision, Reason};
 use serde_json::json;
 
@@ -118,8 +117,6 @@ impl Run {
         &self.commits[0]
     }
 }
-
-use laika_protocol::event::ErrorBody;
 
 /// Drives a turn the way the host does: the model's answer for attempt `n`
 /// comes from `model(n, request)`, the store reserves `number` and answers

@@ -1,4 +1,4 @@
-//! A render as the seed's HTML subset, for history export.
+//! A render as a fixed HTML subset, for history export (docs/llmcp.md#render-document).
 
 use super::sanitize::{sanitize, RenderLimits};
 use laika_protocol::render::ast::{Block, Doc, Inline, TableRow};
@@ -8,13 +8,13 @@ use std::sync::OnceLock;
 
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
-/// An untrusted or stored render as the seed's HTML subset, for history
+/// An untrusted or stored render as the export HTML subset, for history
 /// export (see [`doc_html`]). The input is re-sanitized first.
 pub fn to_html(render: &Value) -> String {
     doc_html(&sanitize(render, &RenderLimits::default()).render)
 }
 
-/// The seed's HTML subset: every text is HTML-escaped, and the result
+/// The export HTML subset: every text is HTML-escaped, and the result
 /// goes through a strict `ammonia` policy as a second, independent line
 /// of defence.
 pub fn doc_html(doc: &Doc) -> String {
@@ -136,7 +136,7 @@ fn inline_html(nodes: &[Inline], out: &mut String) {
     }
 }
 
-/// The export policy: exactly the seed's tags, `href` on `a` only, absolute
+/// The export policy: exactly the subset's tags, `href` on `a` only, absolute
 /// http/https/mailto URLs, and a fixed `rel` on every link.
 fn html_policy() -> &'static ammonia::Builder<'static> {
     static POLICY: OnceLock<ammonia::Builder<'static>> = OnceLock::new();

@@ -1,7 +1,7 @@
 //! `laika-host serve`: NLWeb v0.54 over HTTP, so a person's own programs can
 //! ask what Laika has read (`docs/nlweb.md`).
 //!
-//! - `nlweb`: the protocol's types and request parsing (the seed's names).
+//! - `nlweb`: the protocol's types and request parsing (v0.54's field names).
 //! - `guard`: the bearer token, `Host` and `Origin` checks.
 //! - `answer`: one ask over the history, through the same engine and runtime
 //!   as a sidebar turn.
@@ -33,8 +33,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use guard::{Hosts, Token};
 use jobs::CancelOnDrop;
+use laika_core::runtime::Runtime;
 use laika_protocol::error::{Error, Result};
-use laika_runtime::Runtime;
 use nlweb::{AskRequest, Failure, FailureCode, Payload, Response};
 use serde_json::{Map, Value};
 use std::convert::Infallible;

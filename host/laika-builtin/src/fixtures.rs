@@ -1,10 +1,10 @@
 //! Request packets and checks shared by the builtin runtime's tests.
 
 use super::respond;
-use crate::ambient::Fixed;
-use crate::cancel::CancelToken;
-use crate::llmcp::{self, RequestPacket};
-use crate::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_core::ambient::Fixed;
+use laika_core::cancel::CancelToken;
+use laika_protocol::llmcp::{self, RequestPacket};
+use laika_protocol::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use serde_json::{json, Value};
 
 pub fn packet(
@@ -57,7 +57,8 @@ pub fn run(p: &RequestPacket) -> Value {
     v
 }
 
-/// Every field the seed's response shows, with the right values.
+/// Every field of the response packet (docs/llmcp.md#response-packet), with the
+/// right values.
 pub fn check_envelope(p: &RequestPacket, v: &Value) {
     let typed: llmcp::ResponsePacket = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(typed.protocol, llmcp::Protocol::default());
