@@ -4,6 +4,7 @@
 //! the table's source and date. They never claim to be a quote.
 
 use super::{AppError, AppErrorCode};
+use crate::tool_call::{Destination, EstimateShipping, EstimateTax};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -62,31 +63,17 @@ fn invalid(message: impl Into<String>) -> AppError {
 }
 
 /// The destination's two-letter state code, upper-cased.
-fn state(arguments: &Value) -> Result<String, AppError> {
-    let state = arguments
-        .get("destination")
-        .and_then(|d| d.get("state"))
-        .and_then(Value::as_str)
-        .map(|s| s.trim().to_ascii_uppercase())
-        .ok_or_else(|| invalid("'destination.state' is required"))?;
-    Ok(state)
+fn state(destination: &Destination) -> String {
+    destination.state.trim().to_ascii_uppercase()
 }
 
-pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
+pub(super) fn estimate_tax(args: &EstimateTax) -> Result<Value, AppError> {
     let table = &tables()?.tax;
-    let amount = arguments
-        .get("amountMinor")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| invalid("'amountMinor' must be a whole number of minor units"))?;
+    let amount = args.amount_minor;
     if amount < 0 {
         return Err(invalid("'amountMinor' must not be negative"));
     }
-    let currency = arguments
-        .get("currency")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_ascii_uppercase();
+    let currency = args.currency.trim().to_ascii_uppercase();
     if currency != table.currency {
         return Err(AppError::new(
             AppErrorCode::UnknownCurrency,
@@ -96,7 +83,7 @@ pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
             ),
         ));
     }
-    let state = state(arguments)?;
+    let state = state(&args.destination);
     let rate = table
         .rates_percent
         .get(&state)
@@ -131,18 +118,15 @@ pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
     }))
 }
 
-pub(super) fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
+pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<Value, AppError> {
     let table = &tables()?.shipping;
-    let state = state(arguments)?;
+    let state = state(&args.destination);
     if !(state.len() == 2 && tables()?.tax.rates_percent.contains_key(&state)) {
         return Err(invalid(format!(
             "'{state}' is not a US state code (two letters, e.g. CA)"
         )));
     }
-    let speed = arguments
-        .get("speed")
-        .and_then(Value::as_str)
-        .unwrap_or("standard");
+    let speed = args.speed.unwrap_or_default().as_str();
     let region = if table.noncontiguous_states.contains(&state) {
         "noncontiguous"
     } else {
@@ -175,6 +159,14 @@ pub(super) fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
+        super::estimate_tax(&serde_json::from_value(arguments.clone()).unwrap())
+    }
+
+    fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
+        super::estimate_shipping(&serde_json::from_value(arguments.clone()).unwrap())
+    }
 
     #[test]
     fn tax_is_labelled_and_rounded_from_the_table() {

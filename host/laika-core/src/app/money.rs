@@ -10,6 +10,7 @@
 
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
+use crate::tool_call::{MoneyCalculate, Rounding};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::{json, Value};
 
@@ -59,41 +60,22 @@ pub(super) fn exponent(code: &str) -> Option<u32> {
         .map(|&(_, exponent)| exponent)
 }
 
-/// How the exact total becomes a whole number of minor units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rounding {
-    /// Half to even (the default): unbiased over many sums.
-    Bankers,
-    /// Away from zero, any remainder: 0.121 USD → 0.13, -0.121 → -0.13.
-    Up,
-    /// Toward zero, any remainder: 0.129 USD → 0.12, -0.129 → -0.12.
-    Down,
-}
-
-impl Rounding {
-    fn as_str(self) -> &'static str {
-        match self {
-            Rounding::Bankers => "bankers",
-            Rounding::Up => "up",
-            Rounding::Down => "down",
-        }
-    }
-
-    fn strategy(self) -> RoundingStrategy {
-        match self {
-            Rounding::Bankers => RoundingStrategy::MidpointNearestEven,
-            Rounding::Up => RoundingStrategy::AwayFromZero,
-            Rounding::Down => RoundingStrategy::ToZero,
-        }
+/// How the exact total becomes a whole number of minor units: half to
+/// even (the default, unbiased over many sums); up, away from zero, any
+/// remainder (0.121 USD → 0.13); down, toward zero (0.129 USD → 0.12).
+fn strategy(rounding: Rounding) -> RoundingStrategy {
+    match rounding {
+        Rounding::Bankers => RoundingStrategy::MidpointNearestEven,
+        Rounding::Up => RoundingStrategy::AwayFromZero,
+        Rounding::Down => RoundingStrategy::ToZero,
     }
 }
 
-pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
-    let expression = super::expression_argument(arguments)?;
-    let (currency, exponent) = currency_argument(arguments)?;
-    let rounding = rounding_argument(arguments)?;
-    let total = expr::evaluate(expression, Mode::Money(&currency))?;
-    let rounded = total.round_dp_with_strategy(exponent, rounding.strategy());
+pub(super) fn run(args: &MoneyCalculate) -> Result<Value, AppError> {
+    let (currency, exponent) = currency_argument(&args.currency)?;
+    let rounding = args.rounding.unwrap_or_default();
+    let total = expr::evaluate(&args.expression, Mode::Money(&currency))?;
+    let rounded = total.round_dp_with_strategy(exponent, strategy(rounding));
     let amount_minor = 10i64
         .checked_pow(exponent)
         .and_then(|unit| rounded.checked_mul(Decimal::from(unit)))
@@ -118,22 +100,7 @@ pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
 }
 
 /// `currency`: a known ISO 4217 code, any case; answered in upper case.
-fn currency_argument(arguments: &Value) -> Result<(String, u32), AppError> {
-    let code = match arguments.get("currency") {
-        Some(Value::String(code)) => code,
-        Some(other) => {
-            return Err(AppError::new(
-                AppErrorCode::InvalidArguments,
-                format!("'currency' must be a string, got {other}"),
-            ))
-        }
-        None => {
-            return Err(AppError::new(
-                AppErrorCode::InvalidArguments,
-                "'currency' is required",
-            ))
-        }
-    };
+fn currency_argument(code: &str) -> Result<(String, u32), AppError> {
     let upper = code.trim().to_ascii_uppercase();
     match exponent(&upper) {
         Some(exponent) => Ok((upper, exponent)),
@@ -142,20 +109,6 @@ fn currency_argument(arguments: &Value) -> Result<(String, u32), AppError> {
             format!(
                 "'currency' is '{code}', which is not an ISO 4217 currency code (USD, EUR, JPY, …)"
             ),
-        )),
-    }
-}
-
-/// `rounding`: absent (or null) for bankers, else "bankers", "up" or "down".
-fn rounding_argument(arguments: &Value) -> Result<Rounding, AppError> {
-    match arguments.get("rounding") {
-        None | Some(Value::Null) => Ok(Rounding::Bankers),
-        Some(Value::String(name)) if name == "bankers" => Ok(Rounding::Bankers),
-        Some(Value::String(name)) if name == "up" => Ok(Rounding::Up),
-        Some(Value::String(name)) if name == "down" => Ok(Rounding::Down),
-        Some(other) => Err(AppError::new(
-            AppErrorCode::InvalidArguments,
-            format!("'rounding' must be \"bankers\", \"up\" or \"down\", got {other}"),
         )),
     }
 }
