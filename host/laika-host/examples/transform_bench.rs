@@ -13,6 +13,7 @@
 use laika_core::cancel::CancelToken;
 use laika_core::error::Result;
 use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::tool_call::{ToolCall, ToolName};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
@@ -139,7 +140,9 @@ fn main() {
             progress: &progress,
             integrations: &Default::default(),
         };
-        tools::run(name, &args, &tool_ctx).unwrap_or_else(|e| panic!("{name}: {}", e.message))
+        let tool = ToolName::from_name(name).expect("a tool");
+        let call = ToolCall::from_arguments(tool, args).expect("valid arguments");
+        tools::run(&call, None, &tool_ctx).unwrap_or_else(|e| panic!("{name}: {}", e.message))
     };
     let created = run(
         &BuiltinRuntime,

@@ -28,6 +28,7 @@
 
 mod calculate;
 mod commerce;
+mod currency;
 mod expr;
 mod money;
 

@@ -577,7 +577,7 @@ fn minor_units_beyond_i64_overflow() {
 
 #[test]
 fn the_currency_table_is_sorted_iso_4217() {
-    let table = money::currencies();
+    let table = currency::currencies();
     assert!(table.len() > 150, "{}", table.len());
     for pair in table.windows(2) {
         assert!(pair[0].0 < pair[1].0, "{} before {}", pair[0].0, pair[1].0);
@@ -588,7 +588,7 @@ fn the_currency_table_is_sorted_iso_4217() {
             "{code}"
         );
         assert!(exponent <= 4, "{code}");
-        assert_eq!(money::exponent(code), Some(exponent));
+        assert_eq!(currency::exponent(code), Some(exponent));
     }
     for (code, exponent) in [
         ("JPY", 0),
@@ -613,10 +613,10 @@ fn the_currency_table_is_sorted_iso_4217() {
         ("IDR", 2),
         ("HUF", 2),
     ] {
-        assert_eq!(money::exponent(code), Some(exponent), "{code}");
+        assert_eq!(currency::exponent(code), Some(exponent), "{code}");
     }
-    assert_eq!(money::exponent("usd"), None, "lookups take upper case");
-    assert_eq!(money::exponent("XAU"), None);
+    assert_eq!(currency::exponent("usd"), None, "lookups take upper case");
+    assert_eq!(currency::exponent("XAU"), None);
 }
 
 // ---- the module's surface ----
