@@ -18,7 +18,7 @@
  * A `deny` never runs: it is recorded as refused from the start.
  */
 import type { ApprovalMessage, Decision, ToolCallMessage, ToolTarget } from "../generated/wire.js";
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 
 export type CallPhase =
   /** `allow`: waits for the host's `executing`. */

@@ -26,6 +26,18 @@ export async function openTabs(): Promise<OpenTab[]> {
   return tabs.map((t) => ({ id: t.id, title: t.title ?? "", url: t.url }));
 }
 
+/** The tab a turn reads: the active web tab of the focused window, else the web tab used last. */
+export async function targetTab(): Promise<chrome.tabs.Tab | null> {
+  const tabs = await ext.tabs.query({});
+  const web = tabs.filter(isWebTab);
+  const focused = await ext.windows.getLastFocused().catch(() => null);
+  const active = web.find((t) => t.active && focused && t.windowId === focused.id);
+  if (active) return active;
+  // The sidebar may itself be a tab (tests, or opened from history): use the last web tab seen.
+  web.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
+  return web[0] ?? null;
+}
+
 /** The text selected in a tab now ("" when none, or the page cannot answer). */
 export async function selectionIn(tabId: number): Promise<string> {
   try {

@@ -2,8 +2,8 @@
  * Background (service worker on Chromium, event page on Firefox): the router.
  * It owns the native port, builds turns from the sidebar's requests and the
  * content script's observation, routes host events to the sidebar that asked
- * (by `reply_to`), and hands gated tool calls to the call state machine
- * (`calls.ts`) and the executor (`run.ts`).
+ * (by `reply_to`, through the turn table, `turns.ts`), and hands gated tool
+ * calls to the call state machine (`calls.ts`) and the executor (`run.ts`).
  *
  * Invariants: every internal message is checked to come from this extension
  * (sidebar pages by URL, content scripts by tab); the sidebar may ask only
@@ -14,38 +14,26 @@
  * after its turn was cancelled; never a `host` tool; `deny` never runs.
  */
 import { BUILD_BROWSER, ext } from "../shared/api.js";
-import {
-  SIDEBAR_PORT,
-  isObject,
-  type SidebarEvent,
-  type SidebarRequest,
-} from "../shared/messages.js";
+import { SIDEBAR_PORT, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 import type { ExtensionMessage, Observation } from "../generated/wire.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { HostConnection } from "./host.js";
-import { CallBook, type Call } from "./calls.js";
-import { observe, toContent } from "./content.js";
-import { isWebTab, openTabs, pickedTabs, selectionIn, withSelection } from "./context.js";
-import { ToolFailure, toolResultMessage } from "./results.js";
 import type { ShareRequest } from "../shared/share.js";
+import { HostConnection } from "./host.js";
+import type { Call } from "./calls.js";
+import { observe, toContent } from "./content.js";
+import { openTabs, pickedTabs, selectionIn, targetTab, withSelection } from "./context.js";
+import { wireOpening } from "./opening.js";
+import { ToolFailure, toolResultMessage } from "./results.js";
 import { runCall } from "./run.js";
+import { Sidebars } from "./sidebars.js";
+import { TurnTable } from "./turns.js";
 
 type Port = chrome.runtime.Port;
 
-const sidebars = new Set<Port>();
-/** Request id (turn or other request) → the sidebar port that asked. */
-const routes = new Map<string, Port>();
-/** Turn id → the tab it acts on (the observed tab, or the tab a call opened). */
-const turnTabs = new Map<string, number>();
-/** Turn id → the other tabs it included (their citations may highlight there). */
-const turnOthers = new Map<string, Set<number>>();
-/** Turns started and not yet `done`, with the sidebar that asked. */
-const running = new Map<string, Port>();
-const calls = new CallBook<Port>();
-/** Ids of `tool_result`s sent: the host answers one only when nobody waited on it. */
-const sentResults = new Set<string>();
-let pendingCommand: SidebarCommand | null = null;
-type SidebarCommand = Extract<SidebarEvent, { kind: "command" }>;
+const sidebars = new Sidebars<Port>();
+const table = new TurnTable<Port>();
+const calls = table.calls;
 
 const NOT_INSTALLED_MESSAGE = "The Laika app is not installed, so nothing can answer yet. Install it (see the command above), then try again.";
 
@@ -65,30 +53,17 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "artifact.export",
 ]);
 
-function post(port: Port | undefined, ev: SidebarEvent): void {
-  try {
-    port?.postMessage(ev);
-  } catch {
-    // The sidebar closed; its routes are dropped on disconnect.
-  }
-}
-
-function broadcast(ev: SidebarEvent): void {
-  for (const p of sidebars) post(p, ev);
-}
+const post = (port: Port | undefined, ev: SidebarEvent): void => sidebars.post(port, ev);
 
 const host = new HostConnection(
   {
     message: onHostMessage,
     state(state, detail, hello) {
-      broadcast({ kind: "status", state, detail, runtime: hello?.runtime });
+      sidebars.broadcast({ kind: "status", state, detail, runtime: hello?.runtime });
     },
     undelivered(ids) {
       for (const id of ids) {
-        const port = routes.get(id);
-        routes.delete(id);
-        const isTurn = running.delete(id);
-        turnTabs.delete(id);
+        const { port, isTurn } = table.undelivered(id);
         if (isTurn) {
           post(port, { kind: "turn.failed", turn_id: id, code: "NOT_INSTALLED", message: NOT_INSTALLED_MESSAGE });
         } else post(port, { kind: "request.failed", request_id: id, message: NOT_INSTALLED_MESSAGE });
@@ -96,7 +71,7 @@ const host = new HostConnection(
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
-      const port = replyTo ? routes.get(replyTo) : undefined;
+      const port = replyTo ? table.portOf(replyTo) : undefined;
       if (replyTo && port) {
         post(port, {
           kind: "turn.failed",
@@ -113,51 +88,34 @@ const host = new HostConnection(
 
 function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
-  if (replyTo && calls.isApproval(replyTo)) {
+  if (!replyTo) {
+    if (msg.type === "error") sidebars.broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
+    return;
+  }
+  if (calls.isApproval(replyTo)) {
     onApprovalAnswer(replyTo, msg);
     return;
   }
-  if (replyTo && sentResults.delete(replyTo)) {
-    // Only a result nobody waited on is answered (UNKNOWN_CALL): the call had ended.
-    if (msg.type === "error") console.info(`Laika: the host ignored a tool result (${msg.code}: ${msg.message})`);
-    return;
-  }
-  const port = replyTo ? (routes.get(replyTo) ?? lateRoute(replyTo, msg)) : undefined;
-  if (!port || !replyTo) {
-    if (msg.type === "error" && !replyTo) broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
-    return;
-  }
-  const isTurn = running.has(replyTo);
-  post(port, { kind: "event", msg });
-  if (isTurn) onTurnEvent(replyTo, port, msg);
-  // A turn ends with `done`; other requests with their one result or error.
-  if (msg.type === "done" || (!isTurn && msg.type !== "turn.started" && msg.type !== "context_usage")) {
-    routes.delete(replyTo);
-  }
-  if (msg.type === "done") rememberFinished(replyTo, port);
-}
-
-/** Recently finished turns' sidebars: the summarizer's `agent_state.snapshot` follows `done`. */
-const finished = new Map<string, Port>();
-const MAX_FINISHED = 16;
-
-function rememberFinished(turnId: string, port: Port): void {
-  finished.set(turnId, port);
-  for (const oldest of finished.keys()) {
-    if (finished.size <= MAX_FINISHED) break;
-    finished.delete(oldest);
+  const route = table.route(replyTo, msg.type);
+  switch (route.kind) {
+    case "result":
+      // Only a result nobody waited on is answered (UNKNOWN_CALL): the call had ended.
+      if (msg.type === "error") console.info(`Laika: the host ignored a tool result (${msg.code}: ${msg.message})`);
+      return;
+    case "nobody":
+      return;
+    case "request":
+      post(route.port, { kind: "event", msg });
+      table.replied(replyTo, msg.type);
+      return;
+    case "turn":
+      post(route.turn.port, { kind: "event", msg });
+      onTurnEvent(replyTo, route.turn.port, msg);
+      return;
   }
 }
 
-/** The sidebar of a finished turn, for its late `agent_state.snapshot` only. */
-function lateRoute(turnId: string, msg: RoutedHostMessage): Port | undefined {
-  if (msg.type !== "agent_state.snapshot") return undefined;
-  const port = finished.get(turnId);
-  finished.delete(turnId);
-  return port;
-}
-
-/** The parts of a turn's events the background acts on: the call lifecycle. */
+/** The parts of a turn's events the background acts on: the call lifecycle, and its end. */
 function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
   switch (msg.type) {
     case "tool_call":
@@ -175,8 +133,7 @@ function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
       calls.concluded(msg.call_id);
       return;
     case "done":
-      running.delete(turnId);
-      calls.endTurn(turnId);
+      table.done(turnId);
       return;
     default:
       return;
@@ -200,8 +157,6 @@ function onApprovalAnswer(approvalId: string, msg: RoutedHostMessage): void {
 
 /** Longest wait for the sidebar to write an export. */
 const SHARE_MS = 30_000;
-/** `artifact.share` calls waiting for their sidebar's `shared`, by call id. */
-const shares = new Map<string, { owner: Port; done: (ok: boolean, message: string) => void }>();
 
 /**
  * The sidebar that asked the turn writes the export (a download or the
@@ -212,26 +167,26 @@ function shareThrough(call: Call<Port>, request: ShareRequest): Promise<string> 
     const timer = setTimeout(() => finish(false, `the sidebar did not write ${request.filename} within ${SHARE_MS / 1000} s`), SHARE_MS);
     const finish = (ok: boolean, message: string) => {
       clearTimeout(timer);
-      shares.delete(call.callId);
+      table.shareEnded(call.callId);
       if (ok) resolve(message);
       else reject(new ToolFailure("SHARE_FAILED", message));
     };
-    shares.set(call.callId, { owner: call.owner, done: finish });
+    table.awaitShare(call.callId, { owner: call.owner, done: finish });
     post(call.owner, { kind: "share", call_id: call.callId, request });
   });
 }
 
 /** Runs a call the state machine released, then reports it to the host. */
 async function execute(call: Call<Port>): Promise<void> {
-  const tabId = turnTabs.get(call.turnId);
+  const tabId = table.tabOf(call.turnId);
   const { outcome, tabId: nextTab } =
     tabId === undefined
       ? { outcome: { status: "error" as const, code: "NO_PAGE", message: "the turn's tab is gone" }, tabId: -1 }
       : await runCall(call, tabId, (req) => shareThrough(call, req));
   calls.finished(call.callId);
-  if (nextTab >= 0) turnTabs.set(call.turnId, nextTab);
+  if (nextTab >= 0) table.moveTo(call.turnId, nextTab);
   const id = `result-${crypto.randomUUID()}`;
-  sentResults.add(id);
+  table.resultSent(id);
   let err = host.send(toolResultMessage(id, call.callId, outcome));
   if (err && outcome.observation) {
     // The page did not make a valid observation: report the call without it.
@@ -242,17 +197,6 @@ async function execute(call: Call<Port>): Promise<void> {
     console.warn("Laika: could not report a tool result:", err);
     host.send(toolResultMessage(id, call.callId, { status: "error", code: "TOOL_FAILED", message: "the result could not be reported" }));
   }
-}
-
-async function targetTab(): Promise<chrome.tabs.Tab | null> {
-  const tabs = await ext.tabs.query({});
-  const web = tabs.filter(isWebTab);
-  const focused = await ext.windows.getLastFocused().catch(() => null);
-  const active = web.find((t) => t.active && focused && t.windowId === focused.id);
-  if (active) return active;
-  // The sidebar may itself be a tab (tests, or opened from history): use the last web tab seen.
-  web.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
-  return web[0] ?? null;
 }
 
 async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): Promise<void> {
@@ -272,7 +216,6 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
   observation = withSelection(observation, typeof req.selection === "string" ? req.selection : undefined, tab);
   const others = await pickedTabs(Array.isArray(req.tab_ids) ? req.tab_ids : undefined, tab.id);
   if (others.docs.length) observation = { ...observation, tabs: others.docs };
-  turnOthers.set(req.turn_id, new Set(others.tabs.map((t) => t.id)));
   post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs });
   const args: Record<string, unknown> = req.task === "web.extract" ? { fields: req.fields ?? [] } : {};
   const turn: ExtensionMessage = {
@@ -285,13 +228,10 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     tab: { url: tab.url ?? null, title: tab.title ?? null, tab_id: tab.id, browser: BUILD_BROWSER === "firefox" ? "firefox" : "chrome" },
     observation,
   };
-  routes.set(req.turn_id, port);
-  running.set(req.turn_id, port);
-  turnTabs.set(req.turn_id, tab.id);
+  table.start(req.turn_id, port, tab.id, others.tabs.map((t) => t.id));
   const err = host.send(turn);
   if (err) {
-    routes.delete(req.turn_id);
-    running.delete(req.turn_id);
+    table.notSent(req.turn_id);
     fail("INVALID_REQUEST", err);
   }
 }
@@ -311,7 +251,7 @@ async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_pag
     fail(`Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}).`);
     return;
   }
-  routes.set(req.request_id, port);
+  table.request(req.request_id, port);
   const err = host.send({
     type: "collection.add_page",
     id: req.request_id,
@@ -319,7 +259,7 @@ async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_pag
     observation,
   });
   if (err) {
-    routes.delete(req.request_id);
+    table.notSent(req.request_id);
     fail(err);
   }
 }
@@ -336,34 +276,32 @@ type Handler<K extends SidebarRequest["kind"]> = (port: Port, req: Extract<Sideb
 const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   shared(port, req) {
     // Only the sidebar the export was sent to can say how it went.
-    const waiting = shares.get(req.call_id);
-    if (waiting?.owner !== port) return;
-    waiting.done(req.ok === true, typeof req.message === "string" ? req.message.slice(0, 300) : "");
+    table.shareFor(req.call_id, port)?.done(req.ok === true, typeof req.message === "string" ? req.message.slice(0, 300) : "");
   },
   status(port) {
     post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
     if (host.state === "disconnected" || host.state === "not_installed") host.connect();
   },
   ask(port, req) {
-    if (typeof req.turn_id !== "string" || routes.has(req.turn_id) || turnTabs.has(req.turn_id)) return;
+    if (typeof req.turn_id !== "string" || table.isKnown(req.turn_id)) return;
     void ask(port, req);
   },
   host(port, req) {
     if (typeof req.request_id !== "string" || !isObject(req.request) || !HOST_REQUESTS.has(String(req.request.type))) return;
-    routes.set(req.request_id, port);
+    table.request(req.request_id, port);
     const err = host.send({ ...req.request, id: req.request_id });
     if (err) {
-      routes.delete(req.request_id);
+      table.notSent(req.request_id);
       post(port, { kind: "request.failed", request_id: req.request_id, message: err });
     }
   },
   add_page(port, req) {
-    if (typeof req.request_id !== "string" || routes.has(req.request_id)) return;
+    if (typeof req.request_id !== "string" || table.isRouted(req.request_id)) return;
     void addPage(port, req);
   },
   cancel(port, req) {
     // Only the sidebar that asked may stop a turn.
-    if (running.get(req.turn_id) !== port) return;
+    if (table.runningTurn(req.turn_id)?.port !== port) return;
     cancelTurn(req.turn_id);
   },
   approval(port, req) {
@@ -389,11 +327,10 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   },
   highlight(port, req) {
     // Another tab only if the turn included it; else the turn's own page.
-    const other = typeof req.tab_id === "number" && turnOthers.get(req.turn_id)?.has(req.tab_id) ? req.tab_id : undefined;
-    const tabId = other ?? turnTabs.get(req.turn_id);
-    if (tabId === undefined) return;
-    if (other !== undefined) void ext.tabs.update(other, { active: true }).catch(() => undefined);
-    void toContent(tabId, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
+    const { tab, other } = table.highlightTarget(req.turn_id, typeof req.tab_id === "number" ? req.tab_id : undefined);
+    if (tab === undefined) return;
+    if (other) void ext.tabs.update(tab, { active: true }).catch(() => undefined);
+    void toContent(tab, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
       .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
       .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
   },
@@ -417,79 +354,14 @@ ext.runtime.onConnect.addListener((port) => {
   port.onMessage.addListener((m: unknown) => onSidebarMessage(port, m));
   port.onDisconnect.addListener(() => {
     sidebars.delete(port);
-    for (const [id, p] of routes) if (p === port) routes.delete(id);
-    for (const [id, p] of finished) if (p === port) finished.delete(id);
+    const left = table.dropSidebar(port);
     // Nobody is left to watch or approve its turns: stop them.
-    for (const [id, p] of running) {
-      if (p !== port) continue;
-      running.delete(id);
-      cancelTurn(id);
-    }
-    calls.dropOwner(port);
-    for (const s of [...shares.values()]) if (s.owner === port) s.done(false, "the sidebar was closed before it wrote the export");
+    for (const id of left.turns) cancelTurn(id);
+    for (const s of left.shares) s.done(false, "the sidebar was closed before it wrote the export");
   });
   post(port, { kind: "status", state: host.state, detail: host.detail, runtime: host.hello?.runtime });
-  if (pendingCommand) {
-    post(port, pendingCommand);
-    pendingCommand = null;
-  }
+  sidebars.flushPending(port);
   host.connect();
 });
 
-// ---- opening the sidebar: toolbar button, keyboard shortcut, context menu ----
-
-type FirefoxSidebar = { sidebarAction?: { open(): Promise<void> } };
-
-async function openSidebar(tab: chrome.tabs.Tab | undefined): Promise<void> {
-  const ff = ext as unknown as FirefoxSidebar;
-  if (ff.sidebarAction) {
-    await ff.sidebarAction.open();
-    return;
-  }
-  if (ext.sidePanel && tab?.windowId !== undefined) await ext.sidePanel.open({ windowId: tab.windowId });
-}
-
-/** Hands a command to the open sidebar, or keeps it for the sidebar about to open. */
-function deliver(cmd: SidebarCommand): void {
-  if (sidebars.size > 0) broadcast(cmd);
-  else pendingCommand = cmd;
-}
-
-function command(cmd: SidebarCommand, tab: chrome.tabs.Tab | undefined): void {
-  deliver(cmd);
-  void openSidebar(tab).catch((e: unknown) => console.warn("Laika: could not open the sidebar:", e));
-}
-
-/**
- * Asks about the selection in `tab`. The sidebar opens at once (the user
- * gesture does not survive a wait); the text is the page's own selection
- * (it keeps line breaks), else the menu's.
- */
-function askSelection(tab: chrome.tabs.Tab | undefined, menuText?: string): void {
-  void openSidebar(tab).catch((e: unknown) => console.warn("Laika: could not open the sidebar:", e));
-  const read = tab?.id === undefined ? Promise.resolve("") : selectionIn(tab.id);
-  void read.then((text) => deliver({ kind: "command", action: "ask-selection", text: text || menuText || "" }));
-}
-
-ext.runtime.onInstalled.addListener(() => {
-  ext.contextMenus.create({ id: "laika-summarize", title: "Summarize this page with Laika", contexts: ["page"] });
-  ext.contextMenus.create({ id: "laika-ask-selection", title: "Ask Laika about “%s”", contexts: ["selection"] });
-  ext.contextMenus.create({ id: "laika-open", title: "Open Laika", contexts: ["page", "link", "selection"] });
-});
-
-ext.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === "laika-summarize") command({ kind: "command", action: "summarize" }, tab);
-  else if (info.menuItemId === "laika-ask-selection") askSelection(tab, info.selectionText);
-  else if (info.menuItemId === "laika-open") void openSidebar(tab).catch(() => undefined);
-});
-
-ext.commands.onCommand.addListener((name, tab) => {
-  if (name === "open-sidebar") void openSidebar(tab).catch(() => undefined);
-  else if (name === "ask-selection") askSelection(tab);
-});
-
-if (ext.sidePanel?.setPanelBehavior) {
-  void ext.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => undefined);
-} else {
-  ext.action?.onClicked.addListener((tab) => void openSidebar(tab).catch(() => undefined));
-}
+wireOpening((cmd) => sidebars.deliver(cmd));

@@ -8,7 +8,7 @@
 import type { TabTool, UntrustedArguments } from "../generated/tools.js";
 import type { Observation } from "../generated/wire.js";
 import { ext } from "../shared/api.js";
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 import { shareRequest, type ShareRequest } from "../shared/share.js";
 import { observe } from "./content.js";
 import { ToolFailure } from "./results.js";

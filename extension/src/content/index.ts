@@ -4,7 +4,7 @@
  * own background (no `sender.tab`) are accepted.
  */
 import type { ContentRequest, ContentResponse } from "../shared/messages.js";
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 import { ext } from "../shared/api.js";
 import type { ToolTarget } from "../generated/wire.js";
 import { HandleRegistry } from "./handles.js";

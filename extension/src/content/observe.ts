@@ -1,9 +1,10 @@
 /**
- * The observation builder: turns the live DOM into the laika.llmcp seed's
+ * The observation builder: turns the live DOM into the
  * `web.observation.summary.v1` (+ `web.observation.chunk.v1` for long pages).
  *
  * Invariants:
- * - only the seed's fields are produced (the host refuses unknown fields);
+ * - only the documented fields are produced (docs/llmcp.md#context-documents;
+ *   the host refuses unknown fields);
  * - form field values are never read (`.value`, selected options, checked
  *   state): inputs are described by type, name, id, autocomplete, inputmode,
  *   maxlength, form membership and label only;
@@ -158,7 +159,7 @@ interface Context {
 }
 
 /**
- * Walks the DOM and writes one line per block, with the seed's structure
+ * Walks the DOM and writes one line per block, with the structure
  * prefixes (`H2:`, `- `, `> `, `Code:`, `Caption:`, `Term:`, `Definition:`).
  */
 function structuredText(root: Element, maxChars: number, maxBlocks: number): string {

@@ -10,7 +10,7 @@ import type { ShareRequest } from "./share.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
-/** Options of an observation: the arguments of `browser.observe_dom`, all optional and checked where used. */
+/** Options of an observation: the arguments of `browser.observe_dom` (docs/tools.json), all optional and checked where used. */
 export type ObserveOptions = UntrustedArguments<"browser.observe_dom">;
 
 /** `Omit` on each member of a union (plain `Omit` would merge them). */
@@ -104,7 +104,3 @@ export type ContentRequest =
 export type ContentResponse =
   | { ok: true; observation?: Observation; message?: string; data?: Record<string, unknown> }
   | { ok: false; error: string; code?: string };
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

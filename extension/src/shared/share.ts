@@ -4,7 +4,7 @@
  * (a download) or the clipboard. The input comes from the host, but it is
  * checked before it reaches a download or the clipboard all the same.
  */
-import { isObject } from "./messages.js";
+import { isObject } from "./json.js";
 
 export interface ShareRequest {
   filename: string;

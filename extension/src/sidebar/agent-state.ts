@@ -1,6 +1,6 @@
 /**
- * The conversation's agent state (agentic-chat seed §8.6: what the agent
- * knows, assumes and expects), from the host's `agent_state.snapshot`
+ * The conversation's agent state (docs/conversation.md#agent-state: what the
+ * agent knows, assumes and expects), from the host's `agent_state.snapshot`
  * events, under the conversation as a disclosure: a button with
  * `aria-expanded`, collapsed by default, that opens a panel of plain text.
  *

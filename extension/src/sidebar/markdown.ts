@@ -3,7 +3,7 @@
  * checks as the DOM renderer: unknown nodes are skipped, only safe links
  * keep their target.
  */
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 import { safeHref } from "./render.js";
 
 const MAX_DEPTH = 32;

@@ -5,7 +5,7 @@
  * http/https/mailto links survive, no attribute is ever copied from the AST,
  * and nesting is bounded.
  */
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 
 const MAX_DEPTH = 32;
 const MAX_NODES = 20_000;

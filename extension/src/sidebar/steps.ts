@@ -14,7 +14,7 @@ import type {
   ToolTarget,
 } from "../generated/wire.js";
 import { isPageTool, isTabTool, type BrowserTool, type UntrustedArguments } from "../generated/tools.js";
-import { isObject } from "../shared/messages.js";
+import { isObject } from "../shared/json.js";
 
 /** `operation`s of a summary in stages (`stage:part:<n>`, `stage:merge:…`, `stage:reduce`). */
 const STAGE_PREFIX = "stage:";

@@ -1,51 +1,13 @@
 /**
- * What the sidebar shows while the host is still working on an answer:
- * the words of the block being written (`text_delta`), and a context meter
- * saying how much of the page went to the model (`context_usage`).
+ * What the sidebar shows while the host is still reading: a context meter
+ * saying how much of the page went to the model (`context_usage`). The
+ * words of the block being written (`text_delta`) are kept by the state
+ * (`state.ts`) and drawn by the turn view.
  *
  * Everything is text through `textContent`; nothing from the host or the
  * page is parsed as HTML.
  */
-import type { ContextUsageMessage, TextDeltaMessage } from "../generated/wire.js";
-
-/** The block in progress of one answer area. */
-interface Writing {
-  step: number;
-  index: number;
-  text: string;
-}
-
-const writing = new WeakMap<HTMLElement, Writing>();
-
-/**
- * Appends a `text_delta` to the provisional text at the end of `body`. The
- * text of one block is kept here, so it survives the answer area being
- * redrawn (a `render_delta` of an earlier block) and is shown again whole.
- * A block's own `render_delta` (or `render_reset`, or the `assistant`)
- * redraws `body` without it.
- */
-export function showText(body: HTMLElement, msg: TextDeltaMessage): void {
-  const prev = writing.get(body);
-  const same = prev && prev.step === msg.step && prev.index === msg.index;
-  const state: Writing = same ? prev : { step: msg.step, index: msg.index, text: "" };
-  state.text += msg.text;
-  writing.set(body, state);
-  // Checked by class, not `instanceof`: the element may come from another realm.
-  let el = body.lastElementChild;
-  if (!el?.classList.contains("streaming-text")) {
-    el = body.ownerDocument.createElement("p");
-    el.className = "streaming-text";
-    body.append(el);
-  }
-  el.setAttribute("data-index", String(msg.index));
-  el.textContent = state.text;
-}
-
-/** Forgets the block in progress (a new attempt or step starts over). */
-export function forgetText(body: HTMLElement): void {
-  writing.delete(body);
-  for (const el of Array.from(body.querySelectorAll(".streaming-text"))) el.remove();
-}
+import type { ContextUsageMessage } from "../generated/wire.js";
 
 /**
  * "read 34 % of this page: the parts about bridge, cost", "Read the whole

@@ -1,7 +1,6 @@
-//! The agent loop's vocabulary (laika.llmcp seed, "Tool call execution";
-//! agentic-chat seed, events): how a tool call ended, the states and
-//! operations the sidebar shows, why a loop stops, and the digests that bind
-//! an approval to one call and spot a loop.
+//! The agent loop's vocabulary (docs/wire-protocol.md#the-agent-loop): how a
+//! tool call ended, the states and operations the sidebar shows, why a loop
+//! stops, and the digests that bind an approval to one call and spot a loop.
 //!
 //! The loop itself is the turn engine's (`crate::engine`); this module is the
 //! plain data and the pure helpers it shares with the wire and the store.
@@ -102,7 +101,7 @@ pub mod codes {
     pub const NOT_RUN: &str = "NOT_RUN";
 }
 
-/// Where the agent is, as the sidebar shows it (agentic-chat seed).
+/// Where the agent is, as the sidebar shows it (docs/wire-protocol.md#agent_state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentState {
@@ -116,7 +115,7 @@ pub enum AgentState {
     Done,
 }
 
-/// A human-readable operation's progress (agentic-chat seed, 6.4).
+/// A human-readable operation's progress (docs/wire-protocol.md#operation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OperationStatus {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 /// The clock and the id source.
 pub trait Ambient: Send + Sync {
-    /// The current time as the seed's ISO-8601 UTC with milliseconds
-    /// (`2026-11-23T19:36:45.123Z`).
+    /// The current time as packets carry it, ISO-8601 UTC with milliseconds
+    /// (`2026-11-23T19:36:45.123Z`, docs/llmcp.md#envelope).
     fn now_iso8601(&self) -> String;
     /// A fresh, unique id for a packet or message.
     fn new_id(&self) -> String;

@@ -31,8 +31,8 @@ pub const MAX_CHECKED_CITATIONS: usize = 256;
 /// Quotes shorter than this (after normalization) match almost anything.
 const MIN_QUOTE_CHARS: usize = 3;
 
-/// Structure prefixes the observation writes at line starts (laika.llmcp
-/// seed, "Structure decoding").
+/// Structure prefixes the observation writes at line starts
+/// (docs/llmcp.md#context-documents).
 const LINE_PREFIXES: [&str; 11] = [
     "H1:",
     "H2:",

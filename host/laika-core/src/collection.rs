@@ -1,6 +1,7 @@
 //! Collections, sources and artifacts: the records of multi-source work
-//! (laika.llmcp seed, "Collection index document", "Collection source
-//! document", and the `collection.*` / `source.*` / `artifact.*` tools).
+//! (`collection.index.v1` and `collection.source.v1`: docs/llmcp.md#context-documents;
+//! the `collection.*` / `source.*` / `artifact.*` tools:
+//! docs/wire-protocol.md#collections-and-transforms).
 //!
 //! The host's store keeps them; this module defines their shapes, reads the
 //! tools' arguments into typed values, and builds the context documents a

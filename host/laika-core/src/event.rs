@@ -406,8 +406,8 @@ pub struct AgentStateChange {
     pub input: Option<serde_json::Value>,
 }
 
-/// `agent_state.snapshot`: the whole agent state of a conversation (seed
-/// §8.6), sent after deltas changed it.
+/// `agent_state.snapshot`: the whole agent state of a conversation
+/// (docs/conversation.md#agent-state), sent after deltas changed it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AgentStateSnapshot {
     pub conversation_id: String,

@@ -1,4 +1,4 @@
-//! Interceptors: the extension mechanism of the structured-responses seed.
+//! Interceptors: how a turn's schema and prompts are extended (docs/llmcp.md#interceptors).
 //!
 //! An [`Interceptor`] has three optional hooks: `pre_schema` proposes an
 //! extension of the response JSON Schema, `pre_prompt` adds to the prompts,
@@ -16,8 +16,8 @@
 //!   2020-12 meta-schema and resolves its `$ref`s). A conflicting or
 //!   breaking extension is rolled back: the schema stays as it was before
 //!   it, and the audit says why. Each attempt is one [`AuditEntry`]
-//!   (`extension_id`, `added_by`, `added_at`, `schema_delta`, the seed's
-//!   fields, plus `status` and `reason`).
+//!   (`extension_id`, `added_by`, `added_at`, `schema_delta`, `status` and
+//!   `reason`).
 //! - **Composed once.** A pipeline composes, checks and compiles the schema
 //!   once per task and caches it; turns share the [`ComposedSchema`].
 //! - **No page content in system instructions.** `pre_prompt` hooks see the
@@ -47,7 +47,7 @@ pub struct SchemaContext {
 }
 
 /// A proposed schema extension: an id (`"citations-v1"`) and the delta to
-/// merge into the schema (seed: "Schema Extensions").
+/// merge into the schema (docs/llmcp.md#interceptors).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchemaExtension {
     pub id: String,
@@ -451,7 +451,7 @@ impl Interceptor for ToolCalls {
 pub const MAX_SUMMARY_CHARS: usize = 2000;
 
 /// `memory.summary`: an optional rolling summary of the conversation
-/// (agentic chat seed, "Rolling Context Window"), attached to the stored
+/// (docs/conversation.md#recent-turns), attached to the stored
 /// response as `memory: {summary}`.
 pub struct Memory;
 

@@ -11,7 +11,7 @@ pub const DEFAULT_MAX_JSON_DEPTH: usize = 64;
 /// The range `max_json_depth` may be configured in: an object needs 2.
 pub const MIN_JSON_DEPTH: usize = 2;
 pub const MAX_JSON_DEPTH: usize = 512;
-/// Most validation retries after the first attempt (CLAIJ seed).
+/// Most validation retries after the first attempt (docs/llmcp.md#validation-and-retry).
 pub const MAX_RETRIES: u32 = 3;
 /// Model calls in flight at once in a transform's parallel stage: a local
 /// server usually serves a few slots; more only queue there.

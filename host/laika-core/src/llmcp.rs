@@ -1,6 +1,6 @@
-//! `laika.llmcp` v1 packets: the envelope, request and response (laika.llmcp
-//! seed). The host builds requests with [`RequestPacket`] and reads validated
-//! model output into [`ResponsePacket`].
+//! `laika.llmcp` v1 packets: the envelope, request and response
+//! (docs/llmcp.md). The host builds requests with [`RequestPacket`] and reads
+//! validated model output into [`ResponsePacket`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -161,7 +161,7 @@ pub struct Output {
     pub format: String,
 }
 
-/// A `type: "request"` packet, exactly the seed's shape.
+/// A `type: "request"` packet (docs/llmcp.md#request-packet).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestPacket {
     pub protocol: Protocol,

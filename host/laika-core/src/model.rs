@@ -53,7 +53,8 @@ pub struct ModelServer {
     pub version: Option<String>,
 }
 
-/// Why the previous attempt was rejected, fed back on a retry (CLAIJ seed).
+/// Why the previous attempt was rejected, fed back on a retry
+/// (docs/llmcp.md#validation-and-retry).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryFeedback {
     /// The invalid output, as the model wrote it.

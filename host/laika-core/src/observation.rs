@@ -1,5 +1,5 @@
 //! Observation documents the extension sends: `web.observation.summary.v1`
-//! and `web.observation.chunk.v1` (laika.llmcp seed).
+//! and `web.observation.chunk.v1` (docs/llmcp.md#context-documents).
 //!
 //! Everything in here is web content and therefore untrusted data. This module
 //! only checks shape and bounds; it never interprets the text.
@@ -313,7 +313,7 @@ impl Observation {
         Ok(obs)
     }
 
-    /// Checks the seed's rules that serde cannot express.
+    /// Checks the documented rules that serde cannot express (docs/wire-protocol.md#turn).
     pub fn validate(&self) -> Result<()> {
         let s = &self.summary;
         if s.doc_type != SUMMARY_DOC_TYPE {

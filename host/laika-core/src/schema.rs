@@ -1,7 +1,6 @@
 //! The base `laika.llmcp` v1 response schema, validation of model output
 //! against a (composed) schema, and the retry prompt that feeds validation
-//! errors back to the model (structured-responses seed, "Retry Prompt
-//! Structure").
+//! errors back to the model (docs/llmcp.md#validation-and-retry).
 //!
 //! The schema is both a validator and prompt text: every field carries a
 //! `description`, and the same value can be handed to runtimes that support
@@ -313,8 +312,9 @@ fn describe(v: Option<&Value>) -> String {
     v.map_or_else(|| "nothing".to_string(), Value::to_string)
 }
 
-/// The seed's retry prompt: what was asked, what came back (cut to
-/// [`MAX_RETRY_OUTPUT_BYTES`]), every issue, and the first one to focus on.
+/// The retry prompt (docs/llmcp.md#validation-and-retry): what was asked, what
+/// came back (cut to [`MAX_RETRY_OUTPUT_BYTES`]), every issue, and the first
+/// one to focus on.
 pub fn retry_prompt(original_request: &str, invalid_output: &str, issues: &[Issue]) -> String {
     let shown = text::prefix_bytes(invalid_output, MAX_RETRY_OUTPUT_BYTES);
     let cut = invalid_output.len() - shown.len();
@@ -364,7 +364,7 @@ mod tests {
         Context, ConversationRef, Input, Output, Protocol, Sender, Task, TaskName, UserMessage,
     };
 
-    /// The seed's example response, verbatim.
+    /// The reference example response (docs/llmcp.md#response-packet), verbatim.
     fn seed_response() -> Value {
         json!({
           "protocol": { "name": "laika.llmcp", "version": 1 },
@@ -606,7 +606,7 @@ mod tests {
     #[test]
     fn render_node_types_are_the_seeds_and_fields_are_loose() {
         let mut v = seed_response();
-        // An extra field is left to the sanitizer; a node type the seed does
+        // An extra field is left to the sanitizer; a node type the render does
         // not have is refused, so constrained decoders never produce one.
         set(
             &mut v,

@@ -1,6 +1,5 @@
 //! Staged summarize: a `web.summarize` turn on a page that does not fit the
-//! model's context is read in parts (the laika.llmcp seed's "summarize /
-//! compact context before sending"; a staged plan, agentic-chat seed §10):
+//! model's context is read in parts (docs/ARCHITECTURE.md#staged-summarize):
 //!
 //! 1. [`plan`] splits the page's text (the summary's text, then the chunks,
 //!    a passage longer than a part cut into pieces) into parts that each fit

@@ -1,7 +1,7 @@
-//! The text of the block being written, as the model writes it (agentic
-//! chat seed §6, `text_delta`): while `stream` waits for a top-level render
-//! block to complete before sending it as a `render_delta`, this taps the
-//! block in progress and hands out the plain text of its `text` strings as
+//! The text of the block being written, as the model writes it
+//! (docs/wire-protocol.md#text_delta): while `stream` waits for a top-level
+//! render block to complete before sending it as a `render_delta`, this taps
+//! the block in progress and hands out the plain text of its `text` strings as
 //! they grow, so words show as they come.
 //!
 //! Invariants:

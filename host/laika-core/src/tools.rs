@@ -1,10 +1,11 @@
-//! The tool registry: every tool a model may propose, as the model, the
-//! gate and the extension see it.
+//! The tool registry: every tool a model may propose (docs/llmcp.md#tool-calls),
+//! as the model, the gate and the extension see it.
 //!
 //! Each [`Tool`] is derived from its [`ToolName`] (`crate::tool_call`, the
 //! one list of tools): its name, a short description for the model, the
-//! JSON Schema of its `arguments` (from the typed argument struct), the gate
-//! class that decides how the Policy Gate reviews it, and where it runs.
+//! JSON Schema of its `arguments` (from the typed argument struct), and
+//! where it runs. How the Policy Gate reviews each is the gate's own
+//! exhaustive `match` on the typed call.
 //! From here come the gate's argument checks, the tools offered to the
 //! model (the `tool_calls` interceptor), and `docs/tools.json`, from which
 //! the extension's build generates its tool types and executor tables.
@@ -184,7 +185,7 @@ pub fn captures(name: ToolName) -> bool {
     matches!(name, ToolName::SourceCapture | ToolName::SourceRefresh)
 }
 
-/// Every tool, in the order of [`ToolName::ALL`].
+/// Every tool, in the catalog's order ([`ToolName::ALL`], docs/llmcp.md#tool-calls).
 pub fn all() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
     TOOLS.get_or_init(|| ToolName::ALL.iter().map(|&name| tool(name)).collect())

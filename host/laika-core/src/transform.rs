@@ -1,5 +1,6 @@
 //! Transforms: a collection becomes an artifact through a staged plan
-//! (agentic-chat seed §10). Every transform has the same two stages:
+//! (docs/wire-protocol.md#collections-and-transforms). Every transform has
+//! the same two stages:
 //!
 //! 1. `read` (parallel): one step per source, each a `web.summarize` model
 //!    call over that source alone ([`map_request`]), read back into the
@@ -102,7 +103,7 @@ pub fn list_types() -> Value {
     })
 }
 
-// ---- the plan (seed §10.2) ----
+// ---- the plan (docs/wire-protocol.md#collections-and-transforms) ----
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlanStep {

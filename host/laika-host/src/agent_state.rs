@@ -1,19 +1,18 @@
-//! The agent state's end-of-turn reconciliation (agentic-chat seed §8.6,
-//! "End-of-turn reconciliation (LLM summarizer)"), run after `done` on the
-//! turn's worker thread, like the rolling summary, so the stream never waits
-//! for it.
+//! The agent state's end-of-turn reconciliation
+//! (docs/conversation.md#where-deltas-come-from-and-when), run after `done` on
+//! the turn's worker thread, like the rolling summary, so the stream never
+//! waits for it.
 //!
 //! When the rolling summary has just been written by a model (so, at the
 //! summary's pace rather than after every turn: a call after each answer
 //! would queue before the user's follow-up and evict the server's prompt
-//! cache), that summarizer is asked for deltas with the seed's summarizer
+//! cache), that summarizer is asked for deltas with the agent state's
 //! prompt, given the current state and the turn just finished. Other turns,
 //! failed or cancelled ones, and a model answer that is not a JSON object get
 //! the extractive delta (the question as an item, its page as an entity). The
 //! delta is applied and stored (`Store::apply_agent_state`), and the new
 //! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
-//! its `done` (the seed's "emit done → async Summarizer → emit AgentState
-//! deltas"). Nothing here fails a turn or loses stored state: what goes
+//! its `done`. Nothing here fails a turn or loses stored state: what goes
 //! wrong is logged.
 
 use crate::store::Store;

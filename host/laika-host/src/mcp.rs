@@ -1,5 +1,5 @@
 //! `laika-host mcp`: the NLWeb asks as MCP tools over stdio, with the
-//! official Rust MCP SDK (`rmcp`), as the NLWeb seed's testing list asks.
+//! official Rust MCP SDK (`rmcp`) (docs/nlweb.md#mcp-laika-host-mcp).
 //!
 //! Two tools, over the same asks as `serve` (`serve::asks`): `ask` takes an
 //! NLWeb v0.54 request and returns the NLWeb response (never streamed: a

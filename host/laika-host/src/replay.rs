@@ -45,7 +45,7 @@ impl Normalizer {
             Value::Object(m) => self.object(m),
             Value::Array(a) => a.iter_mut().for_each(|x| self.value(key, x)),
             Value::String(s) => {
-                // The agent state's times have the seed's camelCase names.
+                // The agent state's times have camelCase names (docs/conversation.md#shapes).
                 if matches!(
                     key,
                     Some(

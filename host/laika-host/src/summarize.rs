@@ -1,5 +1,5 @@
-//! The rolling summary (agentic chat seed §5.3–5.4), made after a turn's
-//! `done` on the turn's worker thread, so the stream never waits for it.
+//! The rolling summary (docs/conversation.md#rolling-summary), made after a
+//! turn's `done` on the turn's worker thread, so the stream never waits for it.
 //!
 //! When the conversation's unsummarized turns pass a trigger
 //! (`limits.summary_after_turns`, `summary_after_chars`, more turns than

@@ -1,5 +1,5 @@
 //! `laika-host serve` (NLWeb v0.54) against the real binary on a loopback
-//! port with a temporary data dir: the seed's request shapes and response
+//! port with a temporary data dir: v0.54's request shapes and response
 //! types in JSON and SSE, `/await`, and the server's defences.
 
 mod nlweb;

@@ -1,11 +1,11 @@
 //! Runs attack corpora through the render sanitizer and the export HTML.
 //!
 //! Every payload of `<corpora>/xss/dompurify-fixtures.json` (and of any extra
-//! file listed in `LAIKA_XSS_PAYLOADS`, colon-separated, same
-//! `[{"payload": …}]` format) is put into every string field of a render, as
-//! node types, field names and field values. The sanitized render must hold
-//! only the seed's nodes and fields with http/https/mailto hrefs, and
-//! `to_html` must hold only the seed's tags, `href`/`rel` on links, and no
+//! file listed in `LAIKA_XSS_PAYLOADS`, colon-separated, same `[{"payload":
+//! …}]` format) is put into every string field of a render, as node types,
+//! field names and field values. The sanitized render must hold only the render
+//! grammar's nodes and fields with http/https/mailto hrefs, and `to_html` must
+//! hold only the export subset's tags, `href`/`rel` on links, and no
 //! script-bearing URL. Every blns string must survive as text, minus the
 //! control and bidi characters, and be recoverable from the HTML.
 //!
@@ -333,7 +333,7 @@ fn array<'v>(node: &'v Map<String, Value>, key: &str, ctx: &str) -> &'v Vec<Valu
         .unwrap_or_else(|| panic!("{ctx}: {key} not an array"))
 }
 
-/// Checks the sanitized render against the seed's grammar; returns its texts.
+/// Checks the sanitized render against docs/llmcp.md#render-document; returns its texts.
 fn check_doc(v: &Value, ctx: &str) -> Vec<String> {
     let node = v
         .as_object()

@@ -1,6 +1,6 @@
-//! `command`: an external plugin program answers model calls (Axiograph
-//! plugin protocol, seed 002, carrying `laika.llmcp`). The protocol as
-//! implemented is documented in `docs/plugin-protocol.md`.
+//! `command`: an external plugin program answers model calls (the Axiograph
+//! plugin protocol, carrying `laika.llmcp`). The protocol as implemented is
+//! documented in docs/plugin-protocol.md.
 //!
 //! One call = one process: the host writes ONE JSON request on the plugin's
 //! stdin and closes it, then reads ONE JSON object from its stdout. The
@@ -47,11 +47,11 @@ use std::task::{Wake, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The `protocol` value of every request (the seed's `<name>_llm_plugin_v<N>`).
+/// The `protocol` value of every request (Axiograph's `<name>_llm_plugin_v<N>` form).
 pub const PROTOCOL: &str = "laika_llm_plugin_v1";
 /// Task kind of a model call for one turn.
 pub const TASK_LLMCP_TURN: &str = "llmcp_turn";
-/// Task kind of one tool-loop step (the seed's v3 `tool_loop_step`).
+/// Task kind of one tool-loop step (docs/plugin-protocol.md#tool-loop-steps-tool_loop_step).
 pub const TASK_TOOL_LOOP_STEP: &str = "tool_loop_step";
 /// A plugin writing more than this on stdout is killed.
 pub const MAX_STDOUT: usize = 16 << 20;
@@ -110,7 +110,7 @@ pub struct CommandConfig {
     /// Sent to the plugin as `model` and stored with each answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The plugin speaks the seed's v3 tool loop: each step of a turn is a
+    /// The plugin speaks the v3 tool loop: each step of a turn is a
     /// `tool_loop_step` (one tool call or a final answer) instead of an
     /// `llmcp_turn`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -240,7 +240,7 @@ impl CommandRuntime {
         Ok(runtime)
     }
 
-    /// One step of the tool loop (seed v3): the plugin answers either a tool
+    /// One step of the v3 tool loop: the plugin answers either a tool
     /// call or a final answer. With `tool_loop` set, every model call of a
     /// turn is one (see [`Runtime::complete`]). A plugin `error` is
     /// `RUNTIME_ERROR`; a step that breaks the rules is `INVALID_MODEL_OUTPUT`.
@@ -445,7 +445,7 @@ impl CommandRuntime {
             None => Err("exited but its stdout stayed open (a process it started holds it)".into()),
             Some(bytes) => parse_response(&bytes),
         };
-        // The seed: `error` fails the call whatever else happened.
+        // A present `error` fails the call whatever else happened.
         if let Ok(response) = &parsed {
             if let Some(message) = error_field(response) {
                 return Err(fail(
@@ -830,7 +830,7 @@ fn parse_response(stdout: &[u8]) -> std::result::Result<Value, String> {
     }
 }
 
-/// The seed's rule: a present, non-null `error` fails the request.
+/// A present, non-null `error` fails the request (docs/plugin-protocol.md#response).
 fn error_field(response: &Value) -> Option<String> {
     match response.get("error")? {
         Value::Null => None,
@@ -986,8 +986,8 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
     })
 }
 
-/// The request for one tool-loop step (the seed's v3 task shape, with the
-/// llmcp packet in place of Axiograph's `schema`).
+/// The request for one tool-loop step (Axiograph's v3 task shape, with the
+/// llmcp packet in place of its `schema`).
 pub fn tool_loop_request(task: &ToolLoopTask, model: Option<&str>) -> Value {
     envelope(
         model,
@@ -1001,7 +1001,7 @@ pub fn tool_loop_request(task: &ToolLoopTask, model: Option<&str>) -> Value {
     )
 }
 
-/// A tool-loop step's final answer (seed v3 `final_answer`).
+/// A tool-loop step's final answer (v3 `final_answer`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FinalAnswer {
     pub answer: String,
@@ -1019,7 +1019,7 @@ pub enum Step {
         args: Map<String, Value>,
     },
     FinalAnswer(FinalAnswer),
-    /// The plugin failed (seed: `error` present fails the request).
+    /// The plugin failed (a present `error` fails the request).
     Error(String),
 }
 
@@ -1058,9 +1058,10 @@ fn strings(value: Option<&Value>, path: &str) -> Result<Vec<String>> {
 }
 
 /// Parses one tool-loop step strictly: an object with `error` (which wins,
-/// per the seed), or else exactly one of `tool_call` and `final_answer`, plus
-/// optional `notes`; no other fields. A tool call must name an offered tool.
-/// Errors are `INVALID_MODEL_OUTPUT` with the JSON path of the problem.
+/// docs/plugin-protocol.md), or else exactly one of `tool_call` and
+/// `final_answer`, plus optional `notes`; no other fields. A tool call must
+/// name an offered tool. Errors are `INVALID_MODEL_OUTPUT` with the JSON path
+/// of the problem.
 pub fn parse_step(value: &Value, tools: &[ToolSpec]) -> Result<Step> {
     let obj = value
         .as_object()

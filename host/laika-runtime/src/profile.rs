@@ -99,8 +99,8 @@ impl ThinkingOff {
     }
 }
 
-/// The structured-output strength a profile gives (CLAIJ seed: use the
-/// strongest one the backend has).
+/// The structured-output strength a profile gives; the strongest one the
+/// server has is used (docs/runtimes.md#profiles-openai).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Capability {
     /// The server constrains decoding to the schema.

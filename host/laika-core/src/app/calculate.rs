@@ -1,7 +1,7 @@
 //! `app.calculate { expression, precision? }` → `{ result, formatted }`.
 //!
-//! The seed's reference implementation rounds with `toFixed` on doubles and
-//! inherits its edge cases (2.675 → "2.67"). This one computes exactly and
+//! Rounding with `toFixed` on doubles, as a browser would, has edge cases
+//! (2.675 → "2.67"). This one computes exactly and
 //! rounds the decimal half away from zero, as a person would: 2.675 → "2.68".
 
 use super::expr::{self, Mode};

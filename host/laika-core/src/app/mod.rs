@@ -1,5 +1,5 @@
 //! The app tools the host runs itself: `app.calculate` and
-//! `app.money_calculate` from the laika.llmcp seed ("App-level primitives").
+//! `app.money_calculate` (docs/llmcp.md#app-level-tools).
 //!
 //! The model proposes them like any tool and the Policy Gate mediates them;
 //! once allowed, the engine calls [`run`] with the typed call, whose

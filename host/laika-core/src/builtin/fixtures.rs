@@ -57,7 +57,8 @@ pub fn run(p: &RequestPacket) -> Value {
     v
 }
 
-/// Every field the seed's response shows, with the right values.
+/// Every field of the response packet (docs/llmcp.md#response-packet), with the
+/// right values.
 pub fn check_envelope(p: &RequestPacket, v: &Value) {
     let typed: llmcp::ResponsePacket = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(typed.protocol, llmcp::Protocol::default());

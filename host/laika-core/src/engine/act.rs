@@ -710,7 +710,7 @@ impl Turn<'_> {
         actions
     }
 
-    /// Applies a tool result's agent state delta (seed §8.6, "T1") to the
+    /// Applies a tool result's agent state delta, as the result lands, to the
     /// state the next step is packed with, keeps it for the commit, and
     /// sends the snapshot. Refused operations change nothing here; the
     /// store logs them when it applies the same delta.

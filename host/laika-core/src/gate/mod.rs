@@ -11,7 +11,7 @@
 //!   the reason alone fixes the [`Decision`], and the detail is a sentence
 //!   for the UI (quoting at most a short, clipped piece of model text);
 //! - arguments match the tool's schema in the registry ([`crate::tools`],
-//!   the seed's "Tool call schema (v1)") exactly: required keys present,
+//!   docs/llmcp.md#tool-calls) exactly: required keys present,
 //!   JSON types right, values in range, no extra keys;
 //! - handles and URLs come from the observation or the user's message, never
 //!   only from the model (page *text* is not a source: links are);

@@ -1,7 +1,7 @@
-//! The render AST (laika.llmcp "Allowed node types"), typed.
+//! The render AST (docs/llmcp.md#render-document), typed.
 //!
 //! A [`Doc`] only comes out of the sanitizer (or is built by trusted code
-//! such as the builtin runtime), so its shape is the seed's placement rules:
+//! such as the builtin runtime), so its shape is the grammar's placement rules:
 //! doc / list_item / blockquote hold blocks, heading / paragraph / table_cell
 //! hold inline nodes, a link holds text only. Serialized, every node is an
 //! object with its `"type"` and exactly the fields the sanitizer keeps, so
@@ -22,7 +22,7 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-/// Every node type of the seed's render AST (laika.llmcp "Allowed node types").
+/// Every node type of the render AST (docs/wire-protocol.md#assistant).
 pub const NODE_TYPES: &[&str] = &[
     "doc",
     "heading",

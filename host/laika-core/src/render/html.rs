@@ -1,4 +1,4 @@
-//! A render as the seed's HTML subset, for history export.
+//! A render as a fixed HTML subset, for history export (docs/llmcp.md#render-document).
 
 use super::ast::{Block, Doc, Inline, TableRow};
 use super::sanitize::{sanitize, RenderLimits};
@@ -8,14 +8,14 @@ use std::sync::OnceLock;
 
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
-/// An untrusted or stored render as the seed's HTML subset, for history
+/// An untrusted or stored render as the export HTML subset, for history
 /// export (see [`Doc::to_html`]). The input is re-sanitized first.
 pub fn to_html(render: &Value) -> String {
     sanitize(render, &RenderLimits::default()).render.to_html()
 }
 
 impl Doc {
-    /// The seed's HTML subset: every text is HTML-escaped, and the result
+    /// The export HTML subset: every text is HTML-escaped, and the result
     /// goes through a strict `ammonia` policy as a second, independent line
     /// of defence.
     pub fn to_html(&self) -> String {
@@ -138,7 +138,7 @@ fn inline_html(nodes: &[Inline], out: &mut String) {
     }
 }
 
-/// The export policy: exactly the seed's tags, `href` on `a` only, absolute
+/// The export policy: exactly the subset's tags, `href` on `a` only, absolute
 /// http/https/mailto URLs, and a fixed `rel` on every link.
 fn html_policy() -> &'static ammonia::Builder<'static> {
     static POLICY: OnceLock<ammonia::Builder<'static>> = OnceLock::new();

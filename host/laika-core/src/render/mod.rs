@@ -1,7 +1,7 @@
-//! `assistant.render`, the "Laika Document" AST of the laika.llmcp seed:
+//! `assistant.render`, the "Laika Document" AST (docs/llmcp.md#render-document):
 //! its node types ([`ast`], which also give its wire schema), the sanitizer every untrusted render goes
 //! through ([`sanitize`]), and read-only views of a sanitized render: plain
-//! text ([`text`]), the seed's HTML subset ([`html`]) and a whole
+//! text ([`text`]), the export HTML subset ([`html`]) and a whole
 //! conversation as an inert HTML page ([`export`]).
 
 pub mod ast;

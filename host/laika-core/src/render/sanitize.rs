@@ -1,5 +1,5 @@
-//! Sanitizer for `assistant.render`, the "Laika Document" AST of the
-//! laika.llmcp seed.
+//! Sanitizer for `assistant.render`, the "Laika Document" AST
+//! (docs/llmcp.md#render-document).
 //!
 //! Model output is untrusted, so [`sanitize`] parses it into the typed AST
 //! ([`Doc`]) from scratch instead of filtering it in place: sanitizing is
@@ -8,11 +8,11 @@
 //! - The root is always `{"type":"doc","children":[block…]}`. A non-object or
 //!   unknown root gives an empty doc; a root that is itself a known node (e.g.
 //!   a bare `paragraph`) is wrapped in a doc.
-//! - Only the seed's node types and fields exist, each with the right JSON
+//! - Only the render's node types and fields exist, each with the right JSON
 //!   type: `heading.level` is an integer 1..=6, `list.ordered` and
 //!   `table_cell.header` are always present booleans, `code_block.language` is
 //!   present only when it is a plain language name.
-//! - Placement follows the seed: doc / list_item / blockquote hold blocks,
+//! - Placement follows the grammar: doc / list_item / blockquote hold blocks,
 //!   heading / paragraph / table_cell hold inline nodes, link holds text only,
 //!   list holds list_item, table holds table_row, table_row holds table_cell.
 //!   Misplaced nodes are repaired where the intent is clear: runs of inline
@@ -53,7 +53,7 @@ pub const MAX_HREF_BYTES: usize = 8192;
 /// Longest `code_block.language` kept.
 pub(super) const MAX_LANGUAGE_CHARS: usize = 32;
 /// Level given to a heading whose level is missing or not a number (the
-/// seed's example answers use `h2` for their top heading).
+/// level answers use for their top heading).
 const DEFAULT_HEADING_LEVEL: u8 = 2;
 /// Heading levels are 1..=this, as in HTML.
 pub(super) const MAX_HEADING_LEVEL: u8 = 6;
@@ -92,7 +92,7 @@ pub struct Sanitized {
     pub dropped: Vec<String>,
 }
 
-/// Reduces an untrusted render to the seed's allowlist (see module docs).
+/// Reduces an untrusted render to the render allowlist (see module docs).
 /// Never fails: garbage in gives an empty doc out.
 pub fn sanitize(render: &Value, limits: &RenderLimits) -> Sanitized {
     let mut walker = Walker::new(limits);

@@ -718,8 +718,9 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
     out
 }
 
-/// Per runtime, what each interceptor does (structured-responses seed,
-/// "Compatibility Matrix"): counts of (succeeded, tried).
+/// Per runtime, what each interceptor does
+/// (docs/compatibility.md#interceptors-per-runtime): counts of (succeeded,
+/// tried).
 #[derive(Default)]
 struct Behaviour {
     runtime: String,
@@ -843,7 +844,7 @@ fn behaviour_report(rows: &[Behaviour], runs: usize) -> String {
     let _ = writeln!(
         out,
         "\n## Interceptors per runtime\n\n\
-         The structured-responses seed's second axis: what each interceptor does with each runtime, \
+         The matrix's second axis: what each interceptor (docs/llmcp.md#interceptors) does with each runtime, \
          {runs} runs per check, each with a different input (several languages).\n\n\
          - **memory**: a fact told in turn 1 (\"Remember this: my favourite colour is teal\") is in the answer to turn 2 \
          (\"What is my favourite colour?\") of the same conversation.\n\

@@ -1,7 +1,7 @@
 //! `laika-host serve`: NLWeb v0.54 over HTTP, so a person's own programs can
 //! ask what Laika has read (`docs/nlweb.md`).
 //!
-//! - `nlweb`: the protocol's types and request parsing (the seed's names).
+//! - `nlweb`: the protocol's types and request parsing (v0.54's field names).
 //! - `guard`: the bearer token, `Host` and `Origin` checks.
 //! - `answer`: one ask over the history, through the same engine and runtime
 //!   as a sidebar turn.

@@ -1,6 +1,6 @@
-//! NLWeb protocol v0.54 (seed 001): the request and response types, with the
-//! seed's field names, and the request parser. This is the protocol's one
-//! definition in the host; the server and the answers only use these types.
+//! NLWeb protocol v0.54 (docs/nlweb.md): the request and response types, with
+//! the protocol's field names, and the request parser. This is the protocol's
+//! one definition in the host; the server and the answers only use these types.
 //!
 //! Requests are v0.54 only: the old flat format (`query` as a string, `site`,
 //! `prev`, `streaming` at the top) is refused with a message saying so.
@@ -579,7 +579,7 @@ pub fn parse_ask(object: Map<String, Value>) -> Result<AskRequest, Failure> {
     Ok(request)
 }
 
-/// Checks and types an `/await` request; the codes are the seed's.
+/// Checks and types an `/await` request; the codes are docs/nlweb.md#failures.
 pub fn parse_await(body: Value) -> Result<AwaitRequest, Failure> {
     let Value::Object(object) = body else {
         return Err(invalid("the request body must be a JSON object"));

@@ -1,6 +1,7 @@
-//! A conversation's agent state (agentic-chat seed §8.6): one snapshot per
-//! conversation, changed only by applying deltas, and every applied delta
-//! kept with what was refused of it, so each change can be audited.
+//! A conversation's agent state (docs/conversation.md#agent-state): one
+//! snapshot per conversation, changed only by applying deltas, and every
+//! applied delta kept with what was refused of it, so each change can be
+//! audited.
 //!
 //! A tool result's deltas are applied in the transaction that stores their
 //! turn; the summarizer's after `done` in their own. Secrets are scrubbed

@@ -1,5 +1,5 @@
-//! Laika's chat history: every turn, stored in SQLite (laika.llmcp seed,
-//! "Storing JSON conversation in SQLite").
+//! Laika's chat history: every turn, stored in SQLite
+//! (docs/llmcp.md#storage).
 //!
 //! A turn is written by [`Store::commit_turn`] in one transaction: the
 //! conversation row, the request packet, the response packet (if any), the
@@ -1114,7 +1114,7 @@ mod tests {
             t.response_packet,
             Some(response_packet("c-1", 1, "It costs 12 euros."))
         );
-        // The seed's columns are filled.
+        // The base `messages` columns are filled.
         let (role, kind, reply_to): (String, String, Option<String>) = store
             .conn
             .query_row(

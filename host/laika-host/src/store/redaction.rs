@@ -1,5 +1,5 @@
-//! The storage redaction policy (laika.llmcp seed, "Storing JSON conversation
-//! in SQLite"): what of a turn's packets may be written to disk by default.
+//! The storage redaction policy (docs/llmcp.md#storage): what of a turn's
+//! packets may be written to disk by default.
 //!
 //! Invariant: a redacted request packet holds no page content beyond a short
 //! preview per document. Every `context.documents[].content` becomes a digest
@@ -38,7 +38,7 @@ pub fn redact_request_packet(packet: &Value) -> Value {
             };
         }
     } else if let Some(context) = out.get_mut("context") {
-        // Not the seed's shape; whatever it is, it came from the page.
+        // Not the documented shape; whatever it is, it came from the page.
         *context = opaque(context);
     }
     out
@@ -171,7 +171,7 @@ fn redact_document(doc: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The seed's observation documents carry their page text in `text`, or in
+/// Observation documents carry their page text in `text`, or in
 /// `primary.text` when the summary's `text` is empty.
 fn content_text(content: &Value) -> &str {
     if let Some(s) = content.as_str() {

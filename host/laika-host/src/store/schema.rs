@@ -7,8 +7,8 @@
 //! this code knows is refused before anything is written to it (the journal
 //! mode is only switched to WAL after that check).
 //!
-//! Version 1 starts with the laika.llmcp seed's `conversations` and `messages`
-//! tables and index verbatim, then adds the product's columns, the `turns`
+//! Version 1 starts with the base `conversations` and `messages` tables and
+//! index (docs/llmcp.md#storage), then adds the product's columns, the `turns`
 //! table and the `turns_fts` full-text index (one FTS row per turn, with the
 //! same rowid as the `turns` row).
 
@@ -84,8 +84,9 @@ CREATE VIRTUAL TABLE turns_fts USING fts5(
 );
 "#;
 
-/// Conversation memory (agentic chat seed §5): every rolling summary kept as
-/// a numbered version, so what the model was told can be audited.
+/// Conversation memory (docs/conversation.md#rolling-summary): every rolling
+/// summary kept as a numbered version, so what the model was told can be
+/// audited.
 const V_MEMORY: &str = r#"
 CREATE TABLE IF NOT EXISTS conversation_summaries (
   conversation_id TEXT NOT NULL REFERENCES conversations(id),
@@ -100,11 +101,12 @@ CREATE TABLE IF NOT EXISTS conversation_summaries (
 );
 "#;
 
-/// Collections, their sources and artifacts (laika.llmcp seed,
-/// `collection.*` / `source.*` / `artifact.*`). A source's text, outline and
-/// links are what `collection.source.v1` carries, size-bounded and with URL
-/// credentials stripped before they get here; the user saved them on
-/// purpose, so unlike turn packets they are kept whole.
+/// Collections, their sources and artifacts
+/// (docs/wire-protocol.md#collections-and-transforms, `collection.*` /
+/// `source.*` / `artifact.*`). A source's text, outline and links are what
+/// `collection.source.v1` carries, size-bounded and with URL credentials
+/// stripped before they get here; the user saved them on purpose, so unlike
+/// turn packets they are kept whole.
 const V_COLLECTIONS: &str = r#"
 CREATE TABLE IF NOT EXISTS collections (
   id TEXT PRIMARY KEY,
@@ -156,7 +158,7 @@ CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
 const V_SOURCE_REFRESH: &str = "ALTER TABLE sources ADD COLUMN refreshed_at TEXT;";
 
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
-/// Agent state per conversation (agentic-chat seed §8.6): the latest
+/// Agent state per conversation (docs/conversation.md#agent-state): the latest
 /// snapshot, and every delta applied to it (with what was refused of it)
 /// for audit.
 const V_AGENT_STATE: &str = r#"

@@ -1,0 +1,203 @@
+/**
+ * One turn in the chat, drawn from its state (`state.ts`): the question, the
+ * pages it read, the progress line, the context meters, the steps, the
+ * answer area, the runtime badge, and once it is done the stop reason and
+ * the answer's actions. Each render compares the turn's new state with the
+ * one drawn last and touches only what changed. The step list is the
+ * exception: it is a component fed the host's step events themselves
+ * (`steps.ts`), since its approval cards keep their own countdowns.
+ *
+ * Everything reaches the DOM through createElement/textContent (render AST
+ * via `renderDoc`).
+ */
+import type { AssistantMessage } from "../generated/wire.js";
+import { isObject } from "../shared/json.js";
+import type { SidebarRequest } from "../shared/messages.js";
+import { answerActions } from "./actions.js";
+import { setBadge } from "./badge.js";
+import { placeMarkers, renderCitations } from "./citations.js";
+import { announce, h } from "./dom.js";
+import { errorAdvice, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { plainText, renderDoc } from "./render.js";
+import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
+import { StepList, stopReasonText } from "./steps.js";
+import { contextMeter } from "./streaming.js";
+
+/** What a turn's buttons do beyond the turn itself. */
+export interface TurnActions {
+  send(req: SidebarRequest): void;
+  /** Ask the same again (regenerate, Retry). */
+  ask(again: Ask): void;
+  /** Switch to the offline runtime and ask again. */
+  useOffline(again: Ask): void;
+  /** Put the question back in the composer. */
+  edit(ask: Ask): void;
+}
+
+function renderData(data: Record<string, unknown>): HTMLElement {
+  const table = h("table", "data-table");
+  const tbody = h("tbody");
+  for (const [key, value] of Object.entries(data)) {
+    const tr = h("tr");
+    const shown = value === null ? "not on the page" : typeof value === "string" ? value : JSON.stringify(value);
+    tr.append(h("th", undefined, key), h("td", value === null ? "notice" : undefined, shown));
+    tbody.append(tr);
+  }
+  table.append(tbody);
+  return table;
+}
+
+export class TurnView {
+  readonly root: HTMLElement;
+  private readonly progress: HTMLElement;
+  private readonly steps: StepList;
+  /** The answer: the last step's `assistant` (or its streamed preview). */
+  private readonly body: HTMLElement;
+  /** Which runtime and model answered, and where the page went. */
+  private readonly badge: HTMLElement;
+  /** The DOM nodes of each body item drawn, so an unchanged item keeps its nodes. */
+  private drawn = new WeakMap<BodyItem, Node[]>();
+
+  constructor(
+    /** The state drawn last. */
+    private turn: TurnState,
+    private readonly actions: TurnActions,
+  ) {
+    const { ask } = turn;
+    this.root = h("article", "turn");
+    this.root.setAttribute("aria-label", ask.label);
+    this.root.setAttribute("aria-busy", "true");
+    this.root.append(h("div", "user", ask.label));
+    if (ask.selection) {
+      this.root.append(h("blockquote", "selection-quote", ask.selection.length > 300 ? `${ask.selection.slice(0, 300)}…` : ask.selection));
+    }
+    this.progress = h("div", "progress", turn.progress);
+    this.steps = new StepList(document, (callId, approved) => actions.send({ kind: "approval", call_id: callId, approved }));
+    this.body = h("div", "answer");
+    this.badge = h("div", "badge");
+    this.badge.hidden = true;
+    this.root.append(this.progress, this.steps.el, this.body, this.badge);
+  }
+
+  /** Draws `next` over the state drawn last; `action` is what moved it (the step list takes host events as they come). */
+  render(next: TurnState, action: SidebarAction): void {
+    const prev = this.turn;
+    this.turn = next;
+    if (action.kind === "stop") this.steps.stop();
+    if (action.kind === "approval.answer") this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
+    for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
+    for (const usage of next.usage.slice(prev.usage.length)) this.progress.after(contextMeter(document, usage));
+    for (const note of prev.notes) if (!next.notes.includes(note)) this.steps.dropNote(note.step);
+    for (const note of next.notes) if (!prev.notes.includes(note)) this.steps.note(note.step, plainText(note.render));
+    if (action.kind === "host") this.stepEvent(action);
+    if (next.body !== prev.body) this.renderBody(next);
+    if (next.progress !== prev.progress) this.progress.textContent = next.progress;
+    if (next.done && !prev.done) this.renderDone(next);
+    if (next.runtime !== prev.runtime && next.runtime) {
+      setBadge(this.badge, next.runtime.info, next.runtime.endpoint);
+      this.badge.hidden = false;
+    }
+    if (next.ends > prev.ends) {
+      this.progress.hidden = true;
+      this.steps.end();
+      this.root.setAttribute("aria-busy", "false");
+    }
+    if (next.done && !prev.done && next.done.msg.status === "ok") {
+      announce(`Answer ready. ${plainText(next.done.answer?.render ?? null).slice(0, 300)}`);
+    }
+  }
+
+  private stepEvent(action: Extract<SidebarAction, { kind: "host" }>): void {
+    const msg = action.msg;
+    if (msg.type === "tool_call") this.steps.toolCall(msg);
+    else if (msg.type === "agent_state") this.steps.agentState(msg);
+    else if (msg.type === "operation") this.steps.operation(msg);
+    else if (msg.type === "tool_result") this.steps.toolResult(msg);
+  }
+
+  /** The answer area: items drawn before keep their nodes; only new ones are drawn. */
+  private renderBody(turn: TurnState): void {
+    // Checked by class, not `instanceof`: the element may come from another realm.
+    const last = this.body.lastElementChild as HTMLElement | null;
+    const nodes = turn.body.flatMap((item, i) => {
+      const known = this.drawn.get(item);
+      if (known) return known;
+      // The block being written keeps its paragraph while its words come.
+      const reuse = i === turn.body.length - 1 && last?.classList.contains("streaming-text") ? last : null;
+      const drawn = this.draw(item, turn, reuse);
+      this.drawn.set(item, drawn);
+      return drawn;
+    });
+    const current = Array.from(this.body.childNodes);
+    if (current.length <= nodes.length && current.every((n, i) => n === nodes[i])) {
+      this.body.append(...nodes.slice(current.length));
+    } else {
+      this.body.replaceChildren(...nodes);
+    }
+  }
+
+  private draw(item: BodyItem, turn: TurnState, reuse: HTMLElement | null): Node[] {
+    switch (item.kind) {
+      case "preview":
+        return Array.from(renderDoc(document, { type: "doc", children: item.blocks }).childNodes);
+      case "answer":
+        return this.drawAnswer(item.msg, turn);
+      case "text": {
+        const el = reuse ?? h("p", "streaming-text");
+        el.setAttribute("data-index", String(item.index));
+        el.textContent = item.text;
+        return [el];
+      }
+      case "error":
+        if (RUNTIME_CODES.has(item.code)) {
+          return [runtimeErrorCard(item.code, item.message, () => this.actions.ask(turn.ask), () => this.actions.useOffline(turn.ask))];
+        }
+        return [h("p", item.code === "CANCELLED" ? "notice" : "error", errorAdvice(item.code, item.message))];
+      case "failure":
+        return [h("p", "error", item.text)];
+      case "notice":
+        return [h("p", "notice", item.text)];
+    }
+  }
+
+  /** An `assistant`: its render, its data (unless it shows a table already), its citations. */
+  private drawAnswer(msg: AssistantMessage, turn: TurnState): Node[] {
+    const box = h("div");
+    const doc = renderDoc(document, msg.render);
+    // An answer that already shows its data as a table gets one table, not two.
+    const shown = doc.querySelector("table") !== null;
+    box.append(doc);
+    if (isObject(msg.data) && !shown) box.append(renderData(msg.data));
+    const sources = { others: turn.others };
+    const show = (c: AssistantMessage["citations"][number], tabId?: number) =>
+      this.actions.send({
+        kind: "highlight",
+        turn_id: msg.reply_to ?? "",
+        handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined,
+        quote: c.quote,
+        tab_id: tabId,
+      });
+    placeMarkers(box, msg.citations, sources, show);
+    const cites = renderCitations(msg.citations, sources, show, box.textContent ?? "");
+    if (cites) box.append(cites);
+    return Array.from(box.childNodes);
+  }
+
+  private renderDone(turn: TurnState): void {
+    const done = turn.done;
+    if (!done) return;
+    const { msg, answer } = done;
+    const reason = stopReasonText(msg.stop_reason, msg.steps);
+    // A failed or cancelled turn already said why (its `error`).
+    if (reason && !(turn.failed && (msg.stop_reason === "failed" || msg.stop_reason === "cancelled"))) {
+      const p = h("p", "notice stop-reason", reason);
+      p.dataset["stopReason"] = msg.stop_reason;
+      this.root.append(p);
+    }
+    this.root.dataset["stopReason"] = msg.stop_reason;
+    if (msg.status === "ok" && answer) {
+      // Under the answer, outside it: the answer's own text stays just the answer.
+      this.root.insertBefore(answerActions(answer, { regenerate: () => this.actions.ask(turn.ask), edit: () => this.actions.edit(turn.ask) }), this.badge);
+    }
+  }
+}
