@@ -648,6 +648,237 @@ impl ShippingSpeed {
 }
 
 // ---------------------------------------------------------------------------
+// Results. What the host's tools answer, typed where the shape is fixed; a
+// call's `result` on the wire is the JSON object each serializes to. Most
+// carry a `message`: one sentence for the model and the step list.
+
+/// A host tool's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ToolOutput {
+    Calculated(Calculated),
+    MoneyTotal(MoneyTotal),
+    TaxEstimate(TaxEstimate),
+    ShippingEstimate(ShippingEstimate),
+    CollectionCreated(CollectionCreated),
+    SourcesAdded(SourcesAdded),
+    SourcesListed(SourcesListed),
+    SourceCaptured(SourceCaptured),
+    SourceToRefresh(SourceToRefresh),
+    SourceRefreshed(SourceRefreshed),
+    ArtifactSaved(ArtifactSaved),
+    ArtifactOpened(ArtifactOpened),
+    ArtifactExport(ArtifactExport),
+    TransformMade(TransformMade),
+    /// An answer whose shape the tool does not fix (an integration's
+    /// program, the list of transform types).
+    Open(Value),
+}
+
+impl ToolOutput {
+    /// The `result` object the wire and the transcript carry.
+    pub fn into_value(self) -> Value {
+        match self {
+            ToolOutput::Open(value) => value,
+            typed => serde_json::to_value(typed).unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// `app.calculate`: the exact decimal as text, and as a JSON number.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calculated {
+    /// `None` (JSON `null`) only when no `f64` is near the value.
+    pub result: Option<serde_json::Number>,
+    pub formatted: String,
+}
+
+/// `app.money_calculate`: the total in the currency's minor units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoneyTotal {
+    pub amount_minor: i64,
+    pub currency: String,
+    pub exponent: u32,
+    pub formatted: String,
+    pub rounding: Rounding,
+}
+
+/// `commerce.estimate_tax`: a labelled estimate from the table shipped with Laika.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaxEstimate {
+    pub estimate: bool,
+    pub label: String,
+    pub source: String,
+    pub as_of: String,
+    pub state: String,
+    pub rate_percent: String,
+    pub tax_minor: i64,
+    pub currency: String,
+    pub formatted: String,
+    pub message: String,
+}
+
+/// `commerce.estimate_shipping`: a labelled estimate, never a quote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShippingEstimate {
+    pub estimate: bool,
+    pub label: String,
+    pub source: String,
+    pub as_of: String,
+    pub state: String,
+    pub speed: ShippingSpeed,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub days: DayRange,
+    pub formatted: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DayRange {
+    pub min: u32,
+    pub max: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionCreated {
+    pub collection_id: String,
+    pub title: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourcesAdded {
+    pub collection_id: String,
+    pub source_ids: Vec<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourcesListed {
+    pub collection_id: String,
+    pub title: String,
+    pub sources: Vec<SourceEntry>,
+    pub message: String,
+}
+
+/// A source as a list shows it: no text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceEntry {
+    pub source_id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: Option<String>,
+    pub title: String,
+    pub outlet: Option<String>,
+    pub status: String,
+    pub error: Option<String>,
+    pub captured_at: Option<String>,
+    pub refreshed_at: Option<String>,
+    pub chars: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceCaptured {
+    pub collection_id: String,
+    pub source_id: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub chars: usize,
+    pub links: usize,
+    pub message: String,
+}
+
+/// `source.refresh`, the host's part: where the extension reads the page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceToRefresh {
+    pub source_id: String,
+    pub collection_id: String,
+    pub url: String,
+    pub title: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRefreshed {
+    pub source_id: String,
+    pub collection_id: String,
+    pub url: Option<String>,
+    pub title: String,
+    pub chars: usize,
+    pub refreshed_at: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactSaved {
+    pub artifact_id: String,
+    pub title: String,
+    pub mime: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactOpened {
+    pub artifact_id: String,
+    pub title: String,
+    pub mime: String,
+    pub target: OpenTarget,
+    pub text: Option<String>,
+    pub doc: Option<Value>,
+    pub message: String,
+}
+
+/// `artifact.share`, the host's part: the export the extension writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactExport {
+    pub artifact_id: String,
+    pub title: String,
+    pub format: ShareFormatName,
+    /// `file` or `clipboard`.
+    pub target: ShareTarget,
+    pub filename: String,
+    pub mime: String,
+    pub content: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransformMade {
+    pub artifact_id: String,
+    pub title: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The staged plan the transform followed.
+    pub plan: Value,
+    pub sources_read: usize,
+    pub sources_failed: Vec<SourceFailure>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceFailure {
+    pub source_id: String,
+    pub code: String,
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------
 // Argument caps and schemas. The caps keep a proposal from asking the
 // extension for unbounded work; counts mirror what an observation may carry
 // at all.

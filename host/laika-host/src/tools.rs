@@ -22,8 +22,10 @@ use laika_core::redact;
 use laika_core::render;
 use laika_core::text::prefix_chars;
 use laika_core::tool_call::{
-    ArtifactOpen, ArtifactSave, ArtifactShare, CollectionAddSources, CollectionCreate, OpenTarget,
-    Redaction, ShareTarget, SourceCapture, ToolCall, TransformRun,
+    ArtifactExport, ArtifactOpen, ArtifactOpened, ArtifactSave, ArtifactSaved, ArtifactShare,
+    CollectionAddSources, CollectionCreate, CollectionCreated, OpenTarget, Redaction, ShareTarget,
+    SourceCapture, SourceCaptured, SourceEntry, SourceFailure, SourceRefreshed, SourceToRefresh,
+    SourcesAdded, SourcesListed, ToolCall, ToolOutput, TransformMade, TransformRun,
 };
 use laika_runtime::Runtime;
 use serde_json::{json, Value};
@@ -78,7 +80,7 @@ pub fn run(
     call: &ToolCall,
     page: Option<Value>,
     ctx: &ToolContext<'_>,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     match call {
         ToolCall::CollectionCreate(args) => create(args, ctx),
         ToolCall::CollectionAddSources(args) => add_sources(args, ctx),
@@ -88,10 +90,12 @@ pub fn run(
         ToolCall::ArtifactSave(args) => save(args, ctx),
         ToolCall::ArtifactOpen(args) => open(args, ctx),
         ToolCall::ArtifactShare(args) => share(args, ctx),
-        ToolCall::TransformListTypes(_) => Ok(laika_core::transform::list_types()),
+        ToolCall::TransformListTypes(_) => {
+            Ok(ToolOutput::Open(laika_core::transform::list_types()))
+        }
         ToolCall::TransformRun(args) => run_transform(args, ctx),
         ToolCall::IntegrationInvoke(args) => {
-            integration::invoke(ctx.integrations, args, ctx.cancel)
+            integration::invoke(ctx.integrations, args, ctx.cancel).map(ToolOutput::Open)
         }
         // The browser's tools, and the app tools the engine runs itself.
         ToolCall::ObserveDom(_)
@@ -116,7 +120,7 @@ pub fn run(
     }
 }
 
-fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let tags = args.tags.as_deref().unwrap_or_default();
     let (title, tags) = collection::create_args(&args.title, tags).map_err(tool_error)?;
     let c = Collection {
@@ -127,10 +131,10 @@ fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<Value, ToolE
         source_count: 0,
     };
     lock(ctx.store)?.create_collection(&c).map_err(tool_error)?;
-    Ok(json!({
-        "collectionId": c.id,
-        "title": c.title,
-        "message": format!("Created the collection “{}”.", prefix_chars(&c.title, 80)),
+    Ok(ToolOutput::CollectionCreated(CollectionCreated {
+        message: format!("Created the collection “{}”.", prefix_chars(&c.title, 80)),
+        collection_id: c.id,
+        title: c.title,
     }))
 }
 
@@ -172,7 +176,10 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
     .redacted()
 }
 
-fn add_sources(args: &CollectionAddSources, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn add_sources(
+    args: &CollectionAddSources,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
     let (collection_id, new) = collection::add_sources_args(args).map_err(tool_error)?;
     let sources: Vec<Source> = new
         .into_iter()
@@ -185,30 +192,30 @@ fn add_sources(args: &CollectionAddSources, ctx: &ToolContext<'_>) -> Result<Val
         .iter()
         .filter(|s| s.status == SourceStatus::Pending)
         .count();
-    Ok(json!({
-        "collectionId": collection_id,
-        "sourceIds": sources.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
-        "message": format!(
+    Ok(ToolOutput::SourcesAdded(SourcesAdded {
+        collection_id,
+        message: format!(
             "Added {} source(s); {pending} page(s) wait to be captured.",
             sources.len()
         ),
+        source_ids: sources.into_iter().map(|s| s.id).collect(),
     }))
 }
 
 /// A source as a list shows it: no text.
-pub fn source_entry(s: &Source) -> Value {
-    json!({
-        "sourceId": s.id,
-        "type": s.kind.as_str(),
-        "url": s.url,
-        "title": s.title,
-        "outlet": s.outlet,
-        "status": s.status.as_str(),
-        "error": s.error,
-        "capturedAt": s.captured_at,
-        "refreshedAt": s.refreshed_at,
-        "chars": s.text.chars().count(),
-    })
+fn source_entry(s: &Source) -> SourceEntry {
+    SourceEntry {
+        source_id: s.id.clone(),
+        kind: s.kind.as_str().to_owned(),
+        url: s.url.clone(),
+        title: s.title.clone(),
+        outlet: s.outlet.clone(),
+        status: s.status.as_str().to_owned(),
+        error: s.error.clone(),
+        captured_at: s.captured_at.clone(),
+        refreshed_at: s.refreshed_at.clone(),
+        chars: s.text.chars().count(),
+    }
 }
 
 /// `source.capture`, after the extension read the page: stores it as the
@@ -217,7 +224,7 @@ fn capture(
     args: &SourceCapture,
     page: Option<Value>,
     ctx: &ToolContext<'_>,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let id = id_arg(&args.collection_id, "collectionId")?;
     let url = collection::non_empty(&args.url, "url")
         .and_then(collection::web_url)
@@ -235,18 +242,18 @@ fn capture(
     let mut store = lock(ctx.store)?;
     let source =
         store_page(&mut store, &id, Some(&url), raw, max_chars, ctx.ambient).map_err(tool_error)?;
-    Ok(json!({
-        "collectionId": id,
-        "sourceId": source.id,
-        "title": source.title,
-        "url": source.url,
-        "chars": source.text.chars().count(),
-        "links": source.extracted_links.len(),
-        "message": format!(
+    Ok(ToolOutput::SourceCaptured(SourceCaptured {
+        chars: source.text.chars().count(),
+        links: source.extracted_links.len(),
+        message: format!(
             "Captured “{}” ({} characters).",
             prefix_chars(source.label(), 80),
             source.text.chars().count()
         ),
+        collection_id: id,
+        source_id: source.id,
+        title: source.title,
+        url: source.url,
     }))
 }
 
@@ -304,7 +311,7 @@ fn refresh(
     source_id: &str,
     page: Option<Value>,
     ctx: &ToolContext<'_>,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let id = id_arg(source_id, "sourceId")?;
     let mut store = lock(ctx.store)?;
     let source = store.source(&id).map_err(tool_error)?;
@@ -321,12 +328,12 @@ fn refresh(
         }
     };
     let Some(raw) = page else {
-        return Ok(json!({
-            "sourceId": source.id,
-            "collectionId": source.collection_id,
-            "url": url,
-            "title": source.title,
-            "message": format!("Reading “{}” again.", prefix_chars(source.label(), 80)),
+        return Ok(ToolOutput::SourceToRefresh(SourceToRefresh {
+            message: format!("Reading “{}” again.", prefix_chars(source.label(), 80)),
+            source_id: source.id,
+            collection_id: source.collection_id,
+            url,
+            title: source.title,
         }));
     };
     let observation = laika_core::observation::Observation::from_value(raw).map_err(tool_error)?;
@@ -339,24 +346,24 @@ fn refresh(
     fresh.captured_at = Some(now.clone());
     fresh.refreshed_at = Some(now);
     store.update_source(&fresh).map_err(tool_error)?;
-    Ok(json!({
-        "sourceId": fresh.id,
-        "collectionId": fresh.collection_id,
-        "url": fresh.url,
-        "title": fresh.title,
-        "chars": fresh.text.chars().count(),
-        "refreshedAt": fresh.refreshed_at,
-        "message": format!(
+    Ok(ToolOutput::SourceRefreshed(SourceRefreshed {
+        chars: fresh.text.chars().count(),
+        message: format!(
             "Refreshed “{}” ({} characters).",
             prefix_chars(fresh.label(), 80),
             fresh.text.chars().count()
         ),
+        source_id: fresh.id,
+        collection_id: fresh.collection_id,
+        url: fresh.url,
+        title: fresh.title,
+        refreshed_at: fresh.refreshed_at,
     }))
 }
 
 /// `artifact.share`, the host's part: the artifact rendered in the format
 /// asked, for the extension to write to a file or the clipboard.
-fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     use laika_core::artifact::{self, ShareFormat};
     let id = id_arg(&args.artifact_id, "artifactId")?;
     let format_name = args.format.as_str();
@@ -367,8 +374,8 @@ fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<Value, ToolError
         )
     })?;
     let target = match args.target {
-        None | Some(ShareTarget::File) => "file",
-        Some(ShareTarget::Clipboard) => "clipboard",
+        None | Some(ShareTarget::File) => ShareTarget::File,
+        Some(ShareTarget::Clipboard) => ShareTarget::Clipboard,
         Some(ShareTarget::ShareSheet) => {
             return Err(ToolError::new(
                 "UNSUPPORTED_TARGET",
@@ -381,40 +388,43 @@ fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<Value, ToolError
         Some(requested) => artifact::named(requested, format),
         None => artifact::filename(&a, format),
     };
-    Ok(json!({
-        "artifactId": a.id,
-        "title": a.title,
-        "format": format,
-        "target": target,
-        "filename": filename,
-        "mime": format.mime(),
-        "content": artifact::export(&a, format),
-        "message": format!("Exporting “{}” as {format_name}.", prefix_chars(&a.title, 80)),
+    Ok(ToolOutput::ArtifactExport(ArtifactExport {
+        format: args.format,
+        target,
+        filename,
+        mime: format.mime().to_owned(),
+        content: artifact::export(&a, format),
+        message: format!(
+            "Exporting “{}” as {format_name}.",
+            prefix_chars(&a.title, 80)
+        ),
+        artifact_id: a.id,
+        title: a.title,
     }))
 }
 
-fn list_sources(collection_id: &str, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn list_sources(collection_id: &str, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let id = id_arg(collection_id, "collectionId")?;
     let pack = lock(ctx.store)?.collection_pack(&id).map_err(tool_error)?;
-    let sources: Vec<Value> = pack
+    let sources = pack
         .sources
         .iter()
         .take(MAX_LISTED_SOURCES)
         .map(source_entry)
         .collect();
-    Ok(json!({
-        "collectionId": pack.collection.id,
-        "title": pack.collection.title,
-        "sources": sources,
-        "message": format!(
+    Ok(ToolOutput::SourcesListed(SourcesListed {
+        message: format!(
             "“{}” has {} source(s).",
             prefix_chars(&pack.collection.title, 80),
             pack.sources.len()
         ),
+        collection_id: pack.collection.id,
+        title: pack.collection.title,
+        sources,
     }))
 }
 
-fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let invalid = |m: &str| ToolError::new("INVALID_ARGUMENTS", m);
     let title = Some(args.title.trim())
         .filter(|t| !t.is_empty())
@@ -463,30 +473,35 @@ fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<Value, ToolError> 
     lock(ctx.store)?
         .save_artifact(&artifact, !keep_all)
         .map_err(tool_error)?;
-    Ok(json!({
-        "artifactId": artifact.id,
-        "title": artifact.title,
-        "mime": artifact.mime,
-        "message": format!("Saved the artifact “{}”.", prefix_chars(&artifact.title, 80)),
+    Ok(ToolOutput::ArtifactSaved(ArtifactSaved {
+        message: format!(
+            "Saved the artifact “{}”.",
+            prefix_chars(&artifact.title, 80)
+        ),
+        artifact_id: artifact.id,
+        title: artifact.title,
+        mime: artifact.mime,
     }))
 }
 
-fn open(args: &ArtifactOpen, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn open(args: &ArtifactOpen, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let id = id_arg(&args.artifact_id, "artifactId")?;
     let artifact = lock(ctx.store)?.artifact(&id).map_err(tool_error)?;
-    let target = args.target.unwrap_or(OpenTarget::Workspace).as_str();
-    Ok(json!({
-        "artifactId": artifact.id,
-        "title": artifact.title,
-        "mime": artifact.mime,
-        "target": target,
-        "text": artifact.text,
-        "doc": artifact.doc,
-        "message": format!("Opened the artifact “{}”.", prefix_chars(&artifact.title, 80)),
+    Ok(ToolOutput::ArtifactOpened(ArtifactOpened {
+        message: format!(
+            "Opened the artifact “{}”.",
+            prefix_chars(&artifact.title, 80)
+        ),
+        target: args.target.unwrap_or(OpenTarget::Workspace),
+        artifact_id: artifact.id,
+        title: artifact.title,
+        mime: artifact.mime,
+        text: artifact.text,
+        doc: artifact.doc,
     }))
 }
 
-fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let id = id_arg(&args.collection_id, "collectionId")?;
     let kind_name = args.kind.as_str();
     let kind = laika_core::transform::find_type(kind_name).ok_or_else(|| {
@@ -510,19 +525,17 @@ fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<Value, To
     lock(ctx.store)?
         .save_artifact(&outcome.artifact, true)
         .map_err(tool_error)?;
-    let failed: Vec<Value> = outcome
+    let failed: Vec<SourceFailure> = outcome
         .failed
-        .iter()
-        .map(|(source_id, e)| json!({"sourceId": source_id, "code": e.code, "message": e.message}))
+        .into_iter()
+        .map(|(source_id, e)| SourceFailure {
+            source_id,
+            code: e.code,
+            message: e.message,
+        })
         .collect();
-    Ok(json!({
-        "artifactId": outcome.artifact.id,
-        "title": outcome.artifact.title,
-        "type": kind.id,
-        "plan": outcome.plan,
-        "sourcesRead": outcome.read,
-        "sourcesFailed": failed,
-        "message": format!(
+    Ok(ToolOutput::TransformMade(TransformMade {
+        message: format!(
             "Made “{}” from {} source(s){}.",
             prefix_chars(&outcome.artifact.title, 80),
             outcome.read,
@@ -532,5 +545,11 @@ fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<Value, To
                 format!("; {} could not be read", failed.len())
             }
         ),
+        artifact_id: outcome.artifact.id,
+        title: outcome.artifact.title,
+        kind: kind.id.to_owned(),
+        plan: serde_json::to_value(&outcome.plan).unwrap_or(Value::Null),
+        sources_read: outcome.read,
+        sources_failed: failed,
     }))
 }

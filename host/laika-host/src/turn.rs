@@ -16,6 +16,7 @@ use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
 use laika_core::error::{Error, Result};
 use laika_core::event::Sink;
 use laika_core::event::{Event, Operation};
+use laika_core::tool_call::ToolOutput;
 use laika_core::wire::TurnRequest;
 use laika_runtime::{CancelToken, Runtime, SystemAmbient};
 use std::collections::VecDeque;
@@ -154,7 +155,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                     progress: &progress,
                     integrations: &ctx.config.integrations,
                 };
-                let result = tools::run(&call, page, &tool_ctx);
+                let result = tools::run(&call, page, &tool_ctx).map(ToolOutput::into_value);
                 if let Err(e) = &result {
                     let name = call.name().as_str();
                     tracing::info!(code = %e.code, "host tool {name} failed: {}", e.message);

@@ -122,7 +122,7 @@ fn call(
     let name = laika_core::tool_call::ToolName::from_name(name).unwrap();
     let typed = laika_core::tool_call::ToolCall::from_arguments(name, args)
         .map_err(|e| laika_core::agent::ToolError::new("INVALID_ARGUMENTS", e.to_string()))?;
-    tools::run(&typed, page, &ctx)
+    tools::run(&typed, page, &ctx).map(laika_core::tool_call::ToolOutput::into_value)
 }
 
 /// Runs a tool with the builtin runtime; panics on failure.

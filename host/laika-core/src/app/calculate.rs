@@ -6,16 +6,16 @@
 
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{Calculate, MAX_PRECISION};
+use crate::tool_call::{Calculate, Calculated, MAX_PRECISION};
 use rust_decimal::{Decimal, RoundingStrategy};
-use serde_json::{json, Number, Value};
+use serde_json::Number;
 
 /// Without `precision`, results keep at most this many decimals: enough for
 /// any everyday answer, short of the 28 digits of `1/3`.
 const DEFAULT_PLACES: u32 = 12;
 const ROUNDING: RoundingStrategy = RoundingStrategy::MidpointAwayFromZero;
 
-pub(super) fn run(args: &Calculate) -> Result<Value, AppError> {
+pub(super) fn run(args: &Calculate) -> Result<Calculated, AppError> {
     let precision = precision_argument(args.precision)?;
     let value = expr::evaluate(&args.expression, Mode::Plain)?;
     let (rounded, formatted) = match precision {
@@ -30,7 +30,10 @@ pub(super) fn run(args: &Calculate) -> Result<Value, AppError> {
             (rounded, rounded.to_string())
         }
     };
-    Ok(json!({ "result": json_number(rounded, &formatted), "formatted": formatted }))
+    Ok(Calculated {
+        result: json_number(rounded, &formatted),
+        formatted,
+    })
 }
 
 /// `precision`: absent for the default, else a whole number 0..=6.
@@ -64,15 +67,11 @@ fn fixed(value: Decimal, places: u32) -> String {
 /// The value as a JSON number: an integer when it is one (so `-1024`, not
 /// `-1024.0`), else the nearest `f64` to the exact decimal text. laika-core's
 /// serde_json has no arbitrary precision; `formatted` keeps the exact value.
-fn json_number(value: Decimal, formatted: &str) -> Value {
+fn json_number(value: Decimal, formatted: &str) -> Option<Number> {
     if value.is_integer() {
         if let Ok(integer) = i64::try_from(value) {
-            return Value::from(integer);
+            return Some(Number::from(integer));
         }
     }
-    formatted
-        .parse::<f64>()
-        .ok()
-        .and_then(Number::from_f64)
-        .map_or(Value::Null, Value::Number)
+    formatted.parse::<f64>().ok().and_then(Number::from_f64)
 }

@@ -4,10 +4,11 @@
 //! the table's source and date. They never claim to be a quote.
 
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{Destination, EstimateShipping, EstimateTax};
+use crate::tool_call::{
+    DayRange, Destination, EstimateShipping, EstimateTax, ShippingEstimate, TaxEstimate,
+};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -67,7 +68,7 @@ fn state(destination: &Destination) -> String {
     destination.state.trim().to_ascii_uppercase()
 }
 
-pub(super) fn estimate_tax(args: &EstimateTax) -> Result<Value, AppError> {
+pub(super) fn estimate_tax(args: &EstimateTax) -> Result<TaxEstimate, AppError> {
     let table = &tables()?.tax;
     let amount = args.amount_minor;
     if amount < 0 {
@@ -101,24 +102,24 @@ pub(super) fn estimate_tax(args: &EstimateTax) -> Result<Value, AppError> {
             "the tax does not fit in minor units",
         )
     })?;
-    Ok(json!({
-        "estimate": true,
-        "label": table.label,
-        "source": table.source,
-        "asOf": table.as_of,
-        "state": state,
-        "ratePercent": rate.normalize().to_string(),
-        "taxMinor": tax_minor,
-        "currency": currency,
-        "formatted": format!("{} {currency} (estimate)", Decimal::new(tax_minor, 2)),
-        "message": format!(
+    Ok(TaxEstimate {
+        estimate: true,
+        label: table.label.clone(),
+        source: table.source.clone(),
+        as_of: table.as_of.clone(),
+        rate_percent: rate.normalize().to_string(),
+        tax_minor,
+        formatted: format!("{} {currency} (estimate)", Decimal::new(tax_minor, 2)),
+        message: format!(
             "Estimated state sales tax for {state}: {} {currency} at {}% (state rate only; table of {}).",
             Decimal::new(tax_minor, 2), rate.normalize(), table.as_of
         ),
-    }))
+        state,
+        currency,
+    })
 }
 
-pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<Value, AppError> {
+pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<ShippingEstimate, AppError> {
     let table = &tables()?.shipping;
     let state = state(&args.destination);
     if !(state.len() == 2 && tables()?.tax.rates_percent.contains_key(&state)) {
@@ -126,7 +127,7 @@ pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<Value, AppErr
             "'{state}' is not a US state code (two letters, e.g. CA)"
         )));
     }
-    let speed = args.speed.unwrap_or_default().as_str();
+    let speed = args.speed.unwrap_or_default();
     let region = if table.noncontiguous_states.contains(&state) {
         "noncontiguous"
     } else {
@@ -135,37 +136,43 @@ pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<Value, AppErr
     let rate = table
         .regions
         .get(region)
-        .and_then(|r| r.get(speed))
-        .ok_or_else(|| invalid(format!("no '{speed}' rate for {state}")))?;
+        .and_then(|r| r.get(speed.as_str()))
+        .ok_or_else(|| invalid(format!("no '{}' rate for {state}", speed.as_str())))?;
     let price = Decimal::new(rate.amount_minor, 2);
-    Ok(json!({
-        "estimate": true,
-        "label": table.label,
-        "source": table.source,
-        "asOf": table.as_of,
-        "state": state,
-        "speed": speed,
-        "amountMinor": rate.amount_minor,
-        "currency": table.currency,
-        "days": { "min": rate.days[0], "max": rate.days[1] },
-        "formatted": format!("{price} {} (estimate)", table.currency),
-        "message": format!(
-            "Estimated {speed} shipping to {state}: {price} {}, {}–{} days (illustrative table of {}, not a quote).",
-            table.currency, rate.days[0], rate.days[1], table.as_of
+    Ok(ShippingEstimate {
+        estimate: true,
+        label: table.label.clone(),
+        source: table.source.clone(),
+        as_of: table.as_of.clone(),
+        speed,
+        amount_minor: rate.amount_minor,
+        currency: table.currency.clone(),
+        days: DayRange {
+            min: rate.days[0],
+            max: rate.days[1],
+        },
+        formatted: format!("{price} {} (estimate)", table.currency),
+        message: format!(
+            "Estimated {} shipping to {state}: {price} {}, {}–{} days (illustrative table of {}, not a quote).",
+            speed.as_str(), table.currency, rate.days[0], rate.days[1], table.as_of
         ),
-    }))
+        state,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
         super::estimate_tax(&serde_json::from_value(arguments.clone()).unwrap())
+            .map(|out| serde_json::to_value(out).unwrap())
     }
 
     fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
         super::estimate_shipping(&serde_json::from_value(arguments.clone()).unwrap())
+            .map(|out| serde_json::to_value(out).unwrap())
     }
 
     #[test]

@@ -35,18 +35,21 @@ mod money;
 #[cfg(test)]
 mod tests;
 
-use crate::tool_call::ToolCall;
-use serde_json::Value;
+use crate::tool_call::{ToolCall, ToolOutput};
 use std::fmt;
 
 /// Runs `call` if it is an app tool the host runs itself (on arguments that
 /// passed the registry's schema check); `None` for every other tool.
-pub fn run(call: &ToolCall) -> Option<Result<Value, AppError>> {
+pub fn run(call: &ToolCall) -> Option<Result<ToolOutput, AppError>> {
     match call {
-        ToolCall::Calculate(args) => Some(calculate::run(args)),
-        ToolCall::MoneyCalculate(args) => Some(money::run(args)),
-        ToolCall::EstimateTax(args) => Some(commerce::estimate_tax(args)),
-        ToolCall::EstimateShipping(args) => Some(commerce::estimate_shipping(args)),
+        ToolCall::Calculate(args) => Some(calculate::run(args).map(ToolOutput::Calculated)),
+        ToolCall::MoneyCalculate(args) => Some(money::run(args).map(ToolOutput::MoneyTotal)),
+        ToolCall::EstimateTax(args) => {
+            Some(commerce::estimate_tax(args).map(ToolOutput::TaxEstimate))
+        }
+        ToolCall::EstimateShipping(args) => {
+            Some(commerce::estimate_shipping(args).map(ToolOutput::ShippingEstimate))
+        }
         ToolCall::ObserveDom(_)
         | ToolCall::GetSelectionLinks(_)
         | ToolCall::Click(_)

@@ -11,9 +11,8 @@
 use super::currency::exponent;
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{MoneyCalculate, Rounding};
+use crate::tool_call::{MoneyCalculate, MoneyTotal, Rounding};
 use rust_decimal::{Decimal, RoundingStrategy};
-use serde_json::{json, Value};
 
 /// How the exact total becomes a whole number of minor units: half to
 /// even (the default, unbiased over many sums); up, away from zero, any
@@ -26,7 +25,7 @@ fn strategy(rounding: Rounding) -> RoundingStrategy {
     }
 }
 
-pub(super) fn run(args: &MoneyCalculate) -> Result<Value, AppError> {
+pub(super) fn run(args: &MoneyCalculate) -> Result<MoneyTotal, AppError> {
     let (currency, exponent) = currency_argument(&args.currency)?;
     let rounding = args.rounding.unwrap_or_default();
     let total = expr::evaluate(&args.expression, Mode::Money(&currency))?;
@@ -45,13 +44,13 @@ pub(super) fn run(args: &MoneyCalculate) -> Result<Value, AppError> {
                 ),
             )
         })?;
-    Ok(json!({
-        "amountMinor": amount_minor,
-        "currency": currency,
-        "exponent": exponent,
-        "formatted": format_minor(amount_minor, exponent, &currency),
-        "rounding": rounding.as_str(),
-    }))
+    Ok(MoneyTotal {
+        amount_minor,
+        formatted: format_minor(amount_minor, exponent, &currency),
+        currency,
+        exponent,
+        rounding,
+    })
 }
 
 /// `currency`: a known ISO 4217 code, any case; answered in upper case.

@@ -1,7 +1,7 @@
 use super::*;
 use crate::tool_call::ToolName;
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Runs tool `name` as the engine does: typed first (arguments the typed
 /// call cannot hold are `INVALID_ARGUMENTS`, as the gate has them).
@@ -9,7 +9,7 @@ fn run(name: &str, arguments: &Value) -> Result<Value, AppError> {
     let name = ToolName::from_name(name).unwrap();
     let call = ToolCall::from_arguments(name, arguments.clone())
         .map_err(|e| AppError::new(AppErrorCode::InvalidArguments, e.to_string()))?;
-    super::run(&call).unwrap()
+    super::run(&call).unwrap().map(ToolOutput::into_value)
 }
 
 /// Whether the host runs tool `name` itself (its example call, through [`super::run`]).

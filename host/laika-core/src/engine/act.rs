@@ -240,7 +240,7 @@ impl Turn<'_> {
                 actions.push(self.set_waiting(waiting));
                 return actions;
             };
-            let outcome = match result {
+            let outcome = match result.map(tool_call::ToolOutput::into_value) {
                 Ok(result) => Outcome {
                     status: ToolStatus::Ok,
                     summary: match (
