@@ -314,7 +314,7 @@ mod tests {
     }
 
     #[test]
-    fn gate_classes_match_executors() {
+    fn prepared_tools_run_in_the_tab_and_the_right_ones_are_offered() {
         for t in all() {
             if host_prepared(t.id) {
                 assert_eq!(t.executor, Executor::Tab, "{}", t.name);
