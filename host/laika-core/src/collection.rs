@@ -16,11 +16,11 @@
 //! - every chunk document names its source (`source_id`, `url`, `title`), so
 //!   a citation of a chunk resolves to the source.
 
-use crate::builtin::rank::{self, Index};
 use crate::error::{Error, Result};
 use crate::llmcp::{Document, DocumentSource};
 use crate::pack::{estimate_tokens, json_chars, Budget, Cut, DocumentUsage, Packed, Used};
 use crate::redact;
+use crate::retrieval::{self, Index};
 use crate::text::prefix_chars;
 use crate::tool_call::{CollectionAddSources, SourceItem};
 use serde::{Deserialize, Serialize};
@@ -509,7 +509,7 @@ pub fn packing_order(chunks: &[Chunk<'_>], question: Option<&str>) -> Vec<usize>
             let index = Index::from_texts(chunks.iter().map(|c| c.text));
             let query = index.query(q);
             let mut score = vec![0.0_f64; chunks.len()];
-            for s in rank::bm25(&index, &query) {
+            for s in retrieval::bm25(&index, &query) {
                 if let Some(slot) = score.get_mut(s.unit) {
                     *slot = s.score;
                 }

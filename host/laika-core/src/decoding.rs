@@ -25,6 +25,8 @@
 //! Invariant: every value valid against the answer schema, once the
 //! envelope is filled, is valid against the composed schema (tested).
 
+pub mod fields;
+
 use crate::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::tools;
 use serde_json::{json, Map, Value};
@@ -210,7 +212,7 @@ impl Request {
         Request {
             task: packet.input.task.name,
             doc_ids,
-            fields: crate::builtin::requested_fields(packet),
+            fields: fields::requested_fields(packet),
         }
     }
 }

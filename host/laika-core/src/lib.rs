@@ -3,8 +3,9 @@
 //! Protocol types (llmcp packets, observation documents, wire messages), the
 //! render AST and its sanitizer, packing, prompts, schema composition and
 //! validation, model-output extraction, citations, the tool registry, the
-//! Policy Gate, redaction, the builtin runtime's extractive answers, the
-//! exact calculators behind the host-run app tools and the turn engine.
+//! Policy Gate, redaction, retrieval (tokenizer, stemming, BM25), the
+//! `Runtime` trait, the exact calculators behind the host-run app tools and
+//! the turn engine.
 //!
 //! Architecture invariant: nothing here does I/O. No file system, network,
 //! SQLite, threads or async runtime; the clock and ids come in through
@@ -16,7 +17,6 @@ pub mod agent_state;
 pub mod ambient;
 pub mod app;
 pub mod artifact;
-pub mod builtin;
 pub mod cancel;
 pub mod citation;
 pub mod collection;
@@ -41,6 +41,8 @@ pub mod pack;
 pub mod prompt;
 pub mod redact;
 pub mod render;
+pub mod retrieval;
+pub mod runtime;
 pub mod schema;
 pub mod secrets;
 pub mod select;

@@ -1,6 +1,6 @@
 //! Passage selection for pages over budget: when the whole page cannot be
 //! sent, `web.answer` and `web.extract` send the passages most relevant to
-//! the question (BM25 over passages of the page's chunks, `builtin::rank`),
+//! the question (BM25 over passages of the page's chunks, `retrieval`),
 //! in page order, each under its chunk's number — instead of the page's
 //! first N characters, which lose whatever sits past them.
 //!
@@ -12,7 +12,7 @@
 //! - a question with no word the page has falls back to the page's order
 //!   (the first passages), never to nothing.
 
-use crate::builtin::rank::{self, Index};
+use crate::retrieval::{self, Index};
 
 /// Passages are cut at line ends near this many chars.
 const PASSAGE_CHARS: usize = 800;
@@ -124,7 +124,7 @@ impl PageIndex {
         let index = &self.index;
         let query = index.query(question);
         let ranked: Vec<usize> = {
-            let scored = rank::bm25(index, &query);
+            let scored = retrieval::bm25(index, &query);
             let mut scored_at = vec![false; passages.len()];
             let mut order: Vec<usize> = Vec::with_capacity(passages.len());
             for s in &scored {
@@ -277,13 +277,13 @@ fn about(index: &Index, question: &str, picked: &[usize]) -> Vec<String> {
     let in_passages = |id: u32| picked.iter().any(|&unit| index.has_term(unit, id));
     let mut out: Vec<String> = Vec::new();
     for word in question.split(|c: char| !c.is_alphanumeric()) {
-        let tokens = rank::tokenize(word);
+        let tokens = retrieval::tokenize(word);
         let Some(token) = tokens.first() else {
             continue;
         };
         let word = word.to_lowercase();
         let in_passages = index.term(token).is_some_and(in_passages);
-        if rank::is_stopword(token) || !in_passages || out.contains(&word) {
+        if retrieval::is_stopword(token) || !in_passages || out.contains(&word) {
             continue;
         }
         out.push(word);

@@ -504,7 +504,7 @@ fn timeline(notes: &[(&Source, SourceNotes)]) -> Vec<Block> {
         if matches!(n, SourceNotes::Failed { .. }) {
             continue;
         }
-        for range in crate::builtin::rank::split_sentences(&source.text) {
+        for range in crate::retrieval::split_sentences(&source.text) {
             let Some(sentence) = source.text.get(range) else {
                 continue;
             };
@@ -551,7 +551,7 @@ fn faq(notes: &[(&Source, SourceNotes)]) -> Vec<Block> {
         if matches!(n, SourceNotes::Failed { .. }) {
             continue;
         }
-        let sentences: Vec<&str> = crate::builtin::rank::split_sentences(&source.text)
+        let sentences: Vec<&str> = crate::retrieval::split_sentences(&source.text)
             .into_iter()
             .filter_map(|r| source.text.get(r))
             .map(|s| s.trim_start_matches(|c: char| c == '#' || c.is_whitespace()))
@@ -677,7 +677,6 @@ fn source_link(source: &Source) -> Inline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ambient::Fixed;
     use crate::collection::test_source as source;
     use crate::collection::Collection;
 
@@ -692,19 +691,6 @@ mod tests {
             },
             sources,
         }
-    }
-
-    /// The builtin runtime's answer to a map request, read back.
-    fn builtin_points(source: &Source) -> Vec<String> {
-        let ambient = Fixed::new();
-        let request = map_request(source, Decoding::default(), &ambient).unwrap();
-        let reply = crate::builtin::respond(
-            &request.packet,
-            &ambient,
-            &crate::cancel::CancelToken::default(),
-        )
-        .unwrap();
-        read_map_reply(&reply.to_string()).unwrap()
     }
 
     #[test]
@@ -736,18 +722,7 @@ mod tests {
     }
 
     #[test]
-    fn builtin_map_steps_quote_the_source() {
-        let s = source(
-            "a",
-            "Sleeper news",
-            "The sleeper train to Prague runs three times a week. Tickets start at 49 euros. \
-             The route opened on 2024-12-15 after years of planning. Bikes travel free on every service.",
-        );
-        let points = builtin_points(&s);
-        assert!(!points.is_empty());
-        for p in &points {
-            assert!(s.text.contains(p.as_str()), "extractive: {p}");
-        }
+    fn a_point_loses_its_citation_markers() {
         assert_eq!(
             without_markers("Tickets start at 49 euros. [2]"),
             "Tickets start at 49 euros."

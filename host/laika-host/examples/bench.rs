@@ -9,12 +9,14 @@
 //!    runtime answers at once), from the extension's `tool_result` to the
 //!    next call's `agent_state executing`, with a re-observed 200 KiB page.
 
+use laika_builtin::BuiltinRuntime;
 use laika_core::llmcp::{Task, TaskName};
 use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
+use laika_core::runtime::Runtime;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
-use laika_runtime::{builtin::BuiltinRuntime, CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest, SystemAmbient};
 #[path = "support/stats.rs"]
 mod stats;
 mod support;
@@ -255,7 +257,7 @@ fn turn_over_pipes(bin: &str, obs: &Value, runs: usize) -> Vec<f64> {
 }
 
 fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
-    let runtime = BuiltinRuntime;
+    let runtime = BuiltinRuntime::new(SystemAmbient);
     let task = Task {
         name: TaskName::Answer,
         args: Default::default(),

@@ -12,7 +12,7 @@
 //! Each page becomes an observation the way the extension sends one (the
 //! article body as `primary.text`, the same text with site chrome as
 //! `text`), goes through `pack` like a real turn, and is answered by
-//! `laika_core::builtin::respond`.
+//! `laika_builtin::respond`.
 
 use laika_core::ambient::Fixed;
 use laika_core::cancel::CancelToken;
@@ -79,8 +79,7 @@ fn run(obs: &Value, task: TaskName, args: Value, message: &str) -> (Value, Reque
         },
         Budget::for_runtime("builtin", &Default::default()),
     );
-    let v =
-        laika_core::builtin::respond(&packed.packet, &AMBIENT, &CancelToken::default()).unwrap();
+    let v = laika_builtin::respond(&packed.packet, &AMBIENT, &CancelToken::default()).unwrap();
     (v, packed.packet)
 }
 

@@ -17,10 +17,11 @@ use laika_core::llmcp::{
     UserMessage,
 };
 use laika_core::render::RenderLimits;
+use laika_core::runtime::Runtime;
 use laika_core::stream::RenderStream;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_runtime::scripted::{Scripted, Step};
-use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest};
 #[path = "support/stats.rs"]
 mod stats;
 mod support;

@@ -10,15 +10,16 @@
 //!    at a fixed token rate (a first-token latency plus 4 chars per token):
 //!    wall time with `transform_concurrency` 1 and 4.
 
+use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;
 use laika_core::error::Result;
 use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::runtime::{Runtime, TextSink};
 use laika_core::tool_call::{ToolCall, ToolName, ToolOutput};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
-use laika_runtime::builtin::BuiltinRuntime;
-use laika_runtime::{Runtime, SystemAmbient, TextSink};
+use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -105,7 +106,7 @@ impl Runtime for Stub {
         cancel: &CancelToken,
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
-        let reply = BuiltinRuntime.complete(request, cancel, &mut |_| {})?;
+        let reply = BuiltinRuntime::new(SystemAmbient).complete(request, cancel, &mut |_| {})?;
         let tokens = reply.text.chars().count() as f64 / 4.0;
         std::thread::sleep(FIRST_TOKEN + Duration::from_secs_f64(tokens / TOKENS_PER_SEC));
         cancel.check()?;
@@ -147,7 +148,7 @@ fn main() {
             .unwrap_or_else(|e| panic!("{name}: {}", e.message))
     };
     let created = run(
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         1,
         "collection.create",
         json!({"title": "Bench"}),
@@ -160,7 +161,7 @@ fn main() {
         .map(|i| json!({"type": "note", "title": format!("Report {i}"), "text": source_text(i)}))
         .collect();
     run(
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         1,
         "collection.add_sources",
         json!({"collectionId": id, "sources": sources}),
@@ -168,13 +169,18 @@ fn main() {
     let args = json!({"collectionId": id, "type": "comparison"});
 
     // Warm up (schema compilation, page cache).
-    run(&BuiltinRuntime, 1, "transform.run", args.clone());
+    run(
+        &BuiltinRuntime::new(SystemAmbient),
+        1,
+        "transform.run",
+        args.clone(),
+    );
     let rounds = 5;
     let mut totals = Vec::new();
     let mut host = Vec::new();
     for _ in 0..rounds {
         let timed = Timed {
-            inner: &BuiltinRuntime,
+            inner: &BuiltinRuntime::new(SystemAmbient),
             nanos: AtomicU64::new(0),
         };
         let t = Instant::now();
@@ -195,7 +201,7 @@ fn main() {
         100.0 * host_ms / total
     );
     let timed = Timed {
-        inner: &BuiltinRuntime,
+        inner: &BuiltinRuntime::new(SystemAmbient),
         nanos: AtomicU64::new(0),
     };
     let t = Instant::now();

@@ -20,7 +20,8 @@ use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
 use laika_core::ambient::Ambient;
 use laika_core::conversation::PastTurn;
 use laika_core::event::{AgentStateSnapshot, Event, Sink};
-use laika_runtime::{CancelToken, Runtime, SystemAmbient};
+use laika_core::runtime::Runtime;
+use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
 

@@ -21,7 +21,8 @@ use crate::turn::Stored;
 use laika_core::conversation::{self, PastTurn};
 use laika_core::llmcp::TaskName;
 use laika_core::model::ModelRequest;
-use laika_runtime::{CancelToken, Runtime, SystemAmbient};
+use laika_core::runtime::Runtime;
+use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
 

@@ -20,6 +20,7 @@ use laika_core::collection::{
 use laika_core::error::{Error, ErrorCode};
 use laika_core::redact;
 use laika_core::render;
+use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
 use laika_core::tool_call::{
     ArtifactExport, ArtifactOpen, ArtifactOpened, ArtifactSave, ArtifactSaved, ArtifactShare,
@@ -27,7 +28,6 @@ use laika_core::tool_call::{
     SourceCapture, SourceCaptured, SourceEntry, SourceFailure, SourceRefreshed, SourceToRefresh,
     SourcesAdded, SourcesListed, ToolCall, ToolOutput, TransformMade, TransformRun,
 };
-use laika_runtime::Runtime;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};

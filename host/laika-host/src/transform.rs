@@ -18,9 +18,9 @@ use laika_core::artifact::RENDER_MIME;
 use laika_core::cancel::CancelToken;
 use laika_core::collection::{Artifact, CollectionPack, Source, SourceStatus};
 use laika_core::error::{Error, Result};
+use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
 use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
-use laika_runtime::Runtime;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 

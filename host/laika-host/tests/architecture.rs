@@ -1,5 +1,5 @@
-//! The crate edges `docs/ARCHITECTURE.md` promises, checked: the core has no
-//! I/O dependency, and only the host touches SQLite.
+//! The crate edges `docs/ARCHITECTURE.md` promises, checked: the core and
+//! the builtin runtime have no I/O dependency, and only the host touches SQLite.
 
 use std::path::Path;
 
@@ -27,23 +27,39 @@ fn dependencies(crate_dir: &str) -> Vec<String> {
     names
 }
 
+/// Crates that do I/O (or reach one that does): the pure crates take none.
+const IO: &[&str] = &[
+    "tokio",
+    "reqwest",
+    "rusqlite",
+    "uuid",
+    "humantime",
+    "dirs",
+    "tempfile",
+    "rustix",
+    "laika-runtime",
+    "laika-host",
+];
+
 #[test]
 fn the_core_has_no_io_dependency() {
     let deps = dependencies("laika-core");
     assert!(deps.contains(&"serde_json".to_string()), "{deps:?}");
-    for io in [
-        "tokio",
-        "reqwest",
-        "rusqlite",
-        "uuid",
-        "humantime",
-        "dirs",
-        "tempfile",
-        "rustix",
-        "laika-runtime",
-        "laika-host",
-    ] {
+    for io in IO {
         assert!(!deps.iter().any(|d| d == io), "laika-core depends on {io}");
+    }
+    assert!(!deps.iter().any(|d| d == "laika-builtin"), "{deps:?}");
+}
+
+#[test]
+fn the_builtin_is_pure_and_built_on_the_core_alone() {
+    let deps = dependencies("laika-builtin");
+    assert!(deps.contains(&"laika-core".to_string()), "{deps:?}");
+    for io in IO {
+        assert!(
+            !deps.iter().any(|d| d == io),
+            "laika-builtin depends on {io}"
+        );
     }
 }
 

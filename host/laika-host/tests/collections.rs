@@ -3,18 +3,19 @@
 //! runtime and with runtimes that fail, stall or count calls in flight, and
 //! a whole turn over a collection.
 
+use laika_builtin::BuiltinRuntime;
 use laika_core::agent::OperationStatus;
 use laika_core::cancel::CancelToken;
 use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::runtime::{Runtime, TextSink};
 use laika_host::config::Config;
 use laika_host::sink::Collector;
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
 use laika_host::turn::{self, TurnContext};
-use laika_runtime::builtin::BuiltinRuntime;
-use laika_runtime::{Runtime, SystemAmbient, TextSink};
+use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -47,7 +48,7 @@ impl Probe {
 
 impl Runtime for Probe {
     fn info(&self) -> RuntimeInfo {
-        BuiltinRuntime.info()
+        BuiltinRuntime::new(SystemAmbient).info()
     }
 
     fn complete(
@@ -74,7 +75,7 @@ impl Runtime for Probe {
                 "the model did not answer in time",
             ));
         }
-        BuiltinRuntime.complete(request, cancel, on_text)
+        BuiltinRuntime::new(SystemAmbient).complete(request, cancel, on_text)
     }
 }
 
@@ -130,7 +131,7 @@ fn ok(f: &Fixture, name: &str, args: Value) -> Value {
     let events = Mutex::new(Vec::new());
     call(
         f,
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         &CancelToken::default(),
         2,
         &events,
@@ -144,7 +145,7 @@ fn err(f: &Fixture, name: &str, args: Value) -> String {
     let events = Mutex::new(Vec::new());
     call(
         f,
-        &BuiltinRuntime,
+        &BuiltinRuntime::new(SystemAmbient),
         &CancelToken::default(),
         2,
         &events,
@@ -522,7 +523,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
         request,
         &TurnContext {
             config: &config,
-            runtime: &BuiltinRuntime,
+            runtime: &BuiltinRuntime::new(SystemAmbient),
             store: &f.store,
             cancel: &CancelToken::default(),
             inbox: &inbox,
@@ -562,7 +563,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
         bad,
         &TurnContext {
             config: &config,
-            runtime: &BuiltinRuntime,
+            runtime: &BuiltinRuntime::new(SystemAmbient),
             store: &f.store,
             cancel: &CancelToken::default(),
             inbox: &inbox,

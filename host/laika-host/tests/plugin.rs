@@ -7,10 +7,11 @@ mod common;
 use common::*;
 use laika_core::error::ErrorCode;
 use laika_core::llmcp::RequestPacket;
+use laika_core::runtime::Runtime;
 use laika_runtime::command::{
     CommandRuntime, Step, ToolLoopTask, ToolSpec, TranscriptEntry, INHERITED_ENV,
 };
-use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

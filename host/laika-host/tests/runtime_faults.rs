@@ -10,9 +10,10 @@ mod stub;
 
 use common::*;
 use laika_core::error::ErrorCode;
+use laika_core::runtime::Runtime;
 use laika_runtime::http::HttpConfig;
 use laika_runtime::openai::{OpenAiConfig, OpenAiRuntime};
-use laika_runtime::{CancelToken, ModelRequest, Runtime};
+use laika_runtime::{CancelToken, ModelRequest};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use stub::*;

@@ -17,11 +17,10 @@ use super::http::{
     error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, KeyHeader, SseDecoder,
     SseEvents, StreamEvent,
 };
-use super::{
-    config_error, CancelToken, Decoding, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink,
-};
+use super::{config_error, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo};
 use laika_core::decoding::DEFAULT_MAX_TOKENS;
 use laika_core::error::Result;
+use laika_core::runtime::{Runtime, TextSink};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

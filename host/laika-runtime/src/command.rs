@@ -31,9 +31,10 @@
 //!   the cancel token's waker reports a cancel. A cancel or the timeout
 //!   ends the call at once.
 
-use super::{config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, TextSink};
+use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo};
 use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::llmcp::RequestPacket;
+use laika_core::runtime::{Runtime, TextSink};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;

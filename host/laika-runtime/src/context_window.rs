@@ -60,7 +60,7 @@ pub fn probe(config: &RuntimeConfig) -> Option<ContextWindow> {
         .build()
         .ok()?;
     let ollama = matches!(config, RuntimeConfig::Ollama(_));
-    let work = |runtime: &tokio::runtime::Runtime, _: &mut crate::TextSink<'_>| {
+    let work = |runtime: &tokio::runtime::Runtime, _: &mut laika_core::runtime::TextSink<'_>| {
         runtime.block_on(async {
             for base in &bases {
                 let found = if ollama {

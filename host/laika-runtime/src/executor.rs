@@ -1,5 +1,5 @@
 //! The one tokio runtime every HTTP call runs on, and how a blocking
-//! [`Runtime::complete`](crate::Runtime::complete) reaches it from any thread.
+//! [`Runtime::complete`](laika_core::runtime::Runtime::complete) reaches it from any thread.
 //!
 //! The runtime is built on first use and lives as long as the process. Its
 //! single worker drives sockets and timers (and closes a dropped request's
@@ -11,8 +11,8 @@
 //! current-thread runtime. `block_on` from inside a runtime panics, so
 //! [`run`] picks the way that is sound for each.
 
-use crate::TextSink;
 use laika_core::error::{Error, Result};
+use laika_core::runtime::TextSink;
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};

@@ -21,8 +21,9 @@
 //! Every call runs on the process-wide runtime of [`crate::executor`], from
 //! whatever thread calls it.
 
-use super::{config_error, CancelToken, TextSink};
+use super::{config_error, CancelToken};
 use laika_core::error::{Error, ErrorCode, Result};
+use laika_core::runtime::TextSink;
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

@@ -1,12 +1,9 @@
-//! LLM runtimes behind one trait.
-//!
-//! A runtime turns a model request (prompts plus the `laika.llmcp` request
-//! packet) into raw model text. It never parses or trusts that text: the turn
-//! does (see `model_output` and `schema`). So the offline `builtin` runtime
-//! goes through exactly the same validation as a real model.
+//! The model runtimes that reach out: HTTP servers (openai, ollama,
+//! anthropic), plugins (`command`) and scripts (`scripted`), each behind
+//! `laika_core::runtime::Runtime`, and `from_config`, which builds the one the
+//! config names (the offline `builtin` one included, from `laika-builtin`).
 
 pub mod anthropic;
-pub mod builtin;
 pub mod command;
 pub mod config;
 pub mod context_window;
@@ -22,35 +19,15 @@ pub use laika_core::cancel::CancelToken;
 pub use laika_core::decoding::Decoding;
 use laika_core::error::{Error, ErrorCode, Result};
 pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+use laika_core::runtime::Runtime;
 use std::sync::Arc;
-
-/// Receives the model's text as it streams: each call is the next piece.
-pub type TextSink<'a> = dyn FnMut(&str) + 'a;
-
-pub trait Runtime: Send + Sync {
-    fn info(&self) -> RuntimeInfo;
-    /// Whether the runtime enforces the answer schema natively, and its
-    /// output token cap: the turn sizes the answer schema and chooses the
-    /// prompt's shape text from it. Prompt-only, no cap, unless overridden.
-    fn decoding(&self) -> Decoding {
-        Decoding::default()
-    }
-    /// Asks the model. Streaming runtimes call `on_text` with each piece as it
-    /// arrives; the returned reply always holds the whole text.
-    fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancelToken,
-        on_text: &mut TextSink<'_>,
-    ) -> Result<ModelReply>;
-}
 
 /// Builds the runtime the config names, checking it first.
 pub fn from_config(config: &config::RuntimeConfig) -> Result<Arc<dyn Runtime>> {
     use config::RuntimeConfig as C;
     config.validate()?;
     Ok(match config {
-        C::Builtin => Arc::new(builtin::BuiltinRuntime),
+        C::Builtin => Arc::new(laika_builtin::BuiltinRuntime::new(SystemAmbient)),
         C::Scripted(c) => Arc::new(scripted::Scripted::from_file(c.script()?)?),
         C::OpenAi(c) => Arc::new(openai::OpenAiRuntime::from_config(c)?),
         C::Ollama(c) => Arc::new(ollama::OllamaRuntime::from_config(c)?),

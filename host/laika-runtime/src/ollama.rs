@@ -13,10 +13,10 @@ use super::http::{
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
-    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
-    RuntimeInfo, TextSink,
+    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo,
 };
 use laika_core::error::Result;
+use laika_core::runtime::{Runtime, TextSink};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 

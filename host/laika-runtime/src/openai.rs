@@ -17,10 +17,10 @@ use super::profile::{
     Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
 };
 use super::{
-    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, Runtime,
-    RuntimeInfo, TextSink,
+    config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo,
 };
 use laika_core::error::Result;
+use laika_core::runtime::{Runtime, TextSink};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 

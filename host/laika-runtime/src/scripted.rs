@@ -16,12 +16,10 @@
 //! is packed with, else empty) are replaced, so a script can hold valid
 //! response packets and tool calls.
 
-use super::{
-    config_error, CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient,
-    TextSink,
-};
+use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo, SystemAmbient};
 use laika_core::ambient::Ambient;
 use laika_core::error::{Error, ErrorCode, Result};
+use laika_core::runtime::{Runtime, TextSink};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,7 +10,8 @@ use super::nlweb::{
 };
 use crate::config::Config;
 use crate::store::Store;
-use laika_runtime::{CancelToken, Runtime};
+use laika_core::runtime::Runtime;
+use laika_runtime::CancelToken;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

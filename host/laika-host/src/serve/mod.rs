@@ -34,7 +34,7 @@ use axum::Router;
 use guard::{Hosts, Token};
 use jobs::CancelOnDrop;
 use laika_core::error::{Error, Result};
-use laika_runtime::Runtime;
+use laika_core::runtime::Runtime;
 use nlweb::{AskRequest, Failure, FailureCode, Payload, Response};
 use serde_json::{Map, Value};
 use std::convert::Infallible;

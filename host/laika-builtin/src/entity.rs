@@ -6,9 +6,8 @@
 //! Spans are byte ranges into the text they were found in, so a value is
 //! always an exact slice of the page.
 
-use super::fields::MONTHS;
-use super::lang::Lang;
-use super::questions::{self, Words};
+use laika_core::retrieval::lang::Lang;
+use laika_core::retrieval::questions::{self, Want, Words, MONTHS};
 use std::ops::Range;
 
 /// What a span is.
@@ -42,48 +41,20 @@ pub struct Span {
     pub age: bool,
 }
 
-/// The type of answer asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
-    /// No particular type: the passage is the answer.
-    Any,
-    /// How many / how much / how far …: a number, money or a percentage.
-    Amount,
-    Money,
-    Percent,
-    /// How old: an age.
-    Age,
-    /// How long (time): a number of time units, or a date.
-    Duration,
-    /// When: a date or time.
-    Date,
-    /// Who: a person's name.
-    Person,
-    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
-    Name,
-    /// Where: a place name or phrase.
-    Place,
-}
-
-impl Want {
-    /// Types whose answer is a value: a passage without one does not answer.
-    pub fn needs_value(self) -> bool {
-        !matches!(self, Want::Any | Want::Person | Want::Place)
-    }
-
-    /// Whether a span answers this type.
-    pub fn accepts(self, s: &Span) -> bool {
-        match self {
-            Want::Any => s.kind != Kind::Place,
-            Want::Amount => matches!(s.kind, Kind::Number | Kind::Money | Kind::Percent),
-            Want::Money => s.kind == Kind::Money,
-            Want::Percent => matches!(s.kind, Kind::Percent),
-            Want::Age => s.age,
-            Want::Duration => (s.kind == Kind::Number && s.time) || s.kind == Kind::Date,
-            Want::Date => s.kind == Kind::Date,
-            Want::Person => s.kind == Kind::Name && s.person,
-            Want::Name => s.kind == Kind::Name,
-            Want::Place => matches!(s.kind, Kind::Name | Kind::Place) && !s.person,
+impl Span {
+    /// Whether this span answers a question of type `want`.
+    pub fn answers(&self, want: Want) -> bool {
+        match want {
+            Want::Any => self.kind != Kind::Place,
+            Want::Amount => matches!(self.kind, Kind::Number | Kind::Money | Kind::Percent),
+            Want::Money => self.kind == Kind::Money,
+            Want::Percent => matches!(self.kind, Kind::Percent),
+            Want::Age => self.age,
+            Want::Duration => (self.kind == Kind::Number && self.time) || self.kind == Kind::Date,
+            Want::Date => self.kind == Kind::Date,
+            Want::Person => self.kind == Kind::Name && self.person,
+            Want::Name => self.kind == Kind::Name,
+            Want::Place => matches!(self.kind, Kind::Name | Kind::Place) && !self.person,
         }
     }
 }
@@ -581,7 +552,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             let noun = |k: usize| {
                 core(k).chars().next().is_some_and(char::is_lowercase)
-                    && !crate::builtin::rank::is_stopword(lw(k))
+                    && !laika_core::retrieval::is_stopword(lw(k))
                     && lw(k).chars().all(char::is_alphabetic)
             };
             if caps > 0 && !stops(end + caps) && noun(end + caps + 1) {
@@ -607,7 +578,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
                     end += 1;
                 } else if next.chars().all(char::is_alphabetic)
                     && !next.is_empty()
-                    && !crate::builtin::rank::is_stopword(next)
+                    && !laika_core::retrieval::is_stopword(next)
                     && !is_capitalized(core(end + 1))
                 {
                     time |= is_time_unit(next);
@@ -647,7 +618,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             let first = lw(i);
             // "the New York Islanders": an opener only opens a sentence.
             let opens = i == 0 || stops(i - 1);
-            let skip_first = crate::builtin::rank::is_stopword(first)
+            let skip_first = laika_core::retrieval::is_stopword(first)
                 || (opens && SENTENCE_OPENERS.contains(&first))
                 || lang.is_function_word(first)
                 || MONTHS.contains(&first)
@@ -717,7 +688,7 @@ pub fn spans(text: &str, lang: &Lang) -> Vec<Span> {
             }
             if end > i && end < ws.len() + 1 {
                 let last = lw(end);
-                if !last.is_empty() && !crate::builtin::rank::is_stopword(last) {
+                if !last.is_empty() && !laika_core::retrieval::is_stopword(last) {
                     push(&mut out, &ws, i + 1, end, Kind::Place);
                 }
             }
@@ -916,8 +887,8 @@ pub fn want_of_question(question: &str, lang: &Lang) -> Want {
 /// by the `field_heads` data, as a field's head does ("What prison term
 /// …" → "term", a duration; "Which doctor …" → a person).
 pub fn typed_head(question: &str, lang: &Lang) -> Option<(String, Want)> {
-    let head = questions::what_head(question, lang.code(), |w| {
-        lang.is_function_word(w) || super::rank::is_stopword(w)
+    let head = what_head(question, lang.code(), |w| {
+        lang.is_function_word(w) || laika_core::retrieval::is_stopword(w)
     })?;
     let (want, _) = super::fields::head_want(&head, lang.code())?;
     Some((head, want))
@@ -1019,8 +990,8 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
         .get(at..)
         .unwrap_or(&[])
         .iter()
-        .skip_while(|w| crate::builtin::rank::is_stopword(w))
-        .take_while(|w| !crate::builtin::rank::is_stopword(w))
+        .skip_while(|w| laika_core::retrieval::is_stopword(w))
+        .take_while(|w| !laika_core::retrieval::is_stopword(w))
         .map(|w| (*w).to_string())
         .collect();
     (run, which.is_some())
@@ -1072,9 +1043,42 @@ pub const FIELD_TYPE_WORDS: &[&str] = &[
     "of", "the", "a",
 ];
 
+/// The head noun of a what/which question: the last word of the first
+/// run of content words after its "what" or "which" ("What prison term
+/// does he face?" → "term"), lower case. `skip` tells the words that are
+/// not content (the page language's function words).
+fn what_head(question: &str, code: &str, skip: impl Fn(&str) -> bool) -> Option<String> {
+    let ws = questions::question_words(question);
+    let is_what = |w: &String| {
+        questions::with_english(code).any(|l| l.what.contains(w) || l.which.contains(w))
+    };
+    let at = ws.iter().position(is_what)?;
+    let filler = |w: &str| {
+        skip(w)
+            || questions::with_english(code)
+                .any(|l| l.is_filler(w) || l.what.iter().any(|x| x == w))
+    };
+    ws.get(at + 1..)?
+        .iter()
+        .skip_while(|w| filler(w))
+        .take_while(|w| !filler(w))
+        .last()
+        .cloned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_what_question_names_its_head_noun() {
+        let none = |_: &str| false;
+        assert_eq!(
+            what_head("What prison term does he face?", "en", |w| w == "does").as_deref(),
+            Some("term")
+        );
+        assert_eq!(what_head("How old is he?", "en", none), None);
+    }
 
     fn found(text: &str, kind: Kind) -> Vec<&str> {
         spans(text, &Lang::default())
@@ -1089,7 +1093,7 @@ mod tests {
         let durations = |text: &str, lang: &Lang| -> Vec<String> {
             spans(text, lang)
                 .into_iter()
-                .filter(|s| Want::Duration.accepts(s) && s.kind == Kind::Number)
+                .filter(|s| s.answers(Want::Duration) && s.kind == Kind::Number)
                 .filter_map(|s| text.get(s.range).map(str::to_string))
                 .collect()
         };

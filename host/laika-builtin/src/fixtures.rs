@@ -1,10 +1,10 @@
 //! Request packets and checks shared by the builtin runtime's tests.
 
 use super::respond;
-use crate::ambient::Fixed;
-use crate::cancel::CancelToken;
-use crate::llmcp::{self, RequestPacket};
-use crate::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_core::ambient::Fixed;
+use laika_core::cancel::CancelToken;
+use laika_core::llmcp::{self, RequestPacket};
+use laika_core::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use serde_json::{json, Value};
 
 pub fn packet(

@@ -1,16 +1,28 @@
-//! The `builtin` runtime: Laika's embedded default, offline and extractive.
-//! The answers themselves are `laika_core::builtin`'s; this adapter gives
-//! them the `Runtime` shape, with the system clock and fresh ids.
+//! The builtin runtime behind the `Runtime` trait: the answers are
+//! [`respond`]'s; this adapter gives them the `Runtime` shape, with the clock
+//! and ids of the `Ambient` it was built with (the system's in the host).
 
-use crate::{CancelToken, ModelReply, ModelRequest, Runtime, RuntimeInfo, SystemAmbient, TextSink};
-use laika_core::builtin::{respond, LABEL, MODEL_ID};
+use crate::{respond, LABEL, MODEL_ID};
+use laika_core::ambient::Ambient;
+use laika_core::cancel::CancelToken;
 use laika_core::error::{Error, Result};
+use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::runtime::{Runtime, TextSink};
 
 /// The offline extractive runtime.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltinRuntime;
+pub struct BuiltinRuntime<A> {
+    ambient: A,
+}
 
-impl Runtime for BuiltinRuntime {
+impl<A: Ambient> BuiltinRuntime<A> {
+    /// The runtime, stamping its answers with `ambient`'s clock and ids.
+    pub const fn new(ambient: A) -> BuiltinRuntime<A> {
+        BuiltinRuntime { ambient }
+    }
+}
+
+impl<A: Ambient> Runtime for BuiltinRuntime<A> {
     fn info(&self) -> RuntimeInfo {
         RuntimeInfo {
             kind: "builtin".into(),
@@ -26,7 +38,7 @@ impl Runtime for BuiltinRuntime {
         cancel: &CancelToken,
         on_text: &mut TextSink<'_>,
     ) -> Result<ModelReply> {
-        let packet = respond(&request.packet, &SystemAmbient, cancel)?;
+        let packet = respond(&request.packet, &self.ambient, cancel)?;
         let text = serde_json::to_string(&packet).map_err(|e| {
             Error::internal(format!(
                 "builtin runtime: cannot serialize its response: {e}"
@@ -45,11 +57,12 @@ impl Runtime for BuiltinRuntime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_core::ambient::Fixed;
     use laika_core::error::ErrorCode;
 
     #[test]
     fn info_describes_an_offline_builtin() {
-        let info = BuiltinRuntime.info();
+        let info = BuiltinRuntime::new(Fixed::new()).info();
         assert_eq!(info.kind, "builtin");
         assert_eq!(info.model, "laika-builtin-extractive-v1");
         assert!(info.offline);
@@ -80,7 +93,7 @@ mod tests {
         };
         let cancel = CancelToken::default();
         cancel.cancel();
-        let err = BuiltinRuntime.complete(&request, &cancel, &mut |_| {});
+        let err = BuiltinRuntime::new(Fixed::new()).complete(&request, &cancel, &mut |_| {});
         assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::Cancelled));
     }
 }

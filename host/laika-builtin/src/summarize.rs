@@ -3,12 +3,13 @@
 //! page order, each an exact sentence of the page with an inline citation
 //! marker.
 
-use super::rank::{self, Index, Page, Scope};
+use super::salience;
 use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::RequestPacket;
-use crate::text::prefix_chars;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::RequestPacket;
+use laika_core::retrieval::{self, Index, Page, Scope};
+use laika_core::text::prefix_chars;
 use serde_json::{Map, Value};
 
 fn point_count(args: &Map<String, Value>) -> usize {
@@ -63,7 +64,7 @@ fn is_aside(page: &Page, unit: usize) -> bool {
     let Some(u) = page.units.get(unit) else {
         return true;
     };
-    if u.kind == rank::Kind::Caption {
+    if u.kind == retrieval::Kind::Caption {
         return true;
     }
     let text = page.unit_text(unit);
@@ -103,11 +104,12 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     let index = Index::build(&page);
     cancel.check()?;
     let k = point_count(&packet.input.task.args);
-    let clean = |u: usize, min: f64| !is_aside(&page, u) && rank::quality(&page, &index, u) >= min;
+    let clean =
+        |u: usize, min: f64| !is_aside(&page, u) && salience::quality(&page, &index, u) >= min;
 
     // Key points by TextRank + MMR; the lead is the earliest short, clean
     // one among them (the page's own opening when it is central).
-    let mut points = rank::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
+    let mut points = salience::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
     cancel.check()?;
     let lead = points
         .iter()
@@ -121,7 +123,7 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     if points.is_empty() && lead.is_none() {
         // No sentence looks like content: fall back to anything with words,
         // then to the first lines in page order (headings, code).
-        points = rank::key_sentences(&page, &index, |u| clean(u, 0.03), k);
+        points = salience::key_sentences(&page, &index, |u| clean(u, 0.03), k);
         if points.is_empty() {
             points = (0..page.units.len().min(k)).collect();
         }

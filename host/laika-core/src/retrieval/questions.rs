@@ -1,15 +1,79 @@
 //! What a question asks for, per language, as data (`questions.json`):
-//! the question words of each answer type, money and name cues, the months,
+//! the answer types (`Want`), the question words of each, money and name
+//! cues, the months (English's are [`MONTHS`], shared with the field parsers),
 //! weekdays and place prepositions that make typed spans, and everyday
 //! synonyms. Looked up by the page language's code; English is the fallback
 //! and is also consulted on every page (many readers ask in English).
+//!
+//! A query (`Index::query`) drops the question phrase and filler and widens
+//! its words by the synonyms; the builtin runtime reads the rest to type
+//! answers and fields.
 
-use super::entity::Want;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-const QUESTIONS_JSON: &str = include_str!("questions.json");
+/// The data file itself: it also holds the builtin runtime's field words
+/// (`field_heads`, `derivation_suffixes`, …), which the builtin reads from it.
+pub const QUESTIONS_JSON: &str = include_str!("questions.json");
+
+/// The type of answer asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// No particular type: the passage is the answer.
+    Any,
+    /// How many / how much / how far …: a number, money or a percentage.
+    Amount,
+    Money,
+    Percent,
+    /// How old: an age.
+    Age,
+    /// How long (time): a number of time units, or a date.
+    Duration,
+    /// When: a date or time.
+    Date,
+    /// Who: a person's name.
+    Person,
+    /// Which …: a name of any kind ("Which journal …" → "Nature Astronomy").
+    Name,
+    /// Where: a place name or phrase.
+    Place,
+}
+
+impl Want {
+    /// Types whose answer is a value: a passage without one does not answer.
+    pub fn needs_value(self) -> bool {
+        !matches!(self, Want::Any | Want::Person | Want::Place)
+    }
+}
+
+/// Month names and their abbreviations, lower case.
+pub const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
 
 #[derive(Deserialize, Default)]
 struct RawLanguage {
@@ -154,7 +218,8 @@ fn load() -> Vec<Words> {
         .collect()
 }
 
-fn all() -> &'static [Words] {
+/// Every language's words.
+pub fn all() -> &'static [Words] {
     static WORDS: OnceLock<Vec<Words>> = OnceLock::new();
     WORDS.get_or_init(load)
 }
@@ -192,55 +257,9 @@ pub fn asked(question: &str, code: &str) -> Option<(Vec<String>, Want)> {
     })
 }
 
-/// Whether `question` asks what an abbreviation stands for ("What does
-/// VIPER stand for?", "Wofür steht DLR?"), in any language.
-pub fn asks_expansion(question: &str, code: &str) -> bool {
-    let ws = question_words(question);
-    page_first(code).any(|l| {
-        l.stands_for
-            .iter()
-            .any(|p| !p.is_empty() && ws.windows(p.len()).any(|run| run == p.as_slice()))
-    })
-}
-
-/// The head noun of a what/which question: the last word of the first
-/// run of content words after its "what" or "which" ("What prison term
-/// does he face?" → "term"), lower case. `skip` tells the words that are
-/// not content (the page language's function words).
-pub fn what_head(question: &str, code: &str, skip: impl Fn(&str) -> bool) -> Option<String> {
-    let ws = question_words(question);
-    let is_what =
-        |w: &String| with_english(code).any(|l| l.what.contains(w) || l.which.contains(w));
-    let at = ws.iter().position(is_what)?;
-    let filler = |w: &str| {
-        skip(w) || with_english(code).any(|l| l.is_filler(w) || l.what.iter().any(|x| x == w))
-    };
-    ws.get(at + 1..)?
-        .iter()
-        .skip_while(|w| filler(w))
-        .take_while(|w| !filler(w))
-        .last()
-        .cloned()
-}
-
 /// A month name (lower case) of any language.
 pub fn is_month(word: &str) -> bool {
-    super::fields::MONTHS.contains(&word)
-        || all().iter().any(|l| l.months.iter().any(|m| m == word))
-}
-
-/// A word (lower case) that introduces a name in any language.
-pub fn is_naming_word(word: &str) -> bool {
-    all()
-        .iter()
-        .any(|l| l.naming_words.iter().any(|w| w == word))
-}
-
-/// A field head word (lower case) of any language that asks for a match result.
-pub fn is_result_word(word: &str) -> bool {
-    all()
-        .iter()
-        .any(|l| l.result_words.iter().any(|w| w == word))
+    MONTHS.contains(&word) || all().iter().any(|l| l.months.iter().any(|m| m == word))
 }
 
 /// Every language's words, the page's first.
@@ -270,16 +289,6 @@ mod tests {
                 assert!(!list.is_empty(), "{code}: no {what}");
             }
         }
-        assert!(asks_expansion("What does VIPER stand for?", "en"));
-        assert!(asks_expansion("Wofür steht DLR?", "de"));
-        assert!(!asks_expansion("Where does VIPER stand?", "en"));
-        let none = |_: &str| false;
-        assert_eq!(
-            what_head("What prison term does he face?", "en", |w| w == "does").as_deref(),
-            Some("term")
-        );
-        assert_eq!(what_head("How old is he?", "en", none), None);
-        assert!(is_naming_word("genannt") && is_result_word("endstand") && !is_result_word("time"));
         assert_eq!(for_code("xx").code, "en");
         assert_eq!(with_english("de").count(), 2);
         assert_eq!(with_english("en").count(), 1);

@@ -1,10 +1,13 @@
-//! Field parsers for `web.extract`: the field types a user may ask for,
-//! and finding and checking a typed value (price, SKU, availability, author,
-//! date, rating) in a line of page text. Ranges are byte ranges into it.
+//! Field parsers for `web.extract`: the labels a page prints before each
+//! field type's value (the types and the names a user asks for them by are
+//! `laika_core::decoding::fields`), and finding and checking a typed value
+//! (price, SKU, availability, author, date, rating) in a line of page text.
+//! Ranges are byte ranges into it.
 
-use super::entity::Want;
-use super::rank;
-use crate::text::floor_char_boundary;
+use laika_core::decoding::fields::{normalize_name, FieldType, FIELD_NAMES};
+use laika_core::retrieval;
+use laika_core::retrieval::questions::{self, Want, MONTHS};
+use laika_core::text::floor_char_boundary;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -13,39 +16,11 @@ use std::sync::OnceLock;
 /// Longest value read after a label.
 pub(super) const MAX_VALUE_BYTES: usize = 200;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FieldType {
-    Price,
-    Sku,
-    Availability,
-    Author,
-    Date,
-    Rating,
-    Other,
-}
-
-/// Field types with the names a user may ask for them by and the labels a
-/// page may print before their value.
-pub(super) const FIELD_TYPES: &[(FieldType, &[&str], &[&str])] = &[
-    (
-        FieldType::Price,
-        &["price", "prices", "pricing", "cost", "amount"],
-        &["price", "cost", "amount"],
-    ),
-    (
-        FieldType::Sku,
-        &[
-            "sku",
-            "item number",
-            "model number",
-            "part number",
-            "product code",
-            "product id",
-            "mpn",
-            "upc",
-            "model",
-        ],
-        &[
+/// The labels a page may print before a value of `kind`.
+fn labels_of(kind: FieldType) -> &'static [&'static str] {
+    match kind {
+        FieldType::Price => &["price", "cost", "amount"],
+        FieldType::Sku => &[
             "sku",
             "item number",
             "item no",
@@ -62,34 +37,9 @@ pub(super) const FIELD_TYPES: &[(FieldType, &[&str], &[&str])] = &[
             "asin",
             "style number",
         ],
-    ),
-    (
-        FieldType::Availability,
-        &[
-            "availability",
-            "stock",
-            "in stock",
-            "stock status",
-            "available",
-        ],
-        &["availability", "stock status", "in stock?", "stock"],
-    ),
-    (
-        FieldType::Author,
-        &["author", "authors", "byline", "writer", "by"],
-        &["author", "written by", "byline", "posted by", "by"],
-    ),
-    (
-        FieldType::Date,
-        &[
-            "date",
-            "published",
-            "publication date",
-            "published date",
-            "posted",
-            "date published",
-        ],
-        &[
+        FieldType::Availability => &["availability", "stock status", "in stock?", "stock"],
+        FieldType::Author => &["author", "written by", "byline", "posted by", "by"],
+        FieldType::Date => &[
             "publication date",
             "date published",
             "published on",
@@ -101,18 +51,7 @@ pub(super) const FIELD_TYPES: &[(FieldType, &[&str], &[&str])] = &[
             "release date",
             "date",
         ],
-    ),
-    (
-        FieldType::Rating,
-        &[
-            "rating",
-            "ratings",
-            "stars",
-            "rated",
-            "score",
-            "review score",
-        ],
-        &[
+        FieldType::Rating => &[
             "average rating",
             "customer rating",
             "rating",
@@ -120,8 +59,9 @@ pub(super) const FIELD_TYPES: &[(FieldType, &[&str], &[&str])] = &[
             "stars",
             "score",
         ],
-    ),
-];
+        FieldType::Other => &[],
+    }
+}
 
 pub(super) const AVAILABILITY_PHRASES: &[&str] = &[
     "currently unavailable",
@@ -147,41 +87,6 @@ const CURRENCY_CODES: &[&str] = &[
     "USD", "EUR", "GBP", "CAD", "AUD", "JPY", "CHF", "CNY", "INR", "SEK", "NOK", "DKK", "NZD",
     "MXN", "BRL", "PLN",
 ];
-/// Month names and their abbreviations, lower case.
-pub(super) const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-];
-
-pub(super) fn normalize_name(name: &str) -> String {
-    name.to_lowercase()
-        .replace(['_', '-'], " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// A requested field: its key as given, its type, and the labels to look for
 /// (longest first, so "model number" wins over "model").
@@ -195,25 +100,23 @@ impl Field {
     pub(super) fn new(key: &str) -> Field {
         let norm = normalize_name(key);
         let words: Vec<&str> = norm.split(' ').collect();
-        let kind = FIELD_TYPES
+        let kind = FIELD_NAMES
             .iter()
-            .find(|(_, names, _)| names.contains(&norm.as_str()))
+            .find(|(_, names)| names.contains(&norm.as_str()))
             .or_else(|| {
-                FIELD_TYPES
+                FIELD_NAMES
                     .iter()
-                    .find(|(_, names, _)| names.first().is_some_and(|n| words.contains(n)))
-            });
-        let mut labels: Vec<String> = match kind {
-            Some((_, _, labels)) => labels.iter().map(|l| l.to_string()).collect(),
-            None => Vec::new(),
-        };
+                    .find(|(_, names)| names.first().is_some_and(|n| words.contains(n)))
+            })
+            .map_or(FieldType::Other, |(k, _)| *k);
+        let mut labels: Vec<String> = labels_of(kind).iter().map(|l| l.to_string()).collect();
         if !labels.contains(&norm) && !norm.is_empty() {
             labels.push(norm);
         }
         labels.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         Field {
             key: key.to_string(),
-            kind: kind.map_or(FieldType::Other, |(k, _, _)| *k),
+            kind,
             labels,
         }
     }
@@ -520,14 +423,14 @@ pub(super) fn validate(
             .or_else(|| (has_digit && v.len() <= 30 && !strict).then_some(range.clone())),
         FieldType::Other => {
             let first = v.split_whitespace().next().unwrap_or("").to_lowercase();
-            (!strict || (!rank::is_stopword(&first) && v.len() <= 60)).then_some(range)
+            (!strict || (!retrieval::is_stopword(&first) && v.len() <= 60)).then_some(range)
         }
     }
 }
 
 /// Extraction's own per-language words in `questions.json` (`field_heads`,
 /// `derivation_suffixes`); the question words there are read by
-/// `questions.rs`.
+/// `retrieval::questions`.
 #[derive(Deserialize, Default)]
 struct RawFieldWords {
     #[serde(default)]
@@ -556,7 +459,7 @@ struct RawFieldFile {
 fn field_words() -> &'static BTreeMap<String, RawFieldWords> {
     static WORDS: OnceLock<BTreeMap<String, RawFieldWords>> = OnceLock::new();
     WORDS.get_or_init(|| {
-        serde_json::from_str::<RawFieldFile>(include_str!("questions.json"))
+        serde_json::from_str::<RawFieldFile>(questions::QUESTIONS_JSON)
             .map(|f| f.languages)
             .unwrap_or_default()
     })

@@ -5,81 +5,23 @@
 use super::answer;
 use super::entity;
 use super::fields::{
-    self, char_at, find_date, find_phrase, find_price, find_rating, normalize_name, skip_spaces,
-    tidy, validate, value_end, word_hits, Field, FieldType, AVAILABILITY_PHRASES, FIELD_TYPES,
-    MAX_VALUE_BYTES,
+    self, char_at, find_date, find_phrase, find_price, find_rating, skip_spaces, tidy, validate,
+    value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
-use super::questions;
-use super::rank::{self, Index, Kind, Page, Scope};
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::{Citation, RequestPacket};
-use crate::text::prefix_chars;
+use laika_core::cancel::CancelToken;
+use laika_core::decoding::fields::{normalize_name, requested_fields, FieldType};
+use laika_core::error::Result;
+use laika_core::llmcp::{Citation, RequestPacket};
+use laika_core::retrieval::questions::{self, Want};
+use laika_core::retrieval::{self, Index, Kind, Page, Scope};
 use serde_json::{Map, Value};
 use std::ops::Range;
 
-const MAX_FIELDS: usize = 32;
-const MAX_FIELD_CHARS: usize = 80;
 /// How many of the best-matching sentences are searched for a field's value.
 const PROSE_CANDIDATES: usize = 30;
 /// A sentence must hold this share of the field name's words.
 const MIN_PROSE_COVERAGE: f64 = 0.5;
-
-/// The field names from `task.args.fields` (array, object keys, or a
-/// comma-separated string); else the known field names the user mentioned.
-pub(crate) fn requested_fields(packet: &RequestPacket) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    match packet.input.task.args.get("fields") {
-        Some(Value::Array(a)) => {
-            for v in a {
-                match v {
-                    Value::String(s) => names.push(s.clone()),
-                    Value::Object(o) => {
-                        names.extend(o.get("name").and_then(Value::as_str).map(str::to_string))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Some(Value::Object(o)) => names.extend(o.keys().cloned()),
-        Some(Value::String(s)) => {
-            names.extend(
-                s.replace(" and ", ",")
-                    .split([',', ';', '\n'])
-                    .map(str::to_string),
-            );
-        }
-        _ => {}
-    }
-    if names.iter().all(|n| n.trim().is_empty()) {
-        let tokens = normalize_name(&packet.input.user_message.text);
-        let words: Vec<&str> = tokens
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let mut found: Vec<(usize, &str)> = Vec::new();
-        for (_, aliases, _) in FIELD_TYPES {
-            let canonical = aliases.first().copied().unwrap_or("");
-            if let Some(pos) = words.iter().position(|w| aliases.contains(w) && *w != "by") {
-                found.push((pos, canonical));
-            }
-        }
-        found.sort_unstable();
-        names = found.into_iter().map(|(_, n)| n.to_string()).collect();
-    }
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        let n = prefix_chars(n.trim(), MAX_FIELD_CHARS).to_string();
-        if !n.is_empty()
-            && !out.iter().any(|o| o.eq_ignore_ascii_case(&n))
-            && out.len() < MAX_FIELDS
-        {
-            out.push(n);
-        }
-    }
-    out
-}
 
 /// A found value: the block it is in, the quoted source span and the value
 /// span (byte ranges into the block text).
@@ -267,7 +209,7 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
 
 /// A field's normalized name, the type it asks for, and its words without
 /// the words that only name that type ("release date" → a date, ["release"]).
-fn typed_words(index: &Index, field: &Field) -> (String, entity::Want, Vec<String>) {
+fn typed_words(index: &Index, field: &Field) -> (String, Want, Vec<String>) {
     let name = normalize_name(&field.key);
     let (want, type_words) = field_want(&name, index.lang().code());
     let words = name
@@ -286,20 +228,20 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
     let page = lines.page;
     let (name, want, words) = typed_words(index, field);
     let query = field_query(index, &words);
-    let ranked = rank::bm25(index, &query);
+    let ranked = retrieval::bm25(index, &query);
     // Only a field that is a bare type ("age", "distance", a place head
     // such as "Ort") takes the best value anywhere: "number of trucks" on
     // a page without trucks is absent.
     let bare = match words.as_slice() {
         [w] => {
-            entity::want_of_field(w) != entity::Want::Any
+            entity::want_of_field(w) != Want::Any
                 || fields::head_want(w, index.lang().code())
-                    .is_some_and(|(want, bare)| bare && want == entity::Want::Place)
+                    .is_some_and(|(want, bare)| bare && want == Want::Place)
         }
         _ => words.is_empty(),
     };
-    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == entity::Want::Any)
-        && want == entity::Want::Place;
+    let place_head = matches!(words.as_slice(), [w] if entity::want_of_field(w) == Want::Any)
+        && want == Want::Place;
     if ranked.is_empty() && bare && place_head {
         // A bare place head ("Ort", "venue"): the page's first place named
         // after a preposition ("in Köln"), not a capitalized word that
@@ -317,7 +259,7 @@ fn in_prose(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
             found_in(page, u, name_at(text, span.range.start)?)
         });
     }
-    if ranked.is_empty() && want != entity::Want::Any && bare {
+    if ranked.is_empty() && want != Want::Any && bare {
         // A bare type ("age", "distance"): the best fitting value on the
         // page, the first among equals.
         let mut best: Option<(f64, usize, Range<usize>)> = None;
@@ -384,9 +326,8 @@ fn beside_in(
     index: &Index,
     own: &[u32],
     unit: usize,
-    want: entity::Want,
+    want: Want,
 ) -> Option<Range<usize>> {
-    use entity::Want;
     if !matches!(
         want,
         Want::Money | Want::Percent | Want::Amount | Want::Duration
@@ -407,7 +348,7 @@ fn beside_in(
     // The nearest such value, the first among equals.
     let mut best: Option<(usize, Range<usize>)> = None;
     for span in entity::spans(text, index.lang()) {
-        if !want.accepts(&span) {
+        if !span.answers(want) {
             continue;
         }
         let inside: Vec<usize> = terms
@@ -450,8 +391,8 @@ fn beside_field_word(
     page: &Page,
     index: &Index,
     words: &[String],
-    ranked: &[rank::Scored],
-    want: entity::Want,
+    ranked: &[retrieval::Scored],
+    want: Want,
 ) -> Option<Found> {
     let own = own_ids(index, words);
     ranked.iter().take(PROSE_CANDIDATES).find_map(|s| {
@@ -476,7 +417,7 @@ fn page_form(index: &Index, word: &str) -> String {
 /// The query for a field's words, each also standing for its derived
 /// bases on the page: "metabolic rate reduction" finds "reduce … metabolic
 /// rate" even on a page that also says "reduction" elsewhere.
-fn field_query(index: &Index, words: &[String]) -> rank::Query {
+fn field_query(index: &Index, words: &[String]) -> retrieval::Query {
     let mut query = index.query(&words.join(" "));
     for word in words {
         for base in fields::derived_forms(word, index.lang().code()) {
@@ -528,11 +469,11 @@ fn find_result(s: &str) -> Option<Range<usize>> {
 fn result_of(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     let name = normalize_name(&field.key);
     let (head, rest) = name.rsplit_once(' ').unwrap_or(("", name.as_str()));
-    if !questions::is_result_word(rest) {
+    if !is_result_word(rest) {
         return None;
     }
     let query = index.query(head);
-    let tied: Vec<usize> = rank::bm25(index, &query)
+    let tied: Vec<usize> = retrieval::bm25(index, &query)
         .iter()
         .take(PROSE_CANDIDATES)
         .filter(|s| index.coverage(&query, s.unit) >= MIN_PROSE_COVERAGE)
@@ -564,10 +505,10 @@ const MAX_APPOSITION_GAP: usize = 5;
 /// page language's lexicon, where a word that ends a typed "which …"
 /// question phrase types the field ("in welchem Jahr" makes "Jahr" a date).
 /// Returns the type and the words that only say it.
-fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
+fn field_want(name: &str, lang: &str) -> (Want, Vec<String>) {
     // "running time" is how long, though "time" alone asks when.
     if fields::is_time_span(name, lang) {
-        return (entity::Want::Duration, Vec::new());
+        return (Want::Duration, Vec::new());
     }
     // A head word the language data types ("discount", "Ort") says more
     // than a cue word before it ("metabolic rate reduction").
@@ -575,25 +516,25 @@ fn field_want(name: &str, lang: &str) -> (entity::Want, Vec<String>) {
         return (want, Vec::new());
     }
     let want = entity::want_of_field(name);
-    if want != entity::Want::Any {
+    if want != Want::Any {
         return (want, Vec::new());
     }
     let words: Vec<&str> = name.split(' ').collect();
     // "número de etapas", "Anzahl der Etappen": a count head first says
     // the value is a count of what follows.
     if let [first, _, ..] = words.as_slice() {
-        if fields::head_want(first, lang) == Some((entity::Want::Amount, true)) {
-            return (entity::Want::Amount, vec![(*first).to_string()]);
+        if fields::head_want(first, lang) == Some((Want::Amount, true)) {
+            return (Want::Amount, vec![(*first).to_string()]);
         }
     }
-    for l in super::questions::with_english(lang) {
+    for l in laika_core::retrieval::questions::with_english(lang) {
         for (phrase, w) in &l.phrases {
             let Some(last) = phrase.last() else { continue };
             let typed = phrase.len() >= 2
                 && phrase.iter().any(|p| l.which.contains(p))
                 && !l.which.contains(last)
                 && words.contains(&last.as_str());
-            if typed && *w != entity::Want::Any {
+            if typed && *w != Want::Any {
                 return (*w, vec![last.clone()]);
             }
         }
@@ -679,7 +620,7 @@ fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
             .chars()
             .next_back()
             .is_none_or(|c| ".!?:\"“„«(".contains(c));
-        if !rank::is_stopword(&word) || !opens {
+        if !retrieval::is_stopword(&word) || !opens {
             break;
         }
         start = skip_spaces(head, w.end);
@@ -693,11 +634,8 @@ fn name_before(text: &str, end: usize) -> Option<Range<usize>> {
 /// Notices …", a quoted title), or before them as an apposition
 /// ("Ivan Braiker, my6sense's new Chief Strategy Officer", "X as the
 /// company's first Y"). Only for fields whose value is a name or a thing.
-fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> Option<Found> {
-    if !matches!(
-        want,
-        entity::Want::Any | entity::Want::Person | entity::Want::Name | entity::Want::Place
-    ) {
+fn tied_name(page: &Page, index: &Index, field: &Field, want: Want) -> Option<Found> {
+    if !matches!(want, Want::Any | Want::Person | Want::Name | Want::Place) {
         return None;
     }
     let name = normalize_name(&field.key);
@@ -706,7 +644,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
     // "publisher" in "published by …".
     let ids: Vec<u32> = name
         .split(' ')
-        .filter(|w| !rank::is_stopword(w) && !lang.is_function_word(w))
+        .filter(|w| !retrieval::is_stopword(w) && !lang.is_function_word(w))
         .map(|w| index.term(&page_form(index, w)))
         .collect::<Option<Vec<u32>>>()?;
     if ids.is_empty() {
@@ -729,7 +667,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
         for phrase in phrase_hits(index, text, &ids) {
             if let Some(r) = before_phrase(text, phrase.start).filter(|r| !own(text, r)) {
                 let v = text.get(r.clone()).unwrap_or("").to_lowercase();
-                if want == entity::Want::Person && !person_like(&v) {
+                if want == Want::Person && !person_like(&v) {
                     // A surname alone ("Hege is the CEO of DH"): the
                     // page's fuller mention of it, else the typed finder
                     // knows the full name.
@@ -746,7 +684,7 @@ fn tied_name(page: &Page, index: &Index, field: &Field, want: entity::Want) -> O
             .filter(|r| !own(text, r))
             .filter(|r| {
                 let v = text.get(r.clone()).unwrap_or("").to_lowercase();
-                want != entity::Want::Person || person_like(&v)
+                want != Want::Person || person_like(&v)
             })
             .and_then(|r| found_in(page, unit, r))
     });
@@ -764,18 +702,17 @@ fn role_apposition(
     index: &Index,
     name: &str,
     ids: &[u32],
-    want: entity::Want,
+    want: Want,
     own: &dyn Fn(&str, &Range<usize>) -> bool,
 ) -> Option<Found> {
-    if want != entity::Want::Person {
+    if want != Want::Person {
         return None;
     }
     let code = index.lang().code();
     let roles: Vec<u32> = name
         .split(' ')
         .filter(|w| {
-            entity::is_role(w)
-                || fields::head_want(w, code).is_some_and(|(w, _)| w == entity::Want::Person)
+            entity::is_role(w) || fields::head_want(w, code).is_some_and(|(w, _)| w == Want::Person)
         })
         .filter_map(|w| index.term(w))
         .collect();
@@ -841,13 +778,10 @@ fn headed_name(
     index: &Index,
     name: &str,
     ids: &[u32],
-    want: entity::Want,
+    want: Want,
     own: &dyn Fn(&str, &Range<usize>) -> bool,
 ) -> Option<Found> {
-    if !matches!(
-        want,
-        entity::Want::Any | entity::Want::Name | entity::Want::Place
-    ) {
+    if !matches!(want, Want::Any | Want::Name | Want::Place) {
         return None;
     }
     let head = name.rsplit(' ').next()?;
@@ -939,7 +873,7 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
     for _ in 0..3 {
         let w = next_word(text, k)?;
         let word = text.get(w.clone())?.to_lowercase();
-        if questions::is_naming_word(&word) {
+        if is_naming_word(&word) {
             return name_at(text, w.end);
         }
         if word.starts_with(char::is_uppercase) || word.ends_with([',', '.']) {
@@ -995,16 +929,16 @@ fn counted(
     page: &Page,
     index: &Index,
     field: &Field,
-    want: entity::Want,
+    want: Want,
     passes: &[bool],
 ) -> Option<Found> {
-    if !matches!(want, entity::Want::Any | entity::Want::Amount) {
+    if !matches!(want, Want::Any | Want::Amount) {
         return None;
     }
     let name = normalize_name(&field.key);
     let words: Vec<String> = name
         .split(' ')
-        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !rank::is_stopword(w))
+        .filter(|w| !entity::FIELD_TYPE_WORDS.contains(w) && !retrieval::is_stopword(w))
         .map(str::to_string)
         .collect();
     let ids: Vec<u32> = words
@@ -1015,7 +949,7 @@ fn counted(
         .last()
         .and_then(|w| index.term(&page_form(index, w)))?;
     let query = field_query(index, &words);
-    let ranked = rank::bm25(index, &query);
+    let ranked = retrieval::bm25(index, &query);
     let mut candidates: Vec<(f64, usize)> = ranked
         .iter()
         .take(PROSE_CANDIDATES)
@@ -1128,15 +1062,7 @@ fn is_dated(value: &str, index: &Index) -> bool {
 /// person, no day or time for a place nor a name the sentence has speak
 /// ("Reyes said"), no day or clock time for a duration, and no sum of money
 /// for a field that counts a unit of measure ("total pounds seized").
-fn of_kind(
-    page: &Page,
-    text: &str,
-    f: &Found,
-    index: &Index,
-    name: &str,
-    want: entity::Want,
-) -> bool {
-    use entity::Want;
+fn of_kind(page: &Page, text: &str, f: &Found, index: &Index, name: &str, want: Want) -> bool {
     let Some(value) = text.get(f.value.clone()) else {
         return false;
     };
@@ -1147,7 +1073,7 @@ fn of_kind(
         .collect();
     let named = matches!(want, Want::Any | Want::Person | Want::Name | Want::Place);
     if named
-        && matches!(words.as_slice(), [w] if rank::is_stopword(w) || index.lang().is_function_word(w))
+        && matches!(words.as_slice(), [w] if retrieval::is_stopword(w) || index.lang().is_function_word(w))
     {
         return false;
     }
@@ -1200,7 +1126,7 @@ fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     let (name, want, words) = typed_words(index, field);
     let head = words.last()?.clone();
     let want = match want {
-        entity::Want::Any => entity::Want::Name,
+        Want::Any => Want::Name,
         w => w,
     };
     let mut query = field_query(index, &words);
@@ -1208,14 +1134,14 @@ fn asked_field(page: &Page, index: &Index, field: &Field) -> Option<Found> {
     // "total pounds seized" is not asked of a page that never says pounds.
     if words
         .iter()
-        .any(|w| !rank::is_stopword(w) && query.ids_for(w).is_empty())
+        .any(|w| !retrieval::is_stopword(w) && query.ids_for(w).is_empty())
     {
         return None;
     }
     query.mark_topic(index, &page.title);
     // A name must stand beside its head noun, as for "which …"; a count is
     // of the head ("number of shows").
-    let required = want == entity::Want::Name;
+    let required = want == Want::Name;
     let asked = answer::Asked::new(&query, want, &[head], required);
     let (unit, range) = answer::answer_span(page, index, &query, &asked, &name)?;
     let text = page.unit_text(unit);
@@ -1237,8 +1163,8 @@ fn with_unit(text: &str, index: &Index, range: Range<usize>) -> Range<usize> {
 /// and the value found is not: a date field's calendar date ("Dec. 6")
 /// over a bare weekday or year ("Friday", "2020"), a duration field's
 /// number of time units ("95 minutes") over a date. The nearest such span.
-fn preferred_shape(lines: &Lines, index: &Index, want: entity::Want, found: Found) -> Found {
-    use entity::{Kind, Span, Want};
+fn preferred_shape(lines: &Lines, index: &Index, want: Want, found: Found) -> Found {
+    use entity::{Kind, Span};
     let text = lines.text(found.block);
     let value = text.get(found.value.clone()).unwrap_or("");
     let Some(quote) = text.get(found.quote.clone()) else {
@@ -1369,10 +1295,30 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     })
 }
 
+/// A word (lower case) that introduces a name in any language.
+fn is_naming_word(word: &str) -> bool {
+    questions::all()
+        .iter()
+        .any(|l| l.naming_words.iter().any(|w| w == word))
+}
+
+/// A field head word (lower case) of any language that asks for a match result.
+fn is_result_word(word: &str) -> bool {
+    questions::all()
+        .iter()
+        .any(|l| l.result_words.iter().any(|w| w == word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
     use serde_json::{json, Value};
+
+    #[test]
+    fn naming_and_result_words_are_read_in_any_language() {
+        use super::{is_naming_word, is_result_word};
+        assert!(is_naming_word("genannt") && is_result_word("endstand") && !is_result_word("time"));
+    }
 
     fn extract_data(text: &str, fields: Value) -> (Value, Vec<String>) {
         let v = run(&packet(

@@ -1,10 +1,23 @@
-//! The `builtin` runtime: Laika's embedded default. Offline, deterministic
-//! and extractive: no AI model, it only ranks and quotes the page.
+//! `laika-builtin`: the offline runtime, Laika's embedded default. Offline,
+//! deterministic and extractive: no AI model, it only ranks and quotes the
+//! page.
 //!
 //! It answers the three v1 tasks by writing a complete `laika.llmcp` response
 //! packet as JSON text, which the host then validates like any model's output.
 //!
-//! Invariants:
+//! API boundary: [`BuiltinRuntime`], a `laika_core::runtime::Runtime` built
+//! with the caller's clock and ids, and [`respond`] (one request packet in,
+//! one response packet out, for evaluations and benches), with [`MODEL_ID`]
+//! and [`LABEL`]. Everything else is private: question understanding, typed
+//! spans and field finders, answering and summarizing. Retrieval (tokenizer,
+//! stemming, BM25, page units, question words) is `laika_core::retrieval`,
+//! shared with the packer, collections and transforms.
+//!
+//! Architecture invariant: pure, like laika-core, its only Laika dependency.
+//! No I/O, no threads, no clock or ids of its own (the `Ambient` it is given
+//! has them); `Cargo.toml` and `clippy.toml` keep it so.
+//!
+//! Invariants of every answer:
 //! - Every citation quote is an exact slice of the document field it names,
 //!   and every sentence shown in quotation marks is such a quote. Nothing is
 //!   paraphrased or invented; when the page has nothing, the answer says so.
@@ -16,18 +29,18 @@ mod answer;
 mod entity;
 mod extract;
 mod fields;
-mod lang;
-mod questions;
-pub mod rank;
+mod runtime;
+mod salience;
 mod summarize;
-pub(crate) use extract::requested_fields;
 
-use crate::ambient::Ambient;
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::{self, Citation, RequestPacket, TaskName};
-use crate::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
-use rank::Page;
+pub use runtime::BuiltinRuntime;
+
+use laika_core::ambient::Ambient;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::{self, Citation, RequestPacket, TaskName};
+use laika_core::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
+use laika_core::retrieval::{self, Page};
 use serde_json::{json, Map, Value};
 
 /// The model id stored with each response.
@@ -155,7 +168,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// Readable bytes of a page.
-fn visible_bytes(page: &rank::Page) -> usize {
+fn visible_bytes(page: &retrieval::Page) -> usize {
     (0..page.units.len()).map(|i| page.unit_text(i).len()).sum()
 }
 
@@ -175,8 +188,9 @@ fn cite(page: &Page, unit: usize) -> Option<Citation> {
 /// Frames of another site the extension could not read, named so an
 /// abstain does not pass for "nothing anywhere on the page".
 fn unread_frames_note(packet: &RequestPacket) -> Option<String> {
-    let names =
-        crate::observation::unread_frame_names(packet.context.documents.iter().map(|d| &d.content));
+    let names = laika_core::observation::unread_frame_names(
+        packet.context.documents.iter().map(|d| &d.content),
+    );
     (!names.is_empty()).then(|| {
         format!(
             "Embedded content from another site was not read: {}.",
@@ -254,9 +268,9 @@ mod fixtures;
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::fixtures::*;
-    use super::rank::{self, Kind, Page, Scope};
     use super::*;
-    use crate::error::ErrorCode;
+    use laika_core::error::ErrorCode;
+    use laika_core::retrieval::{self, Kind, Page, Scope};
 
     #[test]
     fn output_is_deterministic_and_cancellable() {
@@ -393,7 +407,7 @@ mod tests {
             );
             let mut df: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
             for i in 0..page.units.len() {
-                let mut t = rank::tokenize(page.unit_text(i));
+                let mut t = retrieval::tokenize(page.unit_text(i));
                 t.sort();
                 t.dedup();
                 for w in t {
@@ -415,7 +429,7 @@ mod tests {
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.chars().count() >= 4)
                 .filter_map(|w| {
-                    rank::tokenize(w)
+                    retrieval::tokenize(w)
                         .first()
                         .map(|t| (df.get(t).copied().unwrap_or(0), w.to_string()))
                 })
@@ -433,5 +447,37 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 10);
+    }
+
+    /// A transform's map step (`web.summarize` over one source), answered
+    /// here: every point is a quote of the source.
+    #[test]
+    fn transform_map_steps_quote_the_source() {
+        use laika_core::collection::{Source, SourceKind, SourceStatus};
+        use laika_core::transform::{map_request, read_map_reply};
+        let s = Source {
+            id: "a".into(),
+            collection_id: "c-1".into(),
+            kind: SourceKind::Url,
+            url: Some("https://a.example/".into()),
+            title: "Sleeper news".into(),
+            outlet: Some("a.example".into()),
+            captured_at: Some("2026-01-01T00:00:00.000Z".into()),
+            refreshed_at: None,
+            status: SourceStatus::Ready,
+            error: None,
+            text: "The sleeper train to Prague runs three times a week. Tickets start at 49 euros. \
+             The route opened on 2024-12-15 after years of planning. Bikes travel free on every service."
+                .into(),
+            outline: Vec::new(),
+            extracted_links: Vec::new(),
+        };
+        let request = map_request(&s, Default::default(), &AMBIENT).unwrap();
+        let reply = respond(&request.packet, &AMBIENT, &CancelToken::default()).unwrap();
+        let points = read_map_reply(&reply.to_string()).unwrap();
+        assert!(!points.is_empty());
+        for p in &points {
+            assert!(s.text.contains(p.as_str()), "extractive: {p}");
+        }
     }
 }

@@ -1,18 +1,19 @@
 //! `web.answer`: the passages that hold most of the question, quoted, or
 //! "the page does not say".
 
-use super::entity::{self, Want};
-use super::questions;
-use super::rank::{self, Index, Kind, Page, Query, Scope};
+use super::entity;
+use super::salience;
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
-use crate::cancel::CancelToken;
-use crate::error::Result;
-use crate::llmcp::RequestPacket;
-use crate::pack::SELECTION_DOC_ID;
-use crate::render::ast::Block;
-use crate::text::prefix_chars;
+use laika_core::cancel::CancelToken;
+use laika_core::error::Result;
+use laika_core::llmcp::RequestPacket;
+use laika_core::pack::SELECTION_DOC_ID;
+use laika_core::render::ast::Block;
+use laika_core::retrieval::questions::{self, Want};
+use laika_core::retrieval::{self, Index, Kind, Page, Query, Scope};
+use laika_core::text::prefix_chars;
 use serde_json::Value;
 use std::ops::Range;
 
@@ -104,7 +105,7 @@ fn passage(page: &Page, unit: usize) -> Vec<usize> {
     }
     let t = page.unit_text(unit);
     let first = first_word(t);
-    let short = rank::word_count(t) < 8;
+    let short = retrieval::word_count(t) < 8;
     if unit > 0 && (short || REFERRING.contains(&first.as_str())) && same_block(unit - 1) {
         vec![unit - 1, unit]
     } else if short && same_block(unit + 1) {
@@ -160,11 +161,11 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         want = Want::Name;
     }
     let asked = Asked::new(&query, want, &asked, asked_required);
-    let ranked = rank::bm25(&index, &query);
+    let ranked = retrieval::bm25(&index, &query);
     cancel.check()?;
     let question_lower = question.to_lowercase();
     // "What does VIPER stand for?" is answered by the page's expansion.
-    let mut scored: Vec<Candidate> = questions::asks_expansion(question, index.lang().code())
+    let mut scored: Vec<Candidate> = asks_expansion(question, index.lang().code())
         .then(|| expansion_answer(&page, question))
         .flatten()
         .into_iter()
@@ -210,7 +211,7 @@ fn candidates(
     page: &Page,
     index: &Index,
     query: &Query,
-    ranked: &[rank::Scored],
+    ranked: &[retrieval::Scored],
     asked: &Asked,
     question_lower: &str,
 ) -> Vec<Candidate> {
@@ -221,7 +222,7 @@ fn candidates(
     // Each candidate: its coverage of the question, and the best span of the
     // wanted type in it (or in the sentence after it).
     let top = ranked.first().map_or(0.0, |s| s.score);
-    let question_ids: Vec<u32> = rank::tokenize(question_lower)
+    let question_ids: Vec<u32> = retrieval::tokenize(question_lower)
         .iter()
         .filter_map(|w| index.term(w))
         .collect();
@@ -229,8 +230,8 @@ fn candidates(
     for s in ranked.iter().take(MAX_CANDIDATES) {
         // Site chrome ("Share this article") never answers; a short unit
         // may, when it holds the value asked for ("Price: $89.00.").
-        let weak = rank::quality(page, index, s.unit) < 0.2;
-        let words = rank::word_count(page.unit_text(s.unit));
+        let weak = salience::quality(page, index, s.unit) < 0.2;
+        let words = retrieval::word_count(page.unit_text(s.unit));
         if index.is_chrome_unless(s.unit, words, &question_ids) {
             continue;
         }
@@ -383,7 +384,7 @@ pub(super) fn answer_span(
     asked: &Asked,
     question_lower: &str,
 ) -> Option<(usize, Range<usize>)> {
-    let ranked = rank::bm25(index, query);
+    let ranked = retrieval::bm25(index, query);
     let best = candidates(page, index, query, &ranked, asked, question_lower)
         .into_iter()
         .next()?;
@@ -529,7 +530,7 @@ pub(super) fn best_span(
             .iter()
             .any(|(_, id)| id.is_some_and(|id| named.contains(&id)));
     let roles: Vec<u32> = if want == Want::Person {
-        rank::tokenize(question_lower)
+        retrieval::tokenize(question_lower)
             .iter()
             .filter(|w| entity::is_role(w))
             .flat_map(|w| query.ids_for(w))
@@ -539,7 +540,7 @@ pub(super) fn best_span(
     };
     let mut best: Option<(Range<usize>, f64)> = None;
     for span in &spans {
-        if !want.accepts(span) {
+        if !span.answers(want) {
             continue;
         }
         // "Who is X's lawyer?": the person is named with that role
@@ -742,10 +743,29 @@ fn expansion_at(page: &Page, acronym: &str) -> Option<(usize, String)> {
     None
 }
 
+/// Whether `question` asks what an abbreviation stands for ("What does
+/// VIPER stand for?", "Wofür steht DLR?"), in any language.
+fn asks_expansion(question: &str, code: &str) -> bool {
+    let ws = questions::question_words(question);
+    questions::page_first(code).any(|l| {
+        l.stands_for
+            .iter()
+            .any(|p| !p.is_empty() && ws.windows(p.len()).any(|run| run == p.as_slice()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
     use serde_json::json;
+
+    #[test]
+    fn an_expansion_question_is_told_apart() {
+        use super::asks_expansion;
+        assert!(asks_expansion("What does VIPER stand for?", "en"));
+        assert!(asks_expansion("Wofür steht DLR?", "de"));
+        assert!(!asks_expansion("Where does VIPER stand?", "en"));
+    }
 
     #[test]
     fn a_question_about_the_selection_quotes_the_selection() {
