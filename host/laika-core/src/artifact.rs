@@ -10,6 +10,9 @@
 use crate::collection::Artifact;
 use crate::render::ast::{Block, Doc, Inline};
 use crate::render::{self, RenderLimits};
+
+/// The MIME type of an artifact holding a render document.
+pub const RENDER_MIME: &str = "application/vnd.laika.render+json";
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

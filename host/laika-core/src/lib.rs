@@ -50,6 +50,7 @@ pub mod staged;
 pub mod stream;
 pub mod text;
 pub mod text_delta;
+pub mod tool_call;
 pub mod tools;
 pub mod transform;
 pub mod wire;

@@ -3,8 +3,10 @@
 //! harmful call allowed, at most 10 % of benign calls asked or denied.
 
 use super::*;
+use crate::llmcp::ToolCall;
 use crate::observation::{self, Observation};
 use serde::Deserialize;
+use serde_json::Value;
 
 const CORPUS: &str = include_str!("../../tests/data/gate_corpus.json");
 

@@ -1,6 +1,8 @@
 use super::*;
+use crate::llmcp::ToolCall;
 use crate::observation;
-use crate::tools::{self, MAX_QUERY_LEN};
+use crate::tool_call::MAX_QUERY_LEN;
+use crate::tools;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
