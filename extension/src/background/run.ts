@@ -5,7 +5,7 @@
  * the tab to load (at most 15 s) and observe it again, so the host re-asks
  * the model with the page as it now is.
  */
-import { isPageTool, isTabTool } from "../generated/tools.js";
+import { isPageTool, isTabTool, type BrowserTool } from "../generated/tools.js";
 import type { Observation } from "../generated/wire.js";
 import type { Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
@@ -15,19 +15,28 @@ import { runTabTool, waitForLoad, type Sharer } from "./tools.js";
 /** Longest wait for a page to load after an action. */
 export const PAGE_LOAD_MS = 15_000;
 
-/** Calls after which the page is observed again. */
-export const MUTATING_TOOLS: ReadonlySet<string> = new Set([
-  "browser.navigate",
-  "browser.open_tab",
-  "browser.click",
-  "browser.type",
-  "browser.select",
-  "browser.scroll",
-  "browser.back",
-  "browser.forward",
-  "browser.refresh",
-  "search",
-]);
+/**
+ * Whether the page is observed again after a call (it may have changed it).
+ * Keyed by every tool the extension runs: a new one fails the build until
+ * it says.
+ */
+const OBSERVE_AFTER: Record<BrowserTool, boolean> = {
+  "browser.observe_dom": false,
+  "browser.get_selection_links": false,
+  "browser.click": true,
+  "browser.type": true,
+  "browser.select": true,
+  "browser.scroll": true,
+  "browser.navigate": true,
+  "browser.open_tab": true,
+  "browser.back": true,
+  "browser.forward": true,
+  "browser.refresh": true,
+  search: true,
+  "source.capture": false,
+  "source.refresh": false,
+  "artifact.share": false,
+};
 
 export interface RunResult {
   outcome: CallOutcome;
@@ -41,21 +50,22 @@ export async function runCall(call: Call<unknown>, tabId: number, share: Sharer)
     let message: string;
     let data: Record<string, unknown> | undefined;
     let observation: Observation | undefined;
-    if (isPageTool(call.name)) {
-      const res = await toContent(tab, { kind: "tool", name: call.name, args: call.args, target: call.target });
+    const name = call.name;
+    if (isPageTool(name)) {
+      const res = await toContent(tab, { kind: "tool", name, args: call.args, target: call.target });
       if (!res.ok) throw new ToolFailure(res.code ?? "TOOL_FAILED", res.error);
       message = res.message ?? "Done";
       data = res.data;
       observation = res.observation;
-    } else if (isTabTool(call.name)) {
-      const r = await runTabTool(tab, call.name, call.args, call.input, share);
+    } else if (isTabTool(name)) {
+      const r = await runTabTool(tab, name, call.args, call.input, share);
       tab = r.tabId;
       message = r.message;
       observation = r.observation;
     } else {
-      throw new ToolFailure("NOT_A_BROWSER_TOOL", `${call.name} is not a tool Laika can run in the browser`);
+      throw new ToolFailure("NOT_A_BROWSER_TOOL", `${name} is not a tool Laika can run in the browser`);
     }
-    if (MUTATING_TOOLS.has(call.name)) {
+    if (OBSERVE_AFTER[name]) {
       const loaded = await waitForLoad(tab, PAGE_LOAD_MS);
       try {
         observation = await observe(tab);

@@ -1,10 +1,11 @@
 /**
- * Tab-level tools (navigate, open_tab, back, forward, refresh, search,
- * source.capture, source.refresh, artifact.share) and the URL checks they share. Page tools run in the content script of the
+ * Tab-level tools (navigation, history, search, captures and exports) and
+ * the URL checks they share. Page tools run in the content script of the
  * observed tab; which tool runs where comes from the host's tool registry
- * (src/generated/tools.ts).
+ * (src/generated/tools.ts): the handler table is keyed by its `TabTool`
+ * union, so a new tab tool fails the build until it has a handler.
  */
-import type { TabTool } from "../generated/tools.js";
+import type { TabTool, UntrustedArguments } from "../generated/tools.js";
 import type { Observation } from "../generated/wire.js";
 import { ext } from "../shared/api.js";
 import { isObject } from "../shared/json.js";
@@ -33,10 +34,10 @@ export function webUrl(raw: unknown): string | null {
   }
 }
 
-export function searchUrl(args: Record<string, unknown>): string | null {
-  const q = args["query"];
+export function searchUrl(args: UntrustedArguments<"search">): string | null {
+  const q = args.query;
   if (typeof q !== "string" || !q.trim() || q.length > 2000) return null;
-  const engine = args["engine"] === undefined ? "duckduckgo" : args["engine"];
+  const engine = args.engine === undefined ? "duckduckgo" : args.engine;
   // An unknown engine is refused, never replaced by a default.
   if (typeof engine !== "string") return null;
   const base = Object.hasOwn(ENGINES, engine.trim().toLowerCase()) ? ENGINES[engine.trim().toLowerCase()] : undefined;
@@ -46,6 +47,77 @@ export function searchUrl(args: Record<string, unknown>): string | null {
 
 /** Has the sidebar that asked the turn write an export; resolves with what it did. */
 export type Sharer = (req: ShareRequest) => Promise<string>;
+
+/** What a tab tool did: the tab to re-observe, a message, and for a capture the page it read. */
+export interface TabOutcome {
+  tabId: number;
+  message: string;
+  observation?: Observation;
+}
+
+/** What a tab tool acts with: the turn's tab, what the host prepared, the sidebar's export writer. */
+interface TabContext {
+  tabId: number;
+  input: unknown;
+  share: Sharer;
+}
+
+type TabHandler<N extends TabTool> = (args: UntrustedArguments<N>, ctx: TabContext) => Promise<TabOutcome>;
+
+function openable(raw: unknown, what: string): string {
+  const url = webUrl(raw);
+  if (!url) throw new ToolFailure("INVALID_URL", `only http(s) URLs without credentials can be ${what}`);
+  return url;
+}
+
+const TAB_HANDLERS: { [N in TabTool]: TabHandler<N> } = {
+  "browser.navigate": async (args, { tabId }) => {
+    const url = openable(args.url, "opened");
+    await ext.tabs.update(tabId, { url });
+    return { tabId, message: `Opened ${url}` };
+  },
+  "browser.open_tab": async (args, { tabId }) => {
+    const url = openable(args.url, "opened");
+    const tab = await ext.tabs.create({ url });
+    return { tabId: tab.id ?? tabId, message: `Opened ${url} in a new tab` };
+  },
+  "browser.back": async (_args, { tabId }) => {
+    await ext.tabs.goBack(tabId);
+    return { tabId, message: "Went back" };
+  },
+  "browser.forward": async (_args, { tabId }) => {
+    await ext.tabs.goForward(tabId);
+    return { tabId, message: "Went forward" };
+  },
+  "browser.refresh": async (_args, { tabId }) => {
+    await ext.tabs.reload(tabId);
+    return { tabId, message: "Reloaded the page" };
+  },
+  "source.capture": async (args, { tabId }) => {
+    const url = openable(args.url, "captured");
+    return { tabId, ...(await capture(url)) };
+  },
+  "source.refresh": async (_args, { tabId, input }) => {
+    const url = webUrl(isObject(input) ? input["url"] : undefined);
+    if (!url) throw new ToolFailure("INVALID_URL", "the host gave no http(s) URL to read the source from");
+    return { tabId, ...(await capture(url)) };
+  },
+  "artifact.share": async (_args, { tabId, input, share }) => {
+    const req = shareRequest(input);
+    if (!req) throw new ToolFailure("INVALID_EXPORT", "the host's export is not a file name, type and text to share");
+    return { tabId, message: await share(req) };
+  },
+  search: async (args, { tabId }) => {
+    const url = searchUrl(args);
+    if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long, or the engine is not duckduckgo, google or bing");
+    if (args.newTab === true) {
+      const tab = await ext.tabs.create({ url });
+      return { tabId: tab.id ?? tabId, message: `Searched for “${String(args.query)}” in a new tab` };
+    }
+    await ext.tabs.update(tabId, { url });
+    return { tabId, message: `Searched for “${String(args.query)}”` };
+  },
+};
 
 /**
  * Runs a tab-level tool; returns the tab to re-observe and a message, and
@@ -59,56 +131,9 @@ export async function runTabTool(
   args: Record<string, unknown>,
   input: unknown,
   share: Sharer,
-): Promise<{ tabId: number; message: string; observation?: Observation }> {
-  // No default: the switch covers every TabTool, or the build fails.
-  switch (name) {
-    case "browser.navigate": {
-      const url = webUrl(args["url"]);
-      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be opened");
-      await ext.tabs.update(tabId, { url });
-      return { tabId, message: `Opened ${url}` };
-    }
-    case "browser.open_tab": {
-      const url = webUrl(args["url"]);
-      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be opened");
-      const tab = await ext.tabs.create({ url });
-      return { tabId: tab.id ?? tabId, message: `Opened ${url} in a new tab` };
-    }
-    case "browser.back":
-      await ext.tabs.goBack(tabId);
-      return { tabId, message: "Went back" };
-    case "browser.forward":
-      await ext.tabs.goForward(tabId);
-      return { tabId, message: "Went forward" };
-    case "browser.refresh":
-      await ext.tabs.reload(tabId);
-      return { tabId, message: "Reloaded the page" };
-    case "source.capture": {
-      const url = webUrl(args["url"]);
-      if (!url) throw new ToolFailure("INVALID_URL", "only http(s) URLs without credentials can be captured");
-      return { tabId, ...(await capture(url)) };
-    }
-    case "source.refresh": {
-      const url = webUrl(isObject(input) ? input["url"] : undefined);
-      if (!url) throw new ToolFailure("INVALID_URL", "the host gave no http(s) URL to read the source from");
-      return { tabId, ...(await capture(url)) };
-    }
-    case "artifact.share": {
-      const req = shareRequest(input);
-      if (!req) throw new ToolFailure("INVALID_EXPORT", "the host's export is not a file name, type and text to share");
-      return { tabId, message: await share(req) };
-    }
-    case "search": {
-      const url = searchUrl(args);
-      if (!url) throw new ToolFailure("INVALID_ARGUMENTS", "the search query is empty or too long, or the engine is not duckduckgo, google or bing");
-      if (args["newTab"] === true) {
-        const tab = await ext.tabs.create({ url });
-        return { tabId: tab.id ?? tabId, message: `Searched for “${String(args["query"])}” in a new tab` };
-      }
-      await ext.tabs.update(tabId, { url });
-      return { tabId, message: `Searched for “${String(args["query"])}”` };
-    }
-  }
+): Promise<TabOutcome> {
+  const handler: (args: Record<string, unknown>, ctx: TabContext) => Promise<TabOutcome> = TAB_HANDLERS[name];
+  return handler(args, { tabId, input, share });
 }
 
 /**

@@ -665,7 +665,7 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   const base = doc.baseURI || url;
   const title = clip(normalize(doc.title), 300);
   let root: Element | null = doc.body ?? doc.documentElement;
-  if (options?.rootHandleId) root = registry.resolve(options.rootHandleId) ?? root;
+  if (typeof options?.rootHandleId === "string" && options.rootHandleId) root = registry.resolve(options.rootHandleId) ?? root;
   if (!root) return { summary: { doc_type: "web.observation.summary.v1", url, title, text: "" } };
 
   const fullText = structuredText(root, limits.maxChars + MAX_TEXT_SCAN, limits.maxBlocks);

@@ -2,9 +2,11 @@
  * Page-side tool execution: observe, click, type, select, scroll, selection
  * links and citation highlighting. Handles resolve only through the registry
  * of the observed document; anything else is refused. Which tools run here
- * comes from the host's tool registry (src/generated/tools.ts).
+ * comes from the host's tool registry (src/generated/tools.ts): the handler
+ * table is keyed by its `PageTool` union, so a new page tool fails the build
+ * until it has a handler.
  */
-import { isPageTool } from "../generated/tools.js";
+import { isPageTool, type PageTool, type UntrustedArguments } from "../generated/tools.js";
 import type { Observation, ToolTarget } from "../generated/wire.js";
 import type { HandleRegistry } from "./handles.js";
 import { buildObservation, clip, isRendered, normalize, safeUrl } from "./observe.js";
@@ -23,8 +25,7 @@ function fail(code: string, error: string): Failure {
 const MAX_TYPE_CHARS = 10_000;
 const MAX_SCROLL = 100_000;
 
-function str(args: Record<string, unknown>, key: string): string | null {
-  const v = args[key];
+function str(v: unknown): string | null {
   return typeof v === "string" ? v : null;
 }
 
@@ -38,8 +39,8 @@ function describe(el: Element): string {
  * when the host named the gated `expected` target, still have that role and
  * text (else STALE_HANDLE, and nothing is done).
  */
-function target(registry: HandleRegistry, args: Record<string, unknown>, expected: ToolTarget | null): Element | Failure {
-  const handle = str(args, "handleId");
+function target(registry: HandleRegistry, handleId: unknown, expected: ToolTarget | null): Element | Failure {
+  const handle = str(handleId);
   if (!handle) return fail("INVALID_ARGUMENTS", "handleId is missing");
   if (expected && expected.handle_id !== handle) {
     return fail(STALE_HANDLE, `the call names ${handle} but was approved for ${expected.handle_id}; nothing was done`);
@@ -63,6 +64,91 @@ function setNativeValue(el: HTMLInputElement | HTMLTextAreaElement, value: strin
   else el.value = value;
 }
 
+/** What a page tool acts on. */
+interface PageContext {
+  doc: Document;
+  registry: HandleRegistry;
+  /** The gated element of a handle call (null when the call names none). */
+  expected: ToolTarget | null;
+}
+
+type PageHandler<N extends PageTool> = (args: UntrustedArguments<N>, ctx: PageContext) => ToolOutcome;
+
+const PAGE_HANDLERS: { [N in PageTool]: PageHandler<N> } = {
+  "browser.observe_dom": (args, { doc, registry }) => {
+    const observation = buildObservation(doc, registry, args);
+    const n = observation.summary.elements?.length ?? 0;
+    return { ok: true, message: `Read the page (${n} interactive element${n === 1 ? "" : "s"})`, observation };
+  },
+  "browser.click": (args, { registry, expected }) => {
+    const el = target(registry, args.handleId, expected);
+    if (isFailure(el)) return el;
+    if (!isRendered(el)) return fail("NOT_VISIBLE", `${describe(el)} is not visible`);
+    if ((el as HTMLButtonElement).disabled) return fail("DISABLED", `${describe(el)} is disabled`);
+    (el as HTMLElement).scrollIntoView?.({ block: "center" });
+    (el as HTMLElement).click();
+    return { ok: true, message: `Clicked ${describe(el)}` };
+  },
+  "browser.type": (args, { registry, expected }) => {
+    const el = target(registry, args.handleId, expected);
+    if (isFailure(el)) return el;
+    const text = str(args.text);
+    if (text === null) return fail("INVALID_ARGUMENTS", "text is missing");
+    if (text.length > MAX_TYPE_CHARS) return fail("INVALID_ARGUMENTS", "text is too long");
+    const tag = el.tagName.toLowerCase();
+    (el as HTMLElement).focus?.();
+    if (tag === "input" || tag === "textarea") {
+      const input = el as HTMLInputElement;
+      if (input.disabled || input.readOnly) return fail("NOT_EDITABLE", "the field is read-only");
+      setNativeValue(input, text);
+    } else if ((el as HTMLElement).isContentEditable || el.getAttribute("contenteditable") === "true") {
+      el.textContent = text;
+    } else {
+      return fail("NOT_EDITABLE", `${describe(el)} is not a text field`);
+    }
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { ok: true, message: `Typed ${Array.from(text).length} characters` };
+  },
+  "browser.select": (args, { registry, expected }) => {
+    const el = target(registry, args.handleId, expected);
+    if (isFailure(el)) return el;
+    const value = str(args.value);
+    if (value === null) return fail("INVALID_ARGUMENTS", "value is missing");
+    if (el.tagName.toLowerCase() !== "select") return fail("NOT_EDITABLE", `${describe(el)} is not a list box`);
+    const select = el as HTMLSelectElement;
+    const option = Array.from(select.options).find((o) => o.value === value || normalize(o.text) === normalize(value));
+    if (!option) return fail("NO_SUCH_OPTION", "no such option");
+    select.value = option.value;
+    select.dispatchEvent(new Event("input", { bubbles: true }));
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    return { ok: true, message: `Selected "${clip(normalize(option.text), 60)}"` };
+  },
+  "browser.scroll": (args, { doc }) => {
+    const dy = args.deltaY;
+    if (typeof dy !== "number" || !Number.isFinite(dy)) return fail("INVALID_ARGUMENTS", "deltaY must be a number");
+    const by = Math.max(-MAX_SCROLL, Math.min(MAX_SCROLL, dy));
+    doc.defaultView?.scrollBy(0, by);
+    return { ok: true, message: `Scrolled ${by > 0 ? "down" : "up"} ${Math.abs(Math.round(by))} px` };
+  },
+  "browser.get_selection_links": (args, { doc }) => {
+    const max = typeof args.maxLinks === "number" ? Math.max(0, Math.min(200, args.maxLinks)) : 50;
+    const sel = doc.defaultView?.getSelection();
+    const links: { text: string; url: string }[] = [];
+    if (sel) {
+      for (let i = 0; i < sel.rangeCount; i++) {
+        const range = sel.getRangeAt(i);
+        for (const a of Array.from(doc.querySelectorAll("a[href]"))) {
+          if (links.length >= max) break;
+          const url = safeUrl(a.getAttribute("href"), doc.baseURI);
+          if (url && range.intersectsNode(a)) links.push({ text: clip(normalize(a.textContent ?? ""), 120), url });
+        }
+      }
+    }
+    return { ok: true, message: `${links.length} link(s) in the selection`, data: { links } };
+  },
+};
+
 /**
  * Runs a page tool. `expected` is the `tool_call`'s `target` (null when the
  * call names no observed element): handle calls act only on that element.
@@ -75,82 +161,8 @@ export function runPageTool(
   expected: ToolTarget | null = null,
 ): ToolOutcome {
   if (!isPageTool(name)) return fail("NOT_A_PAGE_TOOL", `${name} is not a page tool`);
-  const win = doc.defaultView;
-  // No default: the switch covers every PageTool, or the build fails.
-  switch (name) {
-    case "browser.observe_dom": {
-      const observation = buildObservation(doc, registry, args);
-      const n = observation.summary.elements?.length ?? 0;
-      return { ok: true, message: `Read the page (${n} interactive element${n === 1 ? "" : "s"})`, observation };
-    }
-    case "browser.click": {
-      const el = target(registry, args, expected);
-      if (isFailure(el)) return el;
-      if (!isRendered(el)) return fail("NOT_VISIBLE", `${describe(el)} is not visible`);
-      if ((el as HTMLButtonElement).disabled) return fail("DISABLED", `${describe(el)} is disabled`);
-      (el as HTMLElement).scrollIntoView?.({ block: "center" });
-      (el as HTMLElement).click();
-      return { ok: true, message: `Clicked ${describe(el)}` };
-    }
-    case "browser.type": {
-      const el = target(registry, args, expected);
-      if (isFailure(el)) return el;
-      const text = str(args, "text");
-      if (text === null) return fail("INVALID_ARGUMENTS", "text is missing");
-      if (text.length > MAX_TYPE_CHARS) return fail("INVALID_ARGUMENTS", "text is too long");
-      const tag = el.tagName.toLowerCase();
-      (el as HTMLElement).focus?.();
-      if (tag === "input" || tag === "textarea") {
-        const input = el as HTMLInputElement;
-        if (input.disabled || input.readOnly) return fail("NOT_EDITABLE", "the field is read-only");
-        setNativeValue(input, text);
-      } else if ((el as HTMLElement).isContentEditable || el.getAttribute("contenteditable") === "true") {
-        el.textContent = text;
-      } else {
-        return fail("NOT_EDITABLE", `${describe(el)} is not a text field`);
-      }
-      el.dispatchEvent(new Event("input", { bubbles: true }));
-      el.dispatchEvent(new Event("change", { bubbles: true }));
-      return { ok: true, message: `Typed ${Array.from(text).length} characters` };
-    }
-    case "browser.select": {
-      const el = target(registry, args, expected);
-      if (isFailure(el)) return el;
-      const value = str(args, "value");
-      if (value === null) return fail("INVALID_ARGUMENTS", "value is missing");
-      if (el.tagName.toLowerCase() !== "select") return fail("NOT_EDITABLE", `${describe(el)} is not a list box`);
-      const select = el as HTMLSelectElement;
-      const option = Array.from(select.options).find((o) => o.value === value || normalize(o.text) === normalize(value));
-      if (!option) return fail("NO_SUCH_OPTION", "no such option");
-      select.value = option.value;
-      select.dispatchEvent(new Event("input", { bubbles: true }));
-      select.dispatchEvent(new Event("change", { bubbles: true }));
-      return { ok: true, message: `Selected "${clip(normalize(option.text), 60)}"` };
-    }
-    case "browser.scroll": {
-      const dy = args["deltaY"];
-      if (typeof dy !== "number" || !Number.isFinite(dy)) return fail("INVALID_ARGUMENTS", "deltaY must be a number");
-      const by = Math.max(-MAX_SCROLL, Math.min(MAX_SCROLL, dy));
-      win?.scrollBy(0, by);
-      return { ok: true, message: `Scrolled ${by > 0 ? "down" : "up"} ${Math.abs(Math.round(by))} px` };
-    }
-    case "browser.get_selection_links": {
-      const max = typeof args["maxLinks"] === "number" ? Math.max(0, Math.min(200, args["maxLinks"])) : 50;
-      const sel = win?.getSelection();
-      const links: { text: string; url: string }[] = [];
-      if (sel) {
-        for (let i = 0; i < sel.rangeCount; i++) {
-          const range = sel.getRangeAt(i);
-          for (const a of Array.from(doc.querySelectorAll("a[href]"))) {
-            if (links.length >= max) break;
-            const url = safeUrl(a.getAttribute("href"), doc.baseURI);
-            if (url && range.intersectsNode(a)) links.push({ text: clip(normalize(a.textContent ?? ""), 120), url });
-          }
-        }
-      }
-      return { ok: true, message: `${links.length} link(s) in the selection`, data: { links } };
-    }
-  }
+  const handler: (args: Record<string, unknown>, ctx: PageContext) => ToolOutcome = PAGE_HANDLERS[name];
+  return handler(args, { doc, registry, expected });
 }
 
 const HIGHLIGHT_ATTR = "data-laika-highlighted";

@@ -3,26 +3,15 @@
  * content script). They never cross to the host. Every receiver checks that
  * the sender is this extension (`sender.id === runtime.id`) before acting.
  */
+import type { UntrustedArguments } from "../generated/tools.js";
 import type { ExtensionMessage, Observation, RuntimeInfo, TaskName, ToolTarget } from "../generated/wire.js";
 import type { RoutedHostMessage } from "./protocol.js";
 import type { ShareRequest } from "./share.js";
 
 export const SIDEBAR_PORT = "laika-sidebar";
 
-/** Options of `browser.observe_dom` (docs/tools.json), all optional. */
-export interface ObserveOptions {
-  maxChars?: number;
-  maxElements?: number;
-  maxBlocks?: number;
-  maxPrimaryChars?: number;
-  maxOutline?: number;
-  maxOutlineChars?: number;
-  maxItems?: number;
-  maxItemChars?: number;
-  maxComments?: number;
-  maxCommentChars?: number;
-  rootHandleId?: string;
-}
+/** Options of an observation: the arguments of `browser.observe_dom` (docs/tools.json), all optional and checked where used. */
+export type ObserveOptions = UntrustedArguments<"browser.observe_dom">;
 
 /** `Omit` on each member of a union (plain `Omit` would merge them). */
 type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

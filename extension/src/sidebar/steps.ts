@@ -13,6 +13,7 @@ import type {
   ToolResultMessage,
   ToolTarget,
 } from "../generated/wire.js";
+import { isPageTool, isTabTool, type BrowserTool, type UntrustedArguments } from "../generated/tools.js";
 import { isObject } from "../shared/json.js";
 
 /** `operation`s of a summary in stages (`stage:part:<n>`, `stage:merge:…`, `stage:reduce`). */
@@ -58,49 +59,53 @@ function q(s: string, max = 80): string {
   return `“${line.length > max ? `${line.slice(0, max - 1)}…` : line}”`;
 }
 
-function str(args: Record<string, unknown>, key: string): string {
-  const v = args[key];
+function str(v: unknown): string {
   return typeof v === "string" ? v : "";
 }
 
+type Describer<N extends BrowserTool> = (args: UntrustedArguments<N>, target: ToolTarget | null, name: string) => string;
+
+/** The tool's name, for a call with nothing more to say. */
+const run = (_args: unknown, _target: unknown, name: string) => `Run ${q(name, 60)}`;
+
+const element = (target: ToolTarget | null) => (target?.text.trim() ? q(target.text) : "an element");
+
+/**
+ * What each call the browser runs will do, worded before it runs: every
+ * such tool has an entry, or the build fails; a host tool's call is worded
+ * by its name.
+ */
+const DESCRIBERS: { [N in BrowserTool]: Describer<N> } = {
+  "browser.click": (_args, target) => `Click ${element(target)}`,
+  "browser.type": (args, target) => {
+    const field = target?.text.trim() ? q(target.text) : "a field";
+    return typeof args.text === "string" ? `Type ${q(args.text)} into ${field}` : `Type into ${field}`;
+  },
+  "browser.select": (args, target) => `Choose ${q(str(args.value))} in ${element(target)}`,
+  "browser.scroll": (args) => (typeof args.deltaY === "number" && args.deltaY < 0 ? "Scroll up" : "Scroll down"),
+  "browser.navigate": () => "Open a web page",
+  "browser.open_tab": () => "Open a web page in a new tab",
+  "browser.back": () => "Go back",
+  "browser.forward": () => "Go forward",
+  "browser.refresh": () => "Reload the page",
+  search: (args) => `Search the web for ${q(str(args.query))}`,
+  "browser.observe_dom": () => "Read the page",
+  "browser.get_selection_links": () => "Read the selected links",
+  "artifact.share": run,
+  "source.capture": run,
+  "source.refresh": run,
+};
+
 /** What a call will do, worded before it runs (the host's `operation` title replaces it once it starts). */
 export function describeCall(name: string, args: Record<string, unknown>, target: ToolTarget | null): string {
-  const element = target?.text.trim() ? q(target.text) : "an element";
-  switch (name) {
-    case "browser.click":
-      return `Click ${element}`;
-    case "browser.type": {
-      const field = target?.text.trim() ? q(target.text) : "a field";
-      return typeof args["text"] === "string" ? `Type ${q(args["text"])} into ${field}` : `Type into ${field}`;
-    }
-    case "browser.select":
-      return `Choose ${q(str(args, "value"))} in ${element}`;
-    case "browser.scroll":
-      return typeof args["deltaY"] === "number" && args["deltaY"] < 0 ? "Scroll up" : "Scroll down";
-    case "browser.navigate":
-      return "Open a web page";
-    case "browser.open_tab":
-      return "Open a web page in a new tab";
-    case "browser.back":
-      return "Go back";
-    case "browser.forward":
-      return "Go forward";
-    case "browser.refresh":
-      return "Reload the page";
-    case "search":
-      return `Search the web for ${q(str(args, "query"))}`;
-    case "browser.observe_dom":
-      return "Read the page";
-    case "browser.get_selection_links":
-      return "Read the selected links";
-    default:
-      return `Run ${q(name, 60)}`;
-  }
+  if (!isPageTool(name) && !isTabTool(name)) return run(args, target, name);
+  const describer: (args: Record<string, unknown>, target: ToolTarget | null, name: string) => string = DESCRIBERS[name];
+  return describer(args, target, name);
 }
 
 /** The URL a call would open, if it opens one. */
 export function callUrl(name: string, args: Record<string, unknown>): string | null {
-  if (name === "browser.navigate" || name === "browser.open_tab") return str(args, "url") || null;
+  if (name === "browser.navigate" || name === "browser.open_tab") return str(args["url"]) || null;
   return null;
 }
 
@@ -229,7 +234,7 @@ export class StepList {
       root.append(row);
     } else if (msg.name === "search") {
       const row = this.h("div", "approval-target");
-      row.append("Query: ", this.h("code", "query", str(args, "query")));
+      row.append("Query: ", this.h("code", "query", str(args["query"])));
       root.append(row);
     } else if (msg.target) {
       const row = this.h("div", "approval-target");

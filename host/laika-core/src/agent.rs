@@ -8,6 +8,7 @@
 //! what it shares with the wire and the store.
 
 use crate::text::prefix_chars;
+use crate::tool_call::ToolCall;
 use laika_protocol::agent::{OperationAction, MAX_MESSAGE_BYTES};
 use laika_protocol::observation::Observation;
 use serde_json::{Map, Value};
@@ -101,50 +102,63 @@ pub fn bounded_message(message: &str) -> String {
 
 /// The wording of an operation: what it does and to what, e.g.
 /// (`Click`, `Clicking “Show more comments”`).
-pub fn describe(name: &str, arguments: &Value, target: Option<&str>) -> (OperationAction, String) {
-    let arg = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
+pub fn describe(call: &ToolCall, target: Option<&str>) -> (OperationAction, String) {
     let on = target.filter(|t| !t.trim().is_empty()).map(quoted);
     let element = || on.clone().unwrap_or_else(|| "an element".to_owned());
-    match name {
-        "browser.observe_dom" => (OperationAction::Read, "Reading the page".into()),
-        "browser.get_selection_links" => {
+    match call {
+        ToolCall::ObserveDom(_) => (OperationAction::Read, "Reading the page".into()),
+        ToolCall::GetSelectionLinks(_) => {
             (OperationAction::Read, "Reading the selected links".into())
         }
-        "browser.click" => (OperationAction::Click, format!("Clicking {}", element())),
-        "browser.type" => (OperationAction::Type, format!("Typing into {}", element())),
-        "browser.select" => (
+        ToolCall::Click(_) => (OperationAction::Click, format!("Clicking {}", element())),
+        ToolCall::Type(_) => (OperationAction::Type, format!("Typing into {}", element())),
+        ToolCall::Select(args) => (
             OperationAction::Select,
-            format!("Choosing {} in {}", quoted(arg("value")), element()),
+            format!("Choosing {} in {}", quoted(&args.value), element()),
         ),
-        "browser.scroll" => {
-            let down = arguments
-                .get("deltaY")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0)
-                >= 0.0;
-            let way = if down { "down" } else { "up" };
+        ToolCall::Scroll(args) => {
+            let way = if args.delta_y >= 0.0 { "down" } else { "up" };
             (OperationAction::Scroll, format!("Scrolling {way}"))
         }
-        "browser.navigate" => (
+        ToolCall::Navigate(args) => (
             OperationAction::Navigate,
-            format!("Opening {}", quoted(arg("url"))),
+            format!("Opening {}", quoted(&args.url)),
         ),
-        "browser.open_tab" => (
+        ToolCall::OpenTab(args) => (
             OperationAction::Navigate,
-            format!("Opening {} in a new tab", quoted(arg("url"))),
+            format!("Opening {} in a new tab", quoted(&args.url)),
         ),
-        "browser.back" => (OperationAction::Navigate, "Going back".into()),
-        "browser.forward" => (OperationAction::Navigate, "Going forward".into()),
-        "browser.refresh" => (OperationAction::Navigate, "Reloading the page".into()),
-        "search" => (
+        ToolCall::Back(_) => (OperationAction::Navigate, "Going back".into()),
+        ToolCall::Forward(_) => (OperationAction::Navigate, "Going forward".into()),
+        ToolCall::Refresh(_) => (OperationAction::Navigate, "Reloading the page".into()),
+        ToolCall::Search(args) => (
             OperationAction::Search,
-            format!("Searching for {}", quoted(arg("query"))),
+            format!("Searching for {}", quoted(&args.query)),
         ),
-        "app.calculate" | "app.money_calculate" => (
+        ToolCall::Calculate(args) => (
             OperationAction::Calculate,
-            format!("Calculating {}", quoted(arg("expression"))),
+            format!("Calculating {}", quoted(&args.expression)),
         ),
-        other => (OperationAction::Other, format!("Running {}", quoted(other))),
+        ToolCall::MoneyCalculate(args) => (
+            OperationAction::Calculate,
+            format!("Calculating {}", quoted(&args.expression)),
+        ),
+        ToolCall::ArtifactSave(_)
+        | ToolCall::ArtifactShare(_)
+        | ToolCall::ArtifactOpen(_)
+        | ToolCall::IntegrationInvoke(_)
+        | ToolCall::CollectionCreate(_)
+        | ToolCall::CollectionAddSources(_)
+        | ToolCall::CollectionListSources(_)
+        | ToolCall::SourceCapture(_)
+        | ToolCall::SourceRefresh(_)
+        | ToolCall::TransformListTypes(_)
+        | ToolCall::TransformRun(_)
+        | ToolCall::EstimateTax(_)
+        | ToolCall::EstimateShipping(_) => (
+            OperationAction::Other,
+            format!("Running {}", quoted(call.name().as_str())),
+        ),
     }
 }
 
@@ -185,6 +199,11 @@ mod tests {
 
     #[test]
     fn operations_read_like_sentences() {
+        let describe = |name: &str, arguments: &Value, target| {
+            let name = crate::tool_call::ToolName::from_name(name).unwrap();
+            let call = ToolCall::from_arguments(name, arguments.clone()).unwrap();
+            super::describe(&call, target)
+        };
         let (action, title) = describe(
             "browser.click",
             &json!({"handleId": "laika-3"}),

@@ -12,6 +12,9 @@ use laika_protocol::collection::{Artifact, ShareFormat};
 use laika_protocol::render::ast::{Block, Doc, Inline};
 use serde_json::json;
 
+/// The MIME type of an artifact holding a render document.
+pub const RENDER_MIME: &str = "application/vnd.laika.render+json";
+
 /// The artifact's document: its render, or its text as paragraphs.
 fn document(artifact: &Artifact) -> Doc {
     match (&artifact.doc, &artifact.text) {

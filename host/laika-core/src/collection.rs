@@ -21,6 +21,7 @@ use crate::pack::{self, estimate_tokens, Budget, Packed};
 use crate::redact;
 use crate::retrieval::{self, Index};
 use crate::text::prefix_chars;
+use crate::tool_call::{CollectionAddSources, SourceItem};
 use laika_protocol::collection::{
     CitedSource, Collection, ExtractedLink, OutlineEntry, Source, SourceStatus,
 };
@@ -89,23 +90,18 @@ pub struct CollectionPack {
 
 // ---- tool arguments ----
 
-fn field<'a>(args: &'a Value, key: &str) -> Result<&'a str> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
+/// A required text argument `key`, trimmed: an id, a title, a note.
+pub fn non_empty<'a>(value: &'a str, key: &str) -> Result<&'a str> {
+    Some(value.trim())
         .filter(|s| !s.is_empty())
         .ok_or_else(|| Error::invalid_request(format!("`{key}` must be a non-empty string")))
 }
 
-/// `collection.create`: `(title, tags)`.
-pub fn create_args(args: &Value) -> Result<(String, Vec<String>)> {
-    let title = prefix_chars(field(args, "title")?, MAX_TITLE_CHARS).to_owned();
-    let tags = args
-        .get("tags")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+/// `collection.create`: `(title, tags)`, bounded.
+pub fn create_args(title: &str, tags: &[String]) -> Result<(String, Vec<String>)> {
+    let title = prefix_chars(non_empty(title, "title")?, MAX_TITLE_CHARS).to_owned();
+    let tags = tags
+        .iter()
         .map(|t| prefix_chars(t.trim(), MAX_TAG_CHARS).to_owned())
         .filter(|t| !t.is_empty())
         .take(MAX_TAGS)
@@ -122,44 +118,32 @@ pub enum NewSource {
 
 /// `collection.add_sources`: `(collectionId, sources)`. URLs must be http(s)
 /// without credentials (they will be opened in the browser).
-pub fn add_sources_args(args: &Value) -> Result<(String, Vec<NewSource>)> {
-    let collection_id = field(args, "collectionId")?.to_owned();
-    let items = args
-        .get("sources")
-        .and_then(Value::as_array)
-        .ok_or_else(|| Error::invalid_request("`sources` must be an array"))?;
+pub fn add_sources_args(args: &CollectionAddSources) -> Result<(String, Vec<NewSource>)> {
+    let collection_id = non_empty(&args.collection_id, "collectionId")?.to_owned();
+    let items = &args.sources;
     if items.is_empty() || items.len() > MAX_SOURCES {
         return Err(Error::invalid_request(format!(
             "`sources` must hold 1 to {MAX_SOURCES} sources"
         )));
     }
+    let title = |t: &Option<String>| {
+        t.as_deref()
+            .map(|t| prefix_chars(t.trim(), MAX_TITLE_CHARS).to_owned())
+    };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let title = item
-            .get("title")
-            .and_then(Value::as_str)
-            .map(|t| prefix_chars(t.trim(), MAX_TITLE_CHARS).to_owned());
-        match item.get("type").and_then(Value::as_str) {
-            Some("url") => {
-                let url = field(item, "url")
-                    .and_then(web_url)
-                    .map_err(|e| Error::invalid_request(format!("sources[{i}]: {}", e.message)))?;
-                out.push(NewSource::Url { url, title });
-            }
-            Some("note") => {
-                let text = field(item, "text")
-                    .map_err(|e| Error::invalid_request(format!("sources[{i}]: {}", e.message)))?;
-                out.push(NewSource::Note {
-                    title,
-                    text: prefix_chars(text, MAX_SOURCE_CHARS).to_owned(),
-                });
-            }
-            _ => {
-                return Err(Error::invalid_request(format!(
-                    "sources[{i}]: `type` must be \"url\" or \"note\""
-                )))
-            }
-        }
+        let at = |e: Error| Error::invalid_request(format!("sources[{i}]: {}", e.message));
+        out.push(match item {
+            SourceItem::Url { url, title: t } => NewSource::Url {
+                url: non_empty(url, "url").and_then(web_url).map_err(at)?,
+                title: title(t),
+            },
+            SourceItem::Note { text, title: t } => NewSource::Note {
+                title: title(t),
+                text: prefix_chars(non_empty(text, "text").map_err(at)?, MAX_SOURCE_CHARS)
+                    .to_owned(),
+            },
+        });
     }
     Ok((collection_id, out))
 }
@@ -180,11 +164,6 @@ pub fn web_url(raw: &str) -> Result<String> {
         ));
     }
     Ok(parsed.to_string())
-}
-
-/// The id argument `key` of a tool (`collectionId`, `artifactId`, `sourceId`).
-pub fn id_arg(args: &Value, key: &str) -> Result<String> {
-    Ok(field(args, key)?.to_owned())
 }
 
 /// A captured page as a source: its text (the summary's `text`, which holds
@@ -532,6 +511,10 @@ mod tests {
     use super::*;
 
     use super::test_source as source;
+
+    fn add_sources_args(args: &Value) -> Result<(String, Vec<NewSource>)> {
+        super::add_sources_args(&serde_json::from_value(args.clone()).unwrap())
+    }
 
     #[test]
     fn add_sources_reads_urls_and_notes_and_refuses_unsafe_urls() {

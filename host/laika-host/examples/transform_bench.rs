@@ -14,6 +14,7 @@ use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;
 use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::{Runtime, TextSink};
+use laika_core::tool_call::{ToolCall, ToolName, ToolOutput};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
@@ -141,7 +142,11 @@ fn main() {
             progress: &progress,
             integrations: &Default::default(),
         };
-        tools::run(name, &args, &tool_ctx).unwrap_or_else(|e| panic!("{name}: {}", e.message))
+        let tool = ToolName::from_name(name).expect("a tool");
+        let call = ToolCall::from_arguments(tool, args).expect("valid arguments");
+        tools::run(&call, None, &tool_ctx)
+            .map(ToolOutput::into_value)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.message))
     };
     let created = run(
         &BuiltinRuntime::new(SystemAmbient),

@@ -8,6 +8,7 @@
 
 use laika_core::cancel::CancelToken;
 use laika_core::text::prefix_chars;
+use laika_core::tool_call::IntegrationInvoke;
 use laika_protocol::agent::ToolError;
 use laika_protocol::error::{ErrorCode, Result};
 use laika_runtime::command::{CommandConfig, CommandRuntime};
@@ -82,15 +83,14 @@ fn failed(code: &str, message: String) -> ToolError {
     ToolError::new(code, prefix_chars(&message, 2000))
 }
 
-/// Runs integration `arguments.integration` (already gated and approved).
+/// Runs integration `call.integration` (already gated and approved).
 pub fn invoke(
     integrations: &BTreeMap<String, IntegrationConfig>,
-    arguments: &Value,
+    call: &IntegrationInvoke,
     cancel: &CancelToken,
 ) -> std::result::Result<Value, ToolError> {
-    let text = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or("");
-    let name = text("integration");
-    let operation = text("operation");
+    let name = call.integration.as_str();
+    let operation = call.operation.as_str();
     let config = integrations.get(name).ok_or_else(|| {
         failed(
             "NOT_FOUND",
@@ -119,8 +119,8 @@ pub fn invoke(
             "kind": TASK_KIND,
             "integration": name,
             "operation": operation,
-            "payload": arguments.get("payload").cloned().unwrap_or_else(|| json!({})),
-            "idempotency_key": arguments.get("idempotencyKey"),
+            "payload": call.payload,
+            "idempotency_key": call.idempotency_key,
         }
     });
     let response = runtime.call(&request, cancel).map_err(|e| {

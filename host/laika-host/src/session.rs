@@ -565,9 +565,12 @@ fn add_page(
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let wanted = title.as_deref().unwrap_or(page_title);
-            let (title, tags) = laika_core::collection::create_args(
-                &serde_json::json!({ "title": if wanted.trim().is_empty() { "Collection" } else { wanted } }),
-            )?;
+            let title = if wanted.trim().is_empty() {
+                "Collection"
+            } else {
+                wanted
+            };
+            let (title, tags) = laika_core::collection::create_args(title, &[])?;
             let collection = laika_protocol::collection::Collection {
                 id: ambient.new_id(),
                 title: laika_core::redact::redact_urls_in_text(&title).into_owned(),

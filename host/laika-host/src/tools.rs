@@ -18,6 +18,12 @@ use laika_core::redact;
 use laika_core::render;
 use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
+use laika_core::tool_call::{
+    ArtifactExport, ArtifactOpen, ArtifactOpened, ArtifactSave, ArtifactSaved, ArtifactShare,
+    CollectionAddSources, CollectionCreate, CollectionCreated, OpenTarget, Redaction, ShareTarget,
+    SourceCapture, SourceCaptured, SourceEntry, SourceFailure, SourceRefreshed, SourceToRefresh,
+    SourcesAdded, SourcesListed, ToolCall, ToolOutput, TransformMade, TransformRun,
+};
 use laika_protocol::agent::ToolError;
 use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
 use laika_protocol::error::{Error, ErrorCode};
@@ -25,8 +31,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-/// The MIME type of an artifact holding a render document.
-pub const RENDER_MIME: &str = "application/vnd.laika.render+json";
+pub use laika_core::artifact::RENDER_MIME;
 const MAX_ARTIFACT_TEXT_CHARS: usize = 1_000_000;
 const MAX_LISTED_SOURCES: usize = 200;
 
@@ -52,6 +57,13 @@ fn tool_error(e: Error) -> ToolError {
     ToolError::new(code, e.message)
 }
 
+/// An id argument (`collectionId`, `artifactId`, `sourceId`), trimmed.
+fn id_arg(value: &str, key: &str) -> Result<String, ToolError> {
+    collection::non_empty(value, key)
+        .map(str::to_owned)
+        .map_err(tool_error)
+}
+
 fn lock(store: &Mutex<Store>) -> Result<MutexGuard<'_, Store>, ToolError> {
     store.lock().map_err(|_| {
         ToolError::new(
@@ -61,31 +73,55 @@ fn lock(store: &Mutex<Store>) -> Result<MutexGuard<'_, Store>, ToolError> {
     })
 }
 
-/// Runs host tool `name` on arguments the gate already checked.
-pub fn run(name: &str, arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    match name {
-        "collection.create" => create(arguments, ctx),
-        "collection.add_sources" => add_sources(arguments, ctx),
-        "collection.list_sources" => list_sources(arguments, ctx),
-        laika_core::tools::SOURCE_CAPTURE => capture(arguments, ctx),
-        "artifact.save" => save(arguments, ctx),
-        "artifact.open" => open(arguments, ctx),
-        "transform.list_types" => Ok(laika_core::transform::list_types()),
-        "transform.run" => run_transform(arguments, ctx),
-        laika_core::tools::SOURCE_REFRESH => refresh(arguments, ctx),
-        laika_core::tools::ARTIFACT_SHARE => share(arguments, ctx),
-        laika_core::tools::INTEGRATION_INVOKE => {
-            integration::invoke(ctx.integrations, arguments, ctx.cancel)
+/// Runs a host tool the gate allowed; `page` is what the extension read
+/// for a capture (`source.capture`, `source.refresh`).
+pub fn run(
+    call: &ToolCall,
+    page: Option<Value>,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
+    match call {
+        ToolCall::CollectionCreate(args) => create(args, ctx),
+        ToolCall::CollectionAddSources(args) => add_sources(args, ctx),
+        ToolCall::CollectionListSources(args) => list_sources(&args.collection_id, ctx),
+        ToolCall::SourceCapture(args) => capture(args, page, ctx),
+        ToolCall::SourceRefresh(args) => refresh(&args.source_id, page, ctx),
+        ToolCall::ArtifactSave(args) => save(args, ctx),
+        ToolCall::ArtifactOpen(args) => open(args, ctx),
+        ToolCall::ArtifactShare(args) => share(args, ctx),
+        ToolCall::TransformListTypes(_) => {
+            Ok(ToolOutput::Open(laika_core::transform::list_types()))
         }
-        other => Err(ToolError::new(
+        ToolCall::TransformRun(args) => run_transform(args, ctx),
+        ToolCall::IntegrationInvoke(args) => {
+            integration::invoke(ctx.integrations, args, ctx.cancel).map(ToolOutput::Open)
+        }
+        // The browser's tools, and the app tools the engine runs itself.
+        ToolCall::ObserveDom(_)
+        | ToolCall::GetSelectionLinks(_)
+        | ToolCall::Click(_)
+        | ToolCall::Type(_)
+        | ToolCall::Select(_)
+        | ToolCall::Scroll(_)
+        | ToolCall::OpenTab(_)
+        | ToolCall::Navigate(_)
+        | ToolCall::Back(_)
+        | ToolCall::Forward(_)
+        | ToolCall::Refresh(_)
+        | ToolCall::Search(_)
+        | ToolCall::Calculate(_)
+        | ToolCall::MoneyCalculate(_)
+        | ToolCall::EstimateTax(_)
+        | ToolCall::EstimateShipping(_) => Err(ToolError::new(
             "UNKNOWN_TOOL",
-            format!("{} is not a tool the host runs", prefix_chars(other, 80)),
+            format!("{} is not a tool the host runs", call.name().as_str()),
         )),
     }
 }
 
-fn create(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let (title, tags) = collection::create_args(arguments).map_err(tool_error)?;
+fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    let tags = args.tags.as_deref().unwrap_or_default();
+    let (title, tags) = collection::create_args(&args.title, tags).map_err(tool_error)?;
     let c = Collection {
         id: ctx.ambient.new_id(),
         title: redact::redact_urls_in_text(&title).into_owned(),
@@ -94,10 +130,10 @@ fn create(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> 
         source_count: 0,
     };
     lock(ctx.store)?.create_collection(&c).map_err(tool_error)?;
-    Ok(json!({
-        "collectionId": c.id,
-        "title": c.title,
-        "message": format!("Created the collection “{}”.", prefix_chars(&c.title, 80)),
+    Ok(ToolOutput::CollectionCreated(CollectionCreated {
+        message: format!("Created the collection “{}”.", prefix_chars(&c.title, 80)),
+        collection_id: c.id,
+        title: c.title,
     }))
 }
 
@@ -138,8 +174,11 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
     })
 }
 
-fn add_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let (collection_id, new) = collection::add_sources_args(arguments).map_err(tool_error)?;
+fn add_sources(
+    args: &CollectionAddSources,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let (collection_id, new) = collection::add_sources_args(args).map_err(tool_error)?;
     let sources: Vec<Source> = new
         .into_iter()
         .map(|n| new_source(&collection_id, n, ctx))
@@ -151,65 +190,68 @@ fn add_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolEr
         .iter()
         .filter(|s| s.status == SourceStatus::Pending)
         .count();
-    Ok(json!({
-        "collectionId": collection_id,
-        "sourceIds": sources.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
-        "message": format!(
+    Ok(ToolOutput::SourcesAdded(SourcesAdded {
+        collection_id,
+        message: format!(
             "Added {} source(s); {pending} page(s) wait to be captured.",
             sources.len()
         ),
+        source_ids: sources.into_iter().map(|s| s.id).collect(),
     }))
 }
 
 /// A source as a list shows it: no text.
-pub fn source_entry(s: &Source) -> Value {
-    json!({
-        "sourceId": s.id,
-        "type": s.kind.as_str(),
-        "url": s.url,
-        "title": s.title,
-        "outlet": s.outlet,
-        "status": s.status.as_str(),
-        "error": s.error,
-        "capturedAt": s.captured_at,
-        "refreshedAt": s.refreshed_at,
-        "chars": s.text.chars().count(),
-    })
+fn source_entry(s: &Source) -> SourceEntry {
+    SourceEntry {
+        source_id: s.id.clone(),
+        kind: s.kind.as_str().to_owned(),
+        url: s.url.clone(),
+        title: s.title.clone(),
+        outlet: s.outlet.clone(),
+        status: s.status.as_str().to_owned(),
+        error: s.error.clone(),
+        captured_at: s.captured_at.clone(),
+        refreshed_at: s.refreshed_at.clone(),
+        chars: s.text.chars().count(),
+    }
 }
 
 /// `source.capture`, after the extension read the page: stores it as the
 /// collection's source for that URL.
-fn capture(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let id = collection::id_arg(arguments, "collectionId").map_err(tool_error)?;
-    let url = collection::id_arg(arguments, "url")
-        .and_then(|u| collection::web_url(&u))
+fn capture(
+    args: &SourceCapture,
+    page: Option<Value>,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let id = id_arg(&args.collection_id, "collectionId")?;
+    let url = collection::non_empty(&args.url, "url")
+        .and_then(collection::web_url)
         .map_err(tool_error)?;
-    let raw = arguments.get("observation").cloned().ok_or_else(|| {
+    let raw = page.ok_or_else(|| {
         ToolError::new(
             "INVALID_OBSERVATION",
             "the browser sent no page for this capture",
         )
     })?;
-    let max_chars = arguments
-        .get("maxChars")
-        .and_then(Value::as_u64)
+    let max_chars = args
+        .max_chars
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(collection::MAX_SOURCE_CHARS);
     let mut store = lock(ctx.store)?;
     let source =
         store_page(&mut store, &id, Some(&url), raw, max_chars, ctx.ambient).map_err(tool_error)?;
-    Ok(json!({
-        "collectionId": id,
-        "sourceId": source.id,
-        "title": source.title,
-        "url": source.url,
-        "chars": source.text.chars().count(),
-        "links": source.extracted_links.len(),
-        "message": format!(
+    Ok(ToolOutput::SourceCaptured(SourceCaptured {
+        chars: source.text.chars().count(),
+        links: source.extracted_links.len(),
+        message: format!(
             "Captured “{}” ({} characters).",
             prefix_chars(source.label(), 80),
             source.text.chars().count()
         ),
+        collection_id: id,
+        source_id: source.id,
+        title: source.title,
+        url: source.url,
     }))
 }
 
@@ -263,8 +305,12 @@ pub fn store_page(
 /// with the page the extension read it replaces the source's document,
 /// keeping its id, and records when. A capture that failed never gets
 /// here, so the old document stays.
-fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let id = collection::id_arg(arguments, "sourceId").map_err(tool_error)?;
+fn refresh(
+    source_id: &str,
+    page: Option<Value>,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let id = id_arg(source_id, "sourceId")?;
     let mut store = lock(ctx.store)?;
     let source = store.source(&id).map_err(tool_error)?;
     let url = match (&source.kind, &source.url) {
@@ -279,17 +325,17 @@ fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
             ))
         }
     };
-    let Some(raw) = arguments.get("observation") else {
-        return Ok(json!({
-            "sourceId": source.id,
-            "collectionId": source.collection_id,
-            "url": url,
-            "title": source.title,
-            "message": format!("Reading “{}” again.", prefix_chars(source.label(), 80)),
+    let Some(raw) = page else {
+        return Ok(ToolOutput::SourceToRefresh(SourceToRefresh {
+            message: format!("Reading “{}” again.", prefix_chars(source.label(), 80)),
+            source_id: source.id,
+            collection_id: source.collection_id,
+            url,
+            title: source.title,
         }));
     };
     let observation =
-        laika_protocol::observation::Observation::from_value(raw.clone()).map_err(tool_error)?;
+        laika_protocol::observation::Observation::from_value(raw).map_err(tool_error)?;
     let now = ctx.ambient.now_iso8601();
     let mut fresh =
         collection::source_from_observation(&observation, source, collection::MAX_SOURCE_CHARS);
@@ -299,111 +345,102 @@ fn refresh(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError>
     fresh.captured_at = Some(now.clone());
     fresh.refreshed_at = Some(now);
     store.update_source(&fresh).map_err(tool_error)?;
-    Ok(json!({
-        "sourceId": fresh.id,
-        "collectionId": fresh.collection_id,
-        "url": fresh.url,
-        "title": fresh.title,
-        "chars": fresh.text.chars().count(),
-        "refreshedAt": fresh.refreshed_at,
-        "message": format!(
+    Ok(ToolOutput::SourceRefreshed(SourceRefreshed {
+        chars: fresh.text.chars().count(),
+        message: format!(
             "Refreshed “{}” ({} characters).",
             prefix_chars(fresh.label(), 80),
             fresh.text.chars().count()
         ),
+        source_id: fresh.id,
+        collection_id: fresh.collection_id,
+        url: fresh.url,
+        title: fresh.title,
+        refreshed_at: fresh.refreshed_at,
     }))
 }
 
 /// `artifact.share`, the host's part: the artifact rendered in the format
 /// asked, for the extension to write to a file or the clipboard.
-fn share(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     use laika_core::artifact;
     use laika_protocol::collection::ShareFormat;
-    let id = collection::id_arg(arguments, "artifactId").map_err(tool_error)?;
-    let format_name = arguments
-        .get("format")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let id = id_arg(&args.artifact_id, "artifactId")?;
+    let format_name = args.format.as_str();
     let format: ShareFormat = serde_json::from_value(json!(format_name)).map_err(|_| {
         ToolError::new(
             "UNSUPPORTED_FORMAT",
-            format!(
-                "{} export is not available; use markdown, text, json or csv",
-                prefix_chars(format_name, 20)
-            ),
+            format!("{format_name} export is not available; use markdown, text, json or csv"),
         )
     })?;
-    let target = match arguments.get("target").and_then(Value::as_str) {
-        None | Some("file") => "file",
-        Some("clipboard") => "clipboard",
-        Some(other) => {
+    let target = match args.target {
+        None | Some(ShareTarget::File) => ShareTarget::File,
+        Some(ShareTarget::Clipboard) => ShareTarget::Clipboard,
+        Some(ShareTarget::ShareSheet) => {
             return Err(ToolError::new(
                 "UNSUPPORTED_TARGET",
-                format!(
-                    "a browser has no {} here; use file or clipboard",
-                    prefix_chars(other, 20)
-                ),
+                "a browser has no share_sheet here; use file or clipboard",
             ))
         }
     };
     let a = lock(ctx.store)?.artifact(&id).map_err(tool_error)?;
-    let filename = match arguments.get("filename").and_then(Value::as_str) {
+    let filename = match &args.filename {
         Some(requested) => artifact::named(requested, format),
         None => artifact::filename(&a, format),
     };
-    Ok(json!({
-        "artifactId": a.id,
-        "title": a.title,
-        "format": format,
-        "target": target,
-        "filename": filename,
-        "mime": format.mime(),
-        "content": artifact::export(&a, format),
-        "message": format!("Exporting “{}” as {format_name}.", prefix_chars(&a.title, 80)),
+    Ok(ToolOutput::ArtifactExport(ArtifactExport {
+        format: args.format,
+        target,
+        filename,
+        mime: format.mime().to_owned(),
+        content: artifact::export(&a, format),
+        message: format!(
+            "Exporting “{}” as {format_name}.",
+            prefix_chars(&a.title, 80)
+        ),
+        artifact_id: a.id,
+        title: a.title,
     }))
 }
 
-fn list_sources(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let id = collection::id_arg(arguments, "collectionId").map_err(tool_error)?;
+fn list_sources(collection_id: &str, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    let id = id_arg(collection_id, "collectionId")?;
     let pack = lock(ctx.store)?.collection_pack(&id).map_err(tool_error)?;
-    let sources: Vec<Value> = pack
+    let sources = pack
         .sources
         .iter()
         .take(MAX_LISTED_SOURCES)
         .map(source_entry)
         .collect();
-    Ok(json!({
-        "collectionId": pack.collection.id,
-        "title": pack.collection.title,
-        "sources": sources,
-        "message": format!(
+    Ok(ToolOutput::SourcesListed(SourcesListed {
+        message: format!(
             "“{}” has {} source(s).",
             prefix_chars(&pack.collection.title, 80),
             pack.sources.len()
         ),
+        collection_id: pack.collection.id,
+        title: pack.collection.title,
+        sources,
     }))
 }
 
-fn save(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
+fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     let invalid = |m: &str| ToolError::new("INVALID_ARGUMENTS", m);
-    let title = arguments
-        .get("title")
-        .and_then(Value::as_str)
-        .map(str::trim)
+    let title = Some(args.title.trim())
         .filter(|t| !t.is_empty())
         .ok_or_else(|| invalid("`title` must be a non-empty string"))?;
-    let keep_all = arguments.get("redaction").and_then(Value::as_str) == Some("none");
-    let (text, doc, mime) = match (arguments.get("text"), arguments.get("doc")) {
-        (Some(Value::String(t)), None) => {
+    let keep_all = args.redaction == Some(Redaction::None);
+    let (text, doc, mime) = match (&args.text, &args.doc) {
+        (Some(t), None) => {
             let t = prefix_chars(t, MAX_ARTIFACT_TEXT_CHARS);
             let t = if keep_all {
                 t.to_owned()
             } else {
                 redact::redact_urls_in_text(t).into_owned()
             };
-            let mime = arguments
-                .get("mime")
-                .and_then(Value::as_str)
+            let mime = args
+                .mime
+                .as_deref()
                 .filter(|m| m.starts_with("text/"))
                 .unwrap_or("text/plain");
             (Some(t), None, mime.to_owned())
@@ -420,7 +457,7 @@ fn save(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
         }
         _ => return Err(invalid("give exactly one of `text` (a string) or `doc`")),
     };
-    let tags = collection::create_args(&json!({"title": title, "tags": arguments.get("tags")}))
+    let tags = collection::create_args(title, args.tags.as_deref().unwrap_or_default())
         .map(|(_, tags)| tags)
         .unwrap_or_default();
     let artifact = Artifact {
@@ -436,35 +473,37 @@ fn save(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
     lock(ctx.store)?
         .save_artifact(&artifact, !keep_all)
         .map_err(tool_error)?;
-    Ok(json!({
-        "artifactId": artifact.id,
-        "title": artifact.title,
-        "mime": artifact.mime,
-        "message": format!("Saved the artifact “{}”.", prefix_chars(&artifact.title, 80)),
+    Ok(ToolOutput::ArtifactSaved(ArtifactSaved {
+        message: format!(
+            "Saved the artifact “{}”.",
+            prefix_chars(&artifact.title, 80)
+        ),
+        artifact_id: artifact.id,
+        title: artifact.title,
+        mime: artifact.mime,
     }))
 }
 
-fn open(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let id = collection::id_arg(arguments, "artifactId").map_err(tool_error)?;
+fn open(args: &ArtifactOpen, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    let id = id_arg(&args.artifact_id, "artifactId")?;
     let artifact = lock(ctx.store)?.artifact(&id).map_err(tool_error)?;
-    let target = arguments
-        .get("target")
-        .and_then(Value::as_str)
-        .unwrap_or("workspace");
-    Ok(json!({
-        "artifactId": artifact.id,
-        "title": artifact.title,
-        "mime": artifact.mime,
-        "target": target,
-        "text": artifact.text,
-        "doc": artifact.doc,
-        "message": format!("Opened the artifact “{}”.", prefix_chars(&artifact.title, 80)),
+    Ok(ToolOutput::ArtifactOpened(ArtifactOpened {
+        message: format!(
+            "Opened the artifact “{}”.",
+            prefix_chars(&artifact.title, 80)
+        ),
+        target: args.target.unwrap_or(OpenTarget::Workspace),
+        artifact_id: artifact.id,
+        title: artifact.title,
+        mime: artifact.mime,
+        text: artifact.text,
+        doc: artifact.doc,
     }))
 }
 
-fn run_transform(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-    let id = collection::id_arg(arguments, "collectionId").map_err(tool_error)?;
-    let kind_name = arguments.get("type").and_then(Value::as_str).unwrap_or("");
+fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    let id = id_arg(&args.collection_id, "collectionId")?;
+    let kind_name = args.kind.as_str();
     let kind = laika_core::transform::find_type(kind_name).ok_or_else(|| {
         ToolError::new(
             "INVALID_ARGUMENTS",
@@ -475,23 +514,28 @@ fn run_transform(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, Tool
         )
     })?;
     let pack = lock(ctx.store)?.collection_pack(&id).map_err(tool_error)?;
-    let outcome = transform::run(kind, &pack, ctx).map_err(tool_error)?;
+    let workers = transform::Workers {
+        runtime: ctx.runtime,
+        cancel: ctx.cancel,
+        ambient: ctx.ambient,
+        concurrency: ctx.concurrency,
+        progress: ctx.progress,
+    };
+    let outcome = transform::run(kind, &pack, &workers).map_err(tool_error)?;
     lock(ctx.store)?
         .save_artifact(&outcome.artifact, true)
         .map_err(tool_error)?;
-    let failed: Vec<Value> = outcome
+    let failed: Vec<SourceFailure> = outcome
         .failed
-        .iter()
-        .map(|(source_id, e)| json!({"sourceId": source_id, "code": e.code, "message": e.message}))
+        .into_iter()
+        .map(|(source_id, e)| SourceFailure {
+            source_id,
+            code: e.code,
+            message: e.message,
+        })
         .collect();
-    Ok(json!({
-        "artifactId": outcome.artifact.id,
-        "title": outcome.artifact.title,
-        "type": kind.id,
-        "plan": outcome.plan,
-        "sourcesRead": outcome.read,
-        "sourcesFailed": failed,
-        "message": format!(
+    Ok(ToolOutput::TransformMade(TransformMade {
+        message: format!(
             "Made “{}” from {} source(s){}.",
             prefix_chars(&outcome.artifact.title, 80),
             outcome.read,
@@ -501,5 +545,11 @@ fn run_transform(arguments: &Value, ctx: &ToolContext<'_>) -> Result<Value, Tool
                 format!("; {} could not be read", failed.len())
             }
         ),
+        artifact_id: outcome.artifact.id,
+        title: outcome.artifact.title,
+        kind: kind.id.to_owned(),
+        plan: serde_json::to_value(&outcome.plan).unwrap_or(Value::Null),
+        sources_read: outcome.read,
+        sources_failed: failed,
     }))
 }

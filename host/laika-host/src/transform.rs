@@ -12,8 +12,11 @@
 //! - Each source's step is told through `progress` as it starts and ends,
 //!   which the turn driver turns into `operation` events.
 
-use crate::tools::{ToolContext, RENDER_MIME};
+use laika_core::ambient::Ambient;
+use laika_core::artifact::RENDER_MIME;
+use laika_core::cancel::CancelToken;
 use laika_core::collection::CollectionPack;
+use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
 use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
 use laika_protocol::agent::{OperationStatus, ToolError};
@@ -32,6 +35,17 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+/// What a transform's steps run with.
+pub struct Workers<'a> {
+    pub runtime: &'a dyn Runtime,
+    pub cancel: &'a CancelToken,
+    pub ambient: &'a dyn Ambient,
+    /// Model calls kept in flight.
+    pub concurrency: usize,
+    /// Told each source's progress.
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+}
+
 /// What a transform made.
 #[derive(Debug)]
 pub struct Outcome {
@@ -45,7 +59,7 @@ pub struct Outcome {
 
 /// Runs `kind` over `pack`. Errors only when nothing can be made: a cancel,
 /// or no source with text.
-pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &ToolContext<'_>) -> Result<Outcome> {
+pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &Workers<'_>) -> Result<Outcome> {
     let readable = transform::readable(pack);
     if readable.is_empty() {
         return Err(Error::invalid_request(
@@ -158,7 +172,7 @@ pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &ToolContext<'_>) -
 }
 
 /// One `read` step: a model call over the source, read back into points.
-fn read_one(source: &Source, ctx: &ToolContext<'_>) -> SourceNotes {
+fn read_one(source: &Source, ctx: &Workers<'_>) -> SourceNotes {
     let failed = |e: Error| SourceNotes::Failed {
         code: e.code.as_str().to_owned(),
         message: prefix_chars(&e.message, 300).to_owned(),

@@ -13,6 +13,7 @@ use crate::transform::Progress;
 use laika_core::ambient::Ambient;
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
 use laika_core::runtime::Runtime;
+use laika_core::tool_call::ToolOutput;
 use laika_protocol::agent::OperationAction;
 use laika_protocol::error::{Error, Result};
 use laika_protocol::event::{Event, Operation, Sink};
@@ -125,6 +126,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
             Action::RunTool {
                 call_id,
                 call,
+                page,
                 conversation_id,
                 turn: number,
                 step,
@@ -153,9 +155,10 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                     progress: &progress,
                     integrations: &ctx.config.integrations,
                 };
-                let result = tools::run(&call.name, &call.arguments, &tool_ctx);
+                let result = tools::run(&call, page, &tool_ctx).map(ToolOutput::into_value);
                 if let Err(e) = &result {
-                    tracing::info!(code = %e.code, "host tool {} failed: {}", call.name, e.message);
+                    let name = call.name().as_str();
+                    tracing::info!(code = %e.code, "host tool {name} failed: {}", e.message);
                 }
                 let mut next = drain_inbox(&mut turn, ctx.inbox);
                 next.extend(turn.handle(Input::HostToolResult { call_id, result }));

@@ -30,10 +30,15 @@ fn configured(mode: &str, timeout_ms: u64) -> BTreeMap<String, IntegrationConfig
 fn invoke(mode: &str, arguments: Value) -> Result<Value, (String, String)> {
     integration::invoke(
         &configured(mode, 5_000),
-        &arguments,
+        &typed(arguments),
         &CancelToken::default(),
     )
     .map_err(|e| (e.code, e.message))
+}
+
+/// Arguments as the gate hands them on: typed.
+fn typed(arguments: Value) -> laika_core::tool_call::IntegrationInvoke {
+    serde_json::from_value(arguments).unwrap()
 }
 
 fn append() -> Value {
@@ -86,8 +91,12 @@ fn a_failing_or_garbled_plugin_is_a_coded_error() {
 #[test]
 fn a_hanging_plugin_is_killed_at_its_timeout() {
     let started = Instant::now();
-    let err = integration::invoke(&configured("hang", 300), &append(), &CancelToken::default())
-        .unwrap_err();
+    let err = integration::invoke(
+        &configured("hang", 300),
+        &typed(append()),
+        &CancelToken::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code, "INTEGRATION_TIMEOUT", "{}", err.message);
     assert!(err.message.contains("300 ms"), "{}", err.message);
     assert!(started.elapsed() < Duration::from_secs(60));
@@ -101,7 +110,8 @@ fn a_cancel_stops_the_plugin() {
         std::thread::sleep(Duration::from_millis(200));
         stopper.cancel();
     });
-    let err = integration::invoke(&configured("hang", 60_000), &append(), &cancel).unwrap_err();
+    let err =
+        integration::invoke(&configured("hang", 60_000), &typed(append()), &cancel).unwrap_err();
     t.join().unwrap();
     assert_eq!(err.code, "CANCELLED");
 }
@@ -112,7 +122,8 @@ fn a_missing_program_is_unavailable() {
     if let Some(c) = integrations.get_mut("notes") {
         c.command = Some("/nonexistent/laika-integration".into());
     }
-    let err = integration::invoke(&integrations, &append(), &CancelToken::default()).unwrap_err();
+    let err =
+        integration::invoke(&integrations, &typed(append()), &CancelToken::default()).unwrap_err();
     assert_eq!(err.code, "INTEGRATION_UNAVAILABLE", "{}", err.message);
 }
 

@@ -6,20 +6,18 @@
 
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
+use crate::tool_call::{Calculate, Calculated, MAX_PRECISION};
 use rust_decimal::{Decimal, RoundingStrategy};
-use serde_json::{json, Number, Value};
+use serde_json::Number;
 
-/// The most decimals `precision` may ask for (the registry's schema says so too).
-const MAX_PRECISION: u64 = 6;
 /// Without `precision`, results keep at most this many decimals: enough for
 /// any everyday answer, short of the 28 digits of `1/3`.
 const DEFAULT_PLACES: u32 = 12;
 const ROUNDING: RoundingStrategy = RoundingStrategy::MidpointAwayFromZero;
 
-pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
-    let expression = super::expression_argument(arguments)?;
-    let precision = precision_argument(arguments)?;
-    let value = expr::evaluate(expression, Mode::Plain)?;
+pub(super) fn run(args: &Calculate) -> Result<Calculated, AppError> {
+    let precision = precision_argument(args.precision)?;
+    let value = expr::evaluate(&args.expression, Mode::Plain)?;
     let (rounded, formatted) = match precision {
         Some(places) => {
             let rounded = expr::positive_zero(value.round_dp_with_strategy(places, ROUNDING));
@@ -32,23 +30,22 @@ pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
             (rounded, rounded.to_string())
         }
     };
-    Ok(json!({ "result": json_number(rounded, &formatted), "formatted": formatted }))
+    Ok(Calculated {
+        result: json_number(rounded, &formatted),
+        formatted,
+    })
 }
 
-/// `precision`: absent (or null) for the default, else a whole number 0..=6.
-/// `2.0` counts as whole, as it does for the registry's JSON Schema check.
-fn precision_argument(arguments: &Value) -> Result<Option<u32>, AppError> {
-    let Some(value) = arguments.get("precision").filter(|v| !v.is_null()) else {
+/// `precision`: absent for the default, else a whole number 0..=6.
+fn precision_argument(precision: Option<u64>) -> Result<Option<u32>, AppError> {
+    let Some(value) = precision else {
         return Ok(None);
     };
-    let whole = value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= MAX_PRECISION as f64)
-            .map(|f| f as u64)
-    });
-    match whole.filter(|&p| p <= MAX_PRECISION) {
-        Some(places) => Ok(Some(u32::try_from(places).unwrap_or(0))),
+    match u32::try_from(value)
+        .ok()
+        .filter(|&p| u64::from(p) <= MAX_PRECISION)
+    {
+        Some(places) => Ok(Some(places)),
         None => Err(AppError::new(
             AppErrorCode::InvalidPrecision,
             format!("'precision' must be a whole number from 0 to {MAX_PRECISION}, got {value}"),
@@ -70,15 +67,11 @@ fn fixed(value: Decimal, places: u32) -> String {
 /// The value as a JSON number: an integer when it is one (so `-1024`, not
 /// `-1024.0`), else the nearest `f64` to the exact decimal text. laika-core's
 /// serde_json has no arbitrary precision; `formatted` keeps the exact value.
-fn json_number(value: Decimal, formatted: &str) -> Value {
+fn json_number(value: Decimal, formatted: &str) -> Option<Number> {
     if value.is_integer() {
         if let Ok(integer) = i64::try_from(value) {
-            return Value::from(integer);
+            return Some(Number::from(integer));
         }
     }
-    formatted
-        .parse::<f64>()
-        .ok()
-        .and_then(Number::from_f64)
-        .map_or(Value::Null, Value::Number)
+    formatted.parse::<f64>().ok().and_then(Number::from_f64)
 }

@@ -4,9 +4,11 @@
 //! the table's source and date. They never claim to be a quote.
 
 use super::{AppError, AppErrorCode};
+use crate::tool_call::{
+    DayRange, Destination, EstimateShipping, EstimateTax, ShippingEstimate, TaxEstimate,
+};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::OnceLock;
@@ -62,31 +64,17 @@ fn invalid(message: impl Into<String>) -> AppError {
 }
 
 /// The destination's two-letter state code, upper-cased.
-fn state(arguments: &Value) -> Result<String, AppError> {
-    let state = arguments
-        .get("destination")
-        .and_then(|d| d.get("state"))
-        .and_then(Value::as_str)
-        .map(|s| s.trim().to_ascii_uppercase())
-        .ok_or_else(|| invalid("'destination.state' is required"))?;
-    Ok(state)
+fn state(destination: &Destination) -> String {
+    destination.state.trim().to_ascii_uppercase()
 }
 
-pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
+pub(super) fn estimate_tax(args: &EstimateTax) -> Result<TaxEstimate, AppError> {
     let table = &tables()?.tax;
-    let amount = arguments
-        .get("amountMinor")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| invalid("'amountMinor' must be a whole number of minor units"))?;
+    let amount = args.amount_minor;
     if amount < 0 {
         return Err(invalid("'amountMinor' must not be negative"));
     }
-    let currency = arguments
-        .get("currency")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_ascii_uppercase();
+    let currency = args.currency.trim().to_ascii_uppercase();
     if currency != table.currency {
         return Err(AppError::new(
             AppErrorCode::UnknownCurrency,
@@ -96,7 +84,7 @@ pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
             ),
         ));
     }
-    let state = state(arguments)?;
+    let state = state(&args.destination);
     let rate = table
         .rates_percent
         .get(&state)
@@ -114,35 +102,32 @@ pub(super) fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
             "the tax does not fit in minor units",
         )
     })?;
-    Ok(json!({
-        "estimate": true,
-        "label": table.label,
-        "source": table.source,
-        "asOf": table.as_of,
-        "state": state,
-        "ratePercent": rate.normalize().to_string(),
-        "taxMinor": tax_minor,
-        "currency": currency,
-        "formatted": format!("{} {currency} (estimate)", Decimal::new(tax_minor, 2)),
-        "message": format!(
+    Ok(TaxEstimate {
+        estimate: true,
+        label: table.label.clone(),
+        source: table.source.clone(),
+        as_of: table.as_of.clone(),
+        rate_percent: rate.normalize().to_string(),
+        tax_minor,
+        formatted: format!("{} {currency} (estimate)", Decimal::new(tax_minor, 2)),
+        message: format!(
             "Estimated state sales tax for {state}: {} {currency} at {}% (state rate only; table of {}).",
             Decimal::new(tax_minor, 2), rate.normalize(), table.as_of
         ),
-    }))
+        state,
+        currency,
+    })
 }
 
-pub(super) fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
+pub(super) fn estimate_shipping(args: &EstimateShipping) -> Result<ShippingEstimate, AppError> {
     let table = &tables()?.shipping;
-    let state = state(arguments)?;
+    let state = state(&args.destination);
     if !(state.len() == 2 && tables()?.tax.rates_percent.contains_key(&state)) {
         return Err(invalid(format!(
             "'{state}' is not a US state code (two letters, e.g. CA)"
         )));
     }
-    let speed = arguments
-        .get("speed")
-        .and_then(Value::as_str)
-        .unwrap_or("standard");
+    let speed = args.speed.unwrap_or_default();
     let region = if table.noncontiguous_states.contains(&state) {
         "noncontiguous"
     } else {
@@ -151,30 +136,44 @@ pub(super) fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
     let rate = table
         .regions
         .get(region)
-        .and_then(|r| r.get(speed))
-        .ok_or_else(|| invalid(format!("no '{speed}' rate for {state}")))?;
+        .and_then(|r| r.get(speed.as_str()))
+        .ok_or_else(|| invalid(format!("no '{}' rate for {state}", speed.as_str())))?;
     let price = Decimal::new(rate.amount_minor, 2);
-    Ok(json!({
-        "estimate": true,
-        "label": table.label,
-        "source": table.source,
-        "asOf": table.as_of,
-        "state": state,
-        "speed": speed,
-        "amountMinor": rate.amount_minor,
-        "currency": table.currency,
-        "days": { "min": rate.days[0], "max": rate.days[1] },
-        "formatted": format!("{price} {} (estimate)", table.currency),
-        "message": format!(
-            "Estimated {speed} shipping to {state}: {price} {}, {}–{} days (illustrative table of {}, not a quote).",
-            table.currency, rate.days[0], rate.days[1], table.as_of
+    Ok(ShippingEstimate {
+        estimate: true,
+        label: table.label.clone(),
+        source: table.source.clone(),
+        as_of: table.as_of.clone(),
+        speed,
+        amount_minor: rate.amount_minor,
+        currency: table.currency.clone(),
+        days: DayRange {
+            min: rate.days[0],
+            max: rate.days[1],
+        },
+        formatted: format!("{price} {} (estimate)", table.currency),
+        message: format!(
+            "Estimated {} shipping to {state}: {price} {}, {}–{} days (illustrative table of {}, not a quote).",
+            speed.as_str(), table.currency, rate.days[0], rate.days[1], table.as_of
         ),
-    }))
+        state,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
+
+    fn estimate_tax(arguments: &Value) -> Result<Value, AppError> {
+        super::estimate_tax(&serde_json::from_value(arguments.clone()).unwrap())
+            .map(|out| serde_json::to_value(out).unwrap())
+    }
+
+    fn estimate_shipping(arguments: &Value) -> Result<Value, AppError> {
+        super::estimate_shipping(&serde_json::from_value(arguments.clone()).unwrap())
+            .map(|out| serde_json::to_value(out).unwrap())
+    }
 
     #[test]
     fn tax_is_labelled_and_rounded_from_the_table() {

@@ -23,7 +23,8 @@
 //! deep. An arithmetic failure (division by zero, overflow) is kept until the
 //! whole expression has parsed, so a syntax error anywhere is reported first.
 
-use super::{money, AppError, AppErrorCode};
+use super::currency;
+use super::{AppError, AppErrorCode};
 use rust_decimal::Decimal;
 
 /// The longest expression, in bytes.
@@ -575,7 +576,7 @@ impl<'a> Parser<'a> {
             return Ok(());
         };
         let code = word.to_ascii_uppercase();
-        if money::exponent(&code).is_none() {
+        if currency::exponent(&code).is_none() {
             return Err(AppError::new(
                 AppErrorCode::UnknownCurrency,
                 format!(
@@ -600,7 +601,7 @@ impl<'a> Parser<'a> {
     fn word_hint(&self, token: &Token<'_>) -> &'static str {
         match (self.mode, &token.kind) {
             (Mode::Plain, Kind::Word(word))
-                if money::exponent(&word.to_ascii_uppercase()).is_some() =>
+                if currency::exponent(&word.to_ascii_uppercase()).is_some() =>
             {
                 " (amounts in a currency go to app.money_calculate)"
             }

@@ -2,8 +2,8 @@
 //! `app.money_calculate` (docs/llmcp.md#app-level-tools).
 //!
 //! The model proposes them like any tool and the Policy Gate mediates them;
-//! once allowed, the engine calls [`run`] with arguments that already passed
-//! the registry's schema check (see `tools.rs`).
+//! once allowed, the engine calls [`run`] with the typed call, whose
+//! arguments already passed the registry's schema check (see `tools.rs`).
 //!
 //! Both tools are pure and exact: a hand-written parser over a small
 //! expression language (numbers, `+ - * / % ^`, unary signs, parentheses)
@@ -28,44 +28,52 @@
 
 mod calculate;
 mod commerce;
+mod currency;
 mod expr;
 mod money;
 
 #[cfg(test)]
 mod tests;
 
-use serde_json::Value;
+use crate::tool_call::{ToolCall, ToolOutput};
 use std::fmt;
 
-const CALCULATE: &str = "app.calculate";
-const MONEY_CALCULATE: &str = "app.money_calculate";
-const ESTIMATE_TAX: &str = "commerce.estimate_tax";
-const ESTIMATE_SHIPPING: &str = "commerce.estimate_shipping";
-
-/// Runs a host-executed app tool on arguments that already passed the
-/// registry's schema check.
-///
-/// The arguments are still read defensively: a wrong shape is
-/// `INVALID_ARGUMENTS`, never a panic.
-pub fn run(name: &str, arguments: &Value) -> Result<Value, AppError> {
-    match name {
-        CALCULATE => calculate::run(arguments),
-        MONEY_CALCULATE => money::run(arguments),
-        ESTIMATE_TAX => commerce::estimate_tax(arguments),
-        ESTIMATE_SHIPPING => commerce::estimate_shipping(arguments),
-        other => Err(AppError::new(
-            AppErrorCode::UnknownTool,
-            format!("'{other}' is not an app tool the host runs ({CALCULATE}, {MONEY_CALCULATE})"),
-        )),
+/// Runs `call` if it is an app tool the host runs itself (on arguments that
+/// passed the registry's schema check); `None` for every other tool.
+pub fn run(call: &ToolCall) -> Option<Result<ToolOutput, AppError>> {
+    match call {
+        ToolCall::Calculate(args) => Some(calculate::run(args).map(ToolOutput::Calculated)),
+        ToolCall::MoneyCalculate(args) => Some(money::run(args).map(ToolOutput::MoneyTotal)),
+        ToolCall::EstimateTax(args) => {
+            Some(commerce::estimate_tax(args).map(ToolOutput::TaxEstimate))
+        }
+        ToolCall::EstimateShipping(args) => {
+            Some(commerce::estimate_shipping(args).map(ToolOutput::ShippingEstimate))
+        }
+        ToolCall::ObserveDom(_)
+        | ToolCall::GetSelectionLinks(_)
+        | ToolCall::Click(_)
+        | ToolCall::Type(_)
+        | ToolCall::Select(_)
+        | ToolCall::Scroll(_)
+        | ToolCall::OpenTab(_)
+        | ToolCall::Navigate(_)
+        | ToolCall::Back(_)
+        | ToolCall::Forward(_)
+        | ToolCall::Refresh(_)
+        | ToolCall::Search(_)
+        | ToolCall::ArtifactSave(_)
+        | ToolCall::ArtifactShare(_)
+        | ToolCall::ArtifactOpen(_)
+        | ToolCall::IntegrationInvoke(_)
+        | ToolCall::CollectionCreate(_)
+        | ToolCall::CollectionAddSources(_)
+        | ToolCall::CollectionListSources(_)
+        | ToolCall::SourceCapture(_)
+        | ToolCall::SourceRefresh(_)
+        | ToolCall::TransformListTypes(_)
+        | ToolCall::TransformRun(_) => None,
     }
-}
-
-/// Whether the host runs `name` itself through [`run`].
-pub fn is_app_tool(name: &str) -> bool {
-    matches!(
-        name,
-        CALCULATE | MONEY_CALCULATE | ESTIMATE_TAX | ESTIMATE_SHIPPING
-    )
 }
 
 /// Why an app tool failed: a stable code and a message that says where and
@@ -128,26 +136,5 @@ impl AppErrorCode {
 impl fmt::Display for AppErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// The `expression` argument, shared by both tools.
-fn expression_argument(arguments: &Value) -> Result<&str, AppError> {
-    let object = arguments.as_object().ok_or_else(|| {
-        AppError::new(
-            AppErrorCode::InvalidArguments,
-            "the arguments must be a JSON object",
-        )
-    })?;
-    match object.get("expression") {
-        Some(Value::String(expression)) => Ok(expression),
-        Some(other) => Err(AppError::new(
-            AppErrorCode::InvalidArguments,
-            format!("'expression' must be a string, got {other}"),
-        )),
-        None => Err(AppError::new(
-            AppErrorCode::InvalidArguments,
-            "'expression' is required",
-        )),
     }
 }

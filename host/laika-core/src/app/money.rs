@@ -8,92 +8,28 @@
 //! computed exactly, and only the final total is rounded to the currency's
 //! minor unit.
 
+use super::currency::exponent;
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
+use crate::tool_call::{MoneyCalculate, MoneyTotal, Rounding};
 use rust_decimal::{Decimal, RoundingStrategy};
-use serde_json::{json, Value};
 
-/// Active ISO 4217 currencies and their minor-unit exponents, sorted by code
-/// for [`exponent`]'s binary search.
-///
-/// Source: ISO 4217 "List One" (current currency and funds code list) as
-/// published by the maintenance agency, SIX Group, on 2026-01-01. Codes with
-/// no minor unit ("N.A.": XAU, XAG, XPD, XPT, XDR, XBA–XBD, XSU, XUA, XTS,
-/// XXX) are left out, since they cannot be counted in minor units; so are
-/// withdrawn codes (HRK, BGN, ANG, CUC, SLL, ZWL, …). Fund codes with minor
-/// units (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW) are kept.
-#[rustfmt::skip]
-const CURRENCIES: &[(&str, u32)] = &[
-    ("AED", 2), ("AFN", 2), ("ALL", 2), ("AMD", 2), ("AOA", 2), ("ARS", 2), ("AUD", 2),
-    ("AWG", 2), ("AZN", 2), ("BAM", 2), ("BBD", 2), ("BDT", 2), ("BHD", 3), ("BIF", 0),
-    ("BMD", 2), ("BND", 2), ("BOB", 2), ("BOV", 2), ("BRL", 2), ("BSD", 2), ("BTN", 2),
-    ("BWP", 2), ("BYN", 2), ("BZD", 2), ("CAD", 2), ("CDF", 2), ("CHE", 2), ("CHF", 2),
-    ("CHW", 2), ("CLF", 4), ("CLP", 0), ("CNY", 2), ("COP", 2), ("COU", 2), ("CRC", 2),
-    ("CUP", 2), ("CVE", 2), ("CZK", 2), ("DJF", 0), ("DKK", 2), ("DOP", 2), ("DZD", 2),
-    ("EGP", 2), ("ERN", 2), ("ETB", 2), ("EUR", 2), ("FJD", 2), ("FKP", 2), ("GBP", 2),
-    ("GEL", 2), ("GHS", 2), ("GIP", 2), ("GMD", 2), ("GNF", 0), ("GTQ", 2), ("GYD", 2),
-    ("HKD", 2), ("HNL", 2), ("HTG", 2), ("HUF", 2), ("IDR", 2), ("ILS", 2), ("INR", 2),
-    ("IQD", 3), ("IRR", 2), ("ISK", 0), ("JMD", 2), ("JOD", 3), ("JPY", 0), ("KES", 2),
-    ("KGS", 2), ("KHR", 2), ("KMF", 0), ("KPW", 2), ("KRW", 0), ("KWD", 3), ("KYD", 2),
-    ("KZT", 2), ("LAK", 2), ("LBP", 2), ("LKR", 2), ("LRD", 2), ("LSL", 2), ("LYD", 3),
-    ("MAD", 2), ("MDL", 2), ("MGA", 2), ("MKD", 2), ("MMK", 2), ("MNT", 2), ("MOP", 2),
-    ("MRU", 2), ("MUR", 2), ("MVR", 2), ("MWK", 2), ("MXN", 2), ("MXV", 2), ("MYR", 2),
-    ("MZN", 2), ("NAD", 2), ("NGN", 2), ("NIO", 2), ("NOK", 2), ("NPR", 2), ("NZD", 2),
-    ("OMR", 3), ("PAB", 2), ("PEN", 2), ("PGK", 2), ("PHP", 2), ("PKR", 2), ("PLN", 2),
-    ("PYG", 0), ("QAR", 2), ("RON", 2), ("RSD", 2), ("RUB", 2), ("RWF", 0), ("SAR", 2),
-    ("SBD", 2), ("SCR", 2), ("SDG", 2), ("SEK", 2), ("SGD", 2), ("SHP", 2), ("SLE", 2),
-    ("SOS", 2), ("SRD", 2), ("SSP", 2), ("STN", 2), ("SVC", 2), ("SYP", 2), ("SZL", 2),
-    ("THB", 2), ("TJS", 2), ("TMT", 2), ("TND", 3), ("TOP", 2), ("TRY", 2), ("TTD", 2),
-    ("TWD", 2), ("TZS", 2), ("UAH", 2), ("UGX", 0), ("USD", 2), ("USN", 2), ("UYI", 0),
-    ("UYU", 2), ("UYW", 4), ("UZS", 2), ("VED", 2), ("VES", 2), ("VND", 0), ("VUV", 0),
-    ("WST", 2), ("XAD", 2), ("XAF", 0), ("XCD", 2), ("XCG", 2), ("XOF", 0), ("XPF", 0),
-    ("YER", 2), ("ZAR", 2), ("ZMW", 2), ("ZWG", 2),
-];
-
-/// The minor-unit exponent of an upper-case ISO 4217 code, if it is one.
-pub(super) fn exponent(code: &str) -> Option<u32> {
-    CURRENCIES
-        .binary_search_by(|(known, _)| known.cmp(&code))
-        .ok()
-        .and_then(|at| CURRENCIES.get(at))
-        .map(|&(_, exponent)| exponent)
-}
-
-/// How the exact total becomes a whole number of minor units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rounding {
-    /// Half to even (the default): unbiased over many sums.
-    Bankers,
-    /// Away from zero, any remainder: 0.121 USD → 0.13, -0.121 → -0.13.
-    Up,
-    /// Toward zero, any remainder: 0.129 USD → 0.12, -0.129 → -0.12.
-    Down,
-}
-
-impl Rounding {
-    fn as_str(self) -> &'static str {
-        match self {
-            Rounding::Bankers => "bankers",
-            Rounding::Up => "up",
-            Rounding::Down => "down",
-        }
-    }
-
-    fn strategy(self) -> RoundingStrategy {
-        match self {
-            Rounding::Bankers => RoundingStrategy::MidpointNearestEven,
-            Rounding::Up => RoundingStrategy::AwayFromZero,
-            Rounding::Down => RoundingStrategy::ToZero,
-        }
+/// How the exact total becomes a whole number of minor units: half to
+/// even (the default, unbiased over many sums); up, away from zero, any
+/// remainder (0.121 USD → 0.13); down, toward zero (0.129 USD → 0.12).
+fn strategy(rounding: Rounding) -> RoundingStrategy {
+    match rounding {
+        Rounding::Bankers => RoundingStrategy::MidpointNearestEven,
+        Rounding::Up => RoundingStrategy::AwayFromZero,
+        Rounding::Down => RoundingStrategy::ToZero,
     }
 }
 
-pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
-    let expression = super::expression_argument(arguments)?;
-    let (currency, exponent) = currency_argument(arguments)?;
-    let rounding = rounding_argument(arguments)?;
-    let total = expr::evaluate(expression, Mode::Money(&currency))?;
-    let rounded = total.round_dp_with_strategy(exponent, rounding.strategy());
+pub(super) fn run(args: &MoneyCalculate) -> Result<MoneyTotal, AppError> {
+    let (currency, exponent) = currency_argument(&args.currency)?;
+    let rounding = args.rounding.unwrap_or_default();
+    let total = expr::evaluate(&args.expression, Mode::Money(&currency))?;
+    let rounded = total.round_dp_with_strategy(exponent, strategy(rounding));
     let amount_minor = 10i64
         .checked_pow(exponent)
         .and_then(|unit| rounded.checked_mul(Decimal::from(unit)))
@@ -108,32 +44,17 @@ pub(super) fn run(arguments: &Value) -> Result<Value, AppError> {
                 ),
             )
         })?;
-    Ok(json!({
-        "amountMinor": amount_minor,
-        "currency": currency,
-        "exponent": exponent,
-        "formatted": format_minor(amount_minor, exponent, &currency),
-        "rounding": rounding.as_str(),
-    }))
+    Ok(MoneyTotal {
+        amount_minor,
+        formatted: format_minor(amount_minor, exponent, &currency),
+        currency,
+        exponent,
+        rounding,
+    })
 }
 
 /// `currency`: a known ISO 4217 code, any case; answered in upper case.
-fn currency_argument(arguments: &Value) -> Result<(String, u32), AppError> {
-    let code = match arguments.get("currency") {
-        Some(Value::String(code)) => code,
-        Some(other) => {
-            return Err(AppError::new(
-                AppErrorCode::InvalidArguments,
-                format!("'currency' must be a string, got {other}"),
-            ))
-        }
-        None => {
-            return Err(AppError::new(
-                AppErrorCode::InvalidArguments,
-                "'currency' is required",
-            ))
-        }
-    };
+fn currency_argument(code: &str) -> Result<(String, u32), AppError> {
     let upper = code.trim().to_ascii_uppercase();
     match exponent(&upper) {
         Some(exponent) => Ok((upper, exponent)),
@@ -142,20 +63,6 @@ fn currency_argument(arguments: &Value) -> Result<(String, u32), AppError> {
             format!(
                 "'currency' is '{code}', which is not an ISO 4217 currency code (USD, EUR, JPY, …)"
             ),
-        )),
-    }
-}
-
-/// `rounding`: absent (or null) for bankers, else "bankers", "up" or "down".
-fn rounding_argument(arguments: &Value) -> Result<Rounding, AppError> {
-    match arguments.get("rounding") {
-        None | Some(Value::Null) => Ok(Rounding::Bankers),
-        Some(Value::String(name)) if name == "bankers" => Ok(Rounding::Bankers),
-        Some(Value::String(name)) if name == "up" => Ok(Rounding::Up),
-        Some(Value::String(name)) if name == "down" => Ok(Rounding::Down),
-        Some(other) => Err(AppError::new(
-            AppErrorCode::InvalidArguments,
-            format!("'rounding' must be \"bankers\", \"up\" or \"down\", got {other}"),
         )),
     }
 }
@@ -172,9 +79,4 @@ fn format_minor(amount_minor: i64, exponent: u32, currency: &str) -> String {
     let padded = format!("{digits:0>width$}", width = places + 1);
     let (units, minor) = padded.split_at(padded.len() - places);
     format!("{sign}{units}.{minor} {currency}")
-}
-
-#[cfg(test)]
-pub(super) fn currencies() -> &'static [(&'static str, u32)] {
-    CURRENCIES
 }

@@ -9,6 +9,7 @@ use crate::agent_state;
 use crate::app;
 use crate::gate::{self, GateContext};
 use crate::pack::{self, Budget, PackInput};
+use crate::tool_call;
 use crate::tools;
 use laika_protocol::agent::{
     codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus,
@@ -59,7 +60,10 @@ impl Acting {
 /// The call the loop waits on.
 struct Waiting {
     call_id: String,
+    /// The call as the model proposed it (what the transcript records).
     call: ToolCall,
+    /// The same call, typed (what runs).
+    typed: tool_call::ToolCall,
     digest: String,
     executor: Executor,
     title: String,
@@ -125,22 +129,8 @@ impl Turn<'_> {
                 actions.extend(self.finish_loop(StopReason::LoopDetected));
                 return actions;
             }
-            let verdict = if halted {
-                None
-            } else {
-                Some(gate::review_at(
-                    index,
-                    &call,
-                    &GateContext {
-                        observation: page,
-                        user_message: &self.request.message.text,
-                        max_calls: self.settings.limits.max_tool_calls,
-                        integrations: &self.settings.integrations,
-                    },
-                ))
-            };
             let target = target_of(page, &call);
-            let Some(verdict) = verdict else {
+            if halted {
                 let outcome = Outcome::failed(
                     ToolStatus::Error,
                     codes::NOT_RUN,
@@ -148,8 +138,19 @@ impl Turn<'_> {
                 );
                 actions.extend(self.conclude(&call_id, &call, outcome));
                 continue;
-            };
-            let executor = tools::find(&call.name).map_or(Executor::Unavailable, |t| t.executor);
+            }
+            let review = gate::inspect(
+                index,
+                &call,
+                &GateContext {
+                    observation: page,
+                    user_message: &self.request.message.text,
+                    max_calls: self.settings.limits.max_tool_calls,
+                    integrations: &self.settings.integrations,
+                },
+            );
+            let verdict = review.verdict;
+            let executor = review.tool.map_or(Executor::Unavailable, tools::executor);
             actions.push(self.proposal(
                 &call_id,
                 index,
@@ -159,26 +160,34 @@ impl Turn<'_> {
                 &digest,
                 target.clone(),
             ));
-            let label = page
-                .element(
-                    call.arguments
-                        .get("handleId")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                )
-                .map(|e| {
-                    if e.text.trim().is_empty() {
-                        e.label.clone().unwrap_or_default()
-                    } else {
-                        e.text.clone()
-                    }
-                });
-            let (action, title) = agent::describe(&call.name, &call.arguments, label.as_deref());
+            let typed = match (verdict.decision, review.call) {
+                (Decision::Allow | Decision::Ask, Some(typed)) => typed,
+                (Decision::Deny, _) | (Decision::Allow | Decision::Ask, None) => {
+                    self.decisions.deny += 1;
+                    let outcome = Outcome::failed(
+                        ToolStatus::Denied,
+                        verdict.reason.as_str(),
+                        verdict.detail,
+                    );
+                    actions.extend(self.conclude(&call_id, &call, outcome));
+                    self.halt();
+                    continue;
+                }
+            };
+            let label = typed.handle().and_then(|h| page.element(h)).map(|e| {
+                if e.text.trim().is_empty() {
+                    e.label.clone().unwrap_or_default()
+                } else {
+                    e.text.clone()
+                }
+            });
+            let (action, title) = agent::describe(&typed, label.as_deref());
             let now = self.ambient.monotonic();
             let limits = &self.settings.limits;
             let mut waiting = Waiting {
                 call_id: call_id.clone(),
                 call,
+                typed,
                 digest,
                 executor,
                 title,
@@ -188,32 +197,18 @@ impl Turn<'_> {
                 deadline: now + Duration::from_secs(limits.tool_timeout_secs),
                 since: now,
             };
-            match verdict.decision {
-                Decision::Deny => {
-                    self.decisions.deny += 1;
-                    let outcome = Outcome::failed(
-                        ToolStatus::Denied,
-                        verdict.reason.as_str(),
-                        verdict.detail,
-                    );
-                    actions.extend(self.conclude(&call_id, &waiting.call, outcome));
-                    self.halt();
-                }
-                Decision::Allow => {
-                    self.decisions.allow += 1;
-                    actions.extend(self.execute(waiting));
-                    if self.waiting().is_some() {
-                        return actions;
-                    }
-                }
-                Decision::Ask => {
-                    self.decisions.ask += 1;
-                    waiting.approval = true;
-                    waiting.deadline = now + Duration::from_secs(limits.approval_timeout_secs);
-                    actions.push(self.agent_state(AgentState::WaitingForApproval, Some(call_id)));
-                    actions.push(self.set_waiting(waiting));
-                    return actions;
-                }
+            if verdict.decision == Decision::Ask {
+                self.decisions.ask += 1;
+                waiting.approval = true;
+                waiting.deadline = now + Duration::from_secs(limits.approval_timeout_secs);
+                actions.push(self.agent_state(AgentState::WaitingForApproval, Some(call_id)));
+                actions.push(self.set_waiting(waiting));
+                return actions;
+            }
+            self.decisions.allow += 1;
+            actions.extend(self.execute(waiting));
+            if self.waiting().is_some() {
+                return actions;
             }
         }
     }
@@ -225,7 +220,7 @@ impl Turn<'_> {
         waiting.since = self.ambient.monotonic();
         // The extension runs a prepared call once the host's part is in:
         // only then does it hear `executing`.
-        let prepared = tools::host_prepared(&waiting.call.name);
+        let prepared = tools::host_prepared(waiting.typed.name());
         let mut actions = Vec::new();
         if !prepared {
             actions.push(self.agent_state(AgentState::Executing, Some(call_id.clone())));
@@ -235,22 +230,24 @@ impl Turn<'_> {
             waiting.executor = Executor::Host;
             waiting.preparing = true;
         }
-        if waiting.executor == Executor::Host && !app::is_app_tool(&waiting.call.name) {
-            let now = waiting.since;
-            waiting.approval = false;
-            waiting.deadline = now + Duration::from_secs(self.settings.limits.tool_timeout_secs);
-            actions.push(Action::RunTool {
-                call_id,
-                call: waiting.call.clone(),
-                conversation_id: self.conversation_id.clone(),
-                turn: self.turn_number(),
-                step: self.step,
-            });
-            actions.push(self.set_waiting(waiting));
-            return actions;
-        }
         if waiting.executor == Executor::Host {
-            let outcome = match app::run(&waiting.call.name, &waiting.call.arguments) {
+            let Some(result) = app::run(&waiting.typed) else {
+                let now = waiting.since;
+                waiting.approval = false;
+                waiting.deadline =
+                    now + Duration::from_secs(self.settings.limits.tool_timeout_secs);
+                actions.push(Action::RunTool {
+                    call_id,
+                    call: waiting.typed.clone(),
+                    page: None,
+                    conversation_id: self.conversation_id.clone(),
+                    turn: self.turn_number(),
+                    step: self.step,
+                });
+                actions.push(self.set_waiting(waiting));
+                return actions;
+            };
+            let outcome = match result.map(tool_call::ToolOutput::into_value) {
                 Ok(result) => Outcome {
                     status: ToolStatus::Ok,
                     summary: match (
@@ -314,8 +311,7 @@ impl Turn<'_> {
             if let Ok(input) = result {
                 // Now the extension's part: it gets what the host prepared.
                 waiting.preparing = false;
-                waiting.executor =
-                    tools::find(&waiting.call.name).map_or(Executor::Tab, |t| t.executor);
+                waiting.executor = tools::executor(waiting.typed.name());
                 waiting.deadline = self.ambient.monotonic()
                     + Duration::from_secs(self.settings.limits.tool_timeout_secs);
                 let executing = self.executing_with(&waiting.call_id, input);
@@ -386,19 +382,16 @@ impl Turn<'_> {
         };
         // A capture read a page in a background tab: the host stores it,
         // and the page the loop acts on stays as it was.
-        let capture = tools::captures(&waiting.call.name);
+        let capture = tools::captures(waiting.typed.name());
         if capture && result.status == ToolStatus::Ok {
             if let Some(observation) = result.observation {
-                let mut call = waiting.call.clone();
-                if let Value::Object(args) = &mut call.arguments {
-                    args.insert("observation".into(), observation);
-                }
                 waiting.executor = Executor::Host;
                 let step = self.step;
                 return vec![
                     Action::RunTool {
                         call_id: waiting.call_id.clone(),
-                        call,
+                        call: waiting.typed.clone(),
+                        page: Some(observation),
                         conversation_id: self.conversation_id.clone(),
                         turn: self.turn_number(),
                         step,

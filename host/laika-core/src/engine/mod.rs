@@ -180,7 +180,10 @@ pub enum Action {
     /// emit `operation` events for the call's progress meanwhile.
     RunTool {
         call_id: String,
-        call: laika_protocol::llmcp::ToolCall,
+        call: crate::tool_call::ToolCall,
+        /// The page the extension read for a capture (`source.capture`,
+        /// `source.refresh`), which the host stores; `None` before it.
+        page: Option<Value>,
         /// For the progress events the driver emits.
         conversation_id: String,
         turn: u32,

@@ -1579,8 +1579,8 @@ fn store_tools_run_through_the_driver_and_their_results_reach_the_model() {
         |_| panic!("store tools need no extension"),
         |action| match action {
             Action::RunTool { call_id, call, .. } => {
-                ran.push(call.name.clone());
-                let result = if call.name == "collection.create" {
+                ran.push(call.name().as_str().to_owned());
+                let result = if call.name().as_str() == "collection.create" {
                     Ok(
                         json!({"collectionId": "col-9", "message": "Created the collection “Trains”."}),
                     )
@@ -1667,6 +1667,15 @@ fn an_extension_result_for_a_host_tool_is_refused() {
     assert_eq!(summary.as_deref(), Some("5 transforms."));
 }
 
+/// A host call's arguments as JSON, with the page it was given as `observation`.
+fn with_page(arguments: &impl serde::Serialize, page: &Option<Value>) -> Value {
+    let mut arguments = serde_json::to_value(arguments).unwrap();
+    if let Some(page) = page {
+        arguments["observation"] = page.clone();
+    }
+    arguments
+}
+
 #[test]
 fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
     let mut r = request(Some("c-1"), observation());
@@ -1687,8 +1696,13 @@ fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
             _ => Vec::new(),
         },
         |action| match action {
-            Action::RunTool { call_id, call, .. } => {
-                stored.push(call.arguments.clone());
+            Action::RunTool {
+                call_id,
+                call: crate::tool_call::ToolCall::SourceCapture(args),
+                page,
+                ..
+            } => {
+                stored.push(with_page(args, page));
                 Input::HostToolResult {
                     call_id: call_id.clone(),
                     result: Ok(
@@ -1791,9 +1805,14 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
             }
         },
         |action| match action {
-            Action::RunTool { call_id, call, .. } => {
-                host_calls.push(call.arguments.clone());
-                let result = if call.arguments.get("observation").is_some() {
+            Action::RunTool {
+                call_id,
+                call: crate::tool_call::ToolCall::SourceRefresh(args),
+                page,
+                ..
+            } => {
+                host_calls.push(with_page(args, page));
+                let result = if page.is_some() {
                     json!({"sourceId": "s-7", "message": "Refreshed “Night trains: the full story” (49 characters)."})
                 } else {
                     json!({"sourceId": "s-7", "collectionId": "col-1", "url": "https://news.example.org/more", "message": "Reading “More” again."})
@@ -1896,7 +1915,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
         |action| match action {
             Action::RunTool { call_id, call, .. } => {
                 host_calls += 1;
-                assert_eq!(call.name, "artifact.share");
+                assert_eq!(call.name().as_str(), "artifact.share");
                 Input::HostToolResult {
                     call_id: call_id.clone(),
                     result: Ok(

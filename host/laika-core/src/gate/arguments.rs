@@ -1,18 +1,42 @@
-//! Argument checks: a call's `arguments` against its tool's schema in the
-//! registry, with one short sentence naming the offending key.
+//! Reading a proposed call: its name among the registry's tools, its
+//! `arguments` against that tool's schema (one short sentence naming the
+//! offending key), then as the typed [`ToolCall`]. [`parse`] is the one
+//! place the model's raw call becomes typed.
 //!
 //! The schemas are compiled once (`tools::all`); this module only picks the
 //! error to report and words it, since a validator's own messages quote the
 //! (untrusted, possibly huge) value and speak JSON Schema.
 
 use super::clip;
-use crate::tools::{Tool, MAX_BYTES};
+use crate::tool_call::{ToolCall, ToolName, MAX_BYTES};
+use crate::tools::{self, Tool};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::paths::{Location, LocationSegment};
 use jsonschema::ValidationError;
+use laika_protocol::llmcp;
 use serde_json::{Map, Value};
 
 pub(super) type Args<'a> = Option<&'a Map<String, Value>>;
+
+/// Why a proposed call is not a valid call of a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejection {
+    /// No tool has that name.
+    UnknownTool,
+    /// The arguments do not match the tool's schema: the problem, worded.
+    InvalidArguments(ToolName, String),
+}
+
+/// The model's raw call as a typed [`ToolCall`].
+pub fn parse(call: &llmcp::ToolCall) -> Result<ToolCall, Rejection> {
+    let tool = tools::find(&call.name).ok_or(Rejection::UnknownTool)?;
+    check(tool, &call.arguments)
+        .map_err(|problem| Rejection::InvalidArguments(tool.id, problem))?;
+    // The schema admits exactly what the types do; a mismatch is a registry
+    // bug, reported like a bad argument rather than trusted.
+    ToolCall::from_arguments(tool.id, call.arguments.clone())
+        .map_err(|e| Rejection::InvalidArguments(tool.id, e.to_string()))
+}
 
 /// `arguments` as an object, if they match the tool's schema; omitted
 /// (`null`) counts as `{}`.

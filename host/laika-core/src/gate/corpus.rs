@@ -4,9 +4,11 @@
 
 use super::*;
 use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
+use laika_protocol::llmcp::ToolCall;
 use laika_protocol::observation::{self, Observation};
 use laika_protocol::verdict::Decision;
 use serde::Deserialize;
+use serde_json::Value;
 
 const CORPUS: &str = include_str!("../../tests/data/gate_corpus.json");
 

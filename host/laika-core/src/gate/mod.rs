@@ -38,12 +38,11 @@ mod personal;
 mod tests;
 mod urls;
 
-use crate::tools::{self, GateClass};
-use arguments::Args;
-use laika_protocol::llmcp::ToolCall;
+use crate::tool_call::{IntegrationInvoke, ShareTarget, ToolCall, ToolName};
+pub use arguments::{parse, Rejection};
+use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
 use laika_protocol::verdict::{Reason, Verdict};
-use serde_json::Value;
 
 /// What the gate checks tool calls against.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +56,7 @@ pub struct GateContext<'a> {
 
 /// Reviews the tool calls of one model answer: one verdict per call, same
 /// order.
-pub fn review(calls: &[ToolCall], ctx: &GateContext) -> Vec<Verdict> {
+pub fn review(calls: &[llmcp::ToolCall], ctx: &GateContext) -> Vec<Verdict> {
     calls
         .iter()
         .enumerate()
@@ -67,21 +66,60 @@ pub fn review(calls: &[ToolCall], ctx: &GateContext) -> Vec<Verdict> {
 
 /// Reviews the call at `index` among its answer's calls, against the page
 /// as it is now (the agent loop reviews each call just before it runs).
-pub fn review_at(index: usize, call: &ToolCall, ctx: &GateContext) -> Verdict {
+pub fn review_at(index: usize, call: &llmcp::ToolCall, ctx: &GateContext) -> Verdict {
+    inspect(index, call, ctx).verdict
+}
+
+/// A proposed call as the gate read it.
+#[derive(Debug)]
+pub struct Review {
+    pub verdict: Verdict,
+    /// The tool it names, if Laika knows it.
+    pub tool: Option<ToolName>,
+    /// The typed call, when it was looked at and its arguments are valid.
+    pub call: Option<ToolCall>,
+}
+
+/// [`review_at`], with the tool and the typed call the verdict was made on.
+pub fn inspect(index: usize, call: &llmcp::ToolCall, ctx: &GateContext) -> Review {
+    let tool = ToolName::from_name(&call.name);
     if index >= ctx.max_calls {
-        return Verdict::new(
+        let verdict = Verdict::new(
             Reason::TooManyCalls,
             format!(
                 "Only {} tool calls are allowed per step; this one was not run.",
                 ctx.max_calls
             ),
         );
+        return Review {
+            verdict,
+            tool,
+            call: None,
+        };
     }
-    review_call(call, ctx)
-}
-
-fn arg_str<'a>(args: Args<'a>, key: &str) -> Option<&'a str> {
-    args.and_then(|m| m.get(key)).and_then(Value::as_str)
+    match parse(call) {
+        Ok(typed) => Review {
+            verdict: review_call(&typed, ctx),
+            tool,
+            call: Some(typed),
+        },
+        Err(Rejection::UnknownTool) => Review {
+            verdict: Verdict::new(
+                Reason::UnknownTool,
+                format!("{} is not a tool Laika knows.", clip(&call.name)),
+            ),
+            tool,
+            call: None,
+        },
+        Err(Rejection::InvalidArguments(name, problem)) => Review {
+            verdict: Verdict::new(
+                Reason::InvalidArguments,
+                format!("{}: {problem}.", name.as_str()),
+            ),
+            tool,
+            call: None,
+        },
+    }
 }
 
 /// Model text quoted in a detail: clipped and escaped.
@@ -93,96 +131,94 @@ fn clip(s: &str) -> String {
 // Review.
 
 fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
-    let Some(tool) = tools::find(&call.name) else {
-        return Verdict::new(
-            Reason::UnknownTool,
-            format!("{} is not a tool Laika knows.", clip(&call.name)),
-        );
+    let name = call.name().as_str();
+    let reversible = || {
+        Verdict::new(
+            Reason::Reversible,
+            format!("{name} only moves around and can be undone."),
+        )
     };
-    let args = match arguments::check(tool, &call.arguments) {
-        Ok(args) => args,
-        Err(problem) => {
-            return Verdict::new(
-                Reason::InvalidArguments,
-                format!("{}: {problem}.", tool.name),
-            )
-        }
+    let local_data = || {
+        Verdict::new(
+            Reason::LocalData,
+            format!("{name} works on Laika's own collections and artifacts on this computer."),
+        )
     };
-    match tool.gate {
-        GateClass::ObserveDom => match arg_str(args, "rootHandleId") {
+    let compute = || {
+        Verdict::new(
+            Reason::LocalCompute,
+            format!("{name} computes locally and changes nothing."),
+        )
+    };
+    match call {
+        ToolCall::ObserveDom(args) => match args.root_handle_id.as_deref() {
             Some(root) if find_target(ctx.observation, root).is_none() => unknown_handle(root),
             _ => Verdict::new(Reason::ReadOnly, "Reading the page changes nothing."),
         },
-        GateClass::SelectionLinks => Verdict::new(
+        ToolCall::GetSelectionLinks(_) => Verdict::new(
             Reason::ReadOnly,
             "Reading the selected links changes nothing.",
         ),
-        GateClass::Reversible => Verdict::new(
-            Reason::Reversible,
-            format!("{} only moves around and can be undone.", tool.name),
-        ),
-        GateClass::Click => commit::review_click(arg_str(args, "handleId").unwrap_or(""), ctx),
-        GateClass::Input => fields::review_input(
-            tool.name,
-            arg_str(args, "handleId").unwrap_or(""),
-            arg_str(args, "text"),
-            ctx,
-        ),
-        GateClass::Url => urls::review_url(arg_str(args, "url").unwrap_or(""), ctx),
-        GateClass::Search => review_search(
-            arg_str(args, "query").unwrap_or(""),
-            arg_str(args, "engine"),
-            ctx,
-        ),
-        GateClass::Compute => Verdict::new(
-            Reason::LocalCompute,
-            format!("{} computes locally and changes nothing.", tool.name),
-        ),
-        GateClass::LocalData => Verdict::new(
-            Reason::LocalData,
-            format!(
-                "{} works on Laika's own collections and artifacts on this computer.",
-                tool.name
-            ),
-        ),
-        GateClass::Refresh => Verdict::new(
+        ToolCall::Scroll(_) | ToolCall::Back(_) | ToolCall::Forward(_) | ToolCall::Refresh(_) => {
+            reversible()
+        }
+        ToolCall::Click(args) => commit::review_click(&args.handle_id, ctx),
+        ToolCall::Type(args) => fields::review_input(name, &args.handle_id, Some(&args.text), ctx),
+        ToolCall::Select(args) => fields::review_input(name, &args.handle_id, None, ctx),
+        ToolCall::OpenTab(args) | ToolCall::Navigate(args) => urls::review_url(&args.url, ctx),
+        ToolCall::SourceCapture(args) => urls::review_url(&args.url, ctx),
+        ToolCall::Search(args) => review_search(&args.query, args.engine.as_deref(), ctx),
+        ToolCall::Calculate(_)
+        | ToolCall::MoneyCalculate(_)
+        | ToolCall::EstimateTax(_)
+        | ToolCall::EstimateShipping(_) => compute(),
+        ToolCall::ArtifactSave(_)
+        | ToolCall::ArtifactOpen(_)
+        | ToolCall::CollectionCreate(_)
+        | ToolCall::CollectionAddSources(_)
+        | ToolCall::CollectionListSources(_)
+        | ToolCall::TransformListTypes(_)
+        | ToolCall::TransformRun(_) => local_data(),
+        ToolCall::SourceRefresh(_) => Verdict::new(
             Reason::LocalData,
             "source.refresh reads again a page already in one of Laika's collections.",
         ),
-        GateClass::Share => Verdict::new(
+        ToolCall::ArtifactShare(args) => Verdict::new(
             Reason::ExportsData,
             format!(
                 "The artifact is exported as {} to {}.",
-                arg_str(args, "format").unwrap_or("markdown"),
-                match arg_str(args, "target") {
-                    Some("clipboard") => "the clipboard",
-                    _ => "a file",
+                args.format.as_str(),
+                match args.target {
+                    Some(ShareTarget::Clipboard) => "the clipboard",
+                    Some(ShareTarget::File | ShareTarget::ShareSheet) | None => "a file",
                 }
             ),
         ),
-        GateClass::Integration => {
-            let name = arg_str(args, "integration").unwrap_or("");
-            if ctx.integrations.iter().any(|n| n == name) {
-                Verdict::new(
-                    Reason::CallsIntegration,
-                    format!(
-                        "The integration {} runs {} with data from this conversation.",
-                        clip(name),
-                        clip(arg_str(args, "operation").unwrap_or(""))
-                    ),
-                )
-            } else {
-                Verdict::new(
-                    Reason::ToolNotAvailable,
-                    format!(
-                        "No integration named {} is configured, so nothing was sent; \
-                         one is added as a plugin program under [integrations.<name>] \
-                         in config.toml (docs/plugin-protocol.md).",
-                        clip(name)
-                    ),
-                )
-            }
-        }
+        ToolCall::IntegrationInvoke(args) => review_integration(args, ctx),
+    }
+}
+
+fn review_integration(args: &IntegrationInvoke, ctx: &GateContext) -> Verdict {
+    let name = args.integration.as_str();
+    if ctx.integrations.iter().any(|n| n == name) {
+        Verdict::new(
+            Reason::CallsIntegration,
+            format!(
+                "The integration {} runs {} with data from this conversation.",
+                clip(name),
+                clip(&args.operation)
+            ),
+        )
+    } else {
+        Verdict::new(
+            Reason::ToolNotAvailable,
+            format!(
+                "No integration named {} is configured, so nothing was sent; \
+                 one is added as a plugin program under [integrations.<name>] \
+                 in config.toml (docs/plugin-protocol.md).",
+                clip(name)
+            ),
+        )
     }
 }
 

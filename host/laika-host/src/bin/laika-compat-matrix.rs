@@ -17,6 +17,7 @@
 //! --base-url http://127.0.0.1:8080/v1 --profile llama.cpp --runs 3 --out docs/compatibility.md`
 
 use clap::Parser;
+use laika_core::tool_call::ToolName;
 use laika_host::frame::{encode_frame, PartAssembler};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -802,7 +803,7 @@ fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fal
             .flatten()
             .filter(|m| m["type"] == "tool_call")
             .collect();
-        let click = calls.iter().find(|m| m["name"] == "browser.click");
+        let click = calls.iter().find(|m| m["name"] == ToolName::Click.as_str());
         let handle = click.and_then(|c| c["arguments"]["handleId"].as_str());
         let proposed: Vec<String> = calls
             .iter()
