@@ -7,13 +7,13 @@ use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
 use laika_core::cancel::CancelToken;
-use laika_core::error::Result;
-use laika_core::llmcp::RequestPacket;
 use laika_core::pack::SELECTION_DOC_ID;
-use laika_core::render::ast::Block;
 use laika_core::retrieval::questions::{self, Want};
 use laika_core::retrieval::{self, Index, Kind, Page, Query, Scope};
 use laika_core::text::prefix_chars;
+use laika_protocol::error::Result;
+use laika_protocol::llmcp::RequestPacket;
+use laika_protocol::render::ast::Block;
 use serde_json::Value;
 use std::ops::Range;
 

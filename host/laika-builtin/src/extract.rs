@@ -11,10 +11,10 @@ use super::fields::{
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
 use laika_core::decoding::fields::{normalize_name, requested_fields, FieldType};
-use laika_core::error::Result;
-use laika_core::llmcp::{Citation, RequestPacket};
 use laika_core::retrieval::questions::{self, Want};
 use laika_core::retrieval::{self, Index, Kind, Page, Scope};
+use laika_protocol::error::Result;
+use laika_protocol::llmcp::{Citation, RequestPacket};
 use serde_json::{Map, Value};
 use std::ops::Range;
 

@@ -3,8 +3,8 @@
 use super::respond;
 use laika_core::ambient::Fixed;
 use laika_core::cancel::CancelToken;
-use laika_core::llmcp::{self, RequestPacket};
-use laika_core::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_protocol::llmcp::{self, RequestPacket};
+use laika_protocol::observation::{CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use serde_json::{json, Value};
 
 pub fn packet(

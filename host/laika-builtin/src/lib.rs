@@ -37,10 +37,10 @@ pub use runtime::BuiltinRuntime;
 
 use laika_core::ambient::Ambient;
 use laika_core::cancel::CancelToken;
-use laika_core::error::Result;
-use laika_core::llmcp::{self, Citation, RequestPacket, TaskName};
-use laika_core::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
 use laika_core::retrieval::{self, Page};
+use laika_protocol::error::Result;
+use laika_protocol::llmcp::{self, Citation, RequestPacket, TaskName};
+use laika_protocol::render::ast::{Block, Doc, Inline, ListItem, TableCell, TableRow, Text};
 use serde_json::{json, Map, Value};
 
 /// The model id stored with each response.
@@ -188,7 +188,7 @@ fn cite(page: &Page, unit: usize) -> Option<Citation> {
 /// Frames of another site the extension could not read, named so an
 /// abstain does not pass for "nothing anywhere on the page".
 fn unread_frames_note(packet: &RequestPacket) -> Option<String> {
-    let names = laika_core::observation::unread_frame_names(
+    let names = laika_protocol::observation::unread_frame_names(
         packet.context.documents.iter().map(|d| &d.content),
     );
     (!names.is_empty()).then(|| {
@@ -269,8 +269,8 @@ mod fixtures;
 mod tests {
     use super::fixtures::*;
     use super::*;
-    use laika_core::error::ErrorCode;
     use laika_core::retrieval::{self, Kind, Page, Scope};
+    use laika_protocol::error::ErrorCode;
 
     #[test]
     fn output_is_deterministic_and_cancellable() {
@@ -453,8 +453,8 @@ mod tests {
     /// here: every point is a quote of the source.
     #[test]
     fn transform_map_steps_quote_the_source() {
-        use laika_core::collection::{Source, SourceKind, SourceStatus};
         use laika_core::transform::{map_request, read_map_reply};
+        use laika_protocol::collection::{Source, SourceKind, SourceStatus};
         let s = Source {
             id: "a".into(),
             collection_id: "c-1".into(),

@@ -5,9 +5,10 @@
 use crate::{respond, LABEL, MODEL_ID};
 use laika_core::ambient::Ambient;
 use laika_core::cancel::CancelToken;
-use laika_core::error::{Error, Result};
-use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::{Error, Result};
+use laika_protocol::model::RuntimeInfo;
 
 /// The offline extractive runtime.
 #[derive(Debug, Clone, Copy, Default)]
@@ -58,7 +59,7 @@ impl<A: Ambient> Runtime for BuiltinRuntime<A> {
 mod tests {
     use super::*;
     use laika_core::ambient::Fixed;
-    use laika_core::error::ErrorCode;
+    use laika_protocol::error::ErrorCode;
 
     #[test]
     fn info_describes_an_offline_builtin() {

@@ -6,10 +6,10 @@
 use super::salience;
 use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
 use laika_core::cancel::CancelToken;
-use laika_core::error::Result;
-use laika_core::llmcp::RequestPacket;
 use laika_core::retrieval::{self, Index, Page, Scope};
 use laika_core::text::prefix_chars;
+use laika_protocol::error::Result;
+use laika_protocol::llmcp::RequestPacket;
 use serde_json::{Map, Value};
 
 fn point_count(args: &Map<String, Value>) -> usize {

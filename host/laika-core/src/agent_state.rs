@@ -17,12 +17,14 @@
 //!   or a bad value (`INVALID_REQUEST`) is skipped and reported, the others
 //!   apply; every list and string is bounded.
 
-use crate::error::{Error, ErrorCode};
-use crate::llmcp::{PageRef, ToolCall, ToolOutcome};
 use crate::text::clip;
-use schemars::JsonSchema;
+use laika_protocol::agent_state::{
+    AgentState, AgentStateDelta, AgentStateItem, AgentStateItemUpdate, Assumption, Dependency,
+    Entity, Expectation, ItemKind, ItemStatus, TentativeHypothesis, UnderstandingUpdate,
+};
+use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::llmcp::{PageRef, ToolCall, ToolOutcome};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Items kept at most (a new one beyond is refused).
@@ -38,392 +40,153 @@ const TEXT_CHARS: usize = 600;
 /// Evidence strings and related ids kept per entry.
 const MAX_REFS: usize = 16;
 
-/// What an item is (`'task' | 'doc' | 'note' | 'idea' | 'question'`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ItemKind {
-    Task,
-    Doc,
-    Note,
-    Idea,
-    Question,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ItemStatus {
-    Active,
-    Resolved,
-    Discarded,
-}
-
-/// A provisional item of the scratchpad (`AgentStateItem`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AgentStateItem {
-    pub id: String,
-    pub kind: ItemKind,
-    pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<String>,
-    pub status: ItemStatus,
-    #[serde(
-        rename = "relatedEntityIds",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub related_entity_ids: Vec<String>,
-    /// Set by the host when the item is added (a model's value is ignored);
-    /// always set in a stored state (left out of a model's context).
-    #[serde(
-        rename = "createdAt",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub created_at: String,
-    #[serde(
-        rename = "updatedAt",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub updated_at: String,
-}
-
-/// `Partial<AgentStateItem>`: the fields an `update` changes (the id and
-/// the times are the host's).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ItemPatch {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<ItemKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ItemStatus>,
-    #[serde(
-        rename = "relatedEntityIds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub related_entity_ids: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Entity {
-    pub id: String,
-    pub kind: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Dependency {
-    pub from: String,
-    pub to: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rel: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct CurrentUnderstanding {
-    pub entities: Vec<Entity>,
-    pub dependencies: Vec<Dependency>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Assumption {
-    pub id: String,
-    pub hypothesis: String,
-    /// 0 to 1; 0 is a retracted assumption (kept, never deleted).
-    pub confidence: f64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Expectation {
-    /// The action it is about; one expectation per action.
-    pub action: String,
-    pub expected_outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invariant: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TentativeHypothesis {
-    pub id: String,
-    pub hypothesis: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// The agent state of one conversation (`AgentState`; `sessionId` is
-/// the conversation id). Its schema name keeps it apart from the agent
-/// loop's `agent_state` phase (`agent::AgentState`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "ConversationAgentState")]
-pub struct AgentState {
-    #[serde(rename = "sessionId")]
-    pub session_id: String,
-    #[serde(default)]
-    pub current_understanding: CurrentUnderstanding,
-    #[serde(default)]
-    pub assumptions: Vec<Assumption>,
-    #[serde(default)]
-    pub expectations: Vec<Expectation>,
-    #[serde(default)]
-    pub tentative_hypotheses: Vec<TentativeHypothesis>,
-    #[serde(default)]
-    pub items: Vec<AgentStateItem>,
-    #[serde(
-        rename = "lastSummarizedAt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub last_summarized_at: Option<String>,
-}
-
-/// Where a delta came from (kept with each applied delta for audit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DeltaSource {
-    /// A tool result, during the turn (deterministic).
-    Tool,
-    /// The summarizer after `done` (a model, or extractive).
-    Summarizer,
-}
-
-impl DeltaSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeltaSource::Tool => "tool",
-            DeltaSource::Summarizer => "summarizer",
+/// Applies `delta` at time `now`: item updates first, then the lists.
+/// Returns the operations refused (each skipped, the rest applied).
+pub fn apply(state: &mut AgentState, delta: &AgentStateDelta, now: &str) -> Vec<Error> {
+    let mut refused = Vec::new();
+    for update in &delta.agent_state_item_updates {
+        if let Err(e) = apply_item(state, update, now) {
+            refused.push(e);
         }
     }
-}
-
-/// One change to the items (`AgentStateItemUpdate`, docs/conversation.md#shapes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "op", rename_all = "lowercase")]
-pub enum AgentStateItemUpdate {
-    Add {
-        item: AgentStateItem,
-    },
-    Update {
-        id: String,
-        patch: ItemPatch,
-    },
-    /// Marks the item `discarded`: items are never deleted.
-    Remove {
-        id: String,
-    },
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct UnderstandingUpdate {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entities: Option<Vec<Entity>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dependencies: Option<Vec<Dependency>>,
-}
-
-/// Upserts to the state's lists (`AgentStateUpdate`, docs/conversation.md#shapes).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AgentStateUpdate {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_understanding: Option<UnderstandingUpdate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub assumptions: Option<Vec<Assumption>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expectations: Option<Vec<Expectation>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tentative_hypotheses: Option<Vec<TentativeHypothesis>>,
-}
-
-/// One delta, its two parts named as the summarizer's output names them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AgentStateDelta {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub agent_state_item_updates: Vec<AgentStateItemUpdate>,
-    #[serde(default)]
-    pub agent_state_updates: AgentStateUpdate,
-}
-
-impl AgentStateDelta {
-    pub fn is_empty(&self) -> bool {
-        let u = &self.agent_state_updates;
-        self.agent_state_item_updates.is_empty()
-            && u.current_understanding.as_ref().is_none_or(|c| {
-                c.entities.as_ref().is_none_or(Vec::is_empty)
-                    && c.dependencies.as_ref().is_none_or(Vec::is_empty)
-            })
-            && u.assumptions.as_ref().is_none_or(Vec::is_empty)
-            && u.expectations.as_ref().is_none_or(Vec::is_empty)
-            && u.tentative_hypotheses.as_ref().is_none_or(Vec::is_empty)
-    }
-}
-
-impl AgentState {
-    /// An empty state for conversation `session_id`.
-    pub fn new(session_id: &str) -> Self {
-        AgentState {
-            session_id: session_id.to_owned(),
-            ..AgentState::default()
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.current_understanding.entities.is_empty()
-            && self.current_understanding.dependencies.is_empty()
-            && self.assumptions.is_empty()
-            && self.expectations.is_empty()
-            && self.tentative_hypotheses.is_empty()
-            && self.items.is_empty()
-    }
-
-    /// Applies `delta` at time `now`: item updates first, then the lists.
-    /// Returns the operations refused (each skipped, the rest applied).
-    pub fn apply(&mut self, delta: &AgentStateDelta, now: &str) -> Vec<Error> {
-        let mut refused = Vec::new();
-        for update in &delta.agent_state_item_updates {
-            if let Err(e) = self.apply_item(update, now) {
-                refused.push(e);
-            }
-        }
-        let u = &delta.agent_state_updates;
-        if let Some(c) = &u.current_understanding {
-            for e in c.entities.iter().flatten() {
-                let e = Entity {
-                    id: clip(e.id.trim(), ID_CHARS),
-                    kind: clip(e.kind.trim(), ID_CHARS),
-                    name: e.name.as_deref().map(|n| clip(n, ID_CHARS)),
-                };
-                let kept = &mut self.current_understanding.entities;
-                record(
-                    upsert(kept, e, |a, b| a.id == b.id, MAX_FACTS, "entity"),
-                    &mut refused,
-                );
-            }
-            for d in c.dependencies.iter().flatten() {
-                let d = Dependency {
-                    from: clip(d.from.trim(), ID_CHARS),
-                    to: clip(d.to.trim(), ID_CHARS),
-                    rel: d.rel.as_deref().map(|r| clip(r, ID_CHARS)),
-                };
-                let kept = &mut self.current_understanding.dependencies;
-                let same = |a: &Dependency, b: &Dependency| a.from == b.from && a.to == b.to;
-                record(upsert(kept, d, same, MAX_FACTS, "dependency"), &mut refused);
-            }
-        }
-        for a in u.assumptions.iter().flatten() {
-            if !(0.0..=1.0).contains(&a.confidence) {
-                refused.push(invalid(format!(
-                    "assumption {}: confidence must be between 0 and 1",
-                    shown(&a.id)
-                )));
-                continue;
-            }
-            let a = Assumption {
-                id: clip(a.id.trim(), ID_CHARS),
-                hypothesis: clip(&a.hypothesis, TEXT_CHARS),
-                confidence: a.confidence,
-                evidence: bounded(&a.evidence, TEXT_CHARS),
+    let u = &delta.agent_state_updates;
+    if let Some(c) = &u.current_understanding {
+        for e in c.entities.iter().flatten() {
+            let e = Entity {
+                id: clip(e.id.trim(), ID_CHARS),
+                kind: clip(e.kind.trim(), ID_CHARS),
+                name: e.name.as_deref().map(|n| clip(n, ID_CHARS)),
             };
-            let kept = &mut self.assumptions;
+            let kept = &mut state.current_understanding.entities;
             record(
-                upsert(kept, a, |x, y| x.id == y.id, MAX_FACTS, "assumption"),
+                upsert(kept, e, |a, b| a.id == b.id, MAX_FACTS, "entity"),
                 &mut refused,
             );
         }
-        for x in u.expectations.iter().flatten() {
-            let x = Expectation {
-                action: clip(x.action.trim(), ID_CHARS),
-                expected_outcome: clip(&x.expected_outcome, TEXT_CHARS),
-                invariant: x.invariant.as_deref().map(|i| clip(i, TEXT_CHARS)),
+        for d in c.dependencies.iter().flatten() {
+            let d = Dependency {
+                from: clip(d.from.trim(), ID_CHARS),
+                to: clip(d.to.trim(), ID_CHARS),
+                rel: d.rel.as_deref().map(|r| clip(r, ID_CHARS)),
             };
-            let kept = &mut self.expectations;
-            let same = |a: &Expectation, b: &Expectation| a.action == b.action;
-            record(
-                upsert(kept, x, same, MAX_EXPECTATIONS, "expectation"),
-                &mut refused,
-            );
+            let kept = &mut state.current_understanding.dependencies;
+            let same = |a: &Dependency, b: &Dependency| a.from == b.from && a.to == b.to;
+            record(upsert(kept, d, same, MAX_FACTS, "dependency"), &mut refused);
         }
-        for h in u.tentative_hypotheses.iter().flatten() {
-            let h = TentativeHypothesis {
-                id: clip(h.id.trim(), ID_CHARS),
-                hypothesis: clip(&h.hypothesis, TEXT_CHARS),
-                reason: h.reason.as_deref().map(|r| clip(r, TEXT_CHARS)),
-            };
-            let kept = &mut self.tentative_hypotheses;
-            let same = |a: &TentativeHypothesis, b: &TentativeHypothesis| a.id == b.id;
-            record(
-                upsert(kept, h, same, MAX_EXPECTATIONS, "tentative hypothesis"),
-                &mut refused,
-            );
-        }
-        refused
     }
+    for a in u.assumptions.iter().flatten() {
+        if !(0.0..=1.0).contains(&a.confidence) {
+            refused.push(invalid(format!(
+                "assumption {}: confidence must be between 0 and 1",
+                shown(&a.id)
+            )));
+            continue;
+        }
+        let a = Assumption {
+            id: clip(a.id.trim(), ID_CHARS),
+            hypothesis: clip(&a.hypothesis, TEXT_CHARS),
+            confidence: a.confidence,
+            evidence: bounded(&a.evidence, TEXT_CHARS),
+        };
+        let kept = &mut state.assumptions;
+        record(
+            upsert(kept, a, |x, y| x.id == y.id, MAX_FACTS, "assumption"),
+            &mut refused,
+        );
+    }
+    for x in u.expectations.iter().flatten() {
+        let x = Expectation {
+            action: clip(x.action.trim(), ID_CHARS),
+            expected_outcome: clip(&x.expected_outcome, TEXT_CHARS),
+            invariant: x.invariant.as_deref().map(|i| clip(i, TEXT_CHARS)),
+        };
+        let kept = &mut state.expectations;
+        let same = |a: &Expectation, b: &Expectation| a.action == b.action;
+        record(
+            upsert(kept, x, same, MAX_EXPECTATIONS, "expectation"),
+            &mut refused,
+        );
+    }
+    for h in u.tentative_hypotheses.iter().flatten() {
+        let h = TentativeHypothesis {
+            id: clip(h.id.trim(), ID_CHARS),
+            hypothesis: clip(&h.hypothesis, TEXT_CHARS),
+            reason: h.reason.as_deref().map(|r| clip(r, TEXT_CHARS)),
+        };
+        let kept = &mut state.tentative_hypotheses;
+        let same = |a: &TentativeHypothesis, b: &TentativeHypothesis| a.id == b.id;
+        record(
+            upsert(kept, h, same, MAX_EXPECTATIONS, "tentative hypothesis"),
+            &mut refused,
+        );
+    }
+    refused
+}
 
-    fn apply_item(&mut self, update: &AgentStateItemUpdate, now: &str) -> Result<(), Error> {
-        match update {
-            AgentStateItemUpdate::Add { item } => {
-                let id = checked_id(&item.id, "item")?;
-                if self.items.iter().any(|i| i.id == id) {
-                    return Err(invalid(format!("item {} already exists", shown(&id))));
-                }
-                if self.items.len() >= MAX_ITEMS {
-                    return Err(full("item"));
-                }
-                self.items.push(AgentStateItem {
-                    id,
-                    kind: item.kind,
-                    title: clip(item.title.trim(), ID_CHARS),
-                    details: item.details.as_deref().map(|d| clip(d, TEXT_CHARS)),
-                    status: item.status,
-                    related_entity_ids: bounded(&item.related_entity_ids, ID_CHARS),
-                    created_at: now.to_owned(),
-                    updated_at: now.to_owned(),
-                });
+fn apply_item(
+    state: &mut AgentState,
+    update: &AgentStateItemUpdate,
+    now: &str,
+) -> Result<(), Error> {
+    match update {
+        AgentStateItemUpdate::Add { item } => {
+            let id = checked_id(&item.id, "item")?;
+            if state.items.iter().any(|i| i.id == id) {
+                return Err(invalid(format!("item {} already exists", shown(&id))));
             }
-            AgentStateItemUpdate::Update { id, patch } => {
-                let item = self.item_mut(id)?;
-                if let Some(kind) = patch.kind {
-                    item.kind = kind;
-                }
-                if let Some(title) = &patch.title {
-                    item.title = clip(title.trim(), ID_CHARS);
-                }
-                if let Some(details) = &patch.details {
-                    item.details = Some(clip(details, TEXT_CHARS));
-                }
-                if let Some(status) = patch.status {
-                    item.status = status;
-                }
-                if let Some(ids) = &patch.related_entity_ids {
-                    item.related_entity_ids = bounded(ids, ID_CHARS);
-                }
-                item.updated_at = now.to_owned();
+            if state.items.len() >= MAX_ITEMS {
+                return Err(full("item"));
             }
-            AgentStateItemUpdate::Remove { id } => {
-                let item = self.item_mut(id)?;
-                item.status = ItemStatus::Discarded;
-                item.updated_at = now.to_owned();
-            }
+            state.items.push(AgentStateItem {
+                id,
+                kind: item.kind,
+                title: clip(item.title.trim(), ID_CHARS),
+                details: item.details.as_deref().map(|d| clip(d, TEXT_CHARS)),
+                status: item.status,
+                related_entity_ids: bounded(&item.related_entity_ids, ID_CHARS),
+                created_at: now.to_owned(),
+                updated_at: now.to_owned(),
+            });
         }
-        Ok(())
+        AgentStateItemUpdate::Update { id, patch } => {
+            let item = item_mut(state, id)?;
+            if let Some(kind) = patch.kind {
+                item.kind = kind;
+            }
+            if let Some(title) = &patch.title {
+                item.title = clip(title.trim(), ID_CHARS);
+            }
+            if let Some(details) = &patch.details {
+                item.details = Some(clip(details, TEXT_CHARS));
+            }
+            if let Some(status) = patch.status {
+                item.status = status;
+            }
+            if let Some(ids) = &patch.related_entity_ids {
+                item.related_entity_ids = bounded(ids, ID_CHARS);
+            }
+            item.updated_at = now.to_owned();
+        }
+        AgentStateItemUpdate::Remove { id } => {
+            let item = item_mut(state, id)?;
+            item.status = ItemStatus::Discarded;
+            item.updated_at = now.to_owned();
+        }
     }
+    Ok(())
+}
 
-    fn item_mut(&mut self, id: &str) -> Result<&mut AgentStateItem, Error> {
-        self.items
-            .iter_mut()
-            .find(|i| i.id == id.trim())
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::NotFound,
-                    format!("no agent state item {}", shown(id)),
-                )
-            })
-    }
+fn item_mut<'a>(state: &'a mut AgentState, id: &str) -> Result<&'a mut AgentStateItem, Error> {
+    state
+        .items
+        .iter_mut()
+        .find(|i| i.id == id.trim())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("no agent state item {}", shown(id)),
+            )
+        })
 }
 
 /// Replaces the entry `same` as `new`, or appends it while under `max`.
@@ -491,7 +254,7 @@ fn shown(id: &str) -> String {
 /// so the next turn knows it failed.
 pub fn from_tool(call_id: &str, call: &ToolCall, outcome: &ToolOutcome) -> AgentStateDelta {
     let mut delta = AgentStateDelta::default();
-    if outcome.status != crate::agent::ToolStatus::Ok {
+    if outcome.status != laika_protocol::agent::ToolStatus::Ok {
         let code = outcome.error.as_ref().map(|e| e.code.as_str());
         let status = serde_json::to_value(outcome.status)
             .ok()
@@ -582,7 +345,7 @@ fn entity(id: &str, kind: &str, name: Option<String>) -> Entity {
 /// The summarizer's delta without a model (the builtin runtime): the turn's
 /// question becomes a `question` item, `resolved` when it was answered,
 /// and its page an entity.
-pub fn extractive_delta(turn: &crate::conversation::PastTurn) -> AgentStateDelta {
+pub fn extractive_delta(turn: &laika_protocol::conversation::PastTurn) -> AgentStateDelta {
     let asked = turn.user_text.trim();
     let title = match (&turn.page, asked.is_empty()) {
         (_, false) => asked.to_owned(),
@@ -629,7 +392,10 @@ pub const SUMMARIZER_PROMPT: &str = "You are updating the agent_state for a Laik
 
 /// The summarizer's user message: the current state and the turn to
 /// reconcile it with.
-pub fn summarizer_input(state: &AgentState, turn: &crate::conversation::PastTurn) -> String {
+pub fn summarizer_input(
+    state: &AgentState,
+    turn: &laika_protocol::conversation::PastTurn,
+) -> String {
     serde_json::json!({
         "agent_state": state,
         "turn": turn,
@@ -739,7 +505,8 @@ fn entries<T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{ToolError, ToolStatus};
+    use laika_protocol::agent::{ToolError, ToolStatus};
+    use laika_protocol::agent_state::{AgentStateUpdate, ItemPatch};
     use serde_json::json;
 
     fn item(id: &str) -> AgentStateItem {
@@ -792,7 +559,7 @@ mod tests {
             }
         }))
         .unwrap();
-        assert!(state.apply(&delta, "T1").is_empty());
+        assert!(apply(&mut state, &delta, "T1").is_empty());
         assert_eq!(state.items.len(), 2);
         assert_eq!(state.items[0].title, "Booked");
         assert_eq!(state.items[0].status, ItemStatus::Resolved);
@@ -821,7 +588,7 @@ mod tests {
             },
             ..Default::default()
         };
-        state.apply(&first, "T1");
+        apply(&mut state, &first, "T1");
         // A later delta that names only a1, retracted: a2 stays as it was.
         let retract = AgentStateDelta {
             agent_state_updates: AgentStateUpdate {
@@ -830,7 +597,7 @@ mod tests {
             },
             ..Default::default()
         };
-        assert!(state.apply(&retract, "T2").is_empty());
+        assert!(apply(&mut state, &retract, "T2").is_empty());
         assert_eq!(state.assumptions.len(), 2);
         assert_eq!(state.assumptions[0].confidence, 0.0);
         assert_eq!(state.assumptions[1].confidence, 0.5);
@@ -842,7 +609,7 @@ mod tests {
             },
             ..Default::default()
         };
-        let refused = state.apply(&bad, "T3");
+        let refused = apply(&mut state, &bad, "T3");
         assert_eq!(refused.len(), 2);
         assert!(refused.iter().all(|e| e.code == ErrorCode::InvalidRequest));
         assert_eq!(state.assumptions.len(), 2);
@@ -852,7 +619,8 @@ mod tests {
     #[test]
     fn unknown_ids_are_coded_errors_and_the_rest_applies() {
         let mut state = AgentState::new("c1");
-        state.apply(
+        apply(
+            &mut state,
             &AgentStateDelta {
                 agent_state_item_updates: vec![AgentStateItemUpdate::Add { item: item("i1") }],
                 ..Default::default()
@@ -876,7 +644,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let refused = state.apply(&delta, "T2");
+        let refused = apply(&mut state, &delta, "T2");
         let codes: Vec<ErrorCode> = refused.iter().map(|e| e.code).collect();
         assert_eq!(
             codes,
@@ -906,13 +674,14 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        assert_eq!(state.apply(&many, "T").len(), 3);
+        assert_eq!(apply(&mut state, &many, "T").len(), 3);
         assert_eq!(state.items.len(), MAX_ITEMS);
         let mut long = item("x");
         long.id = "y".repeat(5_000);
         long.title = "t".repeat(5_000);
         let mut s2 = AgentState::new("c2");
-        s2.apply(
+        apply(
+            &mut s2,
             &AgentStateDelta {
                 agent_state_item_updates: vec![AgentStateItemUpdate::Add { item: long }],
                 ..Default::default()
@@ -987,7 +756,7 @@ mod tests {
             ),
         );
         let mut state = AgentState::new("c");
-        assert!(state.apply(&added, "T").is_empty());
+        assert!(apply(&mut state, &added, "T").is_empty());
         let kinds: Vec<(&str, &str)> = state
             .current_understanding
             .entities
@@ -1011,7 +780,7 @@ mod tests {
                 Some(json!({"artifactId": "art-1", "title": "Notes"})),
             ),
         );
-        state.apply(&saved, "T");
+        apply(&mut state, &saved, "T");
         let art = &state.current_understanding.entities[3];
         assert_eq!(
             (art.id.as_str(), art.name.as_deref()),
@@ -1020,7 +789,7 @@ mod tests {
         let mut failed = outcome(ToolStatus::Error, None);
         failed.error = Some(ToolError::new("STALE_HANDLE", "gone"));
         let note = from_tool("k3", &call, &failed);
-        state.apply(&note, "T");
+        apply(&mut state, &note, "T");
         let last = state.items.last().unwrap();
         assert_eq!(last.id, "call:k3");
         assert_eq!(last.kind, ItemKind::Note);
@@ -1036,7 +805,7 @@ mod tests {
 
     #[test]
     fn the_extractive_delta_records_the_question_and_its_page() {
-        let turn = crate::conversation::PastTurn {
+        let turn = laika_protocol::conversation::PastTurn {
             turn: 3,
             task: "web.answer".into(),
             user_text: "What is the price?".into(),
@@ -1049,7 +818,7 @@ mod tests {
             tools: Vec::new(),
         };
         let mut state = AgentState::new("c");
-        state.apply(&extractive_delta(&turn), "T");
+        apply(&mut state, &extractive_delta(&turn), "T");
         assert_eq!(state.items[0].id, "turn:3");
         assert_eq!(state.items[0].status, ItemStatus::Resolved);
         assert_eq!(state.items[0].title, "What is the price?");

@@ -7,43 +7,13 @@
 //! a heading); CSV quotes every field and neutralizes leading `= + - @` so a
 //! spreadsheet does not run a cell as a formula.
 
-use crate::collection::Artifact;
-use crate::render::ast::{Block, Doc, Inline};
 use crate::render::{self, RenderLimits};
+use laika_protocol::collection::{Artifact, ShareFormat};
+use laika_protocol::render::ast::{Block, Doc, Inline};
+use serde_json::json;
 
 /// The MIME type of an artifact holding a render document.
 pub const RENDER_MIME: &str = "application/vnd.laika.render+json";
-use serde::{Deserialize, Serialize};
-use serde_json::json;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ShareFormat {
-    Markdown,
-    Text,
-    Json,
-    Csv,
-}
-
-impl ShareFormat {
-    pub fn extension(self) -> &'static str {
-        match self {
-            ShareFormat::Markdown => "md",
-            ShareFormat::Text => "txt",
-            ShareFormat::Json => "json",
-            ShareFormat::Csv => "csv",
-        }
-    }
-
-    pub fn mime(self) -> &'static str {
-        match self {
-            ShareFormat::Markdown => "text/markdown",
-            ShareFormat::Text => "text/plain",
-            ShareFormat::Json => "application/json",
-            ShareFormat::Csv => "text/csv",
-        }
-    }
-}
 
 /// The artifact's document: its render, or its text as paragraphs.
 fn document(artifact: &Artifact) -> Doc {
@@ -96,7 +66,7 @@ pub fn export(artifact: &Artifact, format: ShareFormat) -> String {
     let doc = document(artifact);
     match format {
         ShareFormat::Markdown => to_markdown(&doc),
-        ShareFormat::Text => doc.plain_text(),
+        ShareFormat::Text => crate::render::text::doc_text(&doc),
         ShareFormat::Json => serde_json::to_string_pretty(&json!({
             "id": artifact.id,
             "title": artifact.title,

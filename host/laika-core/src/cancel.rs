@@ -6,7 +6,7 @@
 //! sends on a channel). `cancel` wakes every registered waker, so no
 //! executor or thread is needed here.
 
-use crate::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -20,7 +20,8 @@
 //! - `ratio` is `verified / total`, and `1.0` when there are no citations
 //!   (nothing failed verification); check `total` to tell "no citations".
 
-use crate::llmcp::{Citation, Document};
+use laika_protocol::citation::VerifiedCitation;
+use laika_protocol::llmcp::{Citation, Document};
 use serde::Serialize;
 use serde_json::Value;
 use std::cell::OnceCell;
@@ -46,26 +47,6 @@ const LINE_PREFIXES: [&str; 11] = [
     "Term:",
     "Definition:",
 ];
-
-/// A citation after checking: `doc_id` and `handle_id` as corrected, the
-/// quote exactly as the model gave it.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct VerifiedCitation {
-    pub doc_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub node_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub handle_id: Option<String>,
-    pub quote: String,
-    pub verified: bool,
-    /// The collection source the cited document was made from (a turn over
-    /// a collection), so the citation names the source and can open it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "crate::collection::CitedSource")]
-    pub source: Option<crate::collection::CitedSource>,
-}
 
 /// All citations of one response, in the model's order, with counts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -322,7 +303,7 @@ fn strip_line_prefixes(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llmcp::DocumentSource;
+    use laika_protocol::llmcp::DocumentSource;
     use serde_json::json;
 
     fn document(doc_id: &str, content: Value) -> Document {

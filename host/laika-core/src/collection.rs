@@ -10,20 +10,24 @@
 //!
 //! Invariants:
 //! - every string that came from the web (a source's text, title, outline,
-//!   links) has URL credentials stripped before it is stored ([`Source::redacted`]);
+//!   links) has URL credentials stripped before it is stored ([`redacted`]);
 //! - a stored source text is at most [`MAX_SOURCE_CHARS`], an outline
 //!   [`MAX_OUTLINE`] entries and the links [`MAX_LINKS`];
 //! - every chunk document names its source (`source_id`, `url`, `title`), so
 //!   a citation of a chunk resolves to the source.
 
-use crate::error::{Error, Result};
-use crate::llmcp::{Document, DocumentSource};
-use crate::pack::{estimate_tokens, json_chars, Budget, Cut, DocumentUsage, Packed, Used};
+use crate::json_size::json_chars;
+use crate::pack::{self, estimate_tokens, Budget, Packed};
 use crate::redact;
 use crate::retrieval::{self, Index};
 use crate::text::prefix_chars;
 use crate::tool_call::{CollectionAddSources, SourceItem};
-use serde::{Deserialize, Serialize};
+use laika_protocol::collection::{
+    CitedSource, Collection, ExtractedLink, OutlineEntry, Source, SourceStatus,
+};
+use laika_protocol::error::{Error, Result};
+use laika_protocol::llmcp::{Document, DocumentSource};
+use laika_protocol::usage::{Cut, Used};
 use serde_json::{json, Value};
 
 pub const INDEX_DOC_TYPE: &str = "collection.index.v1";
@@ -43,147 +47,30 @@ const MAX_TAGS: usize = 16;
 const MAX_TAG_CHARS: usize = 64;
 const MAX_LINK_TEXT_CHARS: usize = 200;
 
-/// A named set of sources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Collection {
-    pub id: String,
-    pub title: String,
-    #[serde(default)]
-    pub tags: Vec<String>,
-    pub created_at: String,
-    pub source_count: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    Url,
-    Note,
-}
-
-impl SourceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Url => "url",
-            SourceKind::Note => "note",
-        }
+/// The source as it may be stored: bounded, and URL credentials stripped
+/// from every string (the source text is web content).
+pub fn redacted(mut source: Source) -> Source {
+    source.url = source.url.as_deref().map(redact::strip_url_credentials);
+    source.outlet = source.url.as_deref().and_then(outlet_of);
+    source.title = redact::redact_urls_in_text(prefix_chars(source.title.trim(), MAX_TITLE_CHARS))
+        .into_owned();
+    source.text =
+        redact::redact_urls_in_text(prefix_chars(&source.text, MAX_SOURCE_CHARS)).into_owned();
+    source.outline.truncate(MAX_OUTLINE);
+    for entry in &mut source.outline {
+        entry.text =
+            redact::redact_urls_in_text(prefix_chars(&entry.text, MAX_TITLE_CHARS)).into_owned();
     }
-
-    pub fn from_name(name: &str) -> Option<SourceKind> {
-        match name {
-            "url" => Some(SourceKind::Url),
-            "note" => Some(SourceKind::Note),
-            _ => None,
-        }
-    }
-}
-
-/// Whether a source has content yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceStatus {
-    /// A URL added but not captured: no text yet.
-    Pending,
-    /// Text is stored (a captured page or a note).
-    Ready,
-    /// The last capture failed (`error` says why).
-    Failed,
-}
-
-impl SourceStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceStatus::Pending => "pending",
-            SourceStatus::Ready => "ready",
-            SourceStatus::Failed => "failed",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<SourceStatus> {
-        match name {
-            "pending" => Some(SourceStatus::Pending),
-            "ready" => Some(SourceStatus::Ready),
-            "failed" => Some(SourceStatus::Failed),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct OutlineEntry {
-    pub level: u8,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ExtractedLink {
-    pub url: String,
-    pub text: String,
-    #[serde(default)]
-    pub context: String,
-}
-
-/// One source of a collection: a page (captured or pending) or a note.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Source {
-    pub id: String,
-    pub collection_id: String,
-    pub kind: SourceKind,
-    pub url: Option<String>,
-    pub title: String,
-    /// The URL's host, for pages.
-    pub outlet: Option<String>,
-    /// When the stored document was read (its first capture or its latest
-    /// refresh).
-    pub captured_at: Option<String>,
-    /// When `source.refresh` last replaced the document; `None` if never.
-    #[serde(default)]
-    pub refreshed_at: Option<String>,
-    pub status: SourceStatus,
-    pub error: Option<String>,
-    #[serde(default)]
-    pub text: String,
-    #[serde(default)]
-    pub outline: Vec<OutlineEntry>,
-    #[serde(default)]
-    pub extracted_links: Vec<ExtractedLink>,
-}
-
-impl Source {
-    /// The source as it may be stored: bounded, and URL credentials stripped
-    /// from every string (the source text is web content).
-    pub fn redacted(mut self) -> Source {
-        self.url = self.url.as_deref().map(redact::strip_url_credentials);
-        self.outlet = self.url.as_deref().and_then(outlet_of);
-        self.title = redact::redact_urls_in_text(prefix_chars(self.title.trim(), MAX_TITLE_CHARS))
-            .into_owned();
-        self.text =
-            redact::redact_urls_in_text(prefix_chars(&self.text, MAX_SOURCE_CHARS)).into_owned();
-        self.outline.truncate(MAX_OUTLINE);
-        for entry in &mut self.outline {
-            entry.text = redact::redact_urls_in_text(prefix_chars(&entry.text, MAX_TITLE_CHARS))
+    source.extracted_links.truncate(MAX_LINKS);
+    for link in &mut source.extracted_links {
+        link.url = redact::strip_url_credentials(&link.url);
+        link.text =
+            redact::redact_urls_in_text(prefix_chars(&link.text, MAX_LINK_TEXT_CHARS)).into_owned();
+        link.context =
+            redact::redact_urls_in_text(prefix_chars(&link.context, MAX_LINK_TEXT_CHARS))
                 .into_owned();
-        }
-        self.extracted_links.truncate(MAX_LINKS);
-        for link in &mut self.extracted_links {
-            link.url = redact::strip_url_credentials(&link.url);
-            link.text = redact::redact_urls_in_text(prefix_chars(&link.text, MAX_LINK_TEXT_CHARS))
-                .into_owned();
-            link.context =
-                redact::redact_urls_in_text(prefix_chars(&link.context, MAX_LINK_TEXT_CHARS))
-                    .into_owned();
-        }
-        self
     }
-
-    /// The name a citation or a table shows for this source.
-    pub fn label(&self) -> &str {
-        if !self.title.trim().is_empty() {
-            self.title.trim()
-        } else {
-            self.url.as_deref().unwrap_or(&self.id)
-        }
-    }
+    source
 }
 
 /// The host of an http(s) URL.
@@ -192,30 +79,6 @@ pub fn outlet_of(url: &str) -> Option<String> {
     parsed
         .host_str()
         .map(|h| h.trim_start_matches("www.").to_owned())
-}
-
-/// A saved result: text or a render document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Artifact {
-    pub id: String,
-    pub title: String,
-    pub mime: String,
-    pub text: Option<String>,
-    pub doc: Option<Value>,
-    #[serde(default)]
-    pub tags: Vec<String>,
-    pub collection_id: Option<String>,
-    pub created_at: String,
-}
-
-/// An artifact in a list: everything but its content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ArtifactSummary {
-    pub id: String,
-    pub title: String,
-    pub mime: String,
-    pub collection_id: Option<String>,
-    pub created_at: String,
 }
 
 /// A collection with its sources, as a turn over it is packed.
@@ -308,7 +171,7 @@ pub fn web_url(raw: &str) -> Result<String> {
 /// content alone when that is all there is), outline and links, bounded by
 /// `max_chars` and redacted.
 pub fn source_from_observation(
-    observation: &crate::observation::Observation,
+    observation: &laika_protocol::observation::Observation,
     base: Source,
     max_chars: usize,
 ) -> Source {
@@ -359,7 +222,7 @@ pub fn source_from_observation(
     } else {
         summary.title.clone()
     };
-    Source {
+    redacted(Source {
         url: Some(summary.url.clone())
             .filter(|u| !u.is_empty())
             .or(base.url.clone()),
@@ -370,8 +233,7 @@ pub fn source_from_observation(
         outline,
         extracted_links: links,
         ..base
-    }
-    .redacted()
+    })
 }
 
 // ---- context documents ----
@@ -562,7 +424,7 @@ pub fn pack_into(
     redacted += redact::redact_value(&mut index);
     let size = json_chars(&index);
     used += size;
-    usage.push(DocumentUsage::new(
+    usage.push(pack::document_usage(
         INDEX_DOC_ID,
         INDEX_DOC_TYPE,
         size,
@@ -582,7 +444,7 @@ pub fn pack_into(
         redacted += redact::redact_value(&mut content);
         let size = json_chars(&content);
         let fits = used + size <= limit;
-        usage.push(DocumentUsage::new(
+        usage.push(pack::document_usage(
             chunk.doc_id(),
             SOURCE_DOC_TYPE,
             size,
@@ -624,24 +486,13 @@ pub fn cited_source(doc: &Document) -> Option<CitedSource> {
     })
 }
 
-/// What a citation of a collection source names: the source, so the UI can
-/// show and open it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct CitedSource {
-    pub source_id: String,
-    pub title: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub url: Option<String>,
-}
-
 /// A ready page source of collection `c-1` at `https://<id>.example/`.
 #[cfg(test)]
 pub(crate) fn test_source(id: &str, title: &str, text: &str) -> Source {
     Source {
         id: id.into(),
         collection_id: "c-1".into(),
-        kind: SourceKind::Url,
+        kind: laika_protocol::collection::SourceKind::Url,
         url: Some(format!("https://{id}.example/")),
         title: title.into(),
         outlet: Some(format!("{id}.example")),
@@ -724,7 +575,7 @@ mod tests {
                 context: String::new(),
             })
             .collect();
-        let r = s.redacted();
+        let r = redacted(s);
         assert!(!r.url.as_deref().unwrap().contains("secret"));
         assert!(!r.text.contains("bob:pw"));
         assert!(r.text.chars().count() <= MAX_SOURCE_CHARS);
@@ -781,7 +632,7 @@ mod tests {
 
     #[test]
     fn a_captured_page_keeps_text_outline_and_links() {
-        let obs = crate::observation::Observation::from_value(json!({
+        let obs = laika_protocol::observation::Observation::from_value(json!({
             "summary": {
                 "doc_type": "web.observation.summary.v1",
                 "url": "https://user:pw@a.example/story",

@@ -7,9 +7,9 @@
 //! within the token cap: a failure here is the server's, not the budget's.
 
 use crate::ambient::Ambient;
-use crate::error::{Error, ErrorCode, Result};
-use crate::llmcp::TaskName;
 use crate::model::ModelRequest;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::llmcp::TaskName;
 use serde_json::{json, Value};
 
 /// The longest reply asked for, in characters.

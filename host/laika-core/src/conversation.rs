@@ -17,18 +17,12 @@
 //!   first, then long answers are clipped; the summary and memory are capped
 //!   on their own, so a large page document keeps its room.
 
-use crate::agent_state::{AgentState, ItemStatus};
-use crate::llmcp::PageRef;
 use crate::text::clip;
-use serde::{Deserialize, Serialize};
+use laika_protocol::agent_state::{AgentState, ItemStatus};
+use laika_protocol::conversation::{History, PastTurn};
+use laika_protocol::llmcp::{ConversationContext, ConversationTurn, PageRef};
+use serde::Serialize;
 
-/// Turns kept verbatim by default (docs/conversation.md#recent-turns).
-pub const DEFAULT_RECENT_TURNS: usize = 8;
-/// A rolling summary is due once this many turns are outside one
-/// (docs/conversation.md#rolling-summary).
-pub const DEFAULT_SUMMARY_AFTER_TURNS: usize = 20;
-/// …or once their questions and answers exceed this many chars.
-pub const DEFAULT_SUMMARY_AFTER_CHARS: usize = 5_000;
 /// Longest answer kept verbatim for one earlier turn, in chars.
 const ANSWER_CHARS: usize = 4_000;
 /// Longest user text kept for one earlier turn, in chars.
@@ -37,99 +31,6 @@ const USER_CHARS: usize = 2_000;
 pub const SUMMARY_CHARS: usize = 6_000;
 /// Earlier pages listed at most.
 const MAX_PAGES: usize = 32;
-
-/// One earlier turn, as the store hands it over.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PastTurn {
-    pub turn: u32,
-    pub task: String,
-    pub user_text: String,
-    /// The answer as plain text (empty for a failed turn).
-    pub answer_text: String,
-    /// `ok`, `failed` or `cancelled`.
-    pub status: String,
-    /// The page the turn was asked on.
-    pub page: Option<PageRef>,
-    /// One line per tool call: `name → status: summary`.
-    pub tools: Vec<String>,
-}
-
-/// The stored rolling summary of a conversation's older turns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredSummary {
-    /// 1 for the first summary of a conversation, then one more each time.
-    pub version: u32,
-    /// The last turn it covers.
-    pub through_turn: u32,
-    pub text: String,
-}
-
-/// What the store knows about a conversation before a new turn.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct History {
-    /// Earlier turns not covered by `summary`, oldest first.
-    pub turns: Vec<PastTurn>,
-    /// The latest rolling summary, if one was made.
-    pub summary: Option<StoredSummary>,
-    /// The latest `memory.summary` a model answer carried.
-    pub memory: Option<String>,
-    /// Every page the conversation was on, in order of first visit.
-    pub pages: Vec<PageRef>,
-    /// The conversation's agent state (docs/conversation.md#agent-state), if it
-    /// has one.
-    pub agent_state: Option<AgentState>,
-}
-
-impl History {
-    pub fn is_empty(&self) -> bool {
-        self.turns.is_empty()
-            && self.summary.is_none()
-            && self.memory.is_none()
-            && self.agent_state.as_ref().is_none_or(AgentState::is_empty)
-    }
-}
-
-/// One earlier turn as a follow-up's request shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConversationTurn {
-    pub turn: u32,
-    pub task: String,
-    pub user: String,
-    pub answer: String,
-    /// The URL of the page it was asked on (its title is in `pages`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<String>,
-    #[serde(default, skip_serializing_if = "is_ok")]
-    pub status: String,
-}
-
-fn is_ok(status: &String) -> bool {
-    status == "ok"
-}
-
-/// `context.conversation` of a request packet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConversationContext {
-    /// Always `untrusted`: it repeats pages and model answers.
-    pub trust: String,
-    /// The rolling summary of the turns before `turns`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// What the model asked to remember (`memory.summary` of an earlier answer).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
-    /// Pages the conversation was on, by title and URL (content not re-sent).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pages: Vec<PageRef>,
-    /// The agent state snapshot (docs/conversation.md#agent-state): what the
-    /// agent knows, assumes and expects so far.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_state: Option<AgentState>,
-    /// The most recent earlier turns, oldest first.
-    pub turns: Vec<ConversationTurn>,
-}
 
 /// What [`assemble`] left out to fit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -385,6 +286,7 @@ fn json_chars<T: Serialize>(value: &T) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use laika_protocol::conversation::StoredSummary;
 
     fn past(turn: u32, user: &str, answer: &str) -> PastTurn {
         PastTurn {
@@ -492,7 +394,9 @@ mod tests {
 
     #[test]
     fn the_agent_state_rides_along_and_yields_its_closed_items_to_fit() {
-        use crate::agent_state::{AgentStateDelta, AgentStateItem, AgentStateItemUpdate, ItemKind};
+        use laika_protocol::agent_state::{
+            AgentStateDelta, AgentStateItem, AgentStateItemUpdate, ItemKind,
+        };
         let mut state = AgentState::new("c");
         let add = |id: &str, status| AgentStateItemUpdate::Add {
             item: AgentStateItem {
@@ -506,7 +410,8 @@ mod tests {
                 updated_at: String::new(),
             },
         };
-        state.apply(
+        crate::agent_state::apply(
+            &mut state,
             &AgentStateDelta {
                 agent_state_item_updates: vec![
                     add("old", ItemStatus::Resolved),

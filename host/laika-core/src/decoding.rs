@@ -27,8 +27,8 @@
 
 pub mod fields;
 
-use crate::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::tools;
+use laika_protocol::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use serde_json::{json, Map, Value};
 
 /// What the runtime does with the answer schema.

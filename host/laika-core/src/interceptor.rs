@@ -29,12 +29,12 @@
 
 use crate::ambient::Ambient;
 use crate::decoding::{self, Decoding};
-use crate::error::{Error, ErrorCode, Result};
-use crate::llmcp::{RequestPacket, TaskName};
 use crate::model::ModelRequest;
 use crate::prompt;
 use crate::schema;
 use crate::tools;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::llmcp::{RequestPacket, TaskName};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -499,8 +499,9 @@ impl Interceptor for Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::{self, GateContext, Reason};
-    use crate::llmcp::ToolCall;
+    use crate::gate::{self, GateContext};
+    use laika_protocol::llmcp::ToolCall;
+    use laika_protocol::verdict::Reason;
 
     struct Fixed {
         name: &'static str,
@@ -757,7 +758,7 @@ mod tests {
             enforced: false,
         };
         let rule = p.prompts(&packet("hi"), &shape).system;
-        let obs = crate::observation::Observation::from_value(json!({"summary": {
+        let obs = laika_protocol::observation::Observation::from_value(json!({"summary": {
             "doc_type": "web.observation.summary.v1", "url": "https://e.org/", "title": "t", "text": "x"
         }}))
         .unwrap();

@@ -4,7 +4,7 @@
 //! [`MAX_ARRAY_ITEMS`]. A hostile frame of millions of tiny elements stops
 //! at the first limit instead of growing a tree many times its own size.
 //!
-//! Every cap on observation lists (`crate::observation::MAX_ELEMENTS` …) is
+//! Every cap on observation lists (`laika_protocol::observation::MAX_ELEMENTS` …) is
 //! below [`MAX_ARRAY_ITEMS`], so those lists still get their own, more
 //! precise error after parsing.
 

@@ -1,11 +1,10 @@
 //! `laika-core`: the pure core of Laika.
 //!
-//! Protocol types (llmcp packets, observation documents, wire messages), the
-//! render AST and its sanitizer, packing, prompts, schema composition and
-//! validation, model-output extraction, citations, the tool registry, the
-//! Policy Gate, redaction, retrieval (tokenizer, stemming, BM25), the
-//! `Runtime` trait, the exact calculators behind the host-run app tools and
-//! the turn engine.
+//! The logic over the protocol's types (`laika-protocol`): packing, prompts,
+//! the render sanitizer, schema composition and validation, model-output
+//! extraction, citations, the tool registry, the Policy Gate, redaction,
+//! retrieval (tokenizer, stemming, BM25), the `Runtime` trait, the exact
+//! calculators behind the host-run app tools and the turn engine.
 //!
 //! Architecture invariant: nothing here does I/O. No file system, network,
 //! SQLite, threads or async runtime; the clock and ids come in through
@@ -24,19 +23,14 @@ pub mod connection;
 pub mod conversation;
 pub mod decoding;
 pub mod engine;
-pub mod error;
-pub mod event;
 pub mod gate;
-pub mod history;
 pub mod interceptor;
 pub mod json_bounded;
 pub mod json_scan;
+pub mod json_size;
 pub mod lexicon;
-pub mod limits;
-pub mod llmcp;
 pub mod model;
 pub mod model_output;
-pub mod observation;
 pub mod pack;
 pub mod prompt;
 pub mod redact;
@@ -53,4 +47,3 @@ pub mod text_delta;
 pub mod tool_call;
 pub mod tools;
 pub mod transform;
-pub mod wire;

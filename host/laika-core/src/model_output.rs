@@ -69,9 +69,12 @@ impl fmt::Display for OutputError {
 
 impl std::error::Error for OutputError {}
 
-impl From<OutputError> for crate::error::Error {
+impl From<OutputError> for laika_protocol::error::Error {
     fn from(e: OutputError) -> Self {
-        crate::error::Error::new(crate::error::ErrorCode::InvalidModelOutput, e.message)
+        laika_protocol::error::Error::new(
+            laika_protocol::error::ErrorCode::InvalidModelOutput,
+            e.message,
+        )
     }
 }
 
@@ -575,8 +578,8 @@ mod tests {
 
     #[test]
     fn output_error_maps_to_invalid_model_output() {
-        let e: crate::error::Error = err("nope").into();
-        assert_eq!(e.code, crate::error::ErrorCode::InvalidModelOutput);
+        let e: laika_protocol::error::Error = err("nope").into();
+        assert_eq!(e.code, laika_protocol::error::ErrorCode::InvalidModelOutput);
     }
 
     fn corpus_dir() -> Option<PathBuf> {

@@ -14,12 +14,17 @@
 //!   summary, each its own document with its own `source.tab_id`, and may
 //!   use at most half of what the selection leaves.
 
-use crate::llmcp::{
+use crate::json_size::{json_chars, json_str_chars};
+use laika_protocol::conversation::History;
+use laika_protocol::llmcp::{
     Context, ConversationRef, Document, DocumentSource, Input, Output, Protocol, RequestPacket,
     Sender, Task, UserMessage,
 };
-use crate::observation::{
+use laika_protocol::observation::{
     Observation, CHUNK_DOC_TYPE, SELECTION_DOC_TYPE, SUMMARY_DOC_TYPE, TAB_DOC_TYPE,
+};
+use laika_protocol::usage::{
+    ContextBudget, ContextUsage, Cut, DocumentUsage, PageSelection, SelectionStrategy, Used,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -50,7 +55,7 @@ pub struct Budget {
 impl Budget {
     /// The extractive runtime reads everything; models get a budget that fits a
     /// 32k-token context with room for the prompt and the answer.
-    pub fn for_runtime(kind: &str, limits: &crate::limits::Limits) -> Budget {
+    pub fn for_runtime(kind: &str, limits: &laika_protocol::limits::Limits) -> Budget {
         let (chars, tokens) = match kind {
             "builtin" => (8 << 20, 2 << 20),
             _ => (96_000, 24_000),
@@ -71,7 +76,7 @@ impl Budget {
         window: usize,
         output_tokens: usize,
         fixed_chars: usize,
-        limits: &crate::limits::Limits,
+        limits: &laika_protocol::limits::Limits,
     ) -> Budget {
         let free_tokens = window
             .saturating_sub(output_tokens)
@@ -122,91 +127,32 @@ pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct DocumentUsage {
-    pub doc_id: String,
-    pub kind: String,
-    pub chars: usize,
-    pub tokens: usize,
-    pub included: bool,
-    pub truncated: bool,
-}
-
-impl DocumentUsage {
-    /// A document of `chars` characters; its tokens are estimated from them.
-    pub fn new(
-        doc_id: impl Into<String>,
-        kind: impl Into<String>,
-        chars: usize,
-        included: bool,
-        truncated: bool,
-    ) -> DocumentUsage {
-        DocumentUsage {
-            doc_id: doc_id.into(),
-            kind: kind.into(),
-            chars,
-            tokens: estimate_tokens(chars),
-            included,
-            truncated,
+/// The budget as `context_usage` reports it.
+impl From<Budget> for ContextBudget {
+    fn from(budget: Budget) -> ContextBudget {
+        ContextBudget {
+            max_chars: budget.max_chars,
+            max_tokens: budget.max_tokens,
         }
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Cut {
-    pub doc_id: String,
-    /// The field that was shortened; absent when the whole document was left out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub field: Option<String>,
-    pub chars_removed: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Used {
-    pub chars: usize,
-    pub tokens: usize,
-}
-
-/// The `context_usage` event body: what went in, what was cut.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ContextUsage {
-    pub budget: Budget,
-    pub used: Used,
-    pub documents: Vec<DocumentUsage>,
-    pub cut: Vec<Cut>,
-    /// How many strings had URL credentials stripped.
-    pub redacted_strings: usize,
-    /// How a page over budget was read, when not all of it was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub selection: Option<PageSelection>,
-}
-
-/// How the page's text was chosen when it did not fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SelectionStrategy {
-    /// The passages most relevant to the question, in page order.
-    Ranked,
-    /// Summarized in stages: each part, then the part summaries.
-    Staged,
-}
-
-/// What of a long page was read and sent (`context_usage.selection`): the
-/// sidebar says "read 34 % of this page: the parts about …".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct PageSelection {
-    pub strategy: SelectionStrategy,
-    /// Chars of the page's text there were (summary text and chunks)…
-    pub page_chars: usize,
-    /// …and how many were sent.
-    pub sent_chars: usize,
-    pub passages_sent: usize,
-    pub passages_total: usize,
-    /// The chunk numbers sent, in page order.
-    pub chunks: Vec<usize>,
-    /// Words of the question the sent passages are about.
-    pub about: Vec<String>,
+/// A document of `chars` characters; its tokens are estimated from them.
+pub fn document_usage(
+    doc_id: impl Into<String>,
+    kind: impl Into<String>,
+    chars: usize,
+    included: bool,
+    truncated: bool,
+) -> DocumentUsage {
+    DocumentUsage {
+        doc_id: doc_id.into(),
+        kind: kind.into(),
+        chars,
+        tokens: estimate_tokens(chars),
+        included,
+        truncated,
+    }
 }
 
 pub struct PackInput<'a> {
@@ -221,7 +167,7 @@ pub struct PackInput<'a> {
     pub tab_id: Option<String>,
     /// The conversation so far (see `conversation`): packed first, at most a
     /// third of the budget, the documents get the rest.
-    pub history: Option<&'a crate::conversation::History>,
+    pub history: Option<&'a History>,
     /// Earlier turns sent verbatim at most.
     pub recent_turns: usize,
     /// The packet's id and `created_at` come from here.
@@ -261,7 +207,7 @@ struct SharedMeta {
 }
 
 impl SharedMeta {
-    fn of(chunk: &crate::observation::Chunk) -> SharedMeta {
+    fn of(chunk: &laika_protocol::observation::Chunk) -> SharedMeta {
         let meta = ChunkMeta {
             doc_type: &chunk.doc_type,
             url: &chunk.url,
@@ -301,36 +247,6 @@ impl SharedMeta {
 /// Decimal digits of `n`, as JSON writes it.
 fn digits(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
-
-/// Chars `text` takes as a JSON string, quotes and escapes counted, without
-/// writing it out (as `serde_json` escapes: `"`, `\\` and the five short
-/// control escapes take 2 chars, other control chars 6).
-///
-/// One pass in blocks of 255 bytes with byte-wide counters and no branches,
-/// so the compiler vectorizes it: every chunk of a page is measured on every
-/// request, a megabyte for a large page.
-pub(crate) fn json_str_chars(text: &str) -> usize {
-    let mut chars = 2;
-    for block in text.as_bytes().chunks(255) {
-        // Per byte: starts a char (not a UTF-8 continuation byte), is
-        // escaped, is escaped as `\u00XX` (4 more).
-        let (mut starts, mut escaped, mut long) = (0u8, 0u8, 0u8);
-        for &b in block {
-            let control = b < 0x20;
-            let short_control = (0x08..=0x0D).contains(&b) & (b != 0x0B);
-            starts += u8::from(b & 0xC0 != 0x80);
-            escaped += u8::from(control | (b == b'"') | (b == b'\\'));
-            long += u8::from(control & !short_control);
-        }
-        chars += usize::from(starts) + usize::from(escaped) + 4 * usize::from(long);
-    }
-    chars
-}
-
-pub(crate) fn json_chars(value: &Value) -> usize {
-    // Measured on the serialization the model will actually read.
-    serde_json::to_string(value).map_or(0, |s| s.chars().count())
 }
 
 fn document(
@@ -411,9 +327,9 @@ fn truncate_string(s: &mut String, excess: usize) -> usize {
 /// question names).
 fn ranking_question(input: &PackInput<'_>) -> Option<String> {
     match input.task.name {
-        crate::llmcp::TaskName::Summarize => None,
-        crate::llmcp::TaskName::Answer => Some(input.user_text.to_owned()),
-        crate::llmcp::TaskName::Extract => {
+        laika_protocol::llmcp::TaskName::Summarize => None,
+        laika_protocol::llmcp::TaskName::Answer => Some(input.user_text.to_owned()),
+        laika_protocol::llmcp::TaskName::Extract => {
             let mut q = input.user_text.to_owned();
             for field in input
                 .task
@@ -487,7 +403,7 @@ pub fn pack_with(
                 serde_json::from_value(value).unwrap_or(b)
             });
             if block.is_some() {
-                usage_docs.push(DocumentUsage::new(
+                usage_docs.push(document_usage(
                     CONVERSATION_DOC_ID,
                     "conversation",
                     assembled.chars,
@@ -512,7 +428,7 @@ pub fn pack_with(
             redacted += crate::redact::redact_value(&mut content);
             let size = json_chars(&content);
             used += size;
-            usage_docs.push(DocumentUsage::new(
+            usage_docs.push(document_usage(
                 SELECTION_DOC_ID,
                 SELECTION_DOC_TYPE,
                 size,
@@ -587,7 +503,7 @@ pub fn pack_with(
         let text_chars = |c: &Value| c["text"].as_str().map_or(0, |t| t.chars().count());
         let summary_text = (obs.summary.text.chars().count(), text_chars(&content));
         used += size;
-        usage_docs.push(DocumentUsage::new(
+        usage_docs.push(document_usage(
             SUMMARY_DOC_ID,
             SUMMARY_DOC_TYPE,
             size,
@@ -617,7 +533,7 @@ pub fn pack_with(
                 });
             }
             let fits = size <= room;
-            usage_docs.push(DocumentUsage::new(
+            usage_docs.push(document_usage(
                 doc_id.clone(),
                 TAB_DOC_TYPE,
                 size,
@@ -664,7 +580,7 @@ pub fn pack_with(
                     let doc_id = format!("doc:web:chunk:{}", i + 1);
                     let text = chosen_texts.next_if(|c| c.chunk == i + 1);
                     let (Some(t), Some(meta)) = (text, meta(*slot)) else {
-                        usage_docs.push(DocumentUsage::new(
+                        usage_docs.push(document_usage(
                             doc_id.clone(),
                             CHUNK_DOC_TYPE,
                             0,
@@ -680,7 +596,7 @@ pub fn pack_with(
                     };
                     // Numbers stay the page's: the model is told where each passage is.
                     let sent = meta.doc_chars(i + 1, count, &t.text);
-                    usage_docs.push(DocumentUsage::new(
+                    usage_docs.push(document_usage(
                         doc_id.clone(),
                         CHUNK_DOC_TYPE,
                         sent,
@@ -707,7 +623,7 @@ pub fn pack_with(
                     // Chunks are additive and ordered: once one does not fit,
                     // later ones are left out too so the model never sees a gap.
                     let fits = used + size <= limit && fitting.len() == i;
-                    usage_docs.push(DocumentUsage::new(
+                    usage_docs.push(document_usage(
                         doc_id.clone(),
                         CHUNK_DOC_TYPE,
                         size,
@@ -786,7 +702,7 @@ pub fn pack_with(
     Packed {
         packet,
         usage: ContextUsage {
-            budget,
+            budget: budget.into(),
             used: Used {
                 chars: used + conversation_chars,
                 tokens: estimate_tokens(used + conversation_chars),
@@ -802,7 +718,7 @@ pub fn pack_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llmcp::TaskName;
+    use laika_protocol::llmcp::TaskName;
     use serde_json::json;
 
     fn observation(text: &str, chunks: usize) -> Observation {
@@ -851,13 +767,13 @@ mod tests {
     #[test]
     fn selection_first_and_other_tabs_as_their_own_documents() {
         let mut obs = observation("Main page text.", 1);
-        obs.selection = Some(crate::observation::Selection {
+        obs.selection = Some(laika_protocol::observation::Selection {
             doc_type: SELECTION_DOC_TYPE.into(),
             url: "https://example.com/a".into(),
             title: "A".into(),
             text: "the selected sentence".into(),
         });
-        obs.tabs = vec![crate::observation::TabDoc {
+        obs.tabs = vec![laika_protocol::observation::TabDoc {
             doc_type: TAB_DOC_TYPE.into(),
             tab_id: "42".into(),
             url: "https://other.example/b".into(),
@@ -914,7 +830,7 @@ mod tests {
     #[test]
     fn bad_selections_and_tabs_are_refused() {
         let mut obs = observation("x", 0);
-        obs.selection = Some(crate::observation::Selection {
+        obs.selection = Some(laika_protocol::observation::Selection {
             doc_type: SELECTION_DOC_TYPE.into(),
             url: "https://example.com".into(),
             title: String::new(),
@@ -922,7 +838,7 @@ mod tests {
         });
         assert!(obs.validate().is_err());
         obs.selection = None;
-        let tab = crate::observation::TabDoc {
+        let tab = laika_protocol::observation::TabDoc {
             doc_type: TAB_DOC_TYPE.into(),
             tab_id: "1".into(),
             url: "https://example.com".into(),
@@ -1073,7 +989,7 @@ mod tests {
     /// that fits the rest is sent whole.
     #[test]
     fn a_large_page_stays_whole_while_a_long_history_is_compressed() {
-        use crate::conversation::{History, PastTurn};
+        use laika_protocol::conversation::PastTurn;
         let history = History {
             turns: (1..=8)
                 .map(|i| PastTurn {
@@ -1127,31 +1043,6 @@ mod tests {
             "{:?}",
             p.usage.used
         );
-    }
-
-    #[test]
-    fn json_str_chars_counts_as_serde_json_writes() {
-        for s in [
-            "",
-            "plain",
-            "quote \" back \\ slash",
-            "lines\nand\ttabs\r\u{8}\u{c}",
-            "control \u{1} \u{1f} del \u{7f}",
-            "ünïcødé 日本語 😀",
-            "\u{b} vertical tab and \u{7f}",
-        ] {
-            let expected = serde_json::to_string(s).unwrap().chars().count();
-            assert_eq!(json_str_chars(s), expected, "{s:?}");
-        }
-    }
-
-    proptest::proptest! {
-        /// Any text, over many of the counting blocks.
-        #[test]
-        fn json_str_chars_counts_any_text_as_serde_json_writes(s in "(?s).{0,1200}") {
-            let expected = serde_json::to_string(&s).map(|j| j.chars().count());
-            proptest::prop_assert_eq!(Ok(json_str_chars(&s)), expected.map_err(|e| e.to_string()));
-        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! content only ever travels inside the user message, as documents marked
 //! `trust: "untrusted"`.
 
-use crate::llmcp::{RequestPacket, TaskName};
+use laika_protocol::llmcp::{RequestPacket, TaskName};
 use serde::Serialize;
 
 /// The base rules. Interceptors append their own `- …` lines to this list
@@ -34,14 +34,14 @@ fn task_rules(task: TaskName) -> &'static str {
 pub fn document_rules(packet: &RequestPacket) -> String {
     let kinds = |k: &str| packet.context.documents.iter().any(|d| d.kind == k);
     let mut out = String::new();
-    if kinds(crate::observation::SELECTION_DOC_TYPE) {
+    if kinds(laika_protocol::observation::SELECTION_DOC_TYPE) {
         out.push_str("\n- The web.selection.v1 document is the text the user selected: the question is about it. Answer about the selection first, using the rest of the page only as context, and cite the selection.");
     }
-    if kinds(crate::observation::TAB_DOC_TYPE) {
+    if kinds(laika_protocol::observation::TAB_DOC_TYPE) {
         out.push_str("\n- web.tab.v1 documents are other open tabs the user included. Each is a separate page: keep them apart, and cite each claim from the tab it comes from (its doc_id).");
     }
     let contents = packet.context.documents.iter().map(|d| &d.content);
-    if !crate::observation::unread_frame_names(contents).is_empty() {
+    if !laika_protocol::observation::unread_frame_names(contents).is_empty() {
         out.push_str("\n- frames with read false are embedded content from another site that could not be read: if the answer may be there, say that this frame (its title or origin) was not read; never guess its content.");
     }
     out
@@ -84,16 +84,16 @@ pub fn system_prompt(rules: &str, task: TaskName, shape: &AnswerShape) -> String
 /// then reuses the page's tokens for a follow-up on the same page.
 #[derive(Serialize)]
 struct PromptOrder<'a> {
-    protocol: &'a crate::llmcp::Protocol,
+    protocol: &'a laika_protocol::llmcp::Protocol,
     #[serde(rename = "type")]
     packet_type: &'a str,
-    output: &'a crate::llmcp::Output,
-    sender: &'a crate::llmcp::Sender,
-    context: &'a crate::llmcp::Context,
-    conversation: &'a crate::llmcp::ConversationRef,
+    output: &'a laika_protocol::llmcp::Output,
+    sender: &'a laika_protocol::llmcp::Sender,
+    context: &'a laika_protocol::llmcp::Context,
+    conversation: &'a laika_protocol::llmcp::ConversationRef,
     id: &'a str,
     created_at: &'a str,
-    input: &'a crate::llmcp::Input,
+    input: &'a laika_protocol::llmcp::Input,
 }
 
 /// The user message: the serialized request packet, stable parts first.

@@ -10,8 +10,9 @@
 
 use crate::cancel::CancelToken;
 use crate::decoding::Decoding;
-use crate::error::Result;
-use crate::model::{ModelReply, ModelRequest, RuntimeInfo};
+use crate::model::{ModelReply, ModelRequest};
+use laika_protocol::error::Result;
+use laika_protocol::model::RuntimeInfo;
 
 /// Receives the model's text as it streams: each call is the next piece.
 pub type TextSink<'a> = dyn FnMut(&str) + 'a;

@@ -22,8 +22,8 @@
 //!   [`ResponsePacket`], so callers never see a second kind of failure.
 //! - Schemas are compiled offline: they have no remote `$ref`s.
 
-use crate::llmcp::{RequestPacket, ResponsePacket, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::text;
+use laika_protocol::llmcp::{RequestPacket, ResponsePacket, PROTOCOL_NAME, PROTOCOL_VERSION};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;
@@ -360,7 +360,7 @@ fn child_path(parent: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llmcp::{
+    use laika_protocol::llmcp::{
         Context, ConversationRef, Input, Output, Protocol, Sender, Task, TaskName, UserMessage,
     };
 

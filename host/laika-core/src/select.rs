@@ -228,7 +228,7 @@ pub fn select(chunks: &[(usize, &str)], question: &str, budget: usize) -> Select
 
 /// Chars the text takes as a JSON string (quotes and escapes counted).
 fn json_len(text: &str) -> usize {
-    crate::pack::json_str_chars(text)
+    crate::json_size::json_str_chars(text)
 }
 
 /// `text` in passages of about [`PASSAGE_CHARS`], cut at line ends (a

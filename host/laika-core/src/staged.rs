@@ -20,13 +20,15 @@
 
 use crate::ambient::Ambient;
 use crate::decoding::Decoding;
-use crate::error::{ErrorCode, Result};
-use crate::limits::Limits;
-use crate::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
+use crate::json_size;
 use crate::model::ModelRequest;
-use crate::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
-use crate::pack::{self, Budget, ContextUsage, Cut, DocumentUsage, Packed, PageSelection, Used};
+use crate::pack::{self, Budget, Packed};
 use crate::text::prefix_chars;
+use laika_protocol::error::{ErrorCode, Result};
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
+use laika_protocol::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_protocol::usage::{ContextUsage, Cut, DocumentUsage, PageSelection, Used};
 use serde_json::{json, Value};
 use std::ops::Range;
 
@@ -204,7 +206,7 @@ fn split(text: &str, max_chars: usize) -> Vec<Range<usize>> {
     let mut start = 0;
     let mut size = 0;
     for (i, c) in text.char_indices() {
-        let cost = pack::json_str_chars(c.encode_utf8(&mut [0; 4])) - 2;
+        let cost = json_size::json_str_chars(c.encode_utf8(&mut [0; 4])) - 2;
         if size + cost > max_chars && i > start {
             out.push(start..i);
             start = i;
@@ -293,7 +295,7 @@ pub fn plan(
         } else {
             // The passage alone overflows a part: its text is cut into
             // pieces that each fit beside the document's other fields.
-            let overhead = size.saturating_sub(pack::json_str_chars(text));
+            let overhead = size.saturating_sub(json_size::json_str_chars(text));
             split(text, limit.saturating_sub(overhead))
                 .into_iter()
                 .map(|range| {
@@ -474,7 +476,7 @@ fn fit_points(points: Vec<String>, room: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut used = 0;
     for point in points {
-        let size = pack::json_str_chars(&point) + 1;
+        let size = json_size::json_str_chars(&point) + 1;
         if used + size <= room {
             used += size;
             out.push(point);
@@ -531,7 +533,7 @@ fn part_document(part: &Part, of: usize, notes: &PartNotes) -> Document {
 pub fn reduce_room(packed: &Packed, budget: &Budget) -> usize {
     let limit = budget.char_limit();
     let others: usize = kept_documents(packed)
-        .map(|d| pack::json_chars(&d.content))
+        .map(|d| json_size::json_chars(&d.content))
         .sum();
     let conversation = packed
         .usage
@@ -567,7 +569,7 @@ pub fn usage(packed: &Packed, plan: &Plan) -> ContextUsage {
         .cloned()
         .collect();
     for part in &plan.parts {
-        documents.push(DocumentUsage::new(
+        documents.push(pack::document_usage(
             part_doc_id(part.number),
             PART_DOC_TYPE,
             part.chars,
@@ -593,7 +595,7 @@ pub fn usage(packed: &Packed, plan: &Plan) -> ContextUsage {
             .collect::<Vec<Cut>>(),
         redacted_strings: packed.usage.redacted_strings,
         selection: Some(PageSelection {
-            strategy: pack::SelectionStrategy::Staged,
+            strategy: laika_protocol::usage::SelectionStrategy::Staged,
             page_chars: plan.page_chars,
             sent_chars: read,
             passages_sent: plan.parts.len(),

@@ -29,9 +29,9 @@
 //!   the block being read.
 
 use crate::model_output;
-use crate::render::ast::{Block, Inline};
 use crate::render::{self, RenderLimits};
 use crate::text::floor_char_boundary;
+use laika_protocol::render::ast::{Block, Inline};
 use serde_json::{json, Value};
 use std::time::Duration;
 

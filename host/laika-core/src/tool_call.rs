@@ -12,7 +12,9 @@
 //! string's UTF-8 length, since the caps bound the bytes a proposal makes
 //! the extension handle). Plain data only: serde, serde_json and schemars.
 
-use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE};
+use laika_protocol::observation::{
+    MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE,
+};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{transform_subschemas, Transform};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};

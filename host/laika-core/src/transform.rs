@@ -18,19 +18,20 @@
 //! their points, so the builtin runtime's artifacts stay extractive.
 
 use crate::ambient::Ambient;
-use crate::collection::{self, CollectionPack, Source, CHUNK_CHARS, SOURCE_DOC_TYPE};
+use crate::collection::{self, CollectionPack, CHUNK_CHARS, SOURCE_DOC_TYPE};
 use crate::decoding::Decoding;
-use crate::error::{Error, ErrorCode, Result};
 use crate::interceptor::Pipeline;
-use crate::llmcp::{
+use crate::model::ModelRequest;
+use crate::model_output;
+use crate::render::{self, RenderLimits};
+use crate::text::prefix_chars;
+use laika_protocol::collection::Source;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::llmcp::{
     Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
     UserMessage,
 };
-use crate::model::ModelRequest;
-use crate::model_output;
-use crate::render::ast::{Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
-use crate::render::{self, RenderLimits};
-use crate::text::prefix_chars;
+use laika_protocol::render::ast::{Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -214,7 +215,7 @@ pub fn map_request(
 /// transform's map step, and a part of a page summarized in stages
 /// (`staged`).
 pub fn points_request(
-    documents: Vec<crate::llmcp::Document>,
+    documents: Vec<laika_protocol::llmcp::Document>,
     conversation: ConversationRef,
     instruction: &str,
     max_points: usize,
@@ -678,7 +679,7 @@ fn source_link(source: &Source) -> Inline {
 mod tests {
     use super::*;
     use crate::collection::test_source as source;
-    use crate::collection::Collection;
+    use laika_protocol::collection::Collection;
 
     fn pack(sources: Vec<Source>) -> CollectionPack {
         CollectionPack {
@@ -770,7 +771,7 @@ mod tests {
             panic!("a table")
         };
         assert_eq!(rows.len(), 3, "header + two read sources");
-        let text = doc.plain_text();
+        let text = crate::render::text::doc_text(&doc);
         assert!(
             text.contains("Costs 49 euros. | Runs daily. | 49"),
             "{text}"
@@ -795,7 +796,7 @@ mod tests {
             (&b, SourceNotes::Points(vec!["y".into()])),
         ];
         let (_, doc) = reduce(find_type("timeline").unwrap(), &pack(vec![]), &notes);
-        let text = doc.plain_text();
+        let text = crate::render::text::doc_text(&doc);
         let i98 = text.find("1998").unwrap();
         let i03 = text.find("2003").unwrap();
         let i24 = text.find("2024-12-15").unwrap();
@@ -816,7 +817,7 @@ mod tests {
             (&b, SourceNotes::Points(vec!["y".into()])),
         ];
         let (_, doc) = reduce(find_type("faq").unwrap(), &pack(vec![]), &notes);
-        let text = doc.plain_text();
+        let text = crate::render::text::doc_text(&doc);
         assert!(
             text.contains("Can I bring a bike?\nYes, bikes travel free. (A)"),
             "{text}"
@@ -832,7 +833,7 @@ mod tests {
         let a = source("a", "A", "");
         let notes = vec![(&a, SourceNotes::Points(vec!["Main claim.".into()]))];
         let (_, doc) = reduce(find_type("bibliography").unwrap(), &pack(vec![]), &notes);
-        let text = doc.plain_text();
+        let text = crate::render::text::doc_text(&doc);
         assert!(
             text.contains("A. a.example, captured 2026-01-01T00:00:00.000Z"),
             "{text}"

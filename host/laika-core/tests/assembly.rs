@@ -5,12 +5,12 @@
 //! it changes what a model is sent.
 
 use laika_core::ambient::Fixed;
-use laika_core::conversation::{History, PastTurn, StoredSummary};
-use laika_core::limits::Limits;
-use laika_core::llmcp::{PageRef, Task, TaskName};
-use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput, Packed};
 use laika_core::select::{PageIndex, PageIndexes};
+use laika_protocol::conversation::{History, PastTurn, StoredSummary};
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{PageRef, Task, TaskName};
+use laika_protocol::observation::Observation;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 

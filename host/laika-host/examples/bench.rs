@@ -10,12 +10,12 @@
 //!    next call's `agent_state executing`, with a re-observed 200 KiB page.
 
 use laika_builtin::BuiltinRuntime;
-use laika_core::llmcp::{Task, TaskName};
-use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
 use laika_core::runtime::Runtime;
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_host::store::{Store, TurnRecord, TurnStatus};
+use laika_protocol::llmcp::{Task, TaskName};
+use laika_protocol::observation::Observation;
 use laika_runtime::{CancelToken, ModelRequest, SystemAmbient};
 #[path = "support/stats.rs"]
 mod stats;

@@ -17,9 +17,9 @@
 use laika_core::ambient::Fixed;
 use laika_core::cancel::CancelToken;
 use laika_core::citation;
-use laika_core::llmcp::{Citation, RequestPacket, Task, TaskName};
-use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
+use laika_protocol::llmcp::{Citation, RequestPacket, Task, TaskName};
+use laika_protocol::observation::Observation;
 use serde_json::{json, Map, Value};
 
 static AMBIENT: Fixed = Fixed::new();

@@ -18,16 +18,16 @@
 mod stats;
 
 use laika_core::ambient::Fixed;
-use laika_core::conversation::{History, PastTurn, StoredSummary};
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
-use laika_core::event::Event;
-use laika_core::limits::Limits;
-use laika_core::llmcp::{PageRef, Task, TaskName};
-use laika_core::model::RuntimeInfo;
-use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
 use laika_core::select::PageIndexes;
 use laika_host::page_index::PageIndexCache;
+use laika_protocol::conversation::{History, PastTurn, StoredSummary};
+use laika_protocol::event::Event;
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{PageRef, Task, TaskName};
+use laika_protocol::model::RuntimeInfo;
+use laika_protocol::observation::Observation;
 use serde_json::{json, Value};
 use stats::quantile;
 use std::time::Instant;

@@ -12,14 +12,14 @@
 //! 2. An 8-block answer streamed at 50 tokens/s: time to the first
 //!    `render_delta` over time to `assistant` (the full answer). Target ≤ 0.25.
 
-use laika_core::llmcp::{
-    Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
-    UserMessage,
-};
 use laika_core::render::RenderLimits;
 use laika_core::runtime::Runtime;
 use laika_core::stream::RenderStream;
 use laika_host::frame::{encode_frame, PartAssembler};
+use laika_protocol::llmcp::{
+    Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
+    UserMessage,
+};
 use laika_runtime::scripted::{Scripted, Step};
 use laika_runtime::{CancelToken, ModelRequest};
 #[path = "support/stats.rs"]

@@ -12,13 +12,14 @@
 
 use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;
-use laika_core::error::Result;
-use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::{Runtime, TextSink};
 use laika_core::tool_call::{ToolCall, ToolName, ToolOutput};
 use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
+use laika_protocol::error::Result;
+use laika_protocol::model::RuntimeInfo;
 use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};

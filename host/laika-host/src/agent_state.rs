@@ -16,11 +16,12 @@
 //! wrong is logged.
 
 use crate::store::Store;
-use laika_core::agent_state::{self, AgentState, AgentStateDelta, DeltaSource};
+use laika_core::agent_state;
 use laika_core::ambient::Ambient;
-use laika_core::conversation::PastTurn;
-use laika_core::event::{AgentStateSnapshot, Event, Sink};
 use laika_core::runtime::Runtime;
+use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
+use laika_protocol::conversation::PastTurn;
+use laika_protocol::event::{AgentStateSnapshot, Event, Sink};
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;

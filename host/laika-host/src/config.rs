@@ -7,9 +7,9 @@
 //! the others (`LAIKA_MODEL` means nothing to `builtin`).
 
 use crate::integration::IntegrationConfig;
-use laika_core::error::{Error, ErrorCode, Result};
-use laika_core::event::{ConfigView, RuntimeView};
-pub use laika_core::limits::Limits;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::{ConfigView, RuntimeView};
+pub use laika_protocol::limits::Limits;
 pub use laika_runtime::config::{RuntimeConfig, Setting, RUNTIME_KINDS};
 use laika_runtime::http::ApiKey;
 use serde::{Deserialize, Serialize};
@@ -388,14 +388,14 @@ impl Config {
         }
         let l = &self.limits;
         if l.max_inbound_frame == 0
-            || l.max_inbound_frame > laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
+            || l.max_inbound_frame > laika_protocol::limits::DEFAULT_MAX_INBOUND_FRAME
         {
             return Err(config_error(format!(
                 "limits.max_inbound_frame must be 1..={} bytes",
-                laika_core::limits::DEFAULT_MAX_INBOUND_FRAME
+                laika_protocol::limits::DEFAULT_MAX_INBOUND_FRAME
             )));
         }
-        use laika_core::limits::{MAX_JSON_DEPTH, MAX_RETRIES, MIN_JSON_DEPTH};
+        use laika_protocol::limits::{MAX_JSON_DEPTH, MAX_RETRIES, MIN_JSON_DEPTH};
         if !(MIN_JSON_DEPTH..=MAX_JSON_DEPTH).contains(&l.max_json_depth) {
             return Err(config_error(format!(
                 "limits.max_json_depth must be {MIN_JSON_DEPTH}..={MAX_JSON_DEPTH}"
@@ -406,10 +406,10 @@ impl Config {
                 "limits.max_retries must be 0..={MAX_RETRIES}"
             )));
         }
-        if !(1..=laika_core::agent::MAX_STEPS).contains(&l.max_steps) {
+        if !(1..=laika_protocol::agent::MAX_STEPS).contains(&l.max_steps) {
             return Err(config_error(format!(
                 "limits.max_steps must be 1..={}",
-                laika_core::agent::MAX_STEPS
+                laika_protocol::agent::MAX_STEPS
             )));
         }
         for (key, secs, max) in [
@@ -423,7 +423,7 @@ impl Config {
                 )));
             }
         }
-        let max = laika_core::limits::MAX_TRANSFORM_CONCURRENCY;
+        let max = laika_protocol::limits::MAX_TRANSFORM_CONCURRENCY;
         if !(1..=max).contains(&l.transform_concurrency) {
             return Err(config_error(format!(
                 "limits.transform_concurrency must be 1..={max}"
@@ -717,7 +717,7 @@ mod tests {
     /// The wire schema's `config.set` keys are exactly the ones applied here.
     #[test]
     fn every_key_the_schema_offers_is_settable() {
-        let schema = laika_core::wire::schema_document();
+        let schema = laika_protocol::wire::schema_document();
         let keys = schema["$defs"]["ConfigValues"]["properties"]
             .as_object()
             .unwrap();

@@ -17,7 +17,7 @@
 use crate::config::{Config, RuntimeConfig};
 use crate::frame::{encode_frame, MAX_OUTBOUND_FRAME};
 use crate::install::{self, Browser, Env, Family, Scope, HOST_NAME};
-use laika_core::error::{Error, ErrorCode};
+use laika_protocol::error::{Error, ErrorCode};
 use laika_runtime::discover;
 use serde_json::{json, Value};
 use std::io::{Read, Write};

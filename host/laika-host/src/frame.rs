@@ -19,16 +19,16 @@
 //!   messages, each valid JSON on its own, that [`PartAssembler`] reassembles.
 
 use byteorder::{ByteOrder, NativeEndian};
-use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::json_bounded::ParseError;
-use laika_core::wire::Part;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::wire::Part;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Largest host → browser frame body. Browsers close the port above 1 MiB.
 pub const MAX_OUTBOUND_FRAME: usize = 1 << 20;
-pub use laika_core::limits::DEFAULT_MAX_INBOUND_FRAME;
-pub use laika_core::limits::DEFAULT_MAX_JSON_DEPTH;
+pub use laika_protocol::limits::DEFAULT_MAX_INBOUND_FRAME;
+pub use laika_protocol::limits::DEFAULT_MAX_JSON_DEPTH;
 
 /// serde_json refuses the 128th nested level itself; depth limits are capped
 /// below that so our scanner, with its coded error, always answers first.

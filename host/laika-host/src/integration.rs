@@ -6,11 +6,11 @@
 //! its environment. The gate asks the user before every call and denies a
 //! name that is not configured.
 
-use laika_core::agent::ToolError;
 use laika_core::cancel::CancelToken;
-use laika_core::error::{ErrorCode, Result};
 use laika_core::text::prefix_chars;
 use laika_core::tool_call::IntegrationInvoke;
+use laika_protocol::agent::ToolError;
+use laika_protocol::error::{ErrorCode, Result};
 use laika_runtime::command::{CommandConfig, CommandRuntime};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -67,7 +67,7 @@ impl IntegrationConfig {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if !valid_name {
-            return Err(laika_core::error::Error::new(
+            return Err(laika_protocol::error::Error::new(
                 ErrorCode::ConfigInvalid,
                 format!(
                     "integrations.{name:?}: a name is 1 to 64 letters, digits, '_', '-' or '.'"

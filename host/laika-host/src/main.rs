@@ -3,9 +3,6 @@
 //! run its subcommands.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use laika_core::error::{Error, ErrorCode};
-use laika_core::event::Event;
-use laika_core::wire;
 use laika_host::config::{Config, RuntimeConfig};
 use laika_host::mcp::McpServer;
 use laika_host::serve::asks::Asks;
@@ -15,6 +12,9 @@ use laika_host::session::Session;
 use laika_host::store::Store;
 use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
 use laika_host::{doctor, install, origin, replay, sink};
+use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::event::Event;
+use laika_protocol::wire;
 use laika_runtime::scripted::ScriptedConfig;
 use std::io::Write;
 use std::path::PathBuf;

@@ -15,7 +15,7 @@
 //! id, a `moz-extension://` origin) is [`Caller::Malformed`] and refused,
 //! never served as a hand launch.
 
-use laika_core::error::{Error, ErrorCode, Result};
+use laika_protocol::error::{Error, ErrorCode, Result};
 
 const CHROME_SCHEME: &str = "chrome-extension://";
 /// Chromium extension ids are 32 letters from `a` to `p` (a hex digest

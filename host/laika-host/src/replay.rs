@@ -9,7 +9,7 @@
 use crate::frame;
 use crate::session::Session;
 use crate::sink::Collector;
-use laika_core::event::{Event, Sink};
+use laika_protocol::event::{Event, Sink};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;

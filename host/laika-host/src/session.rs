@@ -11,12 +11,12 @@ use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
-use laika_core::error::{Error, ErrorCode, Result};
-use laika_core::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
-use laika_core::llmcp::TaskName;
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
-use laika_core::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::llmcp::TaskName;
+use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::CancelToken;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -164,10 +164,13 @@ impl Session {
             Request::Ping { .. } => Ok(Event::Pong {}),
             Request::Cancel { target, .. } => {
                 let cancelled = match self.shared.in_flight.lock() {
-                    Ok(m) => m.get(&target).map(Running::cancel).is_some(),
+                    Ok(m) => m.get(target.as_str()).map(Running::cancel).is_some(),
                     Err(_) => false,
                 };
-                Ok(Event::CancelResult { target, cancelled })
+                Ok(Event::CancelResult {
+                    target: target.into(),
+                    cancelled,
+                })
             }
             Request::HistoryList { limit, offset, .. } => self.with_store(|s| {
                 let limit = limit
@@ -196,7 +199,7 @@ impl Session {
             } => self.with_store(|s| {
                 s.delete_conversation(&conversation_id)?;
                 Ok(Event::HistoryDelete {
-                    conversation_id,
+                    conversation_id: conversation_id.into(),
                     deleted: true,
                 })
             }),
@@ -216,7 +219,7 @@ impl Session {
                 title,
                 observation,
                 ..
-            } => self.with_store(|s| add_page(s, collection_id, title, observation)),
+            } => self.with_store(|s| add_page(s, collection_id, title, observation.into_raw())),
             Request::ArtifactExport {
                 artifact_id,
                 format,
@@ -275,8 +278,8 @@ impl Session {
                 approved,
             } => {
                 let input = Input::Approval {
-                    reply_to: id,
-                    call_id: call_id.clone(),
+                    reply_to: id.into(),
+                    call_id: call_id.to_string(),
                     digest,
                     approved,
                 };
@@ -349,7 +352,7 @@ impl Session {
                 name: HOST_NAME.into(),
                 version: env!("CARGO_PKG_VERSION").into(),
             },
-            llmcp_versions: vec![laika_core::llmcp::PROTOCOL_VERSION],
+            llmcp_versions: vec![laika_protocol::llmcp::PROTOCOL_VERSION],
             tasks: vec![TaskName::Summarize, TaskName::Answer, TaskName::Extract],
             capabilities: vec![
                 "turn",
@@ -420,7 +423,7 @@ impl Session {
         let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
-            Ok(m) if m.contains_key(&id) => {
+            Ok(m) if m.contains_key(id.as_str()) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
                 sink.emit(Some(&id), Event::error(&e));
@@ -436,7 +439,7 @@ impl Session {
             }
             Ok(mut m) => {
                 m.insert(
-                    id.clone(),
+                    id.to_string(),
                     Running {
                         cancel: cancel.clone(),
                         inbox: inbox_tx,
@@ -451,7 +454,7 @@ impl Session {
         // `cancel` that arrives after `done` always answers `cancelled: false`.
         let sink = Arc::new(TurnSink {
             shared: shared.clone(),
-            turn_id: id.clone(),
+            turn_id: id.to_string(),
             inner: sink,
         });
         let job = move || {
@@ -474,7 +477,7 @@ impl Session {
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
             if let Ok(mut m) = shared.in_flight.lock() {
-                m.remove(&id);
+                m.remove(id.as_str());
             }
             // After `done`: the stream never waits for the summarizer.
             if let Some(stored) = stored {
@@ -550,7 +553,7 @@ fn add_page(
     collection_id: Option<String>,
     title: Option<String>,
     observation: Value,
-) -> laika_core::error::Result<Event> {
+) -> laika_protocol::error::Result<Event> {
     use laika_core::ambient::Ambient;
     let ambient = laika_runtime::SystemAmbient;
     let id = match collection_id {
@@ -568,7 +571,7 @@ fn add_page(
                 wanted
             };
             let (title, tags) = laika_core::collection::create_args(title, &[])?;
-            let collection = laika_core::collection::Collection {
+            let collection = laika_protocol::collection::Collection {
                 id: ambient.new_id(),
                 title: laika_core::redact::redact_urls_in_text(&title).into_owned(),
                 tags,

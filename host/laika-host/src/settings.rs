@@ -6,7 +6,7 @@
 
 use crate::config::RuntimeConfig;
 use laika_core::connection;
-use laika_core::event::{ConnectionTest, ErrorBody, Event};
+use laika_protocol::event::{ConnectionTest, ErrorBody, Event};
 use laika_runtime::{discover, CancelToken, SystemAmbient};
 use std::time::Instant;
 
@@ -34,7 +34,7 @@ pub fn test_connection(config: &RuntimeConfig) -> Event {
         Ok(r) => r,
         Err(e) => {
             return Event::ConfigTest(failed(
-                laika_core::model::RuntimeInfo {
+                laika_protocol::model::RuntimeInfo {
                     kind: config.kind().into(),
                     model: config.model().unwrap_or_default().into(),
                     offline: true,
@@ -103,9 +103,9 @@ pub fn test_connection(config: &RuntimeConfig) -> Event {
 }
 
 fn failed(
-    runtime: laika_core::model::RuntimeInfo,
+    runtime: laika_protocol::model::RuntimeInfo,
     elapsed_ms: u64,
-    error: &laika_core::error::Error,
+    error: &laika_protocol::error::Error,
     raw: Option<String>,
 ) -> ConnectionTest {
     ConnectionTest {

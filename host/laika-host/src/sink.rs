@@ -3,7 +3,7 @@
 
 use crate::transport::Outbox;
 use laika_core::ambient::Ambient;
-use laika_core::event::{Event, Message, Sink};
+use laika_protocol::event::{Event, Message, Sink};
 use laika_runtime::SystemAmbient;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -18,7 +18,7 @@ pub fn to_json(reply_to: Option<&str>, event: &Event) -> Value {
     // Events are plain data (strings, numbers, maps with string keys): their
     // serialization cannot fail. Should it ever, the peer still gets a coded error.
     serde_json::to_value(&message).unwrap_or_else(|e| {
-        let internal = Event::error(&laika_core::error::Error::internal(format!(
+        let internal = Event::error(&laika_protocol::error::Error::internal(format!(
             "an event could not be serialized: {e}"
         )));
         serde_json::to_value(Message {

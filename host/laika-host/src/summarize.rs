@@ -18,10 +18,11 @@
 use crate::config::Config;
 use crate::store::Store;
 use crate::turn::Stored;
-use laika_core::conversation::{self, PastTurn};
-use laika_core::llmcp::TaskName;
+use laika_core::conversation;
 use laika_core::model::ModelRequest;
 use laika_core::runtime::Runtime;
+use laika_protocol::conversation::PastTurn;
+use laika_protocol::llmcp::TaskName;
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;

@@ -11,13 +11,9 @@
 use crate::integration::{self, IntegrationConfig};
 use crate::store::Store;
 use crate::transform::{self, Progress};
-use laika_core::agent::ToolError;
 use laika_core::ambient::Ambient;
 use laika_core::cancel::CancelToken;
-use laika_core::collection::{
-    self, Artifact, Collection, NewSource, Source, SourceKind, SourceStatus,
-};
-use laika_core::error::{Error, ErrorCode};
+use laika_core::collection::{self, NewSource};
 use laika_core::redact;
 use laika_core::render;
 use laika_core::runtime::Runtime;
@@ -28,6 +24,9 @@ use laika_core::tool_call::{
     SourceCapture, SourceCaptured, SourceEntry, SourceFailure, SourceRefreshed, SourceToRefresh,
     SourcesAdded, SourcesListed, ToolCall, ToolOutput, TransformMade, TransformRun,
 };
+use laika_protocol::agent::ToolError;
+use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
+use laika_protocol::error::{Error, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -158,7 +157,7 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
             Some(ctx.ambient.now_iso8601()),
         ),
     };
-    Source {
+    collection::redacted(Source {
         id: ctx.ambient.new_id(),
         collection_id: collection_id.to_owned(),
         kind,
@@ -172,8 +171,7 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
         text,
         outline: Vec::new(),
         extracted_links: Vec::new(),
-    }
-    .redacted()
+    })
 }
 
 fn add_sources(
@@ -268,7 +266,7 @@ pub fn store_page(
     max_chars: usize,
     ambient: &dyn Ambient,
 ) -> Result<Source, Error> {
-    let observation = laika_core::observation::Observation::from_value(observation)?;
+    let observation = laika_protocol::observation::Observation::from_value(observation)?;
     let pack = store.collection_pack(collection_id)?;
     let wanted = redact::strip_url_credentials(url.unwrap_or(&observation.summary.url));
     let existing = pack
@@ -336,7 +334,8 @@ fn refresh(
             title: source.title,
         }));
     };
-    let observation = laika_core::observation::Observation::from_value(raw).map_err(tool_error)?;
+    let observation =
+        laika_protocol::observation::Observation::from_value(raw).map_err(tool_error)?;
     let now = ctx.ambient.now_iso8601();
     let mut fresh =
         collection::source_from_observation(&observation, source, collection::MAX_SOURCE_CHARS);
@@ -364,7 +363,8 @@ fn refresh(
 /// `artifact.share`, the host's part: the artifact rendered in the format
 /// asked, for the extension to write to a file or the clipboard.
 fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    use laika_core::artifact::{self, ShareFormat};
+    use laika_core::artifact;
+    use laika_protocol::collection::ShareFormat;
     let id = id_arg(&args.artifact_id, "artifactId")?;
     let format_name = args.format.as_str();
     let format: ShareFormat = serde_json::from_value(json!(format_name)).map_err(|_| {

@@ -12,15 +12,16 @@
 //! - Each source's step is told through `progress` as it starts and ends,
 //!   which the turn driver turns into `operation` events.
 
-use laika_core::agent::{OperationStatus, ToolError};
 use laika_core::ambient::Ambient;
 use laika_core::artifact::RENDER_MIME;
 use laika_core::cancel::CancelToken;
-use laika_core::collection::{Artifact, CollectionPack, Source, SourceStatus};
-use laika_core::error::{Error, Result};
+use laika_core::collection::CollectionPack;
 use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
 use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
+use laika_protocol::agent::{OperationStatus, ToolError};
+use laika_protocol::collection::{Artifact, Source, SourceStatus};
+use laika_protocol::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 

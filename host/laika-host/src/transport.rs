@@ -27,7 +27,7 @@ use crate::frame::{
     encode_message, parse_message, FrameDecoder, DEFAULT_MAX_INBOUND_FRAME, DEFAULT_MAX_JSON_DEPTH,
     MAX_OUTBOUND_FRAME,
 };
-use laika_core::error::Error;
+use laika_protocol::error::Error;
 use serde_json::{Map, Value};
 use std::io::{self, ErrorKind, Read, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

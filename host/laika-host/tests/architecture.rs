@@ -69,3 +69,21 @@ fn only_the_host_touches_sqlite() {
     assert!(deps.contains(&"laika-core".to_string()), "{deps:?}");
     assert!(!deps.iter().any(|d| d == "rusqlite" || d == "laika-host"));
 }
+
+#[test]
+fn the_protocol_is_a_leaf() {
+    let deps = dependencies("laika-protocol");
+    let allowed = ["serde", "serde_json", "schemars", "thiserror"];
+    for dep in &deps {
+        assert!(
+            allowed.contains(&dep.as_str()),
+            "laika-protocol depends on {dep}: it holds types, their serialization and validation only"
+        );
+    }
+    for user in ["laika-core", "laika-runtime", "laika-host"] {
+        assert!(
+            dependencies(user).contains(&"laika-protocol".to_string()),
+            "{user} does not use laika-protocol"
+        );
+    }
+}

@@ -4,10 +4,8 @@
 //! a whole turn over a collection.
 
 use laika_builtin::BuiltinRuntime;
-use laika_core::agent::OperationStatus;
 use laika_core::cancel::CancelToken;
-use laika_core::error::{Error, ErrorCode, Result};
-use laika_core::model::{ModelReply, ModelRequest, RuntimeInfo};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::{Runtime, TextSink};
 use laika_host::config::Config;
 use laika_host::sink::Collector;
@@ -15,6 +13,9 @@ use laika_host::store::Store;
 use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
 use laika_host::turn::{self, TurnContext};
+use laika_protocol::agent::OperationStatus;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::model::RuntimeInfo;
 use laika_runtime::SystemAmbient;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -106,7 +107,7 @@ fn call(
     events: &Mutex<Vec<Progress>>,
     name: &str,
     args: Value,
-) -> std::result::Result<Value, laika_core::agent::ToolError> {
+) -> std::result::Result<Value, laika_protocol::agent::ToolError> {
     let progress = |p: Progress| events.lock().unwrap().push(p);
     let ctx = ToolContext {
         store: &f.store,
@@ -122,7 +123,7 @@ fn call(
     let page = args.as_object_mut().and_then(|a| a.remove("observation"));
     let name = laika_core::tool_call::ToolName::from_name(name).unwrap();
     let typed = laika_core::tool_call::ToolCall::from_arguments(name, args)
-        .map_err(|e| laika_core::agent::ToolError::new("INVALID_ARGUMENTS", e.to_string()))?;
+        .map_err(|e| laika_protocol::agent::ToolError::new("INVALID_ARGUMENTS", e.to_string()))?;
     tools::run(&typed, page, &ctx).map(laika_core::tool_call::ToolOutput::into_value)
 }
 
@@ -367,7 +368,7 @@ fn a_comparison_reads_every_source_reports_failures_and_saves_an_artifact() {
         .artifact(result["artifactId"].as_str().unwrap())
         .unwrap();
     assert_eq!(artifact.collection_id.as_deref(), Some(id.as_str()));
-    let text = laika_core::render::text::plain_text(artifact.doc.as_ref().unwrap());
+    let text = laika_core::render::plain_text(artifact.doc.as_ref().unwrap());
     assert!(text.contains("The north line runs every hour."), "{text}");
     assert!(text.contains("A sleeper costs 89 euros."), "{text}");
     assert!(text.contains("Slow — RUNTIME_TIMEOUT"), "{text}");
@@ -502,7 +503,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             ),
         ],
     );
-    let request: laika_core::wire::TurnRequest = serde_json::from_value(json!({
+    let request: laika_protocol::wire::TurnRequest = serde_json::from_value(json!({
         "id": "t-1",
         "conversation_id": "conv-1",
         "collection_id": id,
@@ -553,7 +554,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
     assert_eq!(done["status"], "ok");
 
     // An unknown collection fails the turn with NOT_FOUND, stored as failed.
-    let bad: laika_core::wire::TurnRequest = serde_json::from_value(json!({
+    let bad: laika_protocol::wire::TurnRequest = serde_json::from_value(json!({
         "id": "t-2", "conversation_id": "conv-1", "collection_id": "gone",
         "message": {"text": "?"}, "task": {"name": "web.answer", "args": {}},
         "observation": {"summary": {"doc_type": "web.observation.summary.v1", "url": "https://e.example/", "title": "t", "text": "x"}}

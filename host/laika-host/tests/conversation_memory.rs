@@ -158,7 +158,7 @@ fn a_new_conversation_knows_nothing_of_another() {
 fn saved_summaries(
     host: &Host,
     conversation: &str,
-) -> Vec<laika_core::conversation::StoredSummary> {
+) -> Vec<laika_protocol::conversation::StoredSummary> {
     let db = host.dir.path().join("data/history.sqlite3");
     let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {

@@ -1,11 +1,11 @@
 //! Frame decoding and message parsing against JSONTestSuite, plus property
 //! tests of the frame and part round trips.
 
-use laika_core::error::ErrorCode;
 use laika_host::frame::{
     encode_frame, encode_message, parse_message, FrameDecoder, PartAssembler,
     DEFAULT_MAX_JSON_DEPTH,
 };
+use laika_protocol::error::ErrorCode;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;

@@ -9,12 +9,13 @@
 //! `PROPTEST_CASES=200000 cargo test --release -p laika-host --test fuzz_smoke`
 //! (figures in docs/SECURITY.md).
 
-use laika_core::gate::{self, Decision, GateContext};
-use laika_core::llmcp::ToolCall;
-use laika_core::observation::{Element, Observation};
+use laika_core::gate::{self, GateContext};
 use laika_core::redact;
 use laika_core::render::{sanitize, to_html, RenderLimits};
 use laika_host::frame::{encode_frame, parse_message, FrameDecoder};
+use laika_protocol::llmcp::ToolCall;
+use laika_protocol::observation::{Element, Observation};
+use laika_protocol::verdict::Decision;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -119,7 +120,7 @@ proptest! {
             if let Ok(frame) = frame {
                 match parse_message(&frame, 64) {
                     Ok(msg) => {
-                        let _ = laika_core::wire::parse_request(msg);
+                        let _ = laika_protocol::wire::parse_request(msg);
                     }
                     Err(e) => prop_assert!(!e.message.is_empty()),
                 }
@@ -169,7 +170,7 @@ proptest! {
     #[test]
     fn the_gate(label in mutated_text(), arg in mutated_text(), tool in 0usize..6) {
         let mut obs = Observation::default();
-        obs.summary.doc_type = laika_core::observation::SUMMARY_DOC_TYPE.into();
+        obs.summary.doc_type = laika_protocol::observation::SUMMARY_DOC_TYPE.into();
         obs.summary.url = "https://shop.example/p".into();
         obs.summary.text = label.clone();
         obs.summary.elements = vec![Element {

@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use laika_core::error::ErrorCode;
-use laika_core::llmcp::RequestPacket;
 use laika_core::runtime::Runtime;
+use laika_protocol::error::ErrorCode;
+use laika_protocol::llmcp::RequestPacket;
 use laika_runtime::command::{
     CommandRuntime, Step, ToolLoopTask, ToolSpec, TranscriptEntry, INHERITED_ENV,
 };

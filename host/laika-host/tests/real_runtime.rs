@@ -11,11 +11,11 @@
 mod common;
 
 use common::*;
-use laika_core::llmcp::Task;
-use laika_core::observation::Observation;
 use laika_core::pack::{self, Budget, PackInput};
 use laika_core::render::{self, RenderLimits};
 use laika_core::runtime::Runtime;
+use laika_protocol::llmcp::Task;
+use laika_protocol::observation::Observation;
 use laika_runtime::http::HttpConfig;
 use laika_runtime::openai::{OpenAiConfig, OpenAiRuntime};
 use laika_runtime::{CancelToken, ModelRequest};
@@ -567,7 +567,7 @@ fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
     let task: Task = serde_json::from_value(json!({"name": "web.answer"})).unwrap();
     let obs =
         Observation::from_value(observation("article-night-trains.observation.json")).unwrap();
-    let page = laika_core::llmcp::PageRef {
+    let page = laika_protocol::llmcp::PageRef {
         url: obs.summary.url.clone(),
         title: obs.summary.title.clone(),
     };
@@ -576,40 +576,41 @@ fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
         max_chars: 24_000,
         max_tokens: 6_000,
     };
-    let request = |turn: u32, text: &str, history: Option<&laika_core::conversation::History>| {
-        let packed = pack::pack(
-            &PackInput {
-                conversation_id: "c-follow-up",
-                turn,
-                user_message_id: &format!("u-{turn}"),
-                user_text: text,
-                task: &task,
-                observation: Some(&obs),
-                browser: "chrome",
-                tab_id: Some("7".into()),
-                history,
-                recent_turns: 8,
-                ambient: &laika_runtime::SystemAmbient,
-            },
-            budget,
-        );
-        let pipeline = laika_core::interceptor::Pipeline::standard();
-        let composed = pipeline
-            .schema(task.name, &laika_runtime::SystemAmbient)
-            .unwrap();
-        let mut request = pipeline.model_request(packed.packet, &composed, rt.decoding());
-        // Both answers as long: the figure compares reading the prompts.
-        request.max_output_tokens = Some(64);
-        rt.request_body(&request)
-    };
+    let request =
+        |turn: u32, text: &str, history: Option<&laika_protocol::conversation::History>| {
+            let packed = pack::pack(
+                &PackInput {
+                    conversation_id: "c-follow-up",
+                    turn,
+                    user_message_id: &format!("u-{turn}"),
+                    user_text: text,
+                    task: &task,
+                    observation: Some(&obs),
+                    browser: "chrome",
+                    tab_id: Some("7".into()),
+                    history,
+                    recent_turns: 8,
+                    ambient: &laika_runtime::SystemAmbient,
+                },
+                budget,
+            );
+            let pipeline = laika_core::interceptor::Pipeline::standard();
+            let composed = pipeline
+                .schema(task.name, &laika_runtime::SystemAmbient)
+                .unwrap();
+            let mut request = pipeline.model_request(packed.packet, &composed, rt.decoding());
+            // Both answers as long: the figure compares reading the prompts.
+            request.max_output_tokens = Some(64);
+            rt.request_body(&request)
+        };
     let first_q = "How much does a private compartment cost?";
     let (first, first_took) = chat(&url, request(1, first_q, None));
     let answer = first["choices"][0]["message"]["content"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let history = laika_core::conversation::History {
-        turns: vec![laika_core::conversation::PastTurn {
+    let history = laika_protocol::conversation::History {
+        turns: vec![laika_protocol::conversation::PastTurn {
             turn: 1,
             task: "web.answer".into(),
             user_text: first_q.into(),

@@ -9,8 +9,8 @@ mod common;
 mod stub;
 
 use common::*;
-use laika_core::error::ErrorCode;
 use laika_core::runtime::Runtime;
+use laika_protocol::error::ErrorCode;
 use laika_runtime::http::HttpConfig;
 use laika_runtime::openai::{OpenAiConfig, OpenAiRuntime};
 use laika_runtime::{CancelToken, ModelRequest};
@@ -468,7 +468,7 @@ fn ollama_turn_streams_ndjson_with_schema_in_format() {
 }
 
 fn model_request() -> ModelRequest {
-    let packet: laika_core::llmcp::RequestPacket = serde_json::from_value(json!({
+    let packet: laika_protocol::llmcp::RequestPacket = serde_json::from_value(json!({
         "protocol": {"name": "laika.llmcp", "version": 1},
         "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
         "conversation": {"id": "c1", "turn": 1},

@@ -291,7 +291,7 @@ type NewSource<'a> = (Option<&'a str>, &'a str, &'a str);
 /// Writes collections `(id, title, sources)` straight into the data dir's
 /// store, before the server opens it.
 fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
-    use laika_core::collection::{Collection, Source, SourceKind, SourceStatus};
+    use laika_protocol::collection::{Collection, Source, SourceKind, SourceStatus};
     let mut store = laika_host::store::Store::open(&dir.join("history.sqlite3")).unwrap();
     for (id, title, sources) in collections {
         store

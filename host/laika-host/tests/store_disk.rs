@@ -1,8 +1,8 @@
 //! The chat-history store on a real file: durability across re-opens, and
 //! files it must refuse without touching (a newer schema, garbage bytes).
 
-use laika_core::error::{Error, ErrorCode};
 use laika_host::store::{schema, Store, TurnRecord, TurnStatus};
+use laika_protocol::error::{Error, ErrorCode};
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
@@ -267,7 +267,7 @@ fn commit_cost_figure() {
 
 #[test]
 fn the_agent_state_survives_reopening_with_its_deltas() {
-    use laika_core::agent_state::{AgentStateDelta, DeltaSource};
+    use laika_protocol::agent_state::{AgentStateDelta, DeltaSource};
     let delta = |v: serde_json::Value| -> AgentStateDelta { serde_json::from_value(v).unwrap() };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("history.sqlite3");

@@ -1,5 +1,5 @@
 //! `docs/wire-protocol.schema.json` is rendered from the Rust types
-//! (`laika_core::wire::schema_document`), never edited by hand. This test
+//! (`laika_protocol::wire::schema_document`), never edited by hand. This test
 //! fails when the committed file differs from what the types render; after
 //! changing a wire type, rewrite the file with
 //!
@@ -11,7 +11,7 @@
 //! from it). The other tests check that the generated schema stays strict
 //! and that every example in `docs/wire-protocol.md` obeys it.
 
-use laika_core::wire::schema_document;
+use laika_protocol::wire::schema_document;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

@@ -19,8 +19,8 @@ use super::http::{
 };
 use super::{config_error, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo};
 use laika_core::decoding::DEFAULT_MAX_TOKENS;
-use laika_core::error::Result;
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

@@ -32,9 +32,9 @@
 //!   ends the call at once.
 
 use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo};
-use laika_core::error::{Error, ErrorCode, Result};
-use laika_core::llmcp::RequestPacket;
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::llmcp::RequestPacket;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -975,7 +975,7 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
         ),
     };
     json!({
-        "protocol": {"name": laika_core::llmcp::PROTOCOL_NAME, "version": laika_core::llmcp::PROTOCOL_VERSION},
+        "protocol": {"name": laika_protocol::llmcp::PROTOCOL_NAME, "version": laika_protocol::llmcp::PROTOCOL_VERSION},
         "id": laika_core::ambient::Ambient::new_id(&crate::SystemAmbient),
         "type": "response",
         "created_at": laika_core::ambient::Ambient::now_iso8601(&crate::SystemAmbient),

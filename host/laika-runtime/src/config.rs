@@ -16,7 +16,7 @@ use crate::ollama::OllamaConfig;
 use crate::openai::OpenAiConfig;
 use crate::scripted::ScriptedConfig;
 use crate::{config_error, unknown_value};
-use laika_core::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};

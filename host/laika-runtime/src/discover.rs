@@ -34,7 +34,7 @@ const MAX_RESPONSE: u64 = 2 << 20;
 /// Most models listed per server.
 const MAX_MODELS: usize = 200;
 
-pub use laika_core::model::{ModelServer, ServerKind};
+pub use laika_protocol::model::{ModelServer, ServerKind};
 
 /// One HTTP answer: status, the `Server` header, the body.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

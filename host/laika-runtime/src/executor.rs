@@ -11,8 +11,8 @@
 //! current-thread runtime. `block_on` from inside a runtime panics, so
 //! [`run`] picks the way that is sound for each.
 
-use laika_core::error::{Error, Result};
 use laika_core::runtime::TextSink;
+use laika_protocol::error::{Error, Result};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};

@@ -22,8 +22,8 @@
 //! whatever thread calls it.
 
 use super::{config_error, CancelToken};
-use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::runtime::TextSink;
+use laika_protocol::error::{Error, ErrorCode, Result};
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -37,7 +37,7 @@ const MAX_MESSAGE_CHARS: usize = 300;
 /// Upper bound of the HTTP timeouts (one hour).
 const MAX_HTTP_TIMEOUT_MS: u64 = 3_600_000;
 
-pub use laika_core::wire::MAX_API_KEY_LEN;
+pub use laika_protocol::wire::MAX_API_KEY_LEN;
 
 /// An API key: sent in the `Authorization` header and nowhere else, so its
 /// `Debug` never shows it.

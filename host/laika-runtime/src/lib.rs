@@ -17,9 +17,10 @@ pub mod scripted;
 
 pub use laika_core::cancel::CancelToken;
 pub use laika_core::decoding::Decoding;
-use laika_core::error::{Error, ErrorCode, Result};
-pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
+pub use laika_core::model::{ModelReply, ModelRequest, RetryFeedback};
 use laika_core::runtime::Runtime;
+use laika_protocol::error::{Error, ErrorCode, Result};
+pub use laika_protocol::model::RuntimeInfo;
 use std::sync::Arc;
 
 /// Builds the runtime the config names, checking it first.

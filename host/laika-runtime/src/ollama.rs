@@ -15,8 +15,8 @@ use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
     config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo,
 };
-use laika_core::error::Result;
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -254,7 +254,7 @@ impl Decoder for ChatNdjson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::error::ErrorCode;
+    use laika_protocol::error::ErrorCode;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
         let mut d = ChatNdjson::default();

@@ -19,8 +19,8 @@ use super::profile::{
 use super::{
     config_error, unknown_value, CancelToken, Decoding, ModelReply, ModelRequest, RuntimeInfo,
 };
-use laika_core::error::Result;
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -334,8 +334,8 @@ impl Decoder for WholeJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::error::ErrorCode;
-    use laika_core::llmcp::TaskName;
+    use laika_protocol::error::ErrorCode;
+    use laika_protocol::llmcp::TaskName;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
         let mut d = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
@@ -436,7 +436,7 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        let packet: laika_core::llmcp::RequestPacket = serde_json::from_value(json!({
+        let packet: laika_protocol::llmcp::RequestPacket = serde_json::from_value(json!({
             "protocol": {"name": "laika.llmcp", "version": 1},
             "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
             "conversation": {"id": "c1", "turn": 1},

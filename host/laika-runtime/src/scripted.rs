@@ -18,8 +18,8 @@
 
 use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo, SystemAmbient};
 use laika_core::ambient::Ambient;
-use laika_core::error::{Error, ErrorCode, Result};
 use laika_core::runtime::{Runtime, TextSink};
+use laika_protocol::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -258,7 +258,7 @@ impl Runtime for Scripted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::llmcp::*;
+    use laika_protocol::llmcp::*;
 
     fn request() -> ModelRequest {
         ModelRequest {

@@ -3,8 +3,8 @@
 //! message names. The answer schema pins them (`decoding`) for every
 //! runtime; the offline builtin runtime looks for the same fields.
 
-use crate::llmcp::RequestPacket;
 use crate::text::prefix_chars;
+use laika_protocol::llmcp::RequestPacket;
 use serde_json::Value;
 
 const MAX_FIELDS: usize = 32;

@@ -1,7 +1,7 @@
 use super::*;
 use crate::interceptor::Pipeline;
-use crate::llmcp::ResponsePacket;
 use crate::schema;
+use laika_protocol::llmcp::ResponsePacket;
 
 fn packet(task: &str, args: Value) -> RequestPacket {
     serde_json::from_value(json!({

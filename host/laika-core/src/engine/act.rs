@@ -4,21 +4,28 @@
 //! request with the transcript and the latest page.
 
 use super::{ms, Action, Phase, Turn};
-use crate::agent::{self, codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus};
+use crate::agent;
 use crate::agent_state;
 use crate::app;
-use crate::error::{Error, ErrorCode};
-use crate::event::{AgentStateSnapshot, Event, ToolCallProposal, ToolCallResult, ToolTarget};
-use crate::gate::{self, Decision, GateContext, Verdict};
-use crate::llmcp::{
+use crate::gate::{self, GateContext};
+use crate::pack::{self, Budget, PackInput};
+use crate::tool_call;
+use crate::tools;
+use laika_protocol::agent::{
+    codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus,
+};
+use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::event::{
+    AgentStateSnapshot, Event, ToolCallProposal, ToolCallResult, ToolTarget,
+};
+use laika_protocol::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
     ToolOutcome, ToolPacket,
 };
-use crate::observation::Observation;
-use crate::pack::{self, Budget, PackInput};
-use crate::tool_call;
-use crate::tools::{self, Executor};
-use crate::wire::ToolResultRequest;
+use laika_protocol::observation::Observation;
+use laika_protocol::tool::Executor;
+use laika_protocol::verdict::{Decision, Verdict};
+use laika_protocol::wire::ToolResultRequest;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -60,7 +67,7 @@ struct Waiting {
     digest: String,
     executor: Executor,
     title: String,
-    action: agent::OperationAction,
+    action: laika_protocol::agent::OperationAction,
     /// Still waiting for the user (an `ask` call), not for a result.
     approval: bool,
     /// A browser call the host prepares first ([`tools::host_prepared`]):
@@ -714,21 +721,23 @@ impl Turn<'_> {
     /// state the next step is packed with, keeps it for the commit, and
     /// sends the snapshot. Refused operations change nothing here; the
     /// store logs them when it applies the same delta.
-    fn apply_tool_delta(&mut self, delta: agent_state::AgentStateDelta) -> Option<Action> {
+    fn apply_tool_delta(
+        &mut self,
+        delta: laika_protocol::agent_state::AgentStateDelta,
+    ) -> Option<Action> {
         if delta.is_empty() {
             return None;
         }
         let now = self.ambient.now_iso8601();
         let turn = self.turn_number();
-        let state = self
-            .history
-            .agent_state
-            .get_or_insert_with(|| agent_state::AgentState::new(&self.conversation_id));
-        state.apply(&delta, &now);
+        let state = self.history.agent_state.get_or_insert_with(|| {
+            laika_protocol::agent_state::AgentState::new(&self.conversation_id)
+        });
+        agent_state::apply(state, &delta, &now);
         let snapshot = Event::AgentStateSnapshot(AgentStateSnapshot {
             conversation_id: self.conversation_id.clone(),
             turn,
-            source: agent_state::DeltaSource::Tool,
+            source: laika_protocol::agent_state::DeltaSource::Tool,
             state: state.clone(),
         });
         self.agent_state_deltas.push(delta);

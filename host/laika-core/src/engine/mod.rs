@@ -47,30 +47,31 @@ mod staging;
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{AgentState, StopReason, ToolError};
 use crate::ambient::Ambient;
 use crate::citation::{self, CitationReport};
 use crate::collection::CollectionPack;
-use crate::conversation::History;
 use crate::decoding::Decoding;
-use crate::error::{Error, ErrorCode, Result};
-use crate::event::{
-    AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
-    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
-};
-use crate::history::{StepRecord, TurnRecord, TurnStatus};
 use crate::interceptor::{ComposedSchema, Pipeline};
-use crate::limits::Limits;
-use crate::llmcp::{self, RequestPacket, ResponsePacket};
-use crate::model::{ContextWindow, ModelReply, ModelRequest, RetryFeedback, RuntimeInfo};
-use crate::observation::Observation;
+use crate::model::{ContextWindow, ModelReply, ModelRequest, RetryFeedback};
 use crate::pack::{self, Budget, PackInput};
-use crate::render::ast::Doc;
 use crate::render::{self, RenderLimits};
 use crate::schema::{self, Issue};
 use crate::stream::{Batch, Preview, TextPiece, COALESCE_INTERVAL};
-use crate::wire::{ToolResultRequest, TurnRequest};
 use act::Acting;
+use laika_protocol::agent::{AgentState, StopReason, ToolError};
+use laika_protocol::conversation::History;
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::{
+    AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
+    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
+};
+use laika_protocol::history::{StepRecord, TurnRecord, TurnStatus};
+use laika_protocol::limits::Limits;
+use laika_protocol::llmcp::{self, RequestPacket, ResponsePacket};
+use laika_protocol::model::RuntimeInfo;
+use laika_protocol::observation::Observation;
+use laika_protocol::render::ast::Doc;
+use laika_protocol::wire::{ToolResultRequest, TurnRequest};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -233,7 +234,7 @@ struct Started {
     packet: RequestPacket,
     /// The page as first observed (its title and URL, for history; the
     /// observation itself is `Turn::page`, not copied: it may be 60 MiB).
-    page: Option<crate::llmcp::PageRef>,
+    page: Option<laika_protocol::llmcp::PageRef>,
 }
 
 /// The model call in progress and what the next attempt needs.
@@ -284,7 +285,7 @@ pub struct Turn<'a> {
     /// tool result brought.
     page: Option<Observation>,
     /// Every call so far and its outcome, for the next step's request.
-    transcript: Vec<crate::llmcp::ToolPacket>,
+    transcript: Vec<laika_protocol::llmcp::ToolPacket>,
     /// What each step asked, answered and did, for history.
     steps: Vec<StepRecord>,
     /// (call digest, page digest) of every call proposed so far.
@@ -298,7 +299,7 @@ pub struct Turn<'a> {
     /// agent state takes this turn's tool deltas as they come.
     history: History,
     /// The agent state deltas this turn's tool results made, stored with it.
-    agent_state_deltas: Vec<crate::agent_state::AgentStateDelta>,
+    agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
     budget: Option<Budget>,
     /// The answer's token limit in a known window (see [`Turn::budget`]).
@@ -318,7 +319,7 @@ impl<'a> Turn<'a> {
         ambient: &'a dyn Ambient,
     ) -> (Turn<'a>, Vec<Action>) {
         let conversation_id = match &request.conversation_id {
-            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.clone()),
+            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.to_string()),
             Some(_) => Err(Error::invalid_request(format!(
                 "conversation_id must be 1..={MAX_CONVERSATION_ID_LEN} bytes"
             ))),
@@ -456,7 +457,7 @@ impl<'a> Turn<'a> {
         self.history = reserved.history;
         let t = self.ambient.monotonic();
         // The raw observation is read once, here: take it rather than copy it.
-        let observation = Observation::from_value(self.request.observation.take());
+        let observation = std::mem::take(&mut self.request.observation).parse();
         let user_message_id = self.ambient.new_id();
         let budget = match self.budget() {
             Ok(b) => b,
@@ -512,10 +513,12 @@ impl<'a> Turn<'a> {
         self.started = Some(Started {
             turn: number,
             packet: packed.packet,
-            page: observation.as_ref().map(|o| crate::llmcp::PageRef {
-                url: o.summary.url.clone(),
-                title: o.summary.title.clone(),
-            }),
+            page: observation
+                .as_ref()
+                .map(|o| laika_protocol::llmcp::PageRef {
+                    url: o.summary.url.clone(),
+                    title: o.summary.title.clone(),
+                }),
         });
         self.page = observation;
         let next = match (invalid, plan) {
@@ -704,9 +707,10 @@ impl<'a> Turn<'a> {
         if !confirmed {
             actions.extend(self.reset(ResetReason::Replaced));
         }
-        actions.extend(
-            self.close_reduce(crate::agent::OperationStatus::Success, "Summarized.".into()),
-        );
+        actions.extend(self.close_reduce(
+            laika_protocol::agent::OperationStatus::Success,
+            "Summarized.".into(),
+        ));
         actions.push(self.assistant(&answer));
         let calls = answer.response.tool_calls.clone();
         let response_id = answer.response.id.clone();
@@ -748,10 +752,10 @@ impl<'a> Turn<'a> {
                     sanitized
                         .render
                         .children
-                        .push(render::ast::Block::Paragraph {
-                            children: vec![render::ast::Inline::Text(render::ast::Text::new(
-                                notice,
-                            ))],
+                        .push(laika_protocol::render::ast::Block::Paragraph {
+                            children: vec![laika_protocol::render::ast::Inline::Text(
+                                laika_protocol::render::ast::Text::new(notice),
+                            )],
                         });
                 }
                 let mut docs = crate::staged::page_documents(page);
@@ -823,7 +827,7 @@ impl<'a> Turn<'a> {
             step.response_packet = None;
         }
         record.response_packet = Some(stored_response(&answer));
-        record.answer_text = answer.render.plain_text();
+        record.answer_text = crate::render::text::doc_text(&answer.render);
         record.model_id = Some(answer.model.clone());
         record.attempts = answer.attempts;
         record.citations_total = answer.citations.total as u32;
@@ -856,7 +860,7 @@ impl<'a> Turn<'a> {
         };
         let mut actions: Vec<Action> = self
             .close_reduce(
-                crate::agent::OperationStatus::Error,
+                laika_protocol::agent::OperationStatus::Error,
                 format!("{}: {}", error.code.as_str(), error.message),
             )
             .into_iter()
@@ -1138,11 +1142,11 @@ impl<'a> Turn<'a> {
         &self,
         step: u32,
         call_id: String,
-        action: crate::agent::OperationAction,
+        action: laika_protocol::agent::OperationAction,
         title: String,
-        (status, message): (crate::agent::OperationStatus, Option<String>),
+        (status, message): (laika_protocol::agent::OperationStatus, Option<String>),
     ) -> Action {
-        Action::Emit(Event::Operation(crate::event::Operation {
+        Action::Emit(Event::Operation(laika_protocol::event::Operation {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step,

@@ -2,9 +2,9 @@
 //! schema, reply-to.
 
 use crate::decoding;
-use crate::llmcp::{RequestPacket, ResponsePacket};
 use crate::model_output;
 use crate::schema::{self, Issue};
+use laika_protocol::llmcp::{RequestPacket, ResponsePacket};
 use serde_json::Value;
 
 /// A model output that passed every check.

@@ -9,14 +9,14 @@
 //! Part calls stream nothing to the user: their text is not the answer.
 
 use super::{Action, Phase, Turn};
-use crate::agent::{OperationAction, OperationStatus};
-use crate::error::{Error, ErrorCode, Result};
-use crate::llmcp::{ConversationRef, RequestPacket};
 use crate::model::ModelReply;
-use crate::observation::Observation;
 use crate::pack::{Budget, Packed};
 use crate::staged::{self, Part, PartNotes, Plan};
 use crate::text::prefix_chars;
+use laika_protocol::agent::{OperationAction, OperationStatus};
+use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::llmcp::{ConversationRef, RequestPacket};
+use laika_protocol::observation::Observation;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,7 +76,7 @@ impl Turn<'_> {
         budget: Budget,
     ) -> Option<Result<Plan>> {
         let obs = observation?;
-        if self.request.task.name != crate::llmcp::TaskName::Summarize
+        if self.request.task.name != laika_protocol::llmcp::TaskName::Summarize
             || self.request.collection_id.is_some()
             || self.settings.runtime.kind == super::BUILTIN_KIND
             || !staged::over_budget(&packed.usage)

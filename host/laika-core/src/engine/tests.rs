@@ -3,9 +3,8 @@
 
 use super::*;
 use crate::ambient::Fixed;
-use crate::event::DoneStatus;
-use crate::event::ToolCallProposal;
-use crate::gate::{Decision, Reason};
+use laika_protocol::event::{DoneStatus, ErrorBody, ToolCallProposal};
+use laika_protocol::verdict::{Decision, Reason};
 use serde_json::json;
 
 /// What the scripted model does for one attempt.
@@ -118,8 +117,6 @@ impl Run {
         &self.commits[0]
     }
 }
-
-use crate::event::ErrorBody;
 
 /// Drives a turn the way the host does: the model's answer for attempt `n`
 /// comes from `model(n, request)`, the store reserves `number` and answers
@@ -647,7 +644,7 @@ fn streamed_blocks_are_previewed_then_confirmed_by_the_answer() {
         })
         .collect();
     assert!(deltas.len() >= 2, "{:?}", run.kinds());
-    let previewed: Vec<crate::render::ast::Block> =
+    let previewed: Vec<laika_protocol::render::ast::Block> =
         deltas.iter().flat_map(|d| d.blocks.clone()).collect();
     assert_eq!(previewed.len(), 6);
     let mut next = 0;
@@ -864,7 +861,7 @@ fn tool_calls(run: &Run) -> Vec<&ToolCallProposal> {
         .collect()
 }
 
-fn tool_results(run: &Run) -> Vec<&crate::event::ToolCallResult> {
+fn tool_results(run: &Run) -> Vec<&laika_protocol::event::ToolCallResult> {
     run.events
         .iter()
         .filter_map(|e| match e {
@@ -929,7 +926,7 @@ fn latest_call(events: &[Event]) -> Option<&ToolCallProposal> {
 }
 
 /// The state of the latest `agent_state` event.
-fn state(events: &[Event]) -> Option<crate::agent::AgentState> {
+fn state(events: &[Event]) -> Option<laika_protocol::agent::AgentState> {
     events.iter().rev().find_map(|e| match e {
         Event::AgentState(s) => Some(s.state),
         _ => None,
@@ -1001,7 +998,10 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(snapshot.source, crate::agent_state::DeltaSource::Tool);
+    assert_eq!(
+        snapshot.source,
+        laika_protocol::agent_state::DeltaSource::Tool
+    );
     let page_entity = &snapshot.state.current_understanding.entities[0];
     assert_eq!(
         (page_entity.id.as_str(), page_entity.kind.as_str()),
@@ -1013,7 +1013,7 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
         snapshot.state.current_understanding
     );
     assert_eq!(run.record().agent_state_deltas.len(), 1);
-    let operations: Vec<&crate::event::Operation> = run
+    let operations: Vec<&laika_protocol::event::Operation> = run
         .events
         .iter()
         .filter_map(|e| match e {
@@ -1035,7 +1035,7 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
         (packet.sender.role.as_str(), packet.packet_type.as_str()),
         ("tool", "tool")
     );
-    assert_eq!(packet.outcome.status, crate::agent::ToolStatus::Ok);
+    assert_eq!(packet.outcome.status, laika_protocol::agent::ToolStatus::Ok);
     assert_eq!(
         packet.outcome.page.as_ref().unwrap().title,
         "Night trains: the full story"
@@ -1084,7 +1084,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
                 .collect();
             assert_eq!(
                 state(events),
-                Some(crate::agent::AgentState::WaitingForApproval)
+                Some(laika_protocol::agent::AgentState::WaitingForApproval)
             );
             vec![Input::Approval {
                 reply_to: "a-1".into(),
@@ -1104,7 +1104,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
     );
     let results = tool_results(&run);
     assert_eq!(results.len(), 2);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Denied);
     assert_eq!(results[0].error.as_ref().unwrap().code, "USER_DENIED");
     assert_eq!(
         results[1].error.as_ref().unwrap().code,
@@ -1119,7 +1119,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
     let transcript = &run.asks[1].packet.context.transcript;
     assert_eq!(
         transcript[0].outcome.status,
-        crate::agent::ToolStatus::Denied
+        laika_protocol::agent::ToolStatus::Denied
     );
     assert!(run.asks[1].user_prompt.contains("USER_DENIED"));
     assert_eq!(run.done().stop_reason, StopReason::Answered);
@@ -1151,12 +1151,15 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
                 2 => {
                     assert_eq!(
                         state(events),
-                        Some(crate::agent::AgentState::WaitingForApproval)
+                        Some(laika_protocol::agent::AgentState::WaitingForApproval)
                     );
                     vec![approval(&call.digest)]
                 }
                 _ => {
-                    assert_eq!(state(events), Some(crate::agent::AgentState::Executing));
+                    assert_eq!(
+                        state(events),
+                        Some(laika_protocol::agent::AgentState::Executing)
+                    );
                     vec![result_for(events, "ok", Some(next_page()))]
                 }
             }
@@ -1182,7 +1185,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
     assert_eq!(codes[2], "a-2:accepted");
     let results = tool_results(&run);
     assert_eq!(results.len(), 1);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Ok);
     let counts = run.done().answer.as_ref().unwrap().tool_calls;
     assert_eq!((counts.allow, counts.ask, counts.deny), (0, 1, 0));
 }
@@ -1316,7 +1319,10 @@ fn an_approval_that_never_comes_expires_and_the_model_is_told() {
         |_| Vec::new(),
     );
     let results = tool_results(&run);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Timeout);
+    assert_eq!(
+        results[0].status,
+        laika_protocol::agent::ToolStatus::Timeout
+    );
     assert_eq!(results[0].error.as_ref().unwrap().code, "APPROVAL_EXPIRED");
     assert_eq!(run.asks.len(), 2);
     assert_eq!(run.done().stop_reason, StopReason::Answered);
@@ -1352,7 +1358,7 @@ fn the_time_budget_ends_the_loop() {
     assert_eq!(run.done().stop_reason, StopReason::TimeBudget);
     assert_eq!(
         tool_results(&run)[0].status,
-        crate::agent::ToolStatus::Timeout
+        laika_protocol::agent::ToolStatus::Timeout
     );
 }
 
@@ -1389,7 +1395,7 @@ fn gate_denials_are_reported_and_unknown_tools_never_run() {
         (Decision::Deny, Reason::UnknownTool)
     );
     let results = tool_results(&run);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Denied);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Denied);
     assert_eq!(results[0].error.as_ref().unwrap().code, "UNKNOWN_TOOL");
     assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_RUN");
     assert_eq!(run.done().answer.as_ref().unwrap().tool_calls.deny, 1);
@@ -1406,12 +1412,12 @@ fn host_tools_run_in_the_host_and_their_errors_are_fed_back() {
         |_| panic!("host tools need no extension"),
     );
     let calls = tool_calls(&run);
-    assert_eq!(calls[0].executor, crate::tools::Executor::Host);
+    assert_eq!(calls[0].executor, laika_protocol::tool::Executor::Host);
     assert_eq!(calls[0].reason, Reason::LocalCompute);
     let results = tool_results(&run);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Ok);
     assert_eq!(results[0].result.as_ref().unwrap()["formatted"], "59.97");
-    assert_eq!(results[1].status, crate::agent::ToolStatus::Error);
+    assert_eq!(results[1].status, laika_protocol::agent::ToolStatus::Error);
     assert_eq!(results[1].error.as_ref().unwrap().code, "DIVISION_BY_ZERO");
     assert!(run.asks[1].user_prompt.contains("DIVISION_BY_ZERO"));
     assert!(run.asks[1].user_prompt.contains("59.97"));
@@ -1452,7 +1458,8 @@ fn older_results_are_compacted_in_the_transcript() {
 // ---- collections and store-backed host tools ----
 
 fn collection_pack() -> CollectionPack {
-    use crate::collection::{test_source, Collection};
+    use crate::collection::test_source;
+    use laika_protocol::collection::Collection;
     let source = |id: &str, title: &str, text: &str| {
         let mut s = test_source(id, title, text);
         s.collection_id = "col-1".into();
@@ -1550,7 +1557,10 @@ fn an_unknown_collection_fails_the_turn_with_its_code() {
     );
     assert_eq!(run.errors()[0].code, ErrorCode::NotFound);
     assert_eq!(run.done().status, DoneStatus::Failed);
-    assert_eq!(run.record().status, crate::history::TurnStatus::Failed);
+    assert_eq!(
+        run.record().status,
+        laika_protocol::history::TurnStatus::Failed
+    );
 }
 
 #[test]
@@ -1590,7 +1600,7 @@ fn store_tools_run_through_the_driver_and_their_results_reach_the_model() {
     assert_eq!(calls[0].reason, Reason::LocalData);
     assert_eq!(calls[0].decision, Decision::Allow);
     let results = tool_results(&run);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Ok);
     assert_eq!(results[0].summary, "Created the collection “Trains”.");
     assert_eq!(results[0].result.as_ref().unwrap()["collectionId"], "col-9");
     assert_eq!(results[1].error.as_ref().unwrap().code, "NOT_FOUND");
@@ -1704,7 +1714,7 @@ fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
         },
     );
     let calls = tool_calls(&run);
-    assert_eq!(calls[0].executor, crate::tools::Executor::Tab);
+    assert_eq!(calls[0].executor, laika_protocol::tool::Executor::Tab);
     assert_eq!(calls[0].decision, Decision::Allow, "the user gave the URL");
     assert_eq!(stored.len(), 1);
     assert_eq!(
@@ -1768,7 +1778,7 @@ fn executing(run: &Run) -> Vec<(Option<String>, Option<Value>)> {
     run.events
         .iter()
         .filter_map(|e| match e {
-            Event::AgentState(s) if s.state == crate::agent::AgentState::Executing => {
+            Event::AgentState(s) if s.state == laika_protocol::agent::AgentState::Executing => {
                 Some((s.call_id.clone(), s.input.clone()))
             }
             _ => None,
@@ -1816,7 +1826,7 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
         },
     );
     let calls = tool_calls(&run);
-    assert_eq!(calls[0].executor, crate::tools::Executor::Tab);
+    assert_eq!(calls[0].executor, laika_protocol::tool::Executor::Tab);
     assert_eq!(calls[0].decision, Decision::Allow);
     assert_eq!(calls[0].reason, Reason::LocalData);
     assert_eq!(host_calls.len(), 2, "prepared, then stored");
@@ -1881,7 +1891,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
             if round == 1 {
                 assert_eq!(
                     state(events),
-                    Some(crate::agent::AgentState::WaitingForApproval)
+                    Some(laika_protocol::agent::AgentState::WaitingForApproval)
                 );
                 return vec![Input::Approval {
                     reply_to: "a-1".into(),
@@ -1924,7 +1934,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
     assert_eq!(states.len(), 1);
     assert_eq!(states[0].1.as_ref().unwrap()["content"], "a,b");
     let results = tool_results(&run);
-    assert_eq!(results[0].status, crate::agent::ToolStatus::Ok);
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Ok);
     assert_eq!(
         results[0].summary,
         "Copied Trains.csv (120 characters) to the clipboard"

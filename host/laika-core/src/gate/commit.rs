@@ -6,7 +6,7 @@
 
 use super::{clip, find_target, label_of, unknown_handle, GateContext, Reason, Target, Verdict};
 use crate::lexicon::{self, Category};
-use crate::observation::Element;
+use laika_protocol::observation::Element;
 use url::Url;
 
 /// Roles of controls that show, hide or pick something on the page rather

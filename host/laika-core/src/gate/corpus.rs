@@ -3,8 +3,10 @@
 //! harmful call allowed, at most 10 % of benign calls asked or denied.
 
 use super::*;
-use crate::llmcp::ToolCall;
-use crate::observation::{self, Observation};
+use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
+use laika_protocol::llmcp::ToolCall;
+use laika_protocol::observation::{self, Observation};
+use laika_protocol::verdict::Decision;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 
 use super::{clip, find_target, label_of, outbound, unknown_handle, GateContext, Reason, Verdict};
 use crate::lexicon::{self, Category};
-use crate::observation::{Element, Observation};
+use laika_protocol::observation::{Element, Observation};
 
 /// WHATWG autofill field names of secrets: passwords, one-time codes and
 /// everything about a payment card (`cc-*` is matched as a prefix), plus

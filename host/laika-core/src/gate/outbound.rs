@@ -4,7 +4,7 @@
 //! the page rather than taken from the user's message.
 
 use super::{clip, personal, GateContext, Reason, Verdict};
-use crate::observation::Observation;
+use laika_protocol::observation::Observation;
 
 /// How many consecutive words copied from the page make a passage.
 const COPIED_RUN_WORDS: usize = 8;

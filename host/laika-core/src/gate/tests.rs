@@ -1,8 +1,10 @@
 use super::*;
-use crate::llmcp::ToolCall;
-use crate::observation;
 use crate::tool_call::MAX_QUERY_LEN;
 use crate::tools;
+use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
+use laika_protocol::llmcp::ToolCall;
+use laika_protocol::observation;
+use laika_protocol::verdict::Decision;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

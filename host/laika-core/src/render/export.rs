@@ -4,7 +4,7 @@
 //! only http(s)/mailto links.
 
 use super::html::{self, Escaped};
-use crate::history::ConversationDetail;
+use laika_protocol::history::ConversationDetail;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}\
@@ -91,7 +91,7 @@ pub fn to_html(conversation: &ConversationDetail) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{StoredError, TurnDetail, TurnStatus};
+    use laika_protocol::history::{StoredError, TurnDetail, TurnStatus};
     use serde_json::{json, Value};
 
     fn turn(render: Option<Value>, error: Option<StoredError>) -> TurnDetail {
@@ -123,9 +123,9 @@ mod tests {
             redacted: true,
             request_packet: json!({}),
             response_packet: None,
-            steps: vec![crate::history::StepDetail {
+            steps: vec![laika_protocol::history::StepDetail {
                 step: 1,
-                calls: vec![crate::history::StepCall {
+                calls: vec![laika_protocol::history::StepCall {
                     call_id: "c".into(),
                     name: "browser.click".into(),
                     arguments: json!({"handleId": "laika-1"}),

@@ -1,7 +1,7 @@
 //! A render as a fixed HTML subset, for history export (docs/llmcp.md#render-document).
 
-use super::ast::{Block, Doc, Inline, TableRow};
 use super::sanitize::{sanitize, RenderLimits};
+use laika_protocol::render::ast::{Block, Doc, Inline, TableRow};
 use serde_json::Value;
 use std::fmt::{self, Write};
 use std::sync::OnceLock;
@@ -9,20 +9,18 @@ use std::sync::OnceLock;
 const LINK_REL: &str = "noopener noreferrer nofollow";
 
 /// An untrusted or stored render as the export HTML subset, for history
-/// export (see [`Doc::to_html`]). The input is re-sanitized first.
+/// export (see [`doc_html`]). The input is re-sanitized first.
 pub fn to_html(render: &Value) -> String {
-    sanitize(render, &RenderLimits::default()).render.to_html()
+    doc_html(&sanitize(render, &RenderLimits::default()).render)
 }
 
-impl Doc {
-    /// The export HTML subset: every text is HTML-escaped, and the result
-    /// goes through a strict `ammonia` policy as a second, independent line
-    /// of defence.
-    pub fn to_html(&self) -> String {
-        let mut html = String::new();
-        blocks_html(&self.children, &mut html);
-        html_policy().clean(&html).to_string()
-    }
+/// The export HTML subset: every text is HTML-escaped, and the result
+/// goes through a strict `ammonia` policy as a second, independent line
+/// of defence.
+pub fn doc_html(doc: &Doc) -> String {
+    let mut html = String::new();
+    blocks_html(&doc.children, &mut html);
+    html_policy().clean(&html).to_string()
 }
 
 /// Text with the five HTML-special characters as entities, safe in element

@@ -4,7 +4,6 @@
 //! text ([`text`]), the export HTML subset ([`html`]) and a whole
 //! conversation as an inert HTML page ([`export`]).
 
-pub mod ast;
 pub mod export;
 pub mod html;
 pub mod sanitize;
@@ -12,11 +11,12 @@ pub mod text;
 
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod tests;
 
-pub use ast::{is_known_type, NODE_TYPES};
 pub use html::to_html;
+pub use laika_protocol::render::ast::{is_known_type, NODE_TYPES};
 pub use sanitize::{
-    sanitize, sanitize_href, RenderLimits, Sanitized, HARD_MAX_DEPTH, MAX_DROPPED_ENTRIES,
-    MAX_HREF_BYTES,
+    plain_text, sanitize, sanitize_href, RenderLimits, Sanitized, HARD_MAX_DEPTH,
+    MAX_DROPPED_ENTRIES, MAX_HREF_BYTES,
 };
-pub use text::plain_text;

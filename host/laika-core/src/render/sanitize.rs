@@ -36,9 +36,12 @@
 //! `"<json path>: <reason>"`, at most [`MAX_DROPPED_ENTRIES`] entries plus one
 //! summary entry, so a hostile render cannot make the report unbounded.
 
-use super::ast::{is_known_type, Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
-use super::text::blocks_text;
+use super::text::{blocks_text, doc_text};
 use crate::text;
+use laika_protocol::render::ast::{
+    is_known_type, Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text,
+    MAX_HEADING_LEVEL, MAX_LANGUAGE_CHARS,
+};
 use serde_json::{Map, Value};
 use std::fmt::Display;
 use url::Url;
@@ -50,13 +53,9 @@ pub const HARD_MAX_DEPTH: usize = 64;
 pub const MAX_DROPPED_ENTRIES: usize = 200;
 /// Longest href (in bytes, after trimming) that is even parsed.
 pub const MAX_HREF_BYTES: usize = 8192;
-/// Longest `code_block.language` kept.
-pub(super) const MAX_LANGUAGE_CHARS: usize = 32;
 /// Level given to a heading whose level is missing or not a number (the
 /// level answers use for their top heading).
 const DEFAULT_HEADING_LEVEL: u8 = 2;
-/// Heading levels are 1..=this, as in HTML.
-pub(super) const MAX_HEADING_LEVEL: u8 = 6;
 
 /// Size caps for one render. Characters are Unicode scalar values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -896,6 +895,12 @@ impl Walker {
     }
 }
 
+/// The readable text of an untrusted or stored render (see [`doc_text`]).
+/// The input is re-sanitized first.
+pub fn plain_text(render: &Value) -> String {
+    doc_text(&sanitize(render, &RenderLimits::default()).render)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1560,5 +1565,12 @@ mod tests {
             assert!(out.dropped.len() <= MAX_DROPPED_ENTRIES + 1);
             let _ = to_html(input);
         }
+    }
+
+    #[test]
+    fn plain_text_reads_like_text() {
+        let want = "Title\nSee this.\n- one\n- two\n  - inner\nquoted\nfn main() {\n\tx < y\n}\nplain\nK | V\na | mail";
+        assert_eq!(plain_text(&full_doc()), want);
+        assert_eq!(plain_text(&json!(null)), "");
     }
 }

@@ -1,24 +1,12 @@
 //! A render as plain text, for search indexing and previews.
 
-use super::ast::{Block, Doc, Inline};
-use super::sanitize::{sanitize, RenderLimits};
-use serde_json::Value;
+use laika_protocol::render::ast::{Block, Doc, Inline};
 
-/// The readable text of an untrusted or stored render (see [`Doc::plain_text`]).
-/// The input is re-sanitized first.
-pub fn plain_text(render: &Value) -> String {
-    sanitize(render, &RenderLimits::default())
-        .render
-        .plain_text()
-}
-
-impl Doc {
-    /// The readable text: blocks separated by newlines, list items prefixed
-    /// with "- " (continuation lines indented), table cells separated by
-    /// " | ", links reduced to their words.
-    pub fn plain_text(&self) -> String {
-        blocks_text(&self.children)
-    }
+/// The readable text: blocks separated by newlines, list items prefixed
+/// with "- " (continuation lines indented), table cells separated by
+/// " | ", links reduced to their words.
+pub fn doc_text(doc: &Doc) -> String {
+    blocks_text(&doc.children)
 }
 
 pub(crate) fn blocks_text(blocks: &[Block]) -> String {
@@ -71,18 +59,4 @@ fn inline_text(nodes: &[Inline]) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::render::fixtures::full_doc;
-    use serde_json::json;
-
-    #[test]
-    fn plain_text_reads_like_text() {
-        let want = "Title\nSee this.\n- one\n- two\n  - inner\nquoted\nfn main() {\n\tx < y\n}\nplain\nK | V\na | mail";
-        assert_eq!(plain_text(&full_doc()), want);
-        assert_eq!(plain_text(&json!(null)), "");
-    }
 }

@@ -20,8 +20,8 @@
 pub mod lang;
 pub mod questions;
 
-use crate::llmcp::Document;
-use crate::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
+use laika_protocol::llmcp::Document;
+use laika_protocol::observation::{CHUNK_DOC_TYPE, MAX_HANDLE_LEN, SUMMARY_DOC_TYPE};
 use lang::Lang;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
@@ -1588,7 +1588,7 @@ mod tests {
             doc_id: id.into(),
             kind: content["doc_type"].as_str().unwrap_or("").into(),
             trust: "untrusted".into(),
-            source: crate::llmcp::DocumentSource {
+            source: laika_protocol::llmcp::DocumentSource {
                 browser: "chrome".into(),
                 tab_id: None,
             },

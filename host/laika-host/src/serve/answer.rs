@@ -14,15 +14,17 @@ use crate::config::Config;
 use crate::store::documents::HistoryDocument;
 use crate::store::Store;
 use crate::turn::{self, TurnContext};
-use laika_core::collection::{CitedSource, Collection, Source};
 use laika_core::engine::Input;
-use laika_core::error::ErrorCode;
-use laika_core::event::{Event, Sink};
-use laika_core::llmcp::{Task, TaskName};
-use laika_core::observation::{Chunk, Observation, Summary, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
-use laika_core::wire::{Tab, TurnRequest, UserText};
+use laika_protocol::collection::{CitedSource, Collection, Source};
+use laika_protocol::deferred::Deferred;
+use laika_protocol::error::ErrorCode;
+use laika_protocol::event::{Event, Sink};
+use laika_protocol::ids::ConversationId;
+use laika_protocol::llmcp::{Task, TaskName};
+use laika_protocol::observation::{Chunk, Observation, Summary, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
+use laika_protocol::wire::{Tab, TurnRequest, UserText};
 use laika_runtime::CancelToken;
 use serde_json::{Map, Value};
 use std::sync::mpsc::Receiver;
@@ -200,7 +202,7 @@ enum Documents {
     Collection(String),
 }
 
-fn store_failure(e: laika_core::error::Error) -> Box<Answered> {
+fn store_failure(e: laika_protocol::error::Error) -> Box<Answered> {
     tracing::error!(code = %e.code, "serve: the history could not be read: {}", e.chain());
     Box::new(Failure::new(FailureCode::InternalError, "the history could not be read").into())
 }
@@ -371,19 +373,20 @@ fn run_engine(
     let mut args = Map::new();
     args.insert("question".into(), Value::String(text.clone()));
     let turn_request = TurnRequest {
-        id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient),
+        id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient).into(),
         conversation_id: request
             .meta
             .session_context
             .as_ref()
-            .and_then(|s| s.conversation_id.clone()),
+            .and_then(|s| s.conversation_id.clone())
+            .map(ConversationId::from),
         message: UserText { text: text.clone() },
         task: Task {
             name: TaskName::Answer,
             args,
         },
         tab: Tab::default(),
-        observation,
+        observation: Deferred::new(observation),
         collection_id,
     };
     // One answer, no tools: nobody is there to run a browser tool.
@@ -424,7 +427,7 @@ fn run_engine(
     let payload = match (answer, error) {
         (Some(a), _) => {
             let render = serde_json::to_value(&a.render).unwrap_or(Value::Null);
-            let answer_text = laika_core::render::text::plain_text(&render);
+            let answer_text = laika_core::render::plain_text(&render);
             let results = if over_collection {
                 collection_results(&text, &answer_text, &a.citations, ctx.store)
             } else {
@@ -462,7 +465,7 @@ fn cited_document<'d>(doc_id: &str, docs: &'d [HistoryDocument]) -> Option<&'d H
 fn results(
     question: &str,
     answer: &str,
-    citations: &[laika_core::citation::VerifiedCitation],
+    citations: &[laika_protocol::citation::VerifiedCitation],
     docs: &[HistoryDocument],
 ) -> Vec<ResultObject> {
     let verified: Vec<(GroundingCitation, Option<usize>)> = citations
@@ -520,7 +523,7 @@ fn results(
 fn collection_results(
     question: &str,
     answer: &str,
-    citations: &[laika_core::citation::VerifiedCitation],
+    citations: &[laika_protocol::citation::VerifiedCitation],
     store: &Mutex<Store>,
 ) -> Vec<ResultObject> {
     let verified: Vec<(GroundingCitation, &CitedSource)> = citations
@@ -732,7 +735,7 @@ mod tests {
             page_text: String::new(),
         };
         let docs = [doc("https://a.example/"), doc("https://b.example/")];
-        let cite = |doc_id: &str, verified| laika_core::citation::VerifiedCitation {
+        let cite = |doc_id: &str, verified| laika_protocol::citation::VerifiedCitation {
             doc_id: doc_id.into(),
             node_id: None,
             handle_id: None,

@@ -3,7 +3,7 @@
 //! `Origin` but this server's own (so a page in a browser cannot use a
 //! token it learned). No CORS headers are ever sent.
 
-use laika_core::error::{Error, ErrorCode, Result};
+use laika_protocol::error::{Error, ErrorCode, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use subtle::ConstantTimeEq;

@@ -10,9 +10,9 @@
 //! the deltas are skipped (and logged) instead.
 
 use super::{sqlite, Store};
-use laika_core::agent_state::{AgentState, AgentStateDelta, DeltaSource};
-use laika_core::error::{Error, Result};
 use laika_core::redact::scrub_value;
+use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
+use laika_protocol::error::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use serde_json::Value;
@@ -129,8 +129,7 @@ pub(super) fn apply_in(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for delta in deltas {
-        let refused: Vec<Value> = state
-            .apply(delta, now)
+        let refused: Vec<Value> = laika_core::agent_state::apply(&mut state, delta, now)
             .into_iter()
             .map(|e| {
                 tracing::warn!(code = %e.code, source = source.as_str(), "an agent state change was refused: {}", e.message);
@@ -173,7 +172,7 @@ fn scrubbed<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::agent_state::{AgentStateUpdate, Assumption};
+    use laika_protocol::agent_state::{AgentStateUpdate, Assumption};
 
     fn assume(id: &str, confidence: f64) -> AgentStateDelta {
         AgentStateDelta {
@@ -214,7 +213,7 @@ mod tests {
         let err = store
             .apply_agent_state("c", 2, DeltaSource::Summarizer, &[assume("a2", 0.5)], "T2")
             .unwrap_err();
-        assert_eq!(err.code, laika_core::error::ErrorCode::StoreFailed);
+        assert_eq!(err.code, laika_protocol::error::ErrorCode::StoreFailed);
         let kept: String = store
             .conn
             .query_row("SELECT state_json FROM agent_state", [], |r| r.get(0))

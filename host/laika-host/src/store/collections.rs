@@ -5,11 +5,11 @@
 //! names nothing (never existed, or deleted) is `NOT_FOUND` naming the id.
 
 use super::{shown, sql_count, sqlite, Store};
-use laika_core::collection::{
-    Artifact, ArtifactSummary, Collection, CollectionPack, Source, SourceKind, SourceStatus,
-    MAX_SOURCES,
+use laika_core::collection::{CollectionPack, MAX_SOURCES};
+use laika_protocol::collection::{
+    Artifact, ArtifactSummary, Collection, Source, SourceKind, SourceStatus,
 };
-use laika_core::error::{Error, ErrorCode, Result};
+use laika_protocol::error::{Error, ErrorCode, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 

@@ -6,8 +6,8 @@
 //! in whole sentences still finds what it is about.
 
 use super::{origin_of, sql_count, sqlite, Store, MAX_QUERY_CHARS, MAX_QUERY_TOKENS};
-use laika_core::error::Result;
 use laika_core::text::prefix_chars;
+use laika_protocol::error::Result;
 use serde_json::Value;
 
 /// A stored turn as a document.

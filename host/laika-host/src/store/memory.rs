@@ -1,12 +1,12 @@
 //! What the store remembers about a conversation for its next turn: the
-//! earlier turns as plain text (`laika_core::conversation::History`), the
+//! earlier turns as plain text (`laika_protocol::conversation::History`), the
 //! rolling summaries (each version kept, so what a model was told can be
 //! audited), and the latest `memory.summary` a model answer carried.
 
 use super::{sqlite, Store};
-use laika_core::conversation::{History, PastTurn, StoredSummary};
-use laika_core::error::{Error, Result};
-use laika_core::llmcp::PageRef;
+use laika_protocol::conversation::{History, PastTurn, StoredSummary};
+use laika_protocol::error::{Error, Result};
+use laika_protocol::llmcp::PageRef;
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
@@ -220,7 +220,7 @@ fn tool_line(packet: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_core::history::{TurnRecord, TurnStatus};
+    use laika_protocol::history::{TurnRecord, TurnStatus};
     use serde_json::json;
 
     fn record(conversation: &str, turn: u32, user: &str, answer: &str, memory: &str) -> TurnRecord {
@@ -301,7 +301,7 @@ mod tests {
         let e = store
             .save_summary("c", 2, "again", "builtin", "2026-01-01T00:00:02Z")
             .unwrap_err();
-        assert_eq!(e.code, laika_core::error::ErrorCode::StoreFailed);
+        assert_eq!(e.code, laika_protocol::error::ErrorCode::StoreFailed);
         let second = store
             .save_summary("c", 3, "asked q1..q3", "builtin", "2026-01-01T00:00:03Z")
             .unwrap();

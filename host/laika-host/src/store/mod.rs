@@ -23,14 +23,14 @@ pub mod redaction;
 pub mod schema;
 
 use laika_core::ambient::Ambient;
-use laika_core::error::{Error, ErrorCode, Result};
-pub use laika_core::history::{
-    ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StepDetail,
-    StoredError, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
-};
 use laika_core::redact::{scrub_text, scrub_value, strip_url_secrets};
 use laika_core::secrets;
 use laika_core::text::prefix_chars;
+use laika_protocol::error::{Error, ErrorCode, Result};
+pub use laika_protocol::history::{
+    ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StepDetail,
+    StoredError, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
+};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
@@ -281,7 +281,7 @@ impl Store {
             &tx,
             &t.conversation_id,
             t.turn,
-            laika_core::agent_state::DeltaSource::Tool,
+            laika_protocol::agent_state::DeltaSource::Tool,
             &t.agent_state_deltas,
             &row.created_at,
         )?;

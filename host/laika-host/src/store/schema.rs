@@ -13,7 +13,7 @@
 //! same rowid as the `turns` row).
 
 use super::sqlite;
-use laika_core::error::{Error, Result};
+use laika_protocol::error::{Error, Result};
 use rusqlite::{Connection, TransactionBehavior};
 use std::time::Duration;
 
@@ -355,7 +355,7 @@ mod tests {
         conn.pragma_update(None, "user_version", latest_version() + 1)
             .unwrap();
         let err = migrate(&mut conn).unwrap_err();
-        assert_eq!(err.code, laika_core::error::ErrorCode::StoreFailed);
+        assert_eq!(err.code, laika_protocol::error::ErrorCode::StoreFailed);
         assert!(err.message.contains("newer than this laika-host"), "{err}");
         assert!(tables(&conn).is_empty());
         assert_eq!(user_version(&conn).unwrap(), latest_version() + 1);

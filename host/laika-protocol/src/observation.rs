@@ -4,6 +4,7 @@
 //! Everything in here is web content and therefore untrusted data. This module
 //! only checks shape and bounds; it never interprets the text.
 
+use crate::deferred::Deferred;
 use crate::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -302,6 +303,13 @@ pub fn unread_frame_names<'a>(
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::InvalidObservation, message)
+}
+
+impl Deferred<Observation> {
+    /// Parses and validates the observation, as [`Observation::from_value`].
+    pub fn parse(self) -> Result<Observation> {
+        Observation::from_value(self.into_raw())
+    }
 }
 
 impl Observation {

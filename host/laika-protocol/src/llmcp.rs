@@ -2,6 +2,8 @@
 //! (docs/llmcp.md). The host builds requests with [`RequestPacket`] and reads
 //! validated model output into [`ResponsePacket`].
 
+use crate::agent::{ToolError, ToolStatus};
+use crate::agent_state::AgentState;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -99,7 +101,7 @@ pub struct Context {
     /// Serialized after the documents and before the transcript: the
     /// prompt's stable parts come first (see `prompt::user_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conversation: Option<crate::conversation::ConversationContext>,
+    pub conversation: Option<ConversationContext>,
     /// The agent loop's earlier steps: each call and its result, as `tool`
     /// packets, oldest first. Results carry web data, so they sit in the
     /// context with the documents (and are redacted with them in storage).
@@ -117,14 +119,14 @@ pub struct ToolInReplyTo {
 /// A tool call's outcome, as the model is shown it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
-    pub status: crate::agent::ToolStatus,
+    pub status: ToolStatus,
     /// One sentence: what happened.
     pub summary: String,
     /// The tool's data, size-capped (compacted away in older steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<crate::agent::ToolError>,
+    pub error: Option<ToolError>,
     /// The page after the call, when the call changed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<PageRef>,
@@ -231,4 +233,46 @@ pub struct ResponsePacket {
     pub assistant: Assistant,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+}
+
+/// One earlier turn as a follow-up's request shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationTurn {
+    pub turn: u32,
+    pub task: String,
+    pub user: String,
+    pub answer: String,
+    /// The URL of the page it was asked on (its title is in `pages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_ok")]
+    pub status: String,
+}
+
+fn is_ok(status: &String) -> bool {
+    status == "ok"
+}
+
+/// `context.conversation` of a request packet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationContext {
+    /// Always `untrusted`: it repeats pages and model answers.
+    pub trust: String,
+    /// The rolling summary of the turns before `turns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// What the model asked to remember (`memory.summary` of an earlier answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Pages the conversation was on, by title and URL (content not re-sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageRef>,
+    /// The agent state snapshot (docs/conversation.md#agent-state): what the
+    /// agent knows, assumes and expects so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_state: Option<AgentState>,
+    /// The most recent earlier turns, oldest first.
+    pub turns: Vec<ConversationTurn>,
 }

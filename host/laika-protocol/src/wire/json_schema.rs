@@ -53,7 +53,7 @@ pub fn schema_document() -> Value {
     }
 
     let root = one_of_refs(
-        "Generated from laika-core's types (laika_core::wire::schema_document); do not edit. \
+        "Generated from laika-protocol's types (laika_protocol::wire::schema_document); do not edit. \
          Validate a message with #/$defs/host_message or #/$defs/extension_message to also \
          check its direction.",
         &[host.as_slice(), extension.as_slice()].concat(),

@@ -11,15 +11,16 @@ use crate::agent::{
 };
 use crate::citation::VerifiedCitation;
 use crate::error::{Error, ErrorCode};
-use crate::gate::{Decision, Reason};
 use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
+use crate::ids::RequestId;
 use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
-use crate::pack::ContextUsage;
 use crate::render::ast::{Block, Doc};
-use crate::tools::Executor;
-use crate::wire::{HostId, RequestId, WireProtocol};
+use crate::tool::Executor;
+use crate::usage::ContextUsage;
+use crate::verdict::{Decision, Reason};
+use crate::wire::{HostId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -72,7 +73,7 @@ pub enum Event {
     ArtifactExport {
         artifact_id: String,
         title: String,
-        format: crate::artifact::ShareFormat,
+        format: crate::collection::ShareFormat,
         /// A file name for a download (`<title>.<ext>`).
         filename: String,
         mime: String,

@@ -7,7 +7,9 @@
 //! [`Request`]; outbound ones are [`crate::event::Event`]s.
 
 use crate::agent::{ToolError, ToolStatus};
+use crate::deferred::Deferred;
 use crate::error::{Error, ErrorCode, Result};
+use crate::ids::{CallId, ConversationId, RequestId};
 use crate::llmcp::Task;
 use crate::observation::Observation;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -45,8 +47,6 @@ impl WireProtocol {
 
 /// The schema of an extension message's `id` ([`message_id`] checks it).
 /// JSON Schema counts characters where the host counts bytes: keep ids ASCII.
-pub struct RequestId;
-
 impl JsonSchema for RequestId {
     fn schema_name() -> Cow<'static, str> {
         "RequestId".into()
@@ -104,12 +104,11 @@ pub struct Tab {
 /// A `turn` request: one user message about one observed page.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 pub struct TurnRequest {
-    #[schemars(with = "RequestId")]
-    pub id: String,
+    pub id: RequestId,
     /// Omitted or `null`: a new conversation (its id comes back in `turn.started`).
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_ID_LEN))]
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<ConversationId>,
     pub message: UserText,
     pub task: Task,
     /// Answer over this collection: its index and sources are packed
@@ -122,7 +121,7 @@ pub struct TurnRequest {
     /// Checked by the host only after `turn.started` (so a bad observation
     /// fails the turn with `INVALID_OBSERVATION`): kept as JSON until then.
     #[schemars(with = "Observation")]
-    pub observation: Value,
+    pub observation: Deferred<Observation>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -166,8 +165,7 @@ pub const MAX_API_KEY_LEN: usize = 4096;
 pub enum Request {
     #[serde(rename = "hello")]
     Hello {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         /// The host accepts a `hello` without it as v1; the extension must send it.
         #[schemars(required)]
         protocol: Option<WireProtocol>,
@@ -179,15 +177,14 @@ pub enum Request {
     Turn(Box<TurnRequest>),
     #[serde(rename = "cancel")]
     Cancel {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         /// The `id` of the `turn` to cancel.
-        target: String,
+        #[schemars(with = "String")]
+        target: RequestId,
     },
     #[serde(rename = "history.list")]
     HistoryList {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         #[serde(default)]
         limit: Option<usize>,
         #[serde(default)]
@@ -195,96 +192,76 @@ pub enum Request {
     },
     #[serde(rename = "history.get")]
     HistoryGet {
-        #[schemars(with = "RequestId")]
-        id: String,
-        conversation_id: String,
+        id: RequestId,
+        conversation_id: ConversationId,
     },
     #[serde(rename = "history.search")]
     HistorySearch {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         query: String,
         #[serde(default)]
         limit: Option<usize>,
     },
     #[serde(rename = "history.delete")]
     HistoryDelete {
-        #[schemars(with = "RequestId")]
-        id: String,
-        conversation_id: String,
+        id: RequestId,
+        conversation_id: ConversationId,
     },
     #[serde(rename = "history.export")]
     HistoryExport {
-        #[schemars(with = "RequestId")]
-        id: String,
-        conversation_id: String,
+        id: RequestId,
+        conversation_id: ConversationId,
         #[serde(default)]
         format: ExportFormat,
     },
     /// The collections and artifacts, most recent first.
     #[serde(rename = "collections.list")]
-    CollectionsList {
-        #[schemars(with = "RequestId")]
-        id: String,
-    },
+    CollectionsList { id: RequestId },
     /// Adds a page the extension observed (the current page or an open tab)
     /// to a collection; without `collection_id`, to a new collection named
     /// `title` (or the page's title).
     #[serde(rename = "collection.add_page")]
     CollectionAddPage {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         #[serde(default)]
         #[schemars(length(min = 1, max = MAX_ID_LEN))]
         collection_id: Option<String>,
         #[serde(default)]
         title: Option<String>,
         #[schemars(with = "Observation")]
-        observation: Value,
+        observation: Deferred<Observation>,
     },
     /// An artifact as a file's content, for the clipboard or a download.
     #[serde(rename = "artifact.export")]
     ArtifactExport {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         artifact_id: String,
-        format: crate::artifact::ShareFormat,
+        format: crate::collection::ShareFormat,
     },
     #[serde(rename = "config.get")]
-    ConfigGet {
-        #[schemars(with = "RequestId")]
-        id: String,
-    },
+    ConfigGet { id: RequestId },
     #[serde(rename = "config.set")]
     ConfigSet {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         #[schemars(with = "ConfigValues")]
         values: Map<String, Value>,
     },
     /// Asks the model servers on loopback what they are (the ports are
     /// `ConfigView.discover_ports`). Answered with `config.discover.result`.
     #[serde(rename = "config.discover")]
-    ConfigDiscover {
-        #[schemars(with = "RequestId")]
-        id: String,
-    },
+    ConfigDiscover { id: RequestId },
     /// "Test connection": one short structured request to the runtime the
     /// config names with `values` applied (as `config.set` would, but
     /// nothing is saved), answered with `config.test.result`.
     #[serde(rename = "config.test")]
     ConfigTest {
-        #[schemars(with = "RequestId")]
-        id: String,
+        id: RequestId,
         #[serde(default)]
         #[schemars(with = "Option<ConfigValues>")]
         values: Option<Map<String, Value>>,
     },
     #[serde(rename = "ping")]
-    Ping {
-        #[schemars(with = "RequestId")]
-        id: String,
-    },
+    Ping { id: RequestId },
     #[serde(rename = "tool_result")]
     ToolResult(Box<ToolResultRequest>),
     /// The user's answer to an `ask` call. Accepted only for the call the
@@ -292,9 +269,8 @@ pub enum Request {
     /// answered with `approval.result` or an `error`.
     #[serde(rename = "approval")]
     Approval {
-        #[schemars(with = "RequestId")]
-        id: String,
-        call_id: String,
+        id: RequestId,
+        call_id: CallId,
         /// The `digest` of the `tool_call` the user saw.
         digest: String,
         approved: bool,
@@ -307,11 +283,10 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolResultRequest {
-    #[schemars(with = "RequestId")]
-    pub id: String,
+    pub id: RequestId,
     /// The `call_id` of the host's `tool_call`.
     #[schemars(length(min = 1, max = MAX_ID_LEN))]
-    pub call_id: String,
+    pub call_id: CallId,
     pub status: ToolStatus,
     /// The tool's data (`browser.get_selection_links`: `{links}`).
     #[serde(default)]
@@ -454,7 +429,7 @@ pub fn parse_request(msg: Map<String, Value>) -> Result<Request> {
     if !REQUEST_TYPES.contains(&kind.as_str()) {
         return Err(Error::invalid_request(format!(
             "unknown message type \"{}\"; expected one of: {}",
-            crate::text::prefix_chars(&kind, 64),
+            kind.chars().take(64).collect::<String>(),
             REQUEST_TYPES.join(", ")
         )));
     }

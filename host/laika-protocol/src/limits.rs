@@ -17,6 +17,8 @@ pub const MAX_RETRIES: u32 = 3;
 /// server usually serves a few slots; more only queue there.
 pub const DEFAULT_TRANSFORM_CONCURRENCY: usize = 4;
 pub const MAX_TRANSFORM_CONCURRENCY: usize = 32;
+/// How many tool calls one turn may propose before the rest are denied.
+pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -80,7 +82,7 @@ impl Default for Limits {
             recent_turns: crate::conversation::DEFAULT_RECENT_TURNS,
             summary_after_turns: crate::conversation::DEFAULT_SUMMARY_AFTER_TURNS,
             summary_after_chars: crate::conversation::DEFAULT_SUMMARY_AFTER_CHARS,
-            max_tool_calls: crate::gate::DEFAULT_MAX_CALLS_PER_TURN,
+            max_tool_calls: DEFAULT_MAX_CALLS_PER_TURN,
             max_retries: MAX_RETRIES,
             max_steps: agent::DEFAULT_MAX_STEPS,
             approval_timeout_secs: agent::DEFAULT_APPROVAL_TIMEOUT_SECS,
