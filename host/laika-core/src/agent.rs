@@ -8,9 +8,9 @@
 //! what it shares with the wire and the store.
 
 use crate::text::prefix_chars;
-use crate::tool_call::ToolCall;
 use laika_protocol::agent::{OperationAction, MAX_MESSAGE_BYTES};
 use laika_protocol::observation::Observation;
+use laika_protocol::tool_call::ToolCall;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn operations_read_like_sentences() {
         let describe = |name: &str, arguments: &Value, target| {
-            let name = crate::tool_call::ToolName::from_name(name).unwrap();
+            let name = laika_protocol::tool_call::ToolName::from_name(name).unwrap();
             let call = ToolCall::from_arguments(name, arguments.clone()).unwrap();
             super::describe(&call, target)
         };

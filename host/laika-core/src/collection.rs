@@ -21,12 +21,12 @@ use crate::pack::{self, estimate_tokens, Budget, Packed};
 use crate::redact;
 use crate::retrieval::{self, Index};
 use crate::text::prefix_chars;
-use crate::tool_call::{CollectionAddSources, SourceItem};
 use laika_protocol::collection::{
     CitedSource, Collection, ExtractedLink, OutlineEntry, Source, SourceStatus,
 };
 use laika_protocol::error::{Error, Result};
 use laika_protocol::llmcp::{Document, DocumentSource};
+use laika_protocol::tool_call::{CollectionAddSources, SourceItem};
 use laika_protocol::usage::{Cut, Used};
 use serde_json::{json, Value};
 

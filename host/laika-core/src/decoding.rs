@@ -342,7 +342,7 @@ impl Walker<'_> {
                     out.insert(key.clone(), self.bound(value, &format!("{pointer}/items"))?);
                 }
                 // Hints for humans and validators that a grammar cannot use.
-                "examples" | crate::tool_call::MAX_BYTES => {}
+                "examples" | laika_protocol::tool_call::MAX_BYTES => {}
                 _ => {
                     out.insert(key.clone(), value.clone());
                 }

@@ -44,6 +44,5 @@ pub mod staged;
 pub mod stream;
 pub mod text;
 pub mod text_delta;
-pub mod tool_call;
 pub mod tools;
 pub mod transform;

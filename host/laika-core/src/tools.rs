@@ -14,8 +14,8 @@
 //! a string's UTF-8 length (`maxLength` counts characters, and the caps
 //! bound the bytes a proposal makes the extension handle).
 
-use crate::tool_call::{ToolName, MAX_BYTES};
 use laika_protocol::tool::Executor;
+use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::OnceLock;

@@ -8,9 +8,9 @@
 
 use laika_core::cancel::CancelToken;
 use laika_core::text::prefix_chars;
-use laika_core::tool_call::IntegrationInvoke;
 use laika_protocol::agent::ToolError;
 use laika_protocol::error::{ErrorCode, Result};
+use laika_protocol::tool_call::IntegrationInvoke;
 use laika_runtime::command::{CommandConfig, CommandRuntime};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -18,15 +18,15 @@ use laika_core::redact;
 use laika_core::render;
 use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
-use laika_core::tool_call::{
+use laika_protocol::agent::ToolError;
+use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
+use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::tool_call::{
     ArtifactExport, ArtifactOpen, ArtifactOpened, ArtifactSave, ArtifactSaved, ArtifactShare,
     CollectionAddSources, CollectionCreate, CollectionCreated, OpenTarget, Redaction, ShareTarget,
     SourceCapture, SourceCaptured, SourceEntry, SourceFailure, SourceRefreshed, SourceToRefresh,
     SourcesAdded, SourcesListed, ToolCall, ToolOutput, TransformMade, TransformRun,
 };
-use laika_protocol::agent::ToolError;
-use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
-use laika_protocol::error::{Error, ErrorCode};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};

@@ -121,10 +121,10 @@ fn call(
     // As the engine hands a call on: typed, with the page read for a capture.
     let mut args = args;
     let page = args.as_object_mut().and_then(|a| a.remove("observation"));
-    let name = laika_core::tool_call::ToolName::from_name(name).unwrap();
-    let typed = laika_core::tool_call::ToolCall::from_arguments(name, args)
+    let name = laika_protocol::tool_call::ToolName::from_name(name).unwrap();
+    let typed = laika_protocol::tool_call::ToolCall::from_arguments(name, args)
         .map_err(|e| laika_protocol::agent::ToolError::new("INVALID_ARGUMENTS", e.to_string()))?;
-    tools::run(&typed, page, &ctx).map(laika_core::tool_call::ToolOutput::into_value)
+    tools::run(&typed, page, &ctx).map(laika_protocol::tool_call::ToolOutput::into_value)
 }
 
 /// Runs a tool with the builtin runtime; panics on failure.

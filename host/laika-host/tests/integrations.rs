@@ -37,7 +37,7 @@ fn invoke(mode: &str, arguments: Value) -> Result<Value, (String, String)> {
 }
 
 /// Arguments as the gate hands them on: typed.
-fn typed(arguments: Value) -> laika_core::tool_call::IntegrationInvoke {
+fn typed(arguments: Value) -> laika_protocol::tool_call::IntegrationInvoke {
     serde_json::from_value(arguments).unwrap()
 }
 

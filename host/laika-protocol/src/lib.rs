@@ -32,6 +32,7 @@ pub mod model;
 pub mod observation;
 pub mod render;
 pub mod tool;
+pub mod tool_call;
 pub mod usage;
 pub mod verdict;
 pub mod wire;

@@ -6,7 +6,7 @@
 
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{Calculate, Calculated, MAX_PRECISION};
+use laika_protocol::tool_call::{Calculate, Calculated, MAX_PRECISION};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Number;
 

@@ -4,7 +4,7 @@
 //! the table's source and date. They never claim to be a quote.
 
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{
+use laika_protocol::tool_call::{
     DayRange, Destination, EstimateShipping, EstimateTax, ShippingEstimate, TaxEstimate,
 };
 use rust_decimal::{Decimal, RoundingStrategy};

@@ -35,7 +35,7 @@ mod money;
 #[cfg(test)]
 mod tests;
 
-use crate::tool_call::{ToolCall, ToolOutput};
+use laika_protocol::tool_call::{ToolCall, ToolOutput};
 use std::fmt;
 
 /// Runs `call` if it is an app tool the host runs itself (on arguments that

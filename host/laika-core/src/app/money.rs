@@ -11,7 +11,7 @@
 use super::currency::exponent;
 use super::expr::{self, Mode};
 use super::{AppError, AppErrorCode};
-use crate::tool_call::{MoneyCalculate, MoneyTotal, Rounding};
+use laika_protocol::tool_call::{MoneyCalculate, MoneyTotal, Rounding};
 use rust_decimal::{Decimal, RoundingStrategy};
 
 /// How the exact total becomes a whole number of minor units: half to

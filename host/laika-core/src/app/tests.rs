@@ -1,5 +1,5 @@
 use super::*;
-use crate::tool_call::ToolName;
+use laika_protocol::tool_call::ToolName;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -9,7 +9,6 @@ use crate::agent_state;
 use crate::app;
 use crate::gate::{self, GateContext};
 use crate::pack::{self, Budget, PackInput};
-use crate::tool_call;
 use crate::tools;
 use laika_protocol::agent::{
     codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus,
@@ -24,6 +23,7 @@ use laika_protocol::llmcp::{
 };
 use laika_protocol::observation::Observation;
 use laika_protocol::tool::Executor;
+use laika_protocol::tool_call;
 use laika_protocol::verdict::{Decision, Verdict};
 use laika_protocol::wire::ToolResultRequest;
 use serde_json::Value;

@@ -180,7 +180,7 @@ pub enum Action {
     /// emit `operation` events for the call's progress meanwhile.
     RunTool {
         call_id: String,
-        call: crate::tool_call::ToolCall,
+        call: laika_protocol::tool_call::ToolCall,
         /// The page the extension read for a capture (`source.capture`,
         /// `source.refresh`), which the host stores; `None` before it.
         page: Option<Value>,

@@ -1698,7 +1698,7 @@ fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
         |action| match action {
             Action::RunTool {
                 call_id,
-                call: crate::tool_call::ToolCall::SourceCapture(args),
+                call: laika_protocol::tool_call::ToolCall::SourceCapture(args),
                 page,
                 ..
             } => {
@@ -1807,7 +1807,7 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
         |action| match action {
             Action::RunTool {
                 call_id,
-                call: crate::tool_call::ToolCall::SourceRefresh(args),
+                call: laika_protocol::tool_call::ToolCall::SourceRefresh(args),
                 page,
                 ..
             } => {

@@ -8,12 +8,12 @@
 //! (untrusted, possibly huge) value and speak JSON Schema.
 
 use super::clip;
-use crate::tool_call::{ToolCall, ToolName, MAX_BYTES};
 use crate::tools::{self, Tool};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::paths::{Location, LocationSegment};
 use jsonschema::ValidationError;
 use laika_protocol::llmcp;
+use laika_protocol::tool_call::{ToolCall, ToolName, MAX_BYTES};
 use serde_json::{Map, Value};
 
 pub(super) type Args<'a> = Option<&'a Map<String, Value>>;

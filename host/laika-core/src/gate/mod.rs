@@ -38,10 +38,10 @@ mod personal;
 mod tests;
 mod urls;
 
-use crate::tool_call::{IntegrationInvoke, ShareTarget, ToolCall, ToolName};
 pub use arguments::{parse, Rejection};
 use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
+use laika_protocol::tool_call::{IntegrationInvoke, ShareTarget, ToolCall, ToolName};
 use laika_protocol::verdict::{Reason, Verdict};
 
 /// What the gate checks tool calls against.

@@ -1,9 +1,9 @@
 use super::*;
-use crate::tool_call::MAX_QUERY_LEN;
 use crate::tools;
 use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
 use laika_protocol::llmcp::ToolCall;
 use laika_protocol::observation;
+use laika_protocol::tool_call::MAX_QUERY_LEN;
 use laika_protocol::verdict::Decision;
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -17,8 +17,8 @@
 //! --base-url http://127.0.0.1:8080/v1 --profile llama.cpp --runs 3 --out docs/compatibility.md`
 
 use clap::Parser;
-use laika_core::tool_call::ToolName;
 use laika_host::frame::{encode_frame, PartAssembler};
+use laika_protocol::tool_call::ToolName;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

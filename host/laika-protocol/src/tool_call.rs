@@ -1,6 +1,6 @@
 //! Tool calls as types: one [`ToolCall`] variant per tool the model may
 //! propose, each with its typed arguments, and the [`ToolName`] that names
-//! it. The tool list below is the only one: the registry (`crate::tools`),
+//! it. The tool list below is the only one: the registry (laika-core's `tools`),
 //! the argument schemas, `docs/tools.json`, the prompt's tool list and the
 //! extension's tool tables all derive from it, and every `match` on a call
 //! or a name is exhaustive, so adding a variant makes the compiler list each
@@ -12,9 +12,7 @@
 //! string's UTF-8 length, since the caps bound the bytes a proposal makes
 //! the extension handle). Plain data only: serde, serde_json and schemars.
 
-use laika_protocol::observation::{
-    MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE,
-};
+use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{transform_subschemas, Transform};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -73,7 +71,7 @@ macro_rules! tool_calls {
 
             /// The call of tool `name` with these `arguments` (`null` counts
             /// as `{}`). The registry checks them against the schema first,
-            /// for the messages the model is shown (`crate::tools::parse`).
+            /// for the messages the model is shown (laika-core's `gate::parse`).
             pub fn from_arguments(name: ToolName, arguments: Value) -> Result<ToolCall, serde_json::Error> {
                 let arguments = match arguments {
                     Value::Null => Value::Object(Map::new()),
