@@ -1,10 +1,57 @@
-//! Content checks on what a call sends out (a search query, a URL's added
-//! parts, typed text): secrets are denied unless the user's own message
-//! holds them (then asked); personal data is asked; so is data copied from
-//! the page rather than taken from the user's message.
+//! The one outbound rule: every call's ways out ([`ToolCall::outbound`]:
+//! the URLs it opens or captures, the links it follows, the sources it
+//! reads again, the text it sends) are judged here, whatever the tool.
+//! Destinations are `urls`' to judge; a source the user did not add is
+//! asked; content checks on what a call sends out (a search query, a
+//! URL's added parts, an integration's payload, typed text): secrets are
+//! denied unless the user's own message holds them (then asked); personal
+//! data is asked; so is data copied from the page rather than taken from
+//! the user's message.
 
-use super::{clip, personal, GateContext, Reason, Verdict};
+use super::{clip, personal, urls, GateContext, Reason, Verdict};
 use laika_protocol::observation::Observation;
+use laika_protocol::tool_call::ToolCall;
+use laika_protocol::verdict::Decision;
+
+/// The strictest verdict over everything `call` sends or opens; `None`
+/// when all of it may go.
+pub(super) fn review(call: &ToolCall, ctx: &GateContext) -> Option<Verdict> {
+    let out = call.outbound();
+    let verdicts = out
+        .urls
+        .iter()
+        .map(|url| urls::review_destination(url, ctx))
+        .chain(out.captures.iter().map(|url| urls::review_capture(url, ctx)))
+        .chain(out.links.iter().map(|handle| urls::review_link(handle, ctx)))
+        .chain(out.sources.iter().map(|id| review_source(id, ctx)))
+        .chain(out.data.iter().map(|sent| check(&sent.text, sent.what, true, ctx)))
+        .flatten();
+    let mut strictest: Option<Verdict> = None;
+    for verdict in verdicts {
+        if verdict.decision == Decision::Deny {
+            return Some(verdict);
+        }
+        strictest.get_or_insert(verdict);
+    }
+    strictest
+}
+
+/// A source read again in a background tab with the user's cookies: only
+/// one the user added goes without a question.
+fn review_source(id: &str, ctx: &GateContext) -> Option<Verdict> {
+    let id = id.trim();
+    if ctx.user_sources.iter().any(|s| s == id) {
+        return None;
+    }
+    Some(Verdict::new(
+        Reason::SourceNotFromUser,
+        format!(
+            "The source {} was not added by you (the assistant or a page added it); \
+             reading it again opens its page in a background tab with your cookies; please confirm.",
+            clip(id)
+        ),
+    ))
+}
 
 /// How many consecutive words copied from the page make a passage.
 const COPIED_RUN_WORDS: usize = 8;
