@@ -244,17 +244,16 @@ fn capture(
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(collection::MAX_SOURCE_CHARS);
     let mut store = lock(ctx.store)?;
-    let source =
-        store_page(
-            &mut store,
-            &id,
-            Some(&url),
-            raw,
-            max_chars,
-            AddedBy::Assistant,
-            ctx.ambient,
-        )
-        .map_err(tool_error)?;
+    let source = store_page(
+        &mut store,
+        &id,
+        Some(&url),
+        raw,
+        max_chars,
+        AddedBy::Assistant,
+        ctx.ambient,
+    )
+    .map_err(tool_error)?;
     Ok(ToolOutput::SourceCaptured(SourceCaptured {
         chars: source.text.chars().count(),
         links: source.extracted_links.len(),
@@ -314,12 +313,7 @@ pub fn store_page(
             store.claim_source(&source.id)?;
         }
     } else {
-        store.add_sources(
-            collection_id,
-            std::slice::from_ref(&source),
-            added_by,
-            &now,
-        )?;
+        store.add_sources(collection_id, std::slice::from_ref(&source), added_by, &now)?;
     }
     Ok(source)
 }

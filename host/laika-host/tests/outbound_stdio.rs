@@ -99,12 +99,19 @@ fn a_page_chosen_url_is_asked_local_services_denied_and_nothing_opens() {
         ),
     ];
     let mut host = launch(&steps(&first), None);
-    let added = host.request(json!({"type": "collection.add_page", "id": "p1", "observation": user_page()}));
+    let added = host
+        .request(json!({"type": "collection.add_page", "id": "p1", "observation": user_page()}));
     assert_eq!(added["type"], "collection.add_page.result", "{added}");
     let collection = added["collection"]["id"].as_str().unwrap().to_owned();
     let user_source = added["source_id"].as_str().unwrap().to_owned();
 
-    let mut msg = turn_msg("t1", json!({"name": "web.answer"}), "What fares are there?", hostile_page(), None);
+    let mut msg = turn_msg(
+        "t1",
+        json!({"name": "web.answer"}),
+        "What fares are there?",
+        hostile_page(),
+        None,
+    );
     msg["collection_id"] = json!(collection);
     let (events, _) = drive_turn(&mut host, &msg, User::Approves, None);
     let got = outcomes(&events);
@@ -115,8 +122,10 @@ fn a_page_chosen_url_is_asked_local_services_denied_and_nothing_opens() {
         ("collection.add_sources", "deny", false),
         ("collection.add_sources", "deny", false),
     ];
-    let want: Vec<(String, String, bool)> =
-        want.iter().map(|(n, d, s)| (n.to_string(), d.to_string(), *s)).collect();
+    let want: Vec<(String, String, bool)> = want
+        .iter()
+        .map(|(n, d, s)| (n.to_string(), d.to_string(), *s))
+        .collect();
     assert_eq!(got, want, "{events:#?}");
     let reasons: Vec<&str> = of_type(&events, "tool_call")
         .iter()
@@ -127,14 +136,20 @@ fn a_page_chosen_url_is_asked_local_services_denied_and_nothing_opens() {
         .into_iter()
         .find(|r| r["result"]["sourceIds"].is_array())
         .unwrap_or_else(|| panic!("the approved add stored a source: {events:#?}"));
-    let model_source = approved["result"]["sourceIds"][0].as_str().unwrap().to_owned();
+    let model_source = approved["result"]["sourceIds"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     // Second run, same data: the model reads the sources again and tries the
     // local services through a tab and a capture. The user declines.
     let second = [
         call("source.refresh", json!({"sourceId": model_source})),
         call("source.refresh", json!({"sourceId": user_source})),
-        call("browser.open_tab", json!({"url": "http://[::ffff:127.0.0.1]:9222/json"})),
+        call(
+            "browser.open_tab",
+            json!({"url": "http://[::ffff:127.0.0.1]:9222/json"}),
+        ),
         call("browser.navigate", json!({"url": "http://0x7f.1/"})),
         call(
             "source.capture",
@@ -144,15 +159,27 @@ fn a_page_chosen_url_is_asked_local_services_denied_and_nothing_opens() {
             "source.capture",
             json!({"collectionId": collection, "url": "http://router.local/admin"}),
         ),
-        call("browser.navigate", json!({"url": "https://good.example@collect.evil.example/"})),
+        call(
+            "browser.navigate",
+            json!({"url": "https://good.example@collect.evil.example/"}),
+        ),
         call("browser.navigate", json!({"url": "file:///etc/passwd"})),
     ];
     let dir = host.into_dir();
     let mut host = launch(&steps(&second), Some(dir));
-    let mut msg = turn_msg("t2", json!({"name": "web.answer"}), "Update my fares collection", hostile_page(), None);
+    let mut msg = turn_msg(
+        "t2",
+        json!({"name": "web.answer"}),
+        "Update my fares collection",
+        hostile_page(),
+        None,
+    );
     msg["collection_id"] = json!(collection);
     let (events, _) = drive_turn(&mut host, &msg, User::Denies, None);
-    let got: Vec<(String, bool)> = outcomes(&events).into_iter().map(|(_, d, s)| (d, s)).collect();
+    let got: Vec<(String, bool)> = outcomes(&events)
+        .into_iter()
+        .map(|(_, d, s)| (d, s))
+        .collect();
     let want = [
         ("ask", false),
         ("allow", true),
@@ -182,14 +209,27 @@ fn the_users_own_page_and_its_same_site_links_stay_smooth() {
         call("browser.observe_dom", json!({})),
         call("browser.scroll", json!({"deltaY": 600})),
         call("browser.click", json!({"handleId": "l1"})),
-        call("browser.navigate", json!({"url": "https://rail.example/fares"})),
+        call(
+            "browser.navigate",
+            json!({"url": "https://rail.example/fares"}),
+        ),
         call("search", json!({"query": "night train fares"})),
-        call("source.capture", json!({"collectionId": "{{collection_id}}", "url": "https://rail.example/timetable"})),
+        call(
+            "source.capture",
+            json!({"collectionId": "{{collection_id}}", "url": "https://rail.example/timetable"}),
+        ),
     ];
     let mut host = launch(&steps(&calls), None);
-    let added = host.request(json!({"type": "collection.add_page", "id": "p1", "observation": user_page()}));
+    let added = host
+        .request(json!({"type": "collection.add_page", "id": "p1", "observation": user_page()}));
     let collection = added["collection"]["id"].as_str().unwrap().to_owned();
-    let mut msg = turn_msg("t1", json!({"name": "web.answer"}), "Search night train fares and open the fares page", user_page(), None);
+    let mut msg = turn_msg(
+        "t1",
+        json!({"name": "web.answer"}),
+        "Search night train fares and open the fares page",
+        user_page(),
+        None,
+    );
     msg["collection_id"] = json!(collection);
     let (events, _) = drive_turn(&mut host, &msg, User::Denies, Some(user_page()));
     let decisions: Vec<String> = outcomes(&events).into_iter().map(|(_, d, _)| d).collect();

@@ -21,10 +21,22 @@ pub(super) fn review(call: &ToolCall, ctx: &GateContext) -> Option<Verdict> {
         .urls
         .iter()
         .map(|url| urls::review_destination(url, ctx))
-        .chain(out.captures.iter().map(|url| urls::review_capture(url, ctx)))
-        .chain(out.links.iter().map(|handle| urls::review_link(handle, ctx)))
+        .chain(
+            out.captures
+                .iter()
+                .map(|url| urls::review_capture(url, ctx)),
+        )
+        .chain(
+            out.links
+                .iter()
+                .map(|handle| urls::review_link(handle, ctx)),
+        )
         .chain(out.sources.iter().map(|id| review_source(id, ctx)))
-        .chain(out.data.iter().map(|sent| check(&sent.text, sent.what, true, ctx)))
+        .chain(
+            out.data
+                .iter()
+                .map(|sent| check(&sent.text, sent.what, true, ctx)),
+        )
         .flatten();
     let mut strictest: Option<Verdict> = None;
     for verdict in verdicts {

@@ -314,7 +314,11 @@ fn unknown_and_unavailable_tools() {
             json!({"artifactId": "a", "format": "csv", "target": "clipboard"}),
             ExportsData,
         ),
-        ("source.refresh", json!({"sourceId": "s-1"}), SourceNotFromUser),
+        (
+            "source.refresh",
+            json!({"sourceId": "s-1"}),
+            SourceNotFromUser,
+        ),
         ("source.refresh", json!({}), InvalidArguments),
         (
             "integration.invoke",
@@ -755,8 +759,14 @@ fn only_sources_the_user_added_are_read_again_unasked() {
         name: "source.refresh".into(),
         arguments: json!({ "sourceId": id }),
     };
-    assert_eq!(review_at(0, &refresh("s-user"), &gate).reason, Reason::LocalData);
-    assert_eq!(review_at(0, &refresh(" s-user "), &gate).reason, Reason::LocalData);
+    assert_eq!(
+        review_at(0, &refresh("s-user"), &gate).reason,
+        Reason::LocalData
+    );
+    assert_eq!(
+        review_at(0, &refresh(" s-user "), &gate).reason,
+        Reason::LocalData
+    );
     for other in ["s-model", "S-USER", ""] {
         let v = review_at(0, &refresh(other), &gate);
         assert_ne!(v.decision, Decision::Allow, "{other}: {}", v.detail);
@@ -783,15 +793,28 @@ fn local_destinations_are_denied_unless_the_users_page_is_there() {
     ] {
         for name in ["browser.navigate", "browser.open_tab", "source.capture"] {
             let v = review_at(0, &call(name, url), &ctx(&obs, url));
-            assert_eq!(v.reason, Reason::PrivateNetwork, "{name} {url}: {}", v.detail);
+            assert_eq!(
+                v.reason,
+                Reason::PrivateNetwork,
+                "{name} {url}: {}",
+                v.detail
+            );
         }
     }
     // The user's own router page: its links are theirs to follow.
     obs.summary.url = "http://192.168.1.1/status".into();
     obs.summary.elements = vec![link("wifi", "Wi-Fi", "/wifi")];
-    let v = review_at(0, &call("browser.navigate", "http://192.168.1.1/wifi"), &ctx(&obs, ""));
+    let v = review_at(
+        0,
+        &call("browser.navigate", "http://192.168.1.1/wifi"),
+        &ctx(&obs, ""),
+    );
     assert_eq!(v.reason, Reason::UrlFromContext, "{}", v.detail);
-    let v = review_at(0, &call("browser.navigate", "http://192.168.1.2/"), &ctx(&obs, ""));
+    let v = review_at(
+        0,
+        &call("browser.navigate", "http://192.168.1.2/"),
+        &ctx(&obs, ""),
+    );
     assert_eq!(v.reason, Reason::PrivateNetwork, "{}", v.detail);
 }
 
@@ -816,7 +839,12 @@ fn a_same_site_link_that_redirects_elsewhere_is_asked() {
             arguments: json!({ "url": url }),
         };
         let v = review_at(0, &nav, &ctx(&obs, ""));
-        assert_eq!(v.reason, Reason::CrossOriginNavigation, "{url}: {}", v.detail);
+        assert_eq!(
+            v.reason,
+            Reason::CrossOriginNavigation,
+            "{url}: {}",
+            v.detail
+        );
         let click = ToolCall {
             name: "browser.click".into(),
             arguments: json!({ "handleId": format!("r{i}") }),

@@ -177,7 +177,11 @@ fn onward_url(url: &Url) -> Option<Url> {
                     })
                     .len()
         });
-        let start = if scheme_len > 0 { at - scheme_len - 1 } else { at };
+        let start = if scheme_len > 0 {
+            at - scheme_len - 1
+        } else {
+            at
+        };
         let named = tail
             .get(start..)?
             .split(|c: char| c.is_whitespace() || matches!(c, '&' | '"' | '\'' | '<' | '>'))

@@ -381,7 +381,12 @@ mod tests {
             .add_sources("c-1", &[note("mine", "a")], AddedBy::User, "t")
             .unwrap();
         store
-            .add_sources("c-1", &[note("model", "b"), note("model-2", "c")], AddedBy::Assistant, "t")
+            .add_sources(
+                "c-1",
+                &[note("model", "b"), note("model-2", "c")],
+                AddedBy::Assistant,
+                "t",
+            )
             .unwrap();
         assert_eq!(store.user_source_ids().unwrap(), ["mine"]);
         store.claim_source("model-2").unwrap();
@@ -395,7 +400,12 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
         store
-            .add_sources("c-1", &[note("s-1", "first"), note("s-2", "second")], AddedBy::User, "t1")
+            .add_sources(
+                "c-1",
+                &[note("s-1", "first"), note("s-2", "second")],
+                AddedBy::User,
+                "t1",
+            )
             .unwrap();
         store
             .add_sources("c-1", &[note("s-3", "third")], AddedBy::User, "t2")
@@ -436,9 +446,16 @@ mod tests {
     fn a_duplicate_source_id_rolls_the_whole_batch_back() {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
-        store.add_sources("c-1", &[note("s-1", "a")], AddedBy::User, "t").unwrap();
+        store
+            .add_sources("c-1", &[note("s-1", "a")], AddedBy::User, "t")
+            .unwrap();
         let e = store
-            .add_sources("c-1", &[note("s-2", "b"), note("s-1", "again")], AddedBy::User, "t")
+            .add_sources(
+                "c-1",
+                &[note("s-2", "b"), note("s-1", "again")],
+                AddedBy::User,
+                "t",
+            )
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::StoreFailed);
         assert_eq!(store.collection("c-1").unwrap().source_count, 1);

@@ -470,4 +470,3 @@ pub fn steps(calls: &[Value]) -> Value {
     )));
     json!(outputs)
 }
-

@@ -104,8 +104,13 @@ fn embedded_v4(name: &str) -> Option<Ipv4Addr> {
     parts.windows(4).find_map(|w| {
         let mut octets = [0u8; 4];
         for (octet, part) in octets.iter_mut().zip(w) {
-            let all_digits = !part.is_empty() && part.len() <= 3 && part.bytes().all(|b| b.is_ascii_digit());
-            *octet = if all_digits { part.parse().ok()? } else { return None };
+            let all_digits =
+                !part.is_empty() && part.len() <= 3 && part.bytes().all(|b| b.is_ascii_digit());
+            *octet = if all_digits {
+                part.parse().ok()?
+            } else {
+                return None;
+            };
         }
         let ip = Ipv4Addr::from(octets);
         v4(ip).map(|_| ip)
