@@ -29,6 +29,7 @@
 
 mod arguments;
 mod commit;
+mod content;
 #[cfg(test)]
 mod corpus;
 mod fields;

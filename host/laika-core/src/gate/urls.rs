@@ -1,5 +1,5 @@
 //! Destinations: every URL a call makes the browser open, read or follow
-//! is judged here (through [`super::outbound::review`]). Only http(s)
+//! is judged here (for `outbound`, the one rule). Only http(s)
 //! without credentials; a local address (see [`local`]) is denied unless
 //! the user's own page is on that origin; a URL that is neither a link of
 //! the page nor in the user's message, exactly (an added `#fragment` or
@@ -7,7 +7,7 @@
 //! secret; another origin than the page's is asked, and so is a same-site
 //! link whose parameters lead on to another site (an open redirect).
 
-use super::{clip, find_target, outbound, GateContext, Reason, Verdict};
+use super::{clip, content, find_target, GateContext, Reason, Verdict};
 use url::{Position, Url};
 
 mod local;
@@ -34,7 +34,7 @@ pub(super) fn review_destination(raw: &str, ctx: &GateContext) -> Option<Verdict
                 ),
             ));
         }
-        if let Some(verdict) = outbound::check(&carried_text(&url), "The URL", true, ctx) {
+        if let Some(verdict) = content::check(&carried_text(&url), "The URL", true, ctx) {
             return Some(verdict);
         }
         return Some(Verdict::new(
