@@ -771,6 +771,7 @@ mod tests {
             user_message: "",
             max_calls: 1,
             integrations: &configured,
+            user_sources: &[],
         };
         let verdict = |name: &str, arguments: &Value| {
             let call = ToolCall {

@@ -588,6 +588,7 @@ fn add_page(
         None,
         observation,
         laika_core::collection::MAX_SOURCE_CHARS,
+        crate::store::collections::AddedBy::User,
         &ambient,
     )?;
     Ok(Event::CollectionAddPage {

@@ -9,6 +9,7 @@
 //! `STORE_FAILED`, `CANCELLED`, `UNKNOWN_TOOL`.
 
 use crate::integration::{self, IntegrationConfig};
+use crate::store::collections::AddedBy;
 use crate::store::Store;
 use crate::transform::{self, Progress};
 use laika_core::ambient::Ambient;
@@ -184,7 +185,12 @@ fn add_sources(
         .map(|n| new_source(&collection_id, n, ctx))
         .collect();
     lock(ctx.store)?
-        .add_sources(&collection_id, &sources, &ctx.ambient.now_iso8601())
+        .add_sources(
+            &collection_id,
+            &sources,
+            AddedBy::Assistant,
+            &ctx.ambient.now_iso8601(),
+        )
         .map_err(tool_error)?;
     let pending = sources
         .iter()
@@ -238,8 +244,16 @@ fn capture(
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(collection::MAX_SOURCE_CHARS);
     let mut store = lock(ctx.store)?;
-    let source =
-        store_page(&mut store, &id, Some(&url), raw, max_chars, ctx.ambient).map_err(tool_error)?;
+    let source = store_page(
+        &mut store,
+        &id,
+        Some(&url),
+        raw,
+        max_chars,
+        AddedBy::Assistant,
+        ctx.ambient,
+    )
+    .map_err(tool_error)?;
     Ok(ToolOutput::SourceCaptured(SourceCaptured {
         chars: source.text.chars().count(),
         links: source.extracted_links.len(),
@@ -257,13 +271,14 @@ fn capture(
 
 /// Stores an observed page in a collection: it fills the collection's
 /// source for that URL (`url`, else the page's own) when there is one
-/// (a pending URL or an earlier capture), else it is added.
+/// (a pending URL or an earlier capture), else it is added as `added_by`'s.
 pub fn store_page(
     store: &mut Store,
     collection_id: &str,
     url: Option<&str>,
     observation: Value,
     max_chars: usize,
+    added_by: AddedBy,
     ambient: &dyn Ambient,
 ) -> Result<Source, Error> {
     let observation = laika_protocol::observation::Observation::from_value(observation)?;
@@ -294,8 +309,11 @@ pub fn store_page(
     source.captured_at = Some(now.clone());
     if existing.is_some() {
         store.update_source(&source)?;
+        if added_by == AddedBy::User {
+            store.claim_source(&source.id)?;
+        }
     } else {
-        store.add_sources(collection_id, std::slice::from_ref(&source), &now)?;
+        store.add_sources(collection_id, std::slice::from_ref(&source), added_by, &now)?;
     }
     Ok(source)
 }

@@ -86,8 +86,15 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
             Action::Reserve { conversation_id } => {
                 let reserved = lock(ctx.store).and_then(|mut s| {
                     let turn = s.reserve_turn(&conversation_id)?;
-                    match s.history(&conversation_id) {
-                        Ok(history) => Ok(Reservation { turn, history }),
+                    match s
+                        .history(&conversation_id)
+                        .and_then(|history| Ok((history, s.user_source_ids()?)))
+                    {
+                        Ok((history, user_sources)) => Ok(Reservation {
+                            turn,
+                            history,
+                            user_sources,
+                        }),
                         Err(e) => {
                             s.release_turn(&conversation_id, turn);
                             Err(e)

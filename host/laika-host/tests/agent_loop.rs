@@ -8,17 +8,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-/// What the test-as-extension does with an `ask` call.
-#[derive(Clone, Copy)]
-enum User {
-    Approves,
-    Denies,
-}
-
-/// Runs turn `id` to its `done`, acting as the extension: every browser call
-/// the host starts is reported `ok` (with `page` as the new observation when
-/// given), every `ask` gets `user`'s answer. Returns the turn's events and
-/// the replies to the test's own messages.
+/// Runs turn `id` to its `done` as the extension would ([`drive_turn`]).
 fn run_turn(
     host: &mut Host,
     id: &str,
@@ -27,73 +17,8 @@ fn run_turn(
     user: User,
     page: Option<Value>,
 ) -> (Vec<Value>, Vec<Value>) {
-    host.send(&turn_msg(
-        id,
-        json!({"name": "web.answer"}),
-        text,
-        observation,
-        None,
-    ));
-    let mut events: Vec<Value> = Vec::new();
-    let mut replies = Vec::new();
-    let mut calls: Vec<Value> = Vec::new();
-    loop {
-        let m = host
-            .recv()
-            .unwrap_or_else(|| panic!("no done for {id}; got {events:#?}"));
-        if m["reply_to"] != id {
-            replies.push(m);
-            continue;
-        }
-        events.push(m.clone());
-        match m["type"].as_str().unwrap_or_default() {
-            "done" => return (events, replies),
-            "tool_call" => calls.push(m),
-            "agent_state" => {
-                let call = calls.iter().find(|c| c["call_id"] == m["call_id"]).cloned();
-                let Some(call) = call else { continue };
-                match m["state"].as_str() {
-                    Some("executing") if call["executor"] != "host" => {
-                        let mut result = json!({
-                            "type": "tool_result",
-                            "id": format!("res-{}", call["call_id"].as_str().unwrap()),
-                            "call_id": call["call_id"],
-                            "status": "ok",
-                            "result": {"message": format!("Ran {}", call["name"].as_str().unwrap())},
-                        });
-                        if let Some(p) = &page {
-                            result["observation"] = p.clone();
-                        }
-                        host.send(&result);
-                    }
-                    Some("waiting_for_approval") => host.send(&json!({
-                        "type": "approval",
-                        "id": format!("ap-{}", call["call_id"].as_str().unwrap()),
-                        "call_id": call["call_id"],
-                        "digest": call["digest"],
-                        "approved": matches!(user, User::Approves),
-                    })),
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A script: one response per step, each proposing `calls[i]`, then a plain
-/// answer.
-fn steps(calls: &[Value]) -> Value {
-    let mut outputs: Vec<String> = calls
-        .iter()
-        .map(|c| raw(&response_packet(paragraph("On it."), json!([]), json!([c]))))
-        .collect();
-    outputs.push(raw(&response_packet(
-        paragraph("All done."),
-        json!([]),
-        json!([]),
-    )));
-    json!(outputs)
+    let msg = turn_msg(id, json!({"name": "web.answer"}), text, observation, None);
+    drive_turn(host, &msg, user, page)
 }
 
 #[test]

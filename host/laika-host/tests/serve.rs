@@ -327,7 +327,12 @@ fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
             })
             .collect();
         store
-            .add_sources(id, &sources, "2026-11-01T10:05:00Z")
+            .add_sources(
+                id,
+                &sources,
+                laika_host::store::collections::AddedBy::User,
+                "2026-11-01T10:05:00Z",
+            )
             .unwrap();
     }
 }

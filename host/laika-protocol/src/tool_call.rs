@@ -18,6 +18,7 @@ use schemars::transform::{transform_subschemas, Transform};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// Defines [`ToolName`] and [`ToolCall`] from one list: variant, argument
 /// struct, the name the model uses.
@@ -146,6 +147,103 @@ impl ToolCall {
             | ToolCall::MoneyCalculate(_)
             | ToolCall::EstimateTax(_)
             | ToolCall::EstimateShipping(_) => None,
+        }
+    }
+}
+
+/// Where a call makes the browser go and what it sends out of Laika: what
+/// the gate's one outbound check (laika-core's `gate::outbound`) reads for
+/// every call, before the tool's own review. [`ToolCall::outbound`] matches
+/// every variant, so a new tool states its ways out or does not compile.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Outbound<'a> {
+    /// URLs the browser opens (or stores to open later), as the model wrote them.
+    pub urls: Vec<&'a str>,
+    /// URLs the browser reads in a background tab into a collection.
+    pub captures: Vec<&'a str>,
+    /// Observed elements whose link a click follows, by handle.
+    pub links: Vec<&'a str>,
+    /// Collection sources whose stored URL the browser reads again, by id.
+    pub sources: Vec<&'a str>,
+    /// Text that leaves for someone else (a search engine, an integration's program).
+    pub data: Vec<Sent<'a>>,
+}
+
+/// A piece of text a call sends out, and what it is, for the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent<'a> {
+    /// E.g. "The search query".
+    pub what: &'static str,
+    pub text: Cow<'a, str>,
+}
+
+impl ToolCall {
+    /// The call's destinations and outgoing data. Typed text is checked with
+    /// the field it goes into (its own review); an artifact's content is
+    /// Laika's own data, exported only with the user's approval.
+    pub fn outbound(&self) -> Outbound<'_> {
+        let none = Outbound::default();
+        match self {
+            ToolCall::OpenTab(a) | ToolCall::Navigate(a) => Outbound {
+                urls: vec![&a.url],
+                ..none
+            },
+            ToolCall::CollectionAddSources(a) => Outbound {
+                urls: a
+                    .sources
+                    .iter()
+                    .filter_map(|s| match s {
+                        SourceItem::Url { url, .. } => Some(url.as_str()),
+                        SourceItem::Note { .. } => None,
+                    })
+                    .collect(),
+                ..none
+            },
+            ToolCall::SourceCapture(a) => Outbound {
+                captures: vec![&a.url],
+                ..none
+            },
+            ToolCall::Click(a) => Outbound {
+                links: vec![&a.handle_id],
+                ..none
+            },
+            ToolCall::SourceRefresh(a) => Outbound {
+                sources: vec![&a.source_id],
+                ..none
+            },
+            ToolCall::Search(a) => Outbound {
+                data: vec![Sent {
+                    what: "The search query",
+                    text: Cow::Borrowed(&a.query),
+                }],
+                ..none
+            },
+            ToolCall::IntegrationInvoke(a) => Outbound {
+                data: vec![Sent {
+                    what: "The integration's payload",
+                    text: Cow::Owned(a.payload.to_string()),
+                }],
+                ..none
+            },
+            ToolCall::ObserveDom(_)
+            | ToolCall::GetSelectionLinks(_)
+            | ToolCall::Type(_)
+            | ToolCall::Select(_)
+            | ToolCall::Scroll(_)
+            | ToolCall::Back(_)
+            | ToolCall::Forward(_)
+            | ToolCall::Refresh(_)
+            | ToolCall::ArtifactSave(_)
+            | ToolCall::ArtifactShare(_)
+            | ToolCall::ArtifactOpen(_)
+            | ToolCall::Calculate(_)
+            | ToolCall::CollectionCreate(_)
+            | ToolCall::CollectionListSources(_)
+            | ToolCall::TransformListTypes(_)
+            | ToolCall::TransformRun(_)
+            | ToolCall::MoneyCalculate(_)
+            | ToolCall::EstimateTax(_)
+            | ToolCall::EstimateShipping(_) => none,
         }
     }
 }

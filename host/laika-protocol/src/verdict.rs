@@ -89,10 +89,16 @@ pub enum Reason {
     /// A configured integration (a plugin program) is run with the call's
     /// payload: what it does is outside Laika.
     CallsIntegration,
+    /// A collection source the user did not add (the model or a page did)
+    /// would be read again in a background tab with the user's cookies.
+    SourceNotFromUser,
+    /// A loopback, private-network, link-local or otherwise local address
+    /// the user's own page is not on.
+    PrivateNetwork,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 28] = [
+    pub const ALL: [Reason; 30] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -121,6 +127,8 @@ impl Reason {
         Reason::SecretInOutput,
         Reason::ExportsData,
         Reason::CallsIntegration,
+        Reason::SourceNotFromUser,
+        Reason::PrivateNetwork,
     ];
 
     /// The wire spelling, e.g. `COMMIT_ACTION`.
@@ -154,6 +162,8 @@ impl Reason {
             Reason::SecretInOutput => "SECRET_IN_OUTPUT",
             Reason::ExportsData => "EXPORTS_DATA",
             Reason::CallsIntegration => "CALLS_INTEGRATION",
+            Reason::SourceNotFromUser => "SOURCE_NOT_FROM_USER",
+            Reason::PrivateNetwork => "PRIVATE_NETWORK",
         }
     }
 
@@ -176,7 +186,8 @@ impl Reason {
             | Reason::PersonalField
             | Reason::DataFromPage
             | Reason::ExportsData
-            | Reason::CallsIntegration => Decision::Ask,
+            | Reason::CallsIntegration
+            | Reason::SourceNotFromUser => Decision::Ask,
             Reason::TooManyCalls
             | Reason::UnknownTool
             | Reason::ToolNotAvailable
@@ -187,7 +198,8 @@ impl Reason {
             | Reason::UrlHasCredentials
             | Reason::SensitiveField
             | Reason::NotEditable
-            | Reason::SecretInOutput => Decision::Deny,
+            | Reason::SecretInOutput
+            | Reason::PrivateNetwork => Decision::Deny,
         }
     }
 }

@@ -147,6 +147,7 @@ impl Turn<'_> {
                     user_message: &self.request.message.text,
                     max_calls: self.settings.limits.max_tool_calls,
                     integrations: &self.settings.integrations,
+                    user_sources: &self.user_sources,
                 },
             );
             let verdict = review.verdict;

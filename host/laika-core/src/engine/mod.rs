@@ -110,19 +110,21 @@ pub struct TurnSettings {
     pub integrations: Vec<String>,
 }
 
-/// The store's answer to [`Action::Reserve`]: the turn's number and what
-/// the conversation said before it.
+/// The store's answer to [`Action::Reserve`]: the turn's number, what
+/// the conversation said before it, and the collection sources the user
+/// added themselves (the gate reads the others again only when asked).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reservation {
     pub turn: u32,
     pub history: History,
+    pub user_sources: Vec<String>,
 }
 
 impl From<u32> for Reservation {
     fn from(turn: u32) -> Self {
         Reservation {
             turn,
-            history: History::default(),
+            ..Reservation::default()
         }
     }
 }
@@ -298,6 +300,8 @@ pub struct Turn<'a> {
     /// What the conversation said before this turn (from the store); its
     /// agent state takes this turn's tool deltas as they come.
     history: History,
+    /// The ids of the collection sources the user added (from the store).
+    user_sources: Vec<String>,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -344,6 +348,7 @@ impl<'a> Turn<'a> {
             last: None,
             stop: StopReason::Answered,
             history: History::default(),
+            user_sources: Vec::new(),
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
@@ -455,6 +460,7 @@ impl<'a> Turn<'a> {
     fn begin(&mut self, reserved: Reservation) -> Vec<Action> {
         let number = reserved.turn;
         self.history = reserved.history;
+        self.user_sources = reserved.user_sources;
         let t = self.ambient.monotonic();
         // The raw observation is read once, here: take it rather than copy it.
         let observation = std::mem::take(&mut self.request.observation).parse();

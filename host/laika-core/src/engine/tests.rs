@@ -158,7 +158,7 @@ fn drive_agent(
 fn drive_host(
     request: TurnRequest,
     settings: TurnSettings,
-    number: Result<u32>,
+    number: Result<impl Into<Reservation>>,
     stored: Result<()>,
     mut model: impl FnMut(usize, &ModelRequest) -> Step,
     mut extension: impl FnMut(&[Event]) -> Vec<Input>,
@@ -182,8 +182,10 @@ fn drive_host(
             }
             Action::Reserve { conversation_id } => {
                 run.reserved_for.push(conversation_id);
-                let answer = number.take().unwrap_or(Ok(0));
-                turn.handle(Input::Reserved(answer.map(Reservation::from)))
+                let answer = number
+                    .take()
+                    .map_or(Ok(Reservation::from(0)), |n| n.map(Into::into));
+                turn.handle(Input::Reserved(answer))
             }
             Action::Ask(request) => {
                 let step = model(run.asks.len(), &request);
@@ -1762,10 +1764,16 @@ fn host_turn(
     extension: impl FnMut(&[Event]) -> Vec<Input>,
     host: impl FnMut(&Action) -> Input,
 ) -> Run {
+    // The sources the user added from the sidebar (`gone` since deleted).
+    let reserved = Reservation {
+        turn: 1,
+        user_sources: vec!["s-7".into(), "gone".into()],
+        ..Reservation::default()
+    };
     drive_host(
         request(Some("c-1"), observation()),
         settings(),
-        Ok(1),
+        Ok(reserved),
         Ok(()),
         model,
         extension,
@@ -1853,6 +1861,25 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
     assert_eq!(
         run.asks[1].packet.context.documents[0].content["title"],
         "Night trains are back"
+    );
+}
+
+#[test]
+fn a_refresh_of_a_source_the_user_did_not_add_is_asked_and_nothing_runs_unapproved() {
+    let run = host_turn(
+        stepping(vec![json!([
+            {"name": "source.refresh", "arguments": {"sourceId": "s-added-by-the-model"}}
+        ])]),
+        |_| Vec::new(),
+        |action| panic!("the host prepares nothing before approval: {action:?}"),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls[0].decision, Decision::Ask);
+    assert_eq!(calls[0].reason, Reason::SourceNotFromUser);
+    assert!(executing(&run).is_empty());
+    assert_eq!(
+        tool_results(&run)[0].error.as_ref().unwrap().code,
+        "APPROVAL_EXPIRED"
     );
 }
 

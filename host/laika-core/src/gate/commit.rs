@@ -1,8 +1,9 @@
-//! Clicks: allowed only on a labelled control or a same-origin web link
-//! that neither submits a form nor says (in any language the lexicon
-//! knows) that it buys, pays, deletes, sends, subscribes, confirms or
-//! authorizes; everything else is asked, and links to `data:` or `file:`
-//! are denied.
+//! Clicks: allowed only on a labelled control or a link that neither
+//! submits a form nor says (in any language the lexicon knows) that it
+//! buys, pays, deletes, sends, subscribes, confirms or authorizes;
+//! everything else is asked. Where a link leads is the outbound check's
+//! (`urls::review_link`): another site asked, `data:` or a local address
+//! denied.
 
 use super::{clip, find_target, label_of, unknown_handle, GateContext, Reason, Target, Verdict};
 use crate::lexicon::{self, Category};
@@ -49,9 +50,6 @@ pub(super) fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
                 clip(&word)
             ),
         );
-    }
-    if let Some(verdict) = target.href.and_then(|href| review_href(href, &label, ctx)) {
-        return verdict;
     }
     let Some(el) = target.element else {
         return Verdict::new(
@@ -113,62 +111,6 @@ fn commit_word(target: &Target) -> Option<String> {
         return Some(e.text.clone());
     }
     from_ids().or_else(from_href).map(|e| e.text.clone())
-}
-
-/// Links: web links on the page's origin go on to the label checks; another
-/// origin is asked, script and mail links are asked, anything else denied.
-fn review_href(href: &str, label: &str, ctx: &GateContext) -> Option<Verdict> {
-    let page = Url::parse(&ctx.observation.summary.url).ok();
-    let dest = match &page {
-        Some(page) => page.join(href.trim()),
-        None => Url::parse(href.trim()),
-    };
-    let Ok(dest) = dest else {
-        return Some(Verdict::new(
-            Reason::UnverifiedClick,
-            format!("The link of {label} does not parse; please confirm the click."),
-        ));
-    };
-    match dest.scheme() {
-        "http" | "https" => {}
-        "javascript" => {
-            return Some(Verdict::new(
-                Reason::UnverifiedClick,
-                format!("{label} runs a script of the page; please confirm the click."),
-            ))
-        }
-        "mailto" | "tel" | "sms" => {
-            return Some(Verdict::new(
-                Reason::UnverifiedClick,
-                format!("{label} opens another program to send a message or call; please confirm."),
-            ))
-        }
-        scheme => {
-            return Some(Verdict::new(
-                Reason::BlockedUrlScheme,
-                format!(
-                    "Laika only follows http and https links, not {}: ones.",
-                    clip(scheme)
-                ),
-            ))
-        }
-    }
-    if !dest.username().is_empty() || dest.password().is_some() {
-        return Some(Verdict::new(
-            Reason::UrlHasCredentials,
-            "The link carries a user name or password, which Laika never opens.",
-        ));
-    }
-    if page.as_ref().map(Url::origin) != Some(dest.origin()) {
-        return Some(Verdict::new(
-            Reason::CrossOriginNavigation,
-            format!(
-                "This link leads to another site ({}); please confirm.",
-                clip(dest.host_str().unwrap_or(""))
-            ),
-        ));
-    }
-    None
 }
 
 /// A submit or image input, or a button of type submit (the HTML default)

@@ -2,7 +2,7 @@
 //! secrets Laika never fills in (denied), which hold personal data or sit
 //! in a sign-in or payment form (asked), and what the typed text carries.
 
-use super::{clip, find_target, label_of, outbound, unknown_handle, GateContext, Reason, Verdict};
+use super::{clip, content, find_target, label_of, unknown_handle, GateContext, Reason, Verdict};
 use crate::lexicon::{self, Category};
 use laika_protocol::observation::{Element, Observation};
 
@@ -101,7 +101,7 @@ pub(super) fn review_input(
             format!("{label} is part of a sign-in or payment form; please confirm."),
         );
     }
-    if let Some(verdict) = text.and_then(|t| outbound::check(t, "The typed text", false, ctx)) {
+    if let Some(verdict) = text.and_then(|t| content::check(t, "The typed text", false, ctx)) {
         return verdict;
     }
     Verdict::new(

@@ -29,6 +29,7 @@
 
 mod arguments;
 mod commit;
+mod content;
 #[cfg(test)]
 mod corpus;
 mod fields;
@@ -42,7 +43,7 @@ pub use arguments::{parse, Rejection};
 use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
 use laika_protocol::tool_call::{IntegrationInvoke, ShareTarget, ToolCall, ToolName};
-use laika_protocol::verdict::{Reason, Verdict};
+use laika_protocol::verdict::{Decision, Reason, Verdict};
 
 /// What the gate checks tool calls against.
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +53,10 @@ pub struct GateContext<'a> {
     pub max_calls: usize,
     /// The names of the configured integrations (`[integrations.<name>]`).
     pub integrations: &'a [String],
+    /// The collection sources the user added themselves (from the sidebar),
+    /// by id: the store knows who added each; any other source is read
+    /// again only with the user's approval.
+    pub user_sources: &'a [String],
 }
 
 /// Reviews the tool calls of one model answer: one verdict per call, same
@@ -130,7 +135,31 @@ fn clip(s: &str) -> String {
 // ---------------------------------------------------------------------------
 // Review.
 
+/// The one outbound check (every destination and outgoing piece of data a
+/// call has, [`ToolCall::outbound`]), then the tool's own review: the
+/// stricter verdict stands, the tool's own on a tie (it says more).
 fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
+    let outbound = outbound::review(call, ctx);
+    if let Some(verdict) = outbound.as_ref().filter(|v| v.decision == Decision::Deny) {
+        return verdict.clone();
+    }
+    let own = own_review(call, ctx);
+    match outbound {
+        Some(verdict) if severity(verdict.decision) > severity(own.decision) => verdict,
+        _ => own,
+    }
+}
+
+fn severity(decision: Decision) -> u8 {
+    match decision {
+        Decision::Allow => 0,
+        Decision::Ask => 1,
+        Decision::Deny => 2,
+    }
+}
+
+/// What the tool itself warrants, its destinations and data aside.
+fn own_review(call: &ToolCall, ctx: &GateContext) -> Verdict {
     let name = call.name().as_str();
     let reversible = || {
         Verdict::new(
@@ -165,9 +194,21 @@ fn review_call(call: &ToolCall, ctx: &GateContext) -> Verdict {
         ToolCall::Click(args) => commit::review_click(&args.handle_id, ctx),
         ToolCall::Type(args) => fields::review_input(name, &args.handle_id, Some(&args.text), ctx),
         ToolCall::Select(args) => fields::review_input(name, &args.handle_id, None, ctx),
-        ToolCall::OpenTab(args) | ToolCall::Navigate(args) => urls::review_url(&args.url, ctx),
-        ToolCall::SourceCapture(args) => urls::review_url(&args.url, ctx),
-        ToolCall::Search(args) => review_search(&args.query, args.engine.as_deref(), ctx),
+        ToolCall::OpenTab(args) | ToolCall::Navigate(args) => Verdict::new(
+            Reason::UrlFromContext,
+            format!(
+                "{} is a link on this page's site or in your message.",
+                clip(&args.url)
+            ),
+        ),
+        ToolCall::SourceCapture(args) => Verdict::new(
+            Reason::LocalData,
+            format!(
+                "{} is read into one of Laika's collections.",
+                clip(&args.url)
+            ),
+        ),
+        ToolCall::Search(args) => review_search(&args.query, args.engine.as_deref()),
         ToolCall::Calculate(_)
         | ToolCall::MoneyCalculate(_)
         | ToolCall::EstimateTax(_)
@@ -286,7 +327,7 @@ fn label_of<'a>(target: &Target<'a>) -> &'a str {
 /// replaced by a default.
 pub const SEARCH_ENGINES: [&str; 3] = ["duckduckgo", "google", "bing"];
 
-fn review_search(query: &str, engine: Option<&str>, ctx: &GateContext) -> Verdict {
+fn review_search(query: &str, engine: Option<&str>) -> Verdict {
     if let Some(engine) = engine {
         if !SEARCH_ENGINES
             .iter()
@@ -304,9 +345,6 @@ fn review_search(query: &str, engine: Option<&str>, ctx: &GateContext) -> Verdic
     }
     if query.trim().is_empty() {
         return Verdict::new(Reason::InvalidArguments, "search: the query is empty.");
-    }
-    if let Some(verdict) = outbound::check(query, "The search query", true, ctx) {
-        return verdict;
     }
     Verdict::new(
         Reason::OrdinaryQuery,

@@ -124,6 +124,7 @@ fn ctx<'a>(obs: &'a Observation, user: &'a str) -> GateContext<'a> {
         user_message: user,
         max_calls: DEFAULT_MAX_CALLS_PER_TURN,
         integrations: &[],
+        user_sources: &[],
     }
 }
 
@@ -313,7 +314,11 @@ fn unknown_and_unavailable_tools() {
             json!({"artifactId": "a", "format": "csv", "target": "clipboard"}),
             ExportsData,
         ),
-        ("source.refresh", json!({"sourceId": "s-1"}), LocalData),
+        (
+            "source.refresh",
+            json!({"sourceId": "s-1"}),
+            SourceNotFromUser,
+        ),
         ("source.refresh", json!({}), InvalidArguments),
         (
             "integration.invoke",
@@ -327,8 +332,18 @@ fn unknown_and_unavailable_tools() {
         ),
         (
             "collection.add_sources",
-            json!({"collectionId": "c", "sources": [{"type": "url", "url": "https://a.example"}, {"type": "note", "text": "n"}]}),
+            json!({"collectionId": "c", "sources": [{"type": "url", "url": "https://shop.example/help"}, {"type": "note", "text": "n"}]}),
             LocalData,
+        ),
+        (
+            "collection.add_sources",
+            json!({"collectionId": "c", "sources": [{"type": "note", "text": "n"}, {"type": "url", "url": "https://a.example"}]}),
+            UrlNotFromContext,
+        ),
+        (
+            "collection.add_sources",
+            json!({"collectionId": "c", "sources": [{"type": "url", "url": "http://127.0.0.1:9222/json"}]}),
+            PrivateNetwork,
         ),
         (
             "collection.add_sources",
@@ -367,7 +382,7 @@ fn clicks() {
         ("browser.click", click("next"), OrdinaryClick),
         ("browser.click", click("main"), CommitAction),
         ("browser.click", click("partner"), CrossOriginNavigation),
-        ("browser.click", click("item-1"), CrossOriginNavigation),
+        ("browser.click", click("item-1"), UnverifiedClick),
         ("browser.click", click("laika-999"), UnknownHandle),
         ("browser.click", click(""), UnknownHandle),
     ]);
@@ -696,6 +711,7 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
         user_message: "",
         max_calls: 8,
         integrations: &configured,
+        user_sources: &[],
     };
     let v = review_at(0, &call, &gate);
     assert_eq!(v.decision, Decision::Deny);
@@ -729,4 +745,111 @@ fn a_secret_from_the_users_own_message_is_asked_not_denied() {
     assert_eq!(own[0].reason, Reason::SensitiveQuery, "{}", own[0].detail);
     let injected = review(&[call], &ctx(&obs, "is my key leaked?"));
     assert_eq!(injected[0].reason, Reason::SecretInOutput);
+}
+
+#[test]
+fn only_sources_the_user_added_are_read_again_unasked() {
+    let obs = observation();
+    let mine = ["s-user".to_string()];
+    let gate = GateContext {
+        user_sources: &mine,
+        ..ctx(&obs, "")
+    };
+    let refresh = |id: &str| ToolCall {
+        name: "source.refresh".into(),
+        arguments: json!({ "sourceId": id }),
+    };
+    assert_eq!(
+        review_at(0, &refresh("s-user"), &gate).reason,
+        Reason::LocalData
+    );
+    assert_eq!(
+        review_at(0, &refresh(" s-user "), &gate).reason,
+        Reason::LocalData
+    );
+    for other in ["s-model", "S-USER", ""] {
+        let v = review_at(0, &refresh(other), &gate);
+        assert_ne!(v.decision, Decision::Allow, "{other}: {}", v.detail);
+    }
+}
+
+#[test]
+fn local_destinations_are_denied_unless_the_users_page_is_there() {
+    let mut obs = observation();
+    let call = |name: &str, url: &str| ToolCall {
+        name: name.into(),
+        arguments: if name == "source.capture" {
+            json!({ "collectionId": "c", "url": url })
+        } else {
+            json!({ "url": url })
+        },
+    };
+    for url in [
+        "http://127.0.0.1:9222/json",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0x7f000001/",
+        "http://192.168.1.1/",
+        "http://localhost:3000/",
+    ] {
+        for name in ["browser.navigate", "browser.open_tab", "source.capture"] {
+            let v = review_at(0, &call(name, url), &ctx(&obs, url));
+            assert_eq!(
+                v.reason,
+                Reason::PrivateNetwork,
+                "{name} {url}: {}",
+                v.detail
+            );
+        }
+    }
+    // The user's own router page: its links are theirs to follow.
+    obs.summary.url = "http://192.168.1.1/status".into();
+    obs.summary.elements = vec![link("wifi", "Wi-Fi", "/wifi")];
+    let v = review_at(
+        0,
+        &call("browser.navigate", "http://192.168.1.1/wifi"),
+        &ctx(&obs, ""),
+    );
+    assert_eq!(v.reason, Reason::UrlFromContext, "{}", v.detail);
+    let v = review_at(
+        0,
+        &call("browser.navigate", "http://192.168.1.2/"),
+        &ctx(&obs, ""),
+    );
+    assert_eq!(v.reason, Reason::PrivateNetwork, "{}", v.detail);
+}
+
+#[test]
+fn a_same_site_link_that_redirects_elsewhere_is_asked() {
+    let mut obs = observation();
+    let out = [
+        "https://shop.example/out?url=https%3A%2F%2Fevil.example%2F",
+        "https://shop.example/out?u=https%253A%252F%252Fevil.example",
+        "https://shop.example/go?next=//evil.example/x",
+        "https://shop.example/go?next=/%5Cevil.example/x",
+        "https://shop.example/jump/https://evil.example/",
+    ];
+    obs.summary.elements = out
+        .iter()
+        .enumerate()
+        .map(|(i, u)| link(&format!("r{i}"), "Out", u))
+        .collect();
+    for (i, url) in out.iter().enumerate() {
+        let nav = ToolCall {
+            name: "browser.navigate".into(),
+            arguments: json!({ "url": url }),
+        };
+        let v = review_at(0, &nav, &ctx(&obs, ""));
+        assert_eq!(
+            v.reason,
+            Reason::CrossOriginNavigation,
+            "{url}: {}",
+            v.detail
+        );
+        let click = ToolCall {
+            name: "browser.click".into(),
+            arguments: json!({ "handleId": format!("r{i}") }),
+        };
+        let v = review_at(0, &click, &ctx(&obs, ""));
+        assert_eq!(v.decision, Decision::Ask, "{url}: {}", v.detail);
+    }
 }

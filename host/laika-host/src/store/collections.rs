@@ -38,6 +38,23 @@ fn collection_row(r: &Row<'_>) -> rusqlite::Result<Collection> {
     })
 }
 
+/// Who put a source in a collection: the user (a page they added from
+/// the sidebar) or the assistant (a tool call the model proposed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddedBy {
+    User,
+    Assistant,
+}
+
+impl AddedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AddedBy::User => "user",
+            AddedBy::Assistant => "assistant",
+        }
+    }
+}
+
 const SOURCE_COLUMNS: &str = "id, collection_id, kind, url, title, outlet, status, error, \
      captured_at, text, outline_json, links_json, refreshed_at";
 
@@ -104,12 +121,13 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
     }
 
-    /// Appends sources to a collection, in one transaction; a collection
-    /// holds at most [`MAX_SOURCES`].
+    /// Appends sources to a collection, in one transaction, recording who
+    /// added them; a collection holds at most [`MAX_SOURCES`].
     pub fn add_sources(
         &mut self,
         collection_id: &str,
         sources: &[Source],
+        added_by: AddedBy,
         now: &str,
     ) -> Result<()> {
         let tx = self.conn.transaction().map_err(sqlite)?;
@@ -133,8 +151,8 @@ impl Store {
         for (i, s) in sources.iter().enumerate() {
             tx.execute(
                 "INSERT INTO sources (id, collection_id, position, kind, url, title, outlet, \
-                   status, error, captured_at, text, outline_json, links_json, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                   status, error, captured_at, text, outline_json, links_json, created_at, added_by) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     s.id,
                     collection_id,
@@ -149,7 +167,8 @@ impl Store {
                     s.text,
                     to_json(&s.outline),
                     to_json(&s.extracted_links),
-                    now
+                    now,
+                    added_by.as_str()
                 ],
             )
             .map_err(sqlite)?;
@@ -160,6 +179,27 @@ impl Store {
         )
         .map_err(sqlite)?;
         tx.commit().map_err(sqlite)
+    }
+
+    /// Records that the user added source `id` themselves (a page they
+    /// added from the sidebar that the assistant had added before).
+    pub fn claim_source(&mut self, id: &str) -> Result<()> {
+        self.conn
+            .execute("UPDATE sources SET added_by = 'user' WHERE id = ?1", [id])
+            .map_err(sqlite)?;
+        Ok(())
+    }
+
+    /// The ids of the sources the user added themselves. Sources stored
+    /// before this was recorded count as not the user's: the gate asks
+    /// before reading them again.
+    pub fn user_source_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM sources WHERE added_by = 'user'")
+            .map_err(sqlite)?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(sqlite)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
     }
 
     pub fn source(&self, id: &str) -> Result<Source> {
@@ -334,14 +374,41 @@ mod tests {
     }
 
     #[test]
+    fn the_store_knows_which_sources_the_user_added() {
+        let mut store = Store::open_in_memory().unwrap();
+        store.create_collection(&collection("c-1")).unwrap();
+        store
+            .add_sources("c-1", &[note("mine", "a")], AddedBy::User, "t")
+            .unwrap();
+        store
+            .add_sources(
+                "c-1",
+                &[note("model", "b"), note("model-2", "c")],
+                AddedBy::Assistant,
+                "t",
+            )
+            .unwrap();
+        assert_eq!(store.user_source_ids().unwrap(), ["mine"]);
+        store.claim_source("model-2").unwrap();
+        let mut ids = store.user_source_ids().unwrap();
+        ids.sort();
+        assert_eq!(ids, ["mine", "model-2"]);
+    }
+
+    #[test]
     fn collections_keep_their_sources_in_order() {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
         store
-            .add_sources("c-1", &[note("s-1", "first"), note("s-2", "second")], "t1")
+            .add_sources(
+                "c-1",
+                &[note("s-1", "first"), note("s-2", "second")],
+                AddedBy::User,
+                "t1",
+            )
             .unwrap();
         store
-            .add_sources("c-1", &[note("s-3", "third")], "t2")
+            .add_sources("c-1", &[note("s-3", "third")], AddedBy::User, "t2")
             .unwrap();
         let pack = store.collection_pack("c-1").unwrap();
         assert_eq!(pack.collection.source_count, 3);
@@ -355,7 +422,7 @@ mod tests {
     fn unknown_ids_are_not_found_and_change_nothing() {
         let mut store = Store::open_in_memory().unwrap();
         let e = store
-            .add_sources("nope", &[note("s-1", "x")], "t")
+            .add_sources("nope", &[note("s-1", "x")], AddedBy::User, "t")
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
         assert!(e.message.contains("\"nope\""), "{}", e.message);
@@ -379,9 +446,16 @@ mod tests {
     fn a_duplicate_source_id_rolls_the_whole_batch_back() {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
-        store.add_sources("c-1", &[note("s-1", "a")], "t").unwrap();
+        store
+            .add_sources("c-1", &[note("s-1", "a")], AddedBy::User, "t")
+            .unwrap();
         let e = store
-            .add_sources("c-1", &[note("s-2", "b"), note("s-1", "again")], "t")
+            .add_sources(
+                "c-1",
+                &[note("s-2", "b"), note("s-1", "again")],
+                AddedBy::User,
+                "t",
+            )
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::StoreFailed);
         assert_eq!(store.collection("c-1").unwrap().source_count, 1);
@@ -394,9 +468,9 @@ mod tests {
         let many: Vec<Source> = (0..MAX_SOURCES)
             .map(|i| note(&format!("s-{i}"), "x"))
             .collect();
-        store.add_sources("c-1", &many, "t").unwrap();
+        store.add_sources("c-1", &many, AddedBy::User, "t").unwrap();
         let e = store
-            .add_sources("c-1", &[note("one-more", "x")], "t")
+            .add_sources("c-1", &[note("one-more", "x")], AddedBy::User, "t")
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidRequest);
     }

@@ -157,6 +157,11 @@ CREATE INDEX IF NOT EXISTS idx_artifacts_created ON artifacts(created_at);
 /// When `source.refresh` last replaced a source's document.
 const V_SOURCE_REFRESH: &str = "ALTER TABLE sources ADD COLUMN refreshed_at TEXT;";
 
+/// Who added each source (`user` or `assistant`); NULL for sources stored
+/// before this was recorded, which count as not the user's.
+const V_SOURCE_ADDED_BY: &str = "ALTER TABLE sources ADD COLUMN added_by TEXT \
+     CHECK (added_by IS NULL OR added_by IN ('user', 'assistant'));";
+
 /// The ordered migration steps; index `i` upgrades version `i` to `i + 1`.
 /// Agent state per conversation (docs/conversation.md#agent-state): the latest
 /// snapshot, and every delta applied to it (with what was refused of it)
@@ -181,7 +186,14 @@ CREATE INDEX IF NOT EXISTS agent_state_deltas_by_conversation
   ON agent_state_deltas (conversation_id, seq);
 "#;
 
-pub const MIGRATIONS: &[&str] = &[V1, V_MEMORY, V_COLLECTIONS, V_AGENT_STATE, V_SOURCE_REFRESH];
+pub const MIGRATIONS: &[&str] = &[
+    V1,
+    V_MEMORY,
+    V_COLLECTIONS,
+    V_AGENT_STATE,
+    V_SOURCE_REFRESH,
+    V_SOURCE_ADDED_BY,
+];
 
 /// The schema version this code writes.
 pub fn latest_version() -> u32 {
