@@ -12,6 +12,7 @@
 //! string's UTF-8 length, since the caps bound the bytes a proposal makes
 //! the extension handle). Plain data only: serde, serde_json and schemars.
 
+use crate::ids::{ArtifactId, CollectionId, SourceId};
 use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{transform_subschemas, Transform};
@@ -105,7 +106,7 @@ tool_calls! {
     Calculate(Calculate) = "app.calculate",
     CollectionCreate(CollectionCreate) = "collection.create",
     CollectionAddSources(CollectionAddSources) = "collection.add_sources",
-    CollectionListSources(CollectionId) = "collection.list_sources",
+    CollectionListSources(ListSources) = "collection.list_sources",
     SourceCapture(SourceCapture) = "source.capture",
     SourceRefresh(SourceRefresh) = "source.refresh",
     TransformListTypes(NoArguments) = "transform.list_types",
@@ -328,6 +329,7 @@ pub struct ArtifactSave {
     #[schemars(schema_with = "text")]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A render document as the model gave it, sanitized when saved.
     #[schemars(schema_with = "any_object")]
     pub doc: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -351,7 +353,7 @@ pub enum Redaction {
 #[schemars(example = json!({ "artifactId": "a-1", "format": "markdown" }))]
 pub struct ArtifactShare {
     #[schemars(schema_with = "text")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub format: ShareFormatName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "text")]
@@ -398,7 +400,7 @@ pub enum ShareTarget {
 #[schemars(example = json!({ "artifactId": "a-1" }))]
 pub struct ArtifactOpen {
     #[schemars(schema_with = "text")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OpenTarget")]
     pub target: Option<OpenTarget>,
@@ -431,6 +433,7 @@ pub struct IntegrationInvoke {
     pub integration: String,
     #[schemars(schema_with = "text")]
     pub operation: String,
+    /// Free-form: the integration's program reads it.
     #[schemars(schema_with = "any_object")]
     pub payload: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -475,7 +478,7 @@ pub struct CollectionCreate {
 }))]
 pub struct CollectionAddSources {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[schemars(schema_with = "sources")]
     pub sources: Vec<SourceItem>,
 }
@@ -500,9 +503,9 @@ pub enum SourceItem {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(example = json!({ "collectionId": "c-1" }))]
-pub struct CollectionId {
+pub struct ListSources {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -510,7 +513,7 @@ pub struct CollectionId {
 #[schemars(example = json!({ "collectionId": "c-1", "url": "https://example.com/" }))]
 pub struct SourceCapture {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[schemars(schema_with = "text")]
     pub url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -538,7 +541,7 @@ pub enum CaptureMode {
 #[schemars(example = json!({ "sourceId": "s-1" }))]
 pub struct SourceRefresh {
     #[schemars(schema_with = "text")]
-    pub source_id: String,
+    pub source_id: SourceId,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -546,11 +549,12 @@ pub struct SourceRefresh {
 #[schemars(example = json!({ "collectionId": "c-1", "type": "table" }))]
 pub struct TransformRun {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[serde(rename = "type")]
     #[schemars(schema_with = "text")]
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Each transform type reads its own.
     #[schemars(schema_with = "any_object")]
     pub config: Option<Value>,
 }
@@ -683,6 +687,49 @@ impl ToolOutput {
             typed => serde_json::to_value(typed).unwrap_or(Value::Null),
         }
     }
+
+    /// The one sentence for the model and the step list, when the answer
+    /// has one (an open answer's own `message`, if it is a string).
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            ToolOutput::Calculated(_) | ToolOutput::MoneyTotal(_) => None,
+            ToolOutput::TaxEstimate(o) => Some(&o.message),
+            ToolOutput::ShippingEstimate(o) => Some(&o.message),
+            ToolOutput::CollectionCreated(o) => Some(&o.message),
+            ToolOutput::SourcesAdded(o) => Some(&o.message),
+            ToolOutput::SourcesListed(o) => Some(&o.message),
+            ToolOutput::SourceCaptured(o) => Some(&o.message),
+            ToolOutput::SourceToRefresh(o) => Some(&o.message),
+            ToolOutput::SourceRefreshed(o) => Some(&o.message),
+            ToolOutput::ArtifactSaved(o) => Some(&o.message),
+            ToolOutput::ArtifactOpened(o) => Some(&o.message),
+            ToolOutput::ArtifactExport(o) => Some(&o.message),
+            ToolOutput::TransformMade(o) => Some(&o.message),
+            ToolOutput::Open(value) => value.get("message").and_then(Value::as_str),
+        }
+    }
+
+    /// The value as text, for the answers that are a value (a calculation,
+    /// an estimate).
+    pub fn formatted(&self) -> Option<&str> {
+        match self {
+            ToolOutput::Calculated(o) => Some(&o.formatted),
+            ToolOutput::MoneyTotal(o) => Some(&o.formatted),
+            ToolOutput::TaxEstimate(o) => Some(&o.formatted),
+            ToolOutput::ShippingEstimate(o) => Some(&o.formatted),
+            ToolOutput::CollectionCreated(_)
+            | ToolOutput::SourcesAdded(_)
+            | ToolOutput::SourcesListed(_)
+            | ToolOutput::SourceCaptured(_)
+            | ToolOutput::SourceToRefresh(_)
+            | ToolOutput::SourceRefreshed(_)
+            | ToolOutput::ArtifactSaved(_)
+            | ToolOutput::ArtifactOpened(_)
+            | ToolOutput::ArtifactExport(_)
+            | ToolOutput::TransformMade(_) => None,
+            ToolOutput::Open(value) => value.get("formatted").and_then(Value::as_str),
+        }
+    }
 }
 
 /// `app.calculate`: the exact decimal as text, and as a JSON number.
@@ -746,7 +793,7 @@ pub struct DayRange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CollectionCreated {
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     pub title: String,
     pub message: String,
 }
@@ -754,15 +801,15 @@ pub struct CollectionCreated {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourcesAdded {
-    pub collection_id: String,
-    pub source_ids: Vec<String>,
+    pub collection_id: CollectionId,
+    pub source_ids: Vec<SourceId>,
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourcesListed {
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     pub title: String,
     pub sources: Vec<SourceEntry>,
     pub message: String,
@@ -772,7 +819,7 @@ pub struct SourcesListed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceEntry {
-    pub source_id: String,
+    pub source_id: SourceId,
     #[serde(rename = "type")]
     pub kind: String,
     pub url: Option<String>,
@@ -788,8 +835,8 @@ pub struct SourceEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceCaptured {
-    pub collection_id: String,
-    pub source_id: String,
+    pub collection_id: CollectionId,
+    pub source_id: SourceId,
     pub title: String,
     pub url: Option<String>,
     pub chars: usize,
@@ -801,8 +848,8 @@ pub struct SourceCaptured {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceToRefresh {
-    pub source_id: String,
-    pub collection_id: String,
+    pub source_id: SourceId,
+    pub collection_id: CollectionId,
     pub url: String,
     pub title: String,
     pub message: String,
@@ -811,8 +858,8 @@ pub struct SourceToRefresh {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceRefreshed {
-    pub source_id: String,
-    pub collection_id: String,
+    pub source_id: SourceId,
+    pub collection_id: CollectionId,
     pub url: Option<String>,
     pub title: String,
     pub chars: usize,
@@ -823,7 +870,7 @@ pub struct SourceRefreshed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactSaved {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub mime: String,
     pub message: String,
@@ -832,11 +879,12 @@ pub struct ArtifactSaved {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactOpened {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub mime: String,
     pub target: OpenTarget,
     pub text: Option<String>,
+    /// The stored document, as `Artifact::doc`.
     pub doc: Option<Value>,
     pub message: String,
 }
@@ -845,7 +893,7 @@ pub struct ArtifactOpened {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactExport {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub format: ShareFormatName,
     /// `file` or `clipboard`.
@@ -859,11 +907,12 @@ pub struct ArtifactExport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransformMade {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// The staged plan the transform followed.
+    /// The staged plan the transform followed: the core's `AgentPlan`,
+    /// serialized (the plan's type is the core's, not the protocol's).
     pub plan: Value,
     pub sources_read: usize,
     pub sources_failed: Vec<SourceFailure>,
@@ -873,7 +922,7 @@ pub struct TransformMade {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceFailure {
-    pub source_id: String,
+    pub source_id: SourceId,
     pub code: String,
     pub message: String,
 }
