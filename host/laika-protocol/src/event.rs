@@ -350,7 +350,8 @@ pub struct AssistantMessage {
     pub render: Doc,
     pub citations: Vec<VerifiedCitation>,
     /// `web.extract` results (field → value, `null` when not found); `null`
-    /// for other tasks. Open: the fields are the user's, their values any JSON.
+    /// for other tasks.
+    // Open: the fields are the user's, their values whatever the page had.
     pub data: Option<Map<String, Value>>,
 }
 
@@ -371,8 +372,8 @@ pub struct ToolCallProposal {
     /// Position among the calls of its step.
     pub index: usize,
     pub name: String,
-    /// As the model proposed them (JSON, so a call the gate refused still
-    /// shows what was asked); `null` when it omitted them.
+    /// As the model proposed them; `null` when it omitted them.
+    // JSON, so a call the gate refused still shows what was asked.
     #[schemars(with = "Option<Map<String, Value>>")]
     pub arguments: Value,
     pub decision: Decision,
@@ -462,8 +463,8 @@ pub struct ToolCallResult {
     pub status: ToolStatus,
     /// One sentence for the user.
     pub summary: String,
-    /// The tool's data, size-capped (app tools' answers, selection links):
-    /// free-form, and cut to size as JSON.
+    /// The tool's data, size-capped (app tools' answers, selection links).
+    // Free-form (each tool answers its own shape), and cut to size as JSON.
     pub result: Option<Value>,
     /// Present unless `status` is `ok`.
     pub error: Option<ToolError>,

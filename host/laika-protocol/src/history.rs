@@ -134,11 +134,11 @@ pub struct TurnDetail {
     pub answer_text: String,
     /// `assistant.title` of the response.
     pub answer_title: Option<String>,
-    /// `assistant.render` of the response (the sanitized render AST), read
-    /// back from a stored packet as JSON: rows written by older versions
-    /// keep their own shape.
+    /// `assistant.render` of the response (the sanitized render AST).
+    // Read back from a stored packet as JSON: older rows keep their shape.
     pub render: Option<Value>,
-    /// `assistant.citations` of the response, read back as JSON (as above).
+    /// `assistant.citations` of the response.
+    // Read back as JSON, as `render`.
     pub citations: Vec<Value>,
     pub citations_total: u32,
     pub citations_verified: u32,
@@ -146,11 +146,11 @@ pub struct TurnDetail {
     pub verified_ratio: Option<f64>,
     pub model_id: Option<String>,
     pub attempts: u32,
-    /// As stored (older rows have other keys): JSON.
+    // As stored (older rows have other keys): JSON.
     pub timings: Value,
     /// True when the packets below went through the redaction policy.
     pub redacted: bool,
-    /// The stored packets, read back as JSON (older rows keep their shape).
+    // The stored packets, read back as JSON (older rows keep their shape).
     pub request_packet: Value,
     pub response_packet: Option<Value>,
     /// The agent loop's tool calls, by step (empty for a turn that called
@@ -170,7 +170,7 @@ pub struct StepDetail {
 pub struct StepCall {
     pub call_id: CallId,
     pub name: String,
-    /// As the model proposed them, read back from the stored packet.
+    // As the model proposed them, read back from the stored packet.
     pub arguments: Value,
     /// `ok`, `error`, `denied` or `timeout`.
     pub status: String,

@@ -67,8 +67,7 @@ pub struct UserMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
     pub name: TaskName,
-    /// The task's own arguments (`web.extract`'s fields, …), open: each task
-    /// reads its own.
+    // Open: each task reads its own arguments (`web.extract`'s fields, …).
     #[serde(default)]
     pub args: serde_json::Map<String, Value>,
 }

@@ -180,8 +180,8 @@ pub enum Request {
         /// The host accepts a `hello` without it as v1; the extension must send it.
         #[schemars(required)]
         protocol: Option<WireProtocol>,
-        /// Free-form (e.g. `{name, version, browser}`); the host ignores it,
-        /// so it stays JSON.
+        /// Free-form (e.g. `{name, version, browser}`); the host ignores it.
+        // JSON: nothing reads it.
         #[serde(default)]
         client: Option<Value>,
     },
@@ -255,8 +255,8 @@ pub enum Request {
     #[serde(rename = "config.set")]
     ConfigSet {
         id: RequestId,
-        /// A map, not `ConfigValues`: an unknown key is `CONFIG_INVALID`
-        /// naming it, not an `INVALID_REQUEST`.
+        // A map, not `ConfigValues`: an unknown key is `CONFIG_INVALID`
+        // naming it, not an `INVALID_REQUEST`.
         #[schemars(with = "ConfigValues")]
         values: Map<String, Value>,
     },
@@ -270,7 +270,7 @@ pub enum Request {
     #[serde(rename = "config.test")]
     ConfigTest {
         id: RequestId,
-        /// A map, as for `config.set`.
+        // A map, as for `config.set`.
         #[serde(default)]
         #[schemars(with = "Option<ConfigValues>")]
         values: Option<Map<String, Value>>,
@@ -303,8 +303,8 @@ pub struct ToolResultRequest {
     #[schemars(length(min = 1, max = MAX_ID_LEN))]
     pub call_id: CallId,
     pub status: ToolStatus,
-    /// The tool's data (`browser.get_selection_links`: `{links}`): free-form,
-    /// each browser tool answers its own shape.
+    /// The tool's data (`browser.get_selection_links`: `{links}`).
+    // Free-form: each browser tool answers its own shape.
     #[serde(default)]
     pub result: Option<Map<String, Value>>,
     /// The page as seen after the call (after a mutating action, and for
