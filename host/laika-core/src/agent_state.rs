@@ -23,6 +23,7 @@ use laika_protocol::agent_state::{
     Entity, Expectation, ItemKind, ItemStatus, TentativeHypothesis, UnderstandingUpdate,
 };
 use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::ids::CallId;
 use laika_protocol::llmcp::{PageRef, ToolCall, ToolOutcome};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -252,7 +253,7 @@ fn shown(id: &str) -> String {
 /// in its result, the page it left the browser on), with `in` dependencies to
 /// its collection; a call that did not succeed becomes an active `note` item,
 /// so the next turn knows it failed.
-pub fn from_tool(call_id: &str, call: &ToolCall, outcome: &ToolOutcome) -> AgentStateDelta {
+pub fn from_tool(call_id: &CallId, call: &ToolCall, outcome: &ToolOutcome) -> AgentStateDelta {
     let mut delta = AgentStateDelta::default();
     if outcome.status != laika_protocol::agent::ToolStatus::Ok {
         let code = outcome.error.as_ref().map(|e| e.code.as_str());
@@ -544,7 +545,7 @@ mod tests {
 
     #[test]
     fn item_updates_apply_before_the_lists_and_in_order() {
-        let mut state = AgentState::new("c1");
+        let mut state = AgentState::new(&"c1".into());
         let delta: AgentStateDelta = serde_json::from_value(json!({
             "agent_state_item_updates": [
                 {"op": "add", "item": {"id": "i1", "kind": "task", "title": "Book", "status": "active"}},
@@ -580,7 +581,7 @@ mod tests {
 
     #[test]
     fn assumptions_are_never_deleted_a_retracted_one_keeps_confidence_zero() {
-        let mut state = AgentState::new("c1");
+        let mut state = AgentState::new(&"c1".into());
         let first = AgentStateDelta {
             agent_state_updates: AgentStateUpdate {
                 assumptions: Some(vec![assumption("a1", 0.8), assumption("a2", 0.5)]),
@@ -618,7 +619,7 @@ mod tests {
 
     #[test]
     fn unknown_ids_are_coded_errors_and_the_rest_applies() {
-        let mut state = AgentState::new("c1");
+        let mut state = AgentState::new(&"c1".into());
         apply(
             &mut state,
             &AgentStateDelta {
@@ -665,7 +666,7 @@ mod tests {
 
     #[test]
     fn lists_are_bounded() {
-        let mut state = AgentState::new("c1");
+        let mut state = AgentState::new(&"c1".into());
         let many = AgentStateDelta {
             agent_state_item_updates: (0..MAX_ITEMS + 3)
                 .map(|i| AgentStateItemUpdate::Add {
@@ -679,7 +680,7 @@ mod tests {
         let mut long = item("x");
         long.id = "y".repeat(5_000);
         long.title = "t".repeat(5_000);
-        let mut s2 = AgentState::new("c2");
+        let mut s2 = AgentState::new(&"c2".into());
         apply(
             &mut s2,
             &AgentStateDelta {
@@ -746,7 +747,7 @@ mod tests {
             arguments: json!({}),
         };
         let added = from_tool(
-            "k1",
+            &"k1".into(),
             &call,
             &outcome(
                 ToolStatus::Ok,
@@ -755,7 +756,7 @@ mod tests {
                 ),
             ),
         );
-        let mut state = AgentState::new("c");
+        let mut state = AgentState::new(&"c".into());
         assert!(apply(&mut state, &added, "T").is_empty());
         let kinds: Vec<(&str, &str)> = state
             .current_understanding
@@ -770,7 +771,7 @@ mod tests {
         assert_eq!(state.current_understanding.dependencies.len(), 2);
         assert_eq!(state.current_understanding.dependencies[1].to, "col-1");
         let saved = from_tool(
-            "k2",
+            &"k2".into(),
             &ToolCall {
                 name: "artifact.save".into(),
                 arguments: json!({}),
@@ -788,7 +789,7 @@ mod tests {
         );
         let mut failed = outcome(ToolStatus::Error, None);
         failed.error = Some(ToolError::new("STALE_HANDLE", "gone"));
-        let note = from_tool("k3", &call, &failed);
+        let note = from_tool(&"k3".into(), &call, &failed);
         apply(&mut state, &note, "T");
         let last = state.items.last().unwrap();
         assert_eq!(last.id, "call:k3");
@@ -796,7 +797,7 @@ mod tests {
         assert!(last.title.contains("STALE_HANDLE"), "{}", last.title);
         // A plain success that made nothing changes nothing.
         assert!(from_tool(
-            "k4",
+            &"k4".into(),
             &call,
             &outcome(ToolStatus::Ok, Some(json!({"message": "ok"})))
         )
@@ -817,7 +818,7 @@ mod tests {
             }),
             tools: Vec::new(),
         };
-        let mut state = AgentState::new("c");
+        let mut state = AgentState::new(&"c".into());
         apply(&mut state, &extractive_delta(&turn), "T");
         assert_eq!(state.items[0].id, "turn:3");
         assert_eq!(state.items[0].status, ItemStatus::Resolved);

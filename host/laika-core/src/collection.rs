@@ -25,6 +25,7 @@ use laika_protocol::collection::{
     CitedSource, Collection, ExtractedLink, OutlineEntry, Source, SourceStatus,
 };
 use laika_protocol::error::{Error, Result};
+use laika_protocol::ids::CollectionId;
 use laika_protocol::llmcp::{Document, DocumentSource};
 use laika_protocol::tool_call::{CollectionAddSources, SourceItem};
 use laika_protocol::usage::{Cut, Used};
@@ -118,8 +119,8 @@ pub enum NewSource {
 
 /// `collection.add_sources`: `(collectionId, sources)`. URLs must be http(s)
 /// without credentials (they will be opened in the browser).
-pub fn add_sources_args(args: &CollectionAddSources) -> Result<(String, Vec<NewSource>)> {
-    let collection_id = non_empty(&args.collection_id, "collectionId")?.to_owned();
+pub fn add_sources_args(args: &CollectionAddSources) -> Result<(CollectionId, Vec<NewSource>)> {
+    let collection_id = CollectionId::from(non_empty(&args.collection_id, "collectionId")?);
     let items = &args.sources;
     if items.is_empty() || items.len() > MAX_SOURCES {
         return Err(Error::invalid_request(format!(
@@ -480,7 +481,7 @@ pub fn cited_source(doc: &Document) -> Option<CitedSource> {
     }
     let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
     Some(CitedSource {
-        source_id: text("source_id")?,
+        source_id: text("source_id")?.into(),
         title: text("title").unwrap_or_default(),
         url: text("url"),
     })
@@ -512,7 +513,7 @@ mod tests {
 
     use super::test_source as source;
 
-    fn add_sources_args(args: &Value) -> Result<(String, Vec<NewSource>)> {
+    fn add_sources_args(args: &Value) -> Result<(CollectionId, Vec<NewSource>)> {
         super::add_sources_args(&serde_json::from_value(args.clone()).unwrap())
     }
 

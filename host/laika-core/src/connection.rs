@@ -9,6 +9,8 @@
 use crate::ambient::Ambient;
 use crate::model::ModelRequest;
 use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::event::ConnectionAnswer;
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::TaskName;
 use serde_json::{json, Value};
 
@@ -37,7 +39,7 @@ pub fn schema() -> Value {
 pub fn request(ambient: &dyn Ambient) -> ModelRequest {
     let mut request = ModelRequest::without_page(
         TaskName::Answer,
-        (&ambient.new_id(), 1),
+        (&ConversationId::from(ambient.new_id()), 1),
         (SYSTEM_PROMPT, QUESTION.to_owned()),
         schema(),
         MAX_OUTPUT_TOKENS,
@@ -49,7 +51,7 @@ pub fn request(ambient: &dyn Ambient) -> ModelRequest {
 
 /// The parsed answer, or `INVALID_MODEL_OUTPUT` saying what is wrong with
 /// it (in words a user can read next to the raw reply).
-pub fn check(raw: &str) -> Result<Value> {
+pub fn check(raw: &str) -> Result<ConnectionAnswer> {
     let extracted = crate::model_output::extract_json_object(raw).map_err(|e| {
         let why = if e.truncated {
             "its JSON was cut off".to_owned()
@@ -68,7 +70,9 @@ pub fn check(raw: &str) -> Result<Value> {
             if at.is_empty() { "(root)" } else { &at }
         )));
     }
-    Ok(extracted.value)
+    // The schema allows exactly this shape: a failure here is the schema's.
+    serde_json::from_value(extracted.value)
+        .map_err(|e| Error::internal(format!("the connection test answer: {e}")))
 }
 
 fn invalid(why: &str) -> Error {
@@ -95,7 +99,7 @@ mod tests {
     #[test]
     fn a_reply_in_shape_is_returned_parsed() {
         let v = check("```json\n{\"reply\": \"Ready.\"}\n```").unwrap();
-        assert_eq!(v, json!({"reply": "Ready."}));
+        assert_eq!(serde_json::to_value(v).unwrap(), json!({"reply": "Ready."}));
     }
 
     #[test]

@@ -397,7 +397,7 @@ mod tests {
         use laika_protocol::agent_state::{
             AgentStateDelta, AgentStateItem, AgentStateItemUpdate, ItemKind,
         };
-        let mut state = AgentState::new("c");
+        let mut state = AgentState::new(&"c".into());
         let add = |id: &str, status| AgentStateItemUpdate::Add {
             item: AgentStateItem {
                 id: id.into(),

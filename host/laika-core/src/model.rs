@@ -3,6 +3,7 @@
 
 use crate::ambient::Ambient;
 use crate::pack::{self, Budget, PackInput};
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{RequestPacket, Task, TaskName};
 use serde::Serialize;
 
@@ -41,7 +42,7 @@ impl ModelRequest {
     /// `task` in the conversation and turn named.
     pub fn without_page(
         task: TaskName,
-        (conversation_id, turn): (&str, u32),
+        (conversation_id, turn): (&ConversationId, u32),
         (system_prompt, user_prompt): (&str, String),
         response_schema: serde_json::Value,
         max_output_tokens: u32,

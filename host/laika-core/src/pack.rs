@@ -16,6 +16,7 @@
 
 use crate::json_size::{json_chars, json_str_chars};
 use laika_protocol::conversation::History;
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{
     Context, ConversationRef, Document, DocumentSource, Input, Output, Protocol, RequestPacket,
     Sender, Task, UserMessage,
@@ -156,7 +157,7 @@ pub fn document_usage(
 }
 
 pub struct PackInput<'a> {
-    pub conversation_id: &'a str,
+    pub conversation_id: &'a ConversationId,
     pub turn: u32,
     pub user_message_id: &'a str,
     pub user_text: &'a str,
@@ -677,7 +678,7 @@ pub fn pack_with(
         packet_type: "request".into(),
         created_at: input.ambient.now_iso8601(),
         conversation: ConversationRef {
-            id: input.conversation_id.into(),
+            id: input.conversation_id.clone(),
             turn: input.turn,
         },
         sender: Sender {
@@ -741,7 +742,7 @@ mod tests {
 
     fn input<'a>(obs: &'a Observation, task: &'a Task) -> PackInput<'a> {
         PackInput {
-            conversation_id: "c-1",
+            conversation_id: &CONVERSATION,
             turn: 3,
             user_message_id: "u-1",
             user_text: "summarize https://example.com/x?session=abc",
@@ -756,6 +757,8 @@ mod tests {
     }
 
     static FIXED: crate::ambient::Fixed = crate::ambient::Fixed::new();
+    static CONVERSATION: std::sync::LazyLock<ConversationId> =
+        std::sync::LazyLock::new(|| ConversationId::from("c-1"));
 
     fn task() -> Task {
         Task {

@@ -25,6 +25,7 @@ use crate::model::ModelRequest;
 use crate::pack::{self, Budget, Packed};
 use crate::text::prefix_chars;
 use laika_protocol::error::{ErrorCode, Result};
+use laika_protocol::ids::ConversationId;
 use laika_protocol::limits::Limits;
 use laika_protocol::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
 use laika_protocol::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
@@ -225,7 +226,7 @@ fn part_fixed_chars(decoding: Decoding, ambient: &dyn Ambient) -> Result<usize> 
     let bare = crate::transform::points_request(
         Vec::new(),
         ConversationRef {
-            id: String::new(),
+            id: ConversationId::default(),
             turn: 1,
         },
         &instruction(1, 1, "chunks 1–1"),

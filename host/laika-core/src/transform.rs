@@ -27,6 +27,7 @@ use crate::render::{self, RenderLimits};
 use crate::text::prefix_chars;
 use laika_protocol::collection::Source;
 use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{
     Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
     UserMessage,
@@ -200,7 +201,7 @@ pub fn map_request(
     points_request(
         documents,
         ConversationRef {
-            id: format!("transform:{}", source.collection_id),
+            id: ConversationId::from(format!("transform:{}", source.collection_id)),
             turn: 1,
         },
         "List the key points of this source.",

@@ -167,7 +167,7 @@ fn packed(
     };
     let packed = pack::pack_with(
         &PackInput {
-            conversation_id: "c",
+            conversation_id: &"c".into(),
             turn: 13,
             user_message_id: "u",
             user_text: question,

@@ -268,7 +268,7 @@ fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
             let o = Observation::from_value(obs.clone()).unwrap();
             let packed = pack::pack(
                 &PackInput {
-                    conversation_id: "c",
+                    conversation_id: &"c".into(),
                     turn: 1,
                     user_message_id: "u",
                     user_text: "What happened to the sleeper service in 2001?",
@@ -310,7 +310,7 @@ fn commits(runs: usize) -> Vec<f64> {
     (0..runs)
         .map(|i| {
             let record = TurnRecord {
-                conversation_id: format!("c{}", i / 4),
+                conversation_id: format!("c{}", i / 4).into(),
                 title: Some("Bench".into()),
                 turn: (i % 4 + 1) as u32,
                 created_at: laika_core::ambient::Ambient::now_iso8601(

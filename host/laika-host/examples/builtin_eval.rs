@@ -65,7 +65,7 @@ fn run(obs: &Value, task: TaskName, args: Value, message: &str) -> (Value, Reque
     let o = Observation::from_value(obs.clone()).unwrap();
     let packed = pack::pack(
         &PackInput {
-            conversation_id: "c",
+            conversation_id: &"c".into(),
             turn: 1,
             user_message_id: "u",
             user_text: message,

@@ -176,7 +176,7 @@ fn assembly_packed(
     };
     pack::pack_with(
         &PackInput {
-            conversation_id: "c",
+            conversation_id: &"c".into(),
             turn: 51,
             user_message_id: "u",
             user_text: "How much will the harbour bridge contract cost?",

@@ -22,6 +22,7 @@ use laika_core::runtime::Runtime;
 use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_protocol::conversation::PastTurn;
 use laika_protocol::event::{AgentStateSnapshot, Event, Sink};
+use laika_protocol::ids::{ConversationId, RequestId};
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
@@ -31,8 +32,8 @@ use std::sync::Mutex;
 pub fn after_turn(
     store: &Mutex<Store>,
     summarizer: Option<&dyn Runtime>,
-    conversation_id: &str,
-    (sink, reply_to): (&dyn Sink, &str),
+    conversation_id: &ConversationId,
+    (sink, reply_to): (&dyn Sink, &RequestId),
 ) {
     let loaded = store.lock().map_err(|_| None).and_then(|s| {
         s.history(conversation_id)
@@ -76,7 +77,7 @@ pub fn after_turn(
         Ok(state) => sink.emit(
             Some(reply_to),
             Event::AgentStateSnapshot(AgentStateSnapshot {
-                conversation_id: conversation_id.to_owned(),
+                conversation_id: conversation_id.clone(),
                 turn: turn.turn,
                 source: DeltaSource::Summarizer,
                 state,
@@ -92,7 +93,7 @@ pub fn after_turn(
 /// are dropped and logged).
 fn ask_model(
     runtime: &dyn Runtime,
-    conversation_id: &str,
+    conversation_id: &ConversationId,
     state: &AgentState,
     turn: &PastTurn,
 ) -> Option<AgentStateDelta> {

@@ -14,6 +14,7 @@ use laika_host::transport::{self, Incoming, Outbox, TransportLimits};
 use laika_host::{doctor, install, origin, replay, sink};
 use laika_protocol::error::{Error, ErrorCode};
 use laika_protocol::event::Event;
+use laika_protocol::ids::ConversationId;
 use laika_protocol::wire;
 use laika_runtime::scripted::ScriptedConfig;
 use std::io::Write;
@@ -153,7 +154,7 @@ enum HistoryCommand {
         offset: usize,
     },
     /// Show one conversation with its turns.
-    Show { conversation_id: String },
+    Show { conversation_id: ConversationId },
     /// Full-text search over your messages and the answers.
     Search {
         query: String,
@@ -162,7 +163,7 @@ enum HistoryCommand {
     },
     /// Export one conversation.
     Export {
-        conversation_id: String,
+        conversation_id: ConversationId,
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
         /// Write to this file instead of stdout.
@@ -170,7 +171,7 @@ enum HistoryCommand {
         output: Option<PathBuf>,
     },
     /// Delete one conversation and everything stored with it.
-    Delete { conversation_id: String },
+    Delete { conversation_id: ConversationId },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -276,7 +277,7 @@ fn refuse(error: Error) -> impl FnMut(Incoming, &Outbox) {
             _ => None,
         };
         if !matches!(incoming, Incoming::Closed) {
-            out.send(sink::to_json(reply_to.as_deref(), &Event::error(&error)));
+            out.send(sink::to_json(reply_to.as_ref(), &Event::error(&error)));
         }
     }
 }

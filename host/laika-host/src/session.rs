@@ -13,9 +13,12 @@ use crate::turn::{self, TurnContext};
 use laika_core::engine::Input;
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
+use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
+use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::CancelToken;
 use serde_json::Value;
@@ -38,10 +41,10 @@ struct Shared {
     config_path: PathBuf,
     runtime: RwLock<Arc<dyn Runtime>>,
     store: Mutex<Store>,
-    in_flight: Mutex<HashMap<String, Running>>,
+    in_flight: Mutex<HashMap<RequestId, Running>>,
     /// Tool call id → the id of the running turn that made it, so the
     /// extension's results and approvals reach that turn.
-    calls: Mutex<HashMap<String, String>>,
+    calls: Mutex<HashMap<CallId, RequestId>>,
     /// The runtime's context window, asked once per runtime configuration.
     window: Mutex<Option<(String, Option<ContextWindow>)>>,
     /// Page indexes kept for the next step or follow-up on the same page.
@@ -148,12 +151,12 @@ impl Session {
         let id = wire::message_id(&msg);
         match wire::parse_request(msg) {
             Ok(request) => self.handle_request(request, sink),
-            Err(e) => sink.emit(id.as_deref(), Event::error(&e)),
+            Err(e) => sink.emit(id.as_ref(), Event::error(&e)),
         }
     }
 
     fn handle_request(&mut self, request: Request, sink: Arc<dyn Sink>) {
-        let id = request.id().to_string();
+        let id = request.id().clone();
         self.workers.retain(|w| !w.is_finished());
         let result = match request {
             Request::Turn(turn) => {
@@ -164,13 +167,10 @@ impl Session {
             Request::Ping { .. } => Ok(Event::Pong {}),
             Request::Cancel { target, .. } => {
                 let cancelled = match self.shared.in_flight.lock() {
-                    Ok(m) => m.get(target.as_str()).map(Running::cancel).is_some(),
+                    Ok(m) => m.get(&target).map(Running::cancel).is_some(),
                     Err(_) => false,
                 };
-                Ok(Event::CancelResult {
-                    target: target.into(),
-                    cancelled,
-                })
+                Ok(Event::CancelResult { target, cancelled })
             }
             Request::HistoryList { limit, offset, .. } => self.with_store(|s| {
                 let limit = limit
@@ -199,7 +199,7 @@ impl Session {
             } => self.with_store(|s| {
                 s.delete_conversation(&conversation_id)?;
                 Ok(Event::HistoryDelete {
-                    conversation_id: conversation_id.into(),
+                    conversation_id,
                     deleted: true,
                 })
             }),
@@ -219,7 +219,7 @@ impl Session {
                 title,
                 observation,
                 ..
-            } => self.with_store(|s| add_page(s, collection_id, title, observation.into_raw())),
+            } => self.with_store(|s| add_page(s, collection_id, title, observation)),
             Request::ArtifactExport {
                 artifact_id,
                 format,
@@ -278,8 +278,8 @@ impl Session {
                 approved,
             } => {
                 let input = Input::Approval {
-                    reply_to: id.into(),
-                    call_id: call_id.to_string(),
+                    reply_to: id,
+                    call_id: call_id.clone(),
                     digest,
                     approved,
                 };
@@ -299,7 +299,7 @@ impl Session {
     /// for replay): for the slow requests that are not turns.
     fn aside(
         &mut self,
-        id: String,
+        id: RequestId,
         sink: Arc<dyn Sink>,
         job: impl FnOnce() -> Event + Send + 'static,
     ) {
@@ -320,7 +320,7 @@ impl Session {
 
     /// Hands a tool result or an approval to the turn that made the call;
     /// the turn answers it. A call no running turn made is `UNKNOWN_CALL`.
-    fn forward(&self, call_id: &str, input: Input) -> Result<()> {
+    fn forward(&self, call_id: &CallId, input: Input) -> Result<()> {
         let turn = self
             .shared
             .calls
@@ -423,7 +423,7 @@ impl Session {
         let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
-            Ok(m) if m.contains_key(id.as_str()) => {
+            Ok(m) if m.contains_key(&id) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
                 sink.emit(Some(&id), Event::error(&e));
@@ -439,7 +439,7 @@ impl Session {
             }
             Ok(mut m) => {
                 m.insert(
-                    id.to_string(),
+                    id.clone(),
                     Running {
                         cancel: cancel.clone(),
                         inbox: inbox_tx,
@@ -454,7 +454,7 @@ impl Session {
         // `cancel` that arrives after `done` always answers `cancelled: false`.
         let sink = Arc::new(TurnSink {
             shared: shared.clone(),
-            turn_id: id.to_string(),
+            turn_id: id.clone(),
             inner: sink,
         });
         let job = move || {
@@ -477,7 +477,7 @@ impl Session {
             );
             // Also covers a turn rejected before `turn.started` (no `done`).
             if let Ok(mut m) = shared.in_flight.lock() {
-                m.remove(id.as_str());
+                m.remove(&id);
             }
             // After `done`: the stream never waits for the summarizer.
             if let Some(stored) = stored {
@@ -510,12 +510,12 @@ impl Session {
 /// A running turn's events: its `done` first takes it off the running list.
 struct TurnSink {
     shared: Arc<Shared>,
-    turn_id: String,
+    turn_id: RequestId,
     inner: Arc<dyn Sink>,
 }
 
 impl Sink for TurnSink {
-    fn emit(&self, reply_to: Option<&str>, event: Event) {
+    fn emit(&self, reply_to: Option<&RequestId>, event: Event) {
         match &event {
             Event::ToolCall(call) => {
                 if let Ok(mut calls) = self.shared.calls.lock() {
@@ -536,7 +536,7 @@ impl Sink for TurnSink {
     }
 }
 
-fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<Event> {
+fn export(store: &Store, conversation_id: &ConversationId, format: ExportFormat) -> Result<Event> {
     let export = match format {
         ExportFormat::Json => HistoryExport::Json(Box::new(store.export(conversation_id)?)),
         ExportFormat::Html => HistoryExport::Html(laika_core::render::export::to_html(
@@ -550,9 +550,9 @@ fn export(store: &Store, conversation_id: &str, format: ExportFormat) -> Result<
 /// a new one.
 fn add_page(
     store: &mut Store,
-    collection_id: Option<String>,
+    collection_id: Option<CollectionId>,
     title: Option<String>,
-    observation: Value,
+    observation: Deferred<Observation>,
 ) -> laika_protocol::error::Result<Event> {
     use laika_core::ambient::Ambient;
     let ambient = laika_runtime::SystemAmbient;
@@ -560,6 +560,7 @@ fn add_page(
         Some(id) => store.collection(&id)?.id,
         None => {
             let page_title = observation
+                .raw()
                 .get("summary")
                 .and_then(|s| s.get("title"))
                 .and_then(Value::as_str)
@@ -572,7 +573,7 @@ fn add_page(
             };
             let (title, tags) = laika_core::collection::create_args(title, &[])?;
             let collection = laika_protocol::collection::Collection {
-                id: ambient.new_id(),
+                id: ambient.new_id().into(),
                 title: laika_core::redact::redact_urls_in_text(&title).into_owned(),
                 tags,
                 created_at: ambient.now_iso8601(),

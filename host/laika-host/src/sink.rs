@@ -4,12 +4,13 @@
 use crate::transport::Outbox;
 use laika_core::ambient::Ambient;
 use laika_protocol::event::{Event, Message, Sink};
+use laika_protocol::ids::RequestId;
 use laika_runtime::SystemAmbient;
 use serde_json::Value;
 use std::sync::Mutex;
 
 /// `event` in its envelope, as JSON.
-pub fn to_json(reply_to: Option<&str>, event: &Event) -> Value {
+pub fn to_json(reply_to: Option<&RequestId>, event: &Event) -> Value {
     let message = Message {
         id: SystemAmbient.new_id(),
         reply_to,
@@ -34,7 +35,7 @@ pub fn to_json(reply_to: Option<&str>, event: &Event) -> Value {
 pub struct OutboxSink(pub Outbox);
 
 impl Sink for OutboxSink {
-    fn emit(&self, reply_to: Option<&str>, event: Event) {
+    fn emit(&self, reply_to: Option<&RequestId>, event: Event) {
         self.0.send(to_json(reply_to, &event));
     }
 }
@@ -54,7 +55,7 @@ impl Collector {
 }
 
 impl Sink for Collector {
-    fn emit(&self, reply_to: Option<&str>, event: Event) {
+    fn emit(&self, reply_to: Option<&RequestId>, event: Event) {
         let json = to_json(reply_to, &event);
         match self.0.lock() {
             Ok(mut events) => events.push(json),

@@ -22,6 +22,7 @@ use laika_core::conversation;
 use laika_core::model::ModelRequest;
 use laika_core::runtime::Runtime;
 use laika_protocol::conversation::PastTurn;
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::TaskName;
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
@@ -69,7 +70,7 @@ pub fn after_turn(
     config: &Config,
     turn: &Stored,
 ) -> bool {
-    let conversation_id = turn.conversation_id.as_str();
+    let conversation_id = &turn.conversation_id;
     let history = match store.lock().map_err(|_| ()).and_then(|s| {
         s.history(conversation_id).map_err(|e| {
             tracing::warn!(code = %e.code, "no rolling summary: {}", e.chain());
@@ -133,7 +134,7 @@ pub fn after_turn(
 /// something unusable.
 fn ask_model(
     runtime: &dyn Runtime,
-    conversation_id: &str,
+    conversation_id: &ConversationId,
     through: u32,
     previous: Option<&str>,
     turns: &[PastTurn],
@@ -162,7 +163,7 @@ fn ask_model(
 /// its prompts and answer schema, over an empty `web.summarize` packet of
 /// the conversation (no page: everything it needs is in `user_prompt`).
 pub(crate) fn summarizer_request(
-    conversation_id: &str,
+    conversation_id: &ConversationId,
     turn: u32,
     system_prompt: &str,
     user_prompt: String,

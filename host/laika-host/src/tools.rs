@@ -21,7 +21,10 @@ use laika_core::runtime::Runtime;
 use laika_core::text::prefix_chars;
 use laika_protocol::agent::ToolError;
 use laika_protocol::collection::{Artifact, Collection, Source, SourceKind, SourceStatus};
+use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::ids::{ArtifactId, CollectionId, SourceId};
+use laika_protocol::observation::Observation;
 use laika_protocol::tool_call::{
     ArtifactExport, ArtifactOpen, ArtifactOpened, ArtifactSave, ArtifactSaved, ArtifactShare,
     CollectionAddSources, CollectionCreate, CollectionCreated, OpenTarget, Redaction, ShareTarget,
@@ -59,9 +62,9 @@ fn tool_error(e: Error) -> ToolError {
 }
 
 /// An id argument (`collectionId`, `artifactId`, `sourceId`), trimmed.
-fn id_arg(value: &str, key: &str) -> Result<String, ToolError> {
+fn id_arg<Id: for<'a> From<&'a str>>(value: &str, key: &str) -> Result<Id, ToolError> {
     collection::non_empty(value, key)
-        .map(str::to_owned)
+        .map(Id::from)
         .map_err(tool_error)
 }
 
@@ -78,7 +81,7 @@ fn lock(store: &Mutex<Store>) -> Result<MutexGuard<'_, Store>, ToolError> {
 /// for a capture (`source.capture`, `source.refresh`).
 pub fn run(
     call: &ToolCall,
-    page: Option<Value>,
+    page: Option<Deferred<Observation>>,
     ctx: &ToolContext<'_>,
 ) -> Result<ToolOutput, ToolError> {
     match call {
@@ -124,7 +127,7 @@ fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<ToolOutput, 
     let tags = args.tags.as_deref().unwrap_or_default();
     let (title, tags) = collection::create_args(&args.title, tags).map_err(tool_error)?;
     let c = Collection {
-        id: ctx.ambient.new_id(),
+        id: ctx.ambient.new_id().into(),
         title: redact::redact_urls_in_text(&title).into_owned(),
         tags,
         created_at: ctx.ambient.now_iso8601(),
@@ -139,7 +142,7 @@ fn create(args: &CollectionCreate, ctx: &ToolContext<'_>) -> Result<ToolOutput, 
 }
 
 /// A new source as stored: URL sources wait for a capture, notes are ready.
-fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Source {
+fn new_source(collection_id: &CollectionId, new: NewSource, ctx: &ToolContext<'_>) -> Source {
     let (kind, url, title, text, status, captured_at) = match new {
         NewSource::Url { url, title } => (
             SourceKind::Url,
@@ -159,8 +162,8 @@ fn new_source(collection_id: &str, new: NewSource, ctx: &ToolContext<'_>) -> Sou
         ),
     };
     collection::redacted(Source {
-        id: ctx.ambient.new_id(),
-        collection_id: collection_id.to_owned(),
+        id: ctx.ambient.new_id().into(),
+        collection_id: collection_id.clone(),
         kind,
         url,
         title,
@@ -226,10 +229,10 @@ fn source_entry(s: &Source) -> SourceEntry {
 /// collection's source for that URL.
 fn capture(
     args: &SourceCapture,
-    page: Option<Value>,
+    page: Option<Deferred<Observation>>,
     ctx: &ToolContext<'_>,
 ) -> Result<ToolOutput, ToolError> {
-    let id = id_arg(&args.collection_id, "collectionId")?;
+    let id: CollectionId = id_arg(&args.collection_id, "collectionId")?;
     let url = collection::non_empty(&args.url, "url")
         .and_then(collection::web_url)
         .map_err(tool_error)?;
@@ -274,14 +277,14 @@ fn capture(
 /// (a pending URL or an earlier capture), else it is added as `added_by`'s.
 pub fn store_page(
     store: &mut Store,
-    collection_id: &str,
+    collection_id: &CollectionId,
     url: Option<&str>,
-    observation: Value,
+    observation: Deferred<Observation>,
     max_chars: usize,
     added_by: AddedBy,
     ambient: &dyn Ambient,
 ) -> Result<Source, Error> {
-    let observation = laika_protocol::observation::Observation::from_value(observation)?;
+    let observation = observation.parse()?;
     let pack = store.collection_pack(collection_id)?;
     let wanted = redact::strip_url_credentials(url.unwrap_or(&observation.summary.url));
     let existing = pack
@@ -291,8 +294,8 @@ pub fn store_page(
         .cloned();
     let now = ambient.now_iso8601();
     let base = existing.clone().unwrap_or_else(|| Source {
-        id: ambient.new_id(),
-        collection_id: collection_id.to_owned(),
+        id: ambient.new_id().into(),
+        collection_id: collection_id.clone(),
         kind: SourceKind::Url,
         url: Some(wanted.clone()),
         title: String::new(),
@@ -324,11 +327,11 @@ pub fn store_page(
 /// keeping its id, and records when. A capture that failed never gets
 /// here, so the old document stays.
 fn refresh(
-    source_id: &str,
-    page: Option<Value>,
+    source_id: &SourceId,
+    page: Option<Deferred<Observation>>,
     ctx: &ToolContext<'_>,
 ) -> Result<ToolOutput, ToolError> {
-    let id = id_arg(source_id, "sourceId")?;
+    let id: SourceId = id_arg(source_id, "sourceId")?;
     let mut store = lock(ctx.store)?;
     let source = store.source(&id).map_err(tool_error)?;
     let url = match (&source.kind, &source.url) {
@@ -352,8 +355,7 @@ fn refresh(
             title: source.title,
         }));
     };
-    let observation =
-        laika_protocol::observation::Observation::from_value(raw).map_err(tool_error)?;
+    let observation = raw.parse().map_err(tool_error)?;
     let now = ctx.ambient.now_iso8601();
     let mut fresh =
         collection::source_from_observation(&observation, source, collection::MAX_SOURCE_CHARS);
@@ -383,7 +385,7 @@ fn refresh(
 fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
     use laika_core::artifact;
     use laika_protocol::collection::ShareFormat;
-    let id = id_arg(&args.artifact_id, "artifactId")?;
+    let id: ArtifactId = id_arg(&args.artifact_id, "artifactId")?;
     let format_name = args.format.as_str();
     let format: ShareFormat = serde_json::from_value(json!(format_name)).map_err(|_| {
         ToolError::new(
@@ -421,8 +423,11 @@ fn share(args: &ArtifactShare, ctx: &ToolContext<'_>) -> Result<ToolOutput, Tool
     }))
 }
 
-fn list_sources(collection_id: &str, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    let id = id_arg(collection_id, "collectionId")?;
+fn list_sources(
+    collection_id: &CollectionId,
+    ctx: &ToolContext<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let id: CollectionId = id_arg(collection_id, "collectionId")?;
     let pack = lock(ctx.store)?.collection_pack(&id).map_err(tool_error)?;
     let sources = pack
         .sources
@@ -479,7 +484,7 @@ fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolEr
         .map(|(_, tags)| tags)
         .unwrap_or_default();
     let artifact = Artifact {
-        id: ctx.ambient.new_id(),
+        id: ctx.ambient.new_id().into(),
         title: prefix_chars(title, 300).to_owned(),
         mime,
         text,
@@ -503,7 +508,7 @@ fn save(args: &ArtifactSave, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolEr
 }
 
 fn open(args: &ArtifactOpen, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    let id = id_arg(&args.artifact_id, "artifactId")?;
+    let id: ArtifactId = id_arg(&args.artifact_id, "artifactId")?;
     let artifact = lock(ctx.store)?.artifact(&id).map_err(tool_error)?;
     Ok(ToolOutput::ArtifactOpened(ArtifactOpened {
         message: format!(
@@ -520,7 +525,7 @@ fn open(args: &ArtifactOpen, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolEr
 }
 
 fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-    let id = id_arg(&args.collection_id, "collectionId")?;
+    let id: CollectionId = id_arg(&args.collection_id, "collectionId")?;
     let kind_name = args.kind.as_str();
     let kind = laika_core::transform::find_type(kind_name).ok_or_else(|| {
         ToolError::new(

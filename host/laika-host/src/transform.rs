@@ -22,13 +22,14 @@ use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
 use laika_protocol::agent::{OperationStatus, ToolError};
 use laika_protocol::collection::{Artifact, Source, SourceStatus};
 use laika_protocol::error::{Error, Result};
+use laika_protocol::ids::SourceId;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// One source's step, as it starts and as it ends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
-    pub source_id: String,
+    pub source_id: SourceId,
     pub title: String,
     pub status: OperationStatus,
     /// At the end: the points found, or why the source failed.
@@ -54,7 +55,7 @@ pub struct Outcome {
     /// Sources whose points made it into the artifact.
     pub read: usize,
     /// Sources left out, with why.
-    pub failed: Vec<(String, ToolError)>,
+    pub failed: Vec<(SourceId, ToolError)>,
 }
 
 /// Runs `kind` over `pack`. Errors only when nothing can be made: a cancel,
@@ -156,7 +157,7 @@ pub fn run(kind: &TransformType, pack: &CollectionPack, ctx: &Workers<'_>) -> Re
     let read = notes.len() - failed.len();
     Ok(Outcome {
         artifact: Artifact {
-            id: ctx.ambient.new_id(),
+            id: ctx.ambient.new_id().into(),
             title,
             mime: RENDER_MIME.into(),
             text: None,

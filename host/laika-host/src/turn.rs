@@ -16,7 +16,7 @@ use laika_core::runtime::Runtime;
 use laika_protocol::agent::OperationAction;
 use laika_protocol::error::{Error, Result};
 use laika_protocol::event::{Event, Operation, Sink};
-use laika_protocol::tool_call::ToolOutput;
+use laika_protocol::ids::ConversationId;
 use laika_protocol::wire::TurnRequest;
 use laika_runtime::{CancelToken, SystemAmbient};
 use std::collections::VecDeque;
@@ -41,7 +41,7 @@ pub struct TurnContext<'a> {
 /// A turn that was stored, as the summarizer needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     /// The chars its requests gave the conversation block, when its budget
     /// was worked out (`pack::conversation_share`).
     pub conversation_share: Option<usize>,
@@ -162,7 +162,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                     progress: &progress,
                     integrations: &ctx.config.integrations,
                 };
-                let result = tools::run(&call, page, &tool_ctx).map(ToolOutput::into_value);
+                let result = tools::run(&call, page, &tool_ctx);
                 if let Err(e) = &result {
                     let name = call.name().as_str();
                     tracing::info!(code = %e.code, "host tool {name} failed: {}", e.message);
@@ -188,7 +188,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         return None;
     }
     turn.conversation().map(|id| Stored {
-        conversation_id: id.to_owned(),
+        conversation_id: id.clone(),
         conversation_share: turn.conversation_share(),
     })
 }

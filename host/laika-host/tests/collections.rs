@@ -14,6 +14,7 @@ use laika_host::tools::{self, ToolContext};
 use laika_host::transform::Progress;
 use laika_host::turn::{self, TurnContext};
 use laika_protocol::agent::OperationStatus;
+use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::model::RuntimeInfo;
 use laika_runtime::SystemAmbient;
@@ -124,7 +125,8 @@ fn call(
     let name = laika_protocol::tool_call::ToolName::from_name(name).unwrap();
     let typed = laika_protocol::tool_call::ToolCall::from_arguments(name, args)
         .map_err(|e| laika_protocol::agent::ToolError::new("INVALID_ARGUMENTS", e.to_string()))?;
-    tools::run(&typed, page, &ctx).map(laika_protocol::tool_call::ToolOutput::into_value)
+    tools::run(&typed, page.map(Deferred::new), &ctx)
+        .map(laika_protocol::tool_call::ToolOutput::into_value)
 }
 
 /// Runs a tool with the builtin runtime; panics on failure.
@@ -273,17 +275,17 @@ fn collections_and_artifacts_persist_and_unknown_ids_are_coded() {
     // Everything is on disk: a new store over the same file reads it back.
     drop(f.store.lock().unwrap());
     let reopened = Store::open(&f.path).unwrap();
-    let a = reopened.artifact(&artifact).unwrap();
+    let a = reopened.artifact(&artifact.as_str().into()).unwrap();
     assert_eq!(a.text.as_deref(), Some("see https://a.example/ for more"));
     let d = reopened
-        .artifact(doc["artifactId"].as_str().unwrap())
+        .artifact(&doc["artifactId"].as_str().unwrap().into())
         .unwrap();
     assert_eq!(
         d.doc.unwrap()["children"].as_array().unwrap().len(),
         1,
         "sanitized"
     );
-    let pack = reopened.collection_pack(&id).unwrap();
+    let pack = reopened.collection_pack(&id.as_str().into()).unwrap();
     assert!(!pack.sources[1].text.contains("secret"));
     assert_eq!(reopened.list_collections(10).unwrap()[0].source_count, 2);
 }
@@ -365,7 +367,7 @@ fn a_comparison_reads_every_source_reports_failures_and_saves_an_artifact() {
         .store
         .lock()
         .unwrap()
-        .artifact(result["artifactId"].as_str().unwrap())
+        .artifact(&result["artifactId"].as_str().unwrap().into())
         .unwrap();
     assert_eq!(artifact.collection_id.as_deref(), Some(id.as_str()));
     let text = laika_core::render::plain_text(artifact.doc.as_ref().unwrap());
@@ -624,7 +626,12 @@ fn a_capture_fills_the_pending_source_or_adds_one() {
         .map(|s| s["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["ready", "ready"]);
-    let source = f.store.lock().unwrap().source(&pending).unwrap();
+    let source = f
+        .store
+        .lock()
+        .unwrap()
+        .source(&pending.as_str().into())
+        .unwrap();
     assert_eq!(source.text, "The story, told in full.");
     assert!(source.captured_at.is_some());
     assert_eq!(
@@ -662,7 +669,12 @@ fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
                "observation": page("https://a.example/story", "A story", "The first version.")}),
     );
     let source_id = captured["sourceId"].as_str().unwrap().to_owned();
-    let before = f.store.lock().unwrap().source(&source_id).unwrap();
+    let before = f
+        .store
+        .lock()
+        .unwrap()
+        .source(&source_id.as_str().into())
+        .unwrap();
     assert_eq!(before.refreshed_at, None);
     // Without a page: where the extension must read it from.
     let prepared = ok(&f, "source.refresh", json!({"sourceId": source_id}));
@@ -679,7 +691,12 @@ fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
         refreshed["message"],
         "Refreshed “A story, updated” (27 characters)."
     );
-    let after = f.store.lock().unwrap().source(&source_id).unwrap();
+    let after = f
+        .store
+        .lock()
+        .unwrap()
+        .source(&source_id.as_str().into())
+        .unwrap();
     assert_eq!(after.text, "The second version, longer.");
     assert_eq!(after.title, "A story, updated");
     assert_eq!(
@@ -709,7 +726,12 @@ fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
         "INVALID_OBSERVATION"
     );
     assert_eq!(
-        f.store.lock().unwrap().source(&source_id).unwrap().text,
+        f.store
+            .lock()
+            .unwrap()
+            .source(&source_id.as_str().into())
+            .unwrap()
+            .text,
         "The second version, longer."
     );
     let note = notes(&f, &id, &[("Note", "Ask about cabins.")])[0].clone();
@@ -723,7 +745,7 @@ fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
     );
     // Reopened from disk, the refresh is still there.
     let reopened = Store::open(&f.path).unwrap();
-    let stored = reopened.source(&source_id).unwrap();
+    let stored = reopened.source(&source_id.as_str().into()).unwrap();
     assert_eq!(stored.text, "The second version, longer.");
     assert_eq!(stored.refreshed_at, after.refreshed_at);
 }

@@ -164,7 +164,7 @@ fn saved_summaries(
     loop {
         let s = laika_host::store::Store::open(&db)
             .unwrap()
-            .summaries(conversation, 10)
+            .summaries(&conversation.into(), 10)
             .unwrap();
         if !s.is_empty() || std::time::Instant::now() > end {
             return s;

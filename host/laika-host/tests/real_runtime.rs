@@ -101,7 +101,7 @@ fn model_request(task: &Value, text: &str, fixture: &str, rt: &OpenAiRuntime) ->
     let obs = Observation::from_value(observation(fixture)).unwrap();
     let packed = pack::pack(
         &PackInput {
-            conversation_id: "c-real",
+            conversation_id: &"c-real".into(),
             turn: 1,
             user_message_id: "u-real",
             user_text: text,
@@ -580,7 +580,7 @@ fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
         |turn: u32, text: &str, history: Option<&laika_protocol::conversation::History>| {
             let packed = pack::pack(
                 &PackInput {
-                    conversation_id: "c-follow-up",
+                    conversation_id: &"c-follow-up".into(),
                     turn,
                     user_message_id: &format!("u-{turn}"),
                     user_text: text,

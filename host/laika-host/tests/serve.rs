@@ -307,7 +307,7 @@ fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
             .iter()
             .enumerate()
             .map(|(i, (url, title, text))| Source {
-                id: format!("{id}-s{i}"),
+                id: format!("{id}-s{i}").into(),
                 collection_id: (*id).into(),
                 kind: if url.is_some() {
                     SourceKind::Url
@@ -328,7 +328,7 @@ fn add_collections(dir: &Path, collections: &[(&str, &str, &[NewSource<'_>])]) {
             .collect();
         store
             .add_sources(
-                id,
+                &(*id).into(),
                 &sources,
                 laika_host::store::collections::AddedBy::User,
                 "2026-11-01T10:05:00Z",

@@ -122,13 +122,13 @@ fn turns_survive_closing_and_reopening() {
     assert_eq!(list[0].title.as_deref(), Some("Summarize the story"));
     assert_eq!(list[1].last_status, Some(TurnStatus::Failed));
 
-    let detail = store.conversation("c-1").unwrap();
+    let detail = store.conversation(&"c-1".into()).unwrap();
     assert_eq!(detail.turns.len(), 2);
     assert_eq!(detail.turns[1].user_text, "Who reopened it?");
     assert_eq!(detail.turns[1].answer_text, "The city council.");
     assert_eq!(detail.turns[1].attempts, 2);
     assert_eq!(detail.turns[1].verified_ratio, Some(1.0));
-    let failed = &store.conversation("c-2").unwrap().turns[0];
+    let failed = &store.conversation(&"c-2".into()).unwrap().turns[0];
     assert_eq!(
         failed.error.as_ref().map(|e| e.code.as_str()),
         Some("RUNTIME_UNAVAILABLE")
@@ -137,18 +137,18 @@ fn turns_survive_closing_and_reopening() {
     let hits = store.search("council", 10).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!((hits[0].conversation_id.as_str(), hits[0].turn), ("c-1", 2));
-    assert_eq!(store.reserve_turn("c-1").unwrap(), 3);
+    assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 3);
 
     // Writes keep working after a re-open, and the delete is durable too.
     store
         .commit_turn(&record("c-1", 3, "And then?", "Ships came back."))
         .unwrap();
-    store.delete_conversation("c-2").unwrap();
+    store.delete_conversation(&"c-2".into()).unwrap();
     drop(store);
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.conversation("c-1").unwrap().turns.len(), 3);
+    assert_eq!(store.conversation(&"c-1".into()).unwrap().turns.len(), 3);
     assert_eq!(
-        store.conversation("c-2").unwrap_err().code,
+        store.conversation(&"c-2".into()).unwrap_err().code,
         ErrorCode::NotFound
     );
     assert!(store.search("translate", 10).unwrap().is_empty());
@@ -262,7 +262,7 @@ fn commit_cost_figure() {
     }
     let per_turn = start.elapsed() / 200;
     eprintln!("store commit_turn: {per_turn:?} per turn (debug build, 200 turns, WAL file)");
-    assert_eq!(store.reserve_turn("bench").unwrap(), 201);
+    assert_eq!(store.reserve_turn(&"bench".into()).unwrap(), 201);
 }
 
 #[test]
@@ -282,7 +282,7 @@ fn the_agent_state_survives_reopening_with_its_deltas() {
         // The summarizer's after it: an assumption, a retraction, an unknown id.
         store
             .apply_agent_state(
-                "c-1",
+                &"c-1".into(),
                 1,
                 DeltaSource::Summarizer,
                 &[
@@ -301,7 +301,7 @@ fn the_agent_state_survives_reopening_with_its_deltas() {
             .unwrap();
     }
     let store = Store::open(&path).unwrap();
-    let state = store.agent_state("c-1").unwrap().unwrap();
+    let state = store.agent_state(&"c-1".into()).unwrap().unwrap();
     assert_eq!(state.session_id, "c-1");
     assert_eq!(
         state.current_understanding.entities[0].name.as_deref(),
@@ -314,14 +314,17 @@ fn the_agent_state_survives_reopening_with_its_deltas() {
         Some("2026-02-01T11:00:00.000Z")
     );
     // The history a next turn gets carries it.
-    assert_eq!(store.history("c-1").unwrap().agent_state, Some(state));
-    let audit = store.agent_state_deltas("c-1").unwrap();
+    assert_eq!(
+        store.history(&"c-1".into()).unwrap().agent_state,
+        Some(state)
+    );
+    let audit = store.agent_state_deltas(&"c-1".into()).unwrap();
     let sources: Vec<&str> = audit.iter().map(|(_, s, _, _)| s.as_str()).collect();
     assert_eq!(sources, ["tool", "summarizer", "summarizer"]);
     assert_eq!(audit[2].3[0]["code"], "NOT_FOUND", "{:?}", audit[2].3);
     // Deleting the conversation deletes its state.
     let mut store = store;
-    store.delete_conversation("c-1").unwrap();
-    assert_eq!(store.agent_state("c-1").unwrap(), None);
-    assert!(store.agent_state_deltas("c-1").unwrap().is_empty());
+    store.delete_conversation(&"c-1".into()).unwrap();
+    assert_eq!(store.agent_state(&"c-1".into()).unwrap(), None);
+    assert!(store.agent_state_deltas(&"c-1".into()).unwrap().is_empty());
 }

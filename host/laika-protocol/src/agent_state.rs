@@ -3,6 +3,7 @@
 //! (`agent_state.snapshot` in docs/wire-protocol.md). How a delta is applied, and where deltas come
 //! from, is `laika_core::agent_state`.
 
+use crate::ids::ConversationId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -132,7 +133,7 @@ pub struct TentativeHypothesis {
 #[schemars(rename = "ConversationAgentState")]
 pub struct AgentState {
     #[serde(rename = "sessionId")]
-    pub session_id: String,
+    pub session_id: ConversationId,
     #[serde(default)]
     pub current_understanding: CurrentUnderstanding,
     #[serde(default)]
@@ -233,9 +234,9 @@ impl AgentStateDelta {
 
 impl AgentState {
     /// An empty state for conversation `session_id`.
-    pub fn new(session_id: &str) -> Self {
+    pub fn new(session_id: &ConversationId) -> Self {
         AgentState {
-            session_id: session_id.to_owned(),
+            session_id: session_id.clone(),
             ..AgentState::default()
         }
     }

@@ -5,13 +5,14 @@
 //! arguments, bounding a source for the store and packing a collection are
 //! `laika_core::collection`.
 
+use crate::ids::{ArtifactId, CollectionId, SourceId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A named set of sources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Collection {
-    pub id: String,
+    pub id: CollectionId,
     pub title: String,
     #[serde(default)]
     pub tags: Vec<String>,
@@ -91,8 +92,8 @@ pub struct ExtractedLink {
 /// One source of a collection: a page (captured or pending) or a note.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Source {
-    pub id: String,
-    pub collection_id: String,
+    pub id: SourceId,
+    pub collection_id: CollectionId,
     pub kind: SourceKind,
     pub url: Option<String>,
     pub title: String,
@@ -120,7 +121,7 @@ impl Source {
         if !self.title.trim().is_empty() {
             self.title.trim()
         } else {
-            self.url.as_deref().unwrap_or(&self.id)
+            self.url.as_deref().unwrap_or(self.id.as_str())
         }
     }
 }
@@ -128,24 +129,25 @@ impl Source {
 /// A saved result: text or a render document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Artifact {
-    pub id: String,
+    pub id: ArtifactId,
     pub title: String,
     pub mime: String,
     pub text: Option<String>,
+    /// A render document as saved: stored JSON read back as it is.
     pub doc: Option<Value>,
     #[serde(default)]
     pub tags: Vec<String>,
-    pub collection_id: Option<String>,
+    pub collection_id: Option<CollectionId>,
     pub created_at: String,
 }
 
 /// An artifact in a list: everything but its content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArtifactSummary {
-    pub id: String,
+    pub id: ArtifactId,
     pub title: String,
     pub mime: String,
-    pub collection_id: Option<String>,
+    pub collection_id: Option<CollectionId>,
     pub created_at: String,
 }
 
@@ -153,7 +155,7 @@ pub struct ArtifactSummary {
 /// show and open it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CitedSource {
-    pub source_id: String,
+    pub source_id: SourceId,
     pub title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]

@@ -12,17 +12,18 @@ use crate::agent::{
 use crate::citation::VerifiedCitation;
 use crate::error::{Error, ErrorCode};
 use crate::history::{ConversationDetail, ConversationSummary, ExportDocument, SearchHit};
-use crate::ids::RequestId;
+use crate::ids::{ArtifactId, CallId, ConversationId, RequestId, SourceId};
 use crate::limits::{Limits, MAX_RETRIES};
 use crate::llmcp::TaskName;
 use crate::model::RuntimeInfo;
 use crate::render::ast::{Block, Doc};
 use crate::tool::Executor;
+use crate::tool_call::ToolOutput;
 use crate::usage::ContextUsage;
 use crate::verdict::{Decision, Reason};
 use crate::wire::{HostId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A host → extension message body; the variant names the wire `type`.
@@ -35,7 +36,8 @@ pub enum Event {
     Pong {},
     #[serde(rename = "cancel.result")]
     CancelResult {
-        target: String,
+        #[schemars(with = "String")]
+        target: RequestId,
         /// True when a running turn with that id was signalled; its `done`
         /// tells how it ended.
         cancelled: bool,
@@ -50,7 +52,7 @@ pub enum Event {
     HistorySearch { query: String, hits: Vec<SearchHit> },
     #[serde(rename = "history.delete.result")]
     HistoryDelete {
-        conversation_id: String,
+        conversation_id: ConversationId,
         /// Always true: deleting what is not there is `NOT_FOUND`.
         #[schemars(extend("const" = true))]
         deleted: bool,
@@ -65,13 +67,13 @@ pub enum Event {
     #[serde(rename = "collection.add_page.result")]
     CollectionAddPage {
         collection: crate::collection::Collection,
-        source_id: String,
+        source_id: SourceId,
         /// The page's title as stored.
         title: String,
     },
     #[serde(rename = "artifact.export.result")]
     ArtifactExport {
-        artifact_id: String,
+        artifact_id: ArtifactId,
         title: String,
         format: crate::collection::ShareFormat,
         /// A file name for a download (`<title>.<ext>`).
@@ -123,7 +125,7 @@ pub enum Event {
     ToolResult(ToolCallResult),
     /// The answer to an `approval` the host accepted.
     #[serde(rename = "approval.result")]
-    ApprovalResult { call_id: String, approved: bool },
+    ApprovalResult { call_id: CallId, approved: bool },
     #[serde(rename = "error")]
     Error(ErrorBody),
     #[serde(rename = "done")]
@@ -143,8 +145,7 @@ pub struct Message<'a> {
     #[schemars(with = "HostId")]
     pub id: String,
     /// The request this answers; `null` for unsolicited messages.
-    #[schemars(with = "Option<RequestId>")]
-    pub reply_to: Option<&'a str>,
+    pub reply_to: Option<&'a RequestId>,
     #[serde(flatten)]
     pub event: &'a Event,
 }
@@ -152,7 +153,7 @@ pub struct Message<'a> {
 /// Where events go. The stdio writer frames them, replay collects them,
 /// and tests record them.
 pub trait Sink: Send + Sync {
-    fn emit(&self, reply_to: Option<&str>, event: Event);
+    fn emit(&self, reply_to: Option<&RequestId>, event: Event);
 }
 
 /// The `host.name` of `hello.result`.
@@ -246,7 +247,8 @@ pub struct ConnectionTest {
     /// The parsed JSON the model answered (`{"reply": …}`); absent when the
     /// runtime needs no connection (`builtin`) or the test failed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub answer: Option<Value>,
+    #[schemars(with = "Option<Value>")]
+    pub answer: Option<ConnectionAnswer>,
     /// The model's text when it was not the JSON asked for (at most 300
     /// characters).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,10 +259,18 @@ pub struct ConnectionTest {
     pub message: String,
 }
 
+/// What a connection test asks the model to answer
+/// (`laika_core::connection::schema`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionAnswer {
+    pub reply: String,
+}
+
 /// `turn.started`: the turn has a number and a request packet.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TurnStarted {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     /// The `laika.llmcp` request packet id.
@@ -275,7 +285,7 @@ pub struct TurnStarted {
 /// them, and a `render_reset` withdraws them with the preview.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TextDelta {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
@@ -290,7 +300,7 @@ pub struct TextDelta {
 /// `render_delta`: finished top-level blocks of the streamed answer.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RenderDelta {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     /// The agent loop's step whose answer this previews.
@@ -317,7 +327,7 @@ pub enum ResetReason {
 /// `render_reset`: forget the blocks sent since the last reset.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct RenderReset {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
@@ -330,7 +340,7 @@ pub struct RenderReset {
 /// the last `assistant` of a turn is its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AssistantMessage {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
@@ -341,6 +351,7 @@ pub struct AssistantMessage {
     pub citations: Vec<VerifiedCitation>,
     /// `web.extract` results (field → value, `null` when not found); `null`
     /// for other tasks.
+    // Open: the fields are the user's, their values whatever the page had.
     pub data: Option<Map<String, Value>>,
 }
 
@@ -350,18 +361,19 @@ pub struct AssistantMessage {
 /// a `deny` call never (its `tool_result` follows at once).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ToolCallProposal {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     /// The agent loop's step (one model answer and its calls), from 1.
     #[schemars(range(min = 1))]
     pub step: u32,
     /// `<response id>:<index>`.
-    pub call_id: String,
+    pub call_id: CallId,
     /// Position among the calls of its step.
     pub index: usize,
     pub name: String,
     /// As the model proposed them; `null` when it omitted them.
+    // JSON, so a call the gate refused still shows what was asked.
     #[schemars(with = "Option<Map<String, Value>>")]
     pub arguments: Value,
     pub decision: Decision,
@@ -392,26 +404,27 @@ pub struct ToolTarget {
 /// `agent_state`: where the agent loop is.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AgentStateChange {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
     pub step: u32,
     pub state: AgentState,
     /// The call being executed or waiting for approval.
-    pub call_id: Option<String>,
+    pub call_id: Option<CallId>,
     /// With `executing`, for a call the host prepares before the extension
     /// runs it: `source.refresh` gets the source's `url`, `artifact.share`
     /// the export (`filename`, `mime`, `content`, `target`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<serde_json::Value>,
+    #[schemars(with = "Option<Value>")]
+    pub input: Option<ToolOutput>,
 }
 
 /// `agent_state.snapshot`: the whole agent state of a conversation
 /// (docs/conversation.md#agent-state), sent after deltas changed it.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct AgentStateSnapshot {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     /// The turn whose deltas it reflects.
     #[schemars(range(min = 1))]
     pub turn: u32,
@@ -423,12 +436,12 @@ pub struct AgentStateSnapshot {
 /// more comments”"), at its start and at its end.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Operation {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
     pub step: u32,
-    pub call_id: String,
+    pub call_id: CallId,
     pub action: OperationAction,
     pub title: String,
     pub status: OperationStatus,
@@ -440,17 +453,18 @@ pub struct Operation {
 /// user's denials included).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ToolCallResult {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(range(min = 1))]
     pub step: u32,
-    pub call_id: String,
+    pub call_id: CallId,
     pub name: String,
     pub status: ToolStatus,
     /// One sentence for the user.
     pub summary: String,
     /// The tool's data, size-capped (app tools' answers, selection links).
+    // Free-form (each tool answers its own shape), and cut to size as JSON.
     pub result: Option<Value>,
     /// Present unless `status` is `ok`.
     pub error: Option<ToolError>,
@@ -584,7 +598,7 @@ pub struct AnswerSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(transform = done_rules)]
 pub struct Done {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     #[schemars(range(min = 1))]
     pub turn: u32,
     #[schemars(with = "HostId")]
@@ -657,12 +671,13 @@ mod tests {
     #[test]
     fn the_envelope_carries_type_id_and_reply_to() {
         let event = Event::CancelResult {
-            target: "t-1".into(),
+            target: RequestId::from("t-1"),
             cancelled: true,
         };
+        let c1 = RequestId::from("c-1");
         let message = Message {
             id: "m-1".into(),
-            reply_to: Some("c-1"),
+            reply_to: Some(&c1),
             event: &event,
         };
         assert_eq!(

@@ -3,6 +3,7 @@
 //! core while SQLite stays in the host.
 
 use crate::error::Error;
+use crate::ids::{CallId, ConversationId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,7 +44,7 @@ impl TurnStatus {
 /// Everything about one turn that goes to history.
 #[derive(Debug, Clone)]
 pub struct TurnRecord {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     /// The conversation's title; only the first one given is kept. Without
     /// one, the first user message (shortened) becomes the title.
     pub title: Option<String>,
@@ -54,9 +55,10 @@ pub struct TurnRecord {
     pub page_url: Option<String>,
     pub user_message_id: String,
     pub user_text: String,
-    /// laika.llmcp request as sent (URL credentials already stripped by the caller).
+    /// laika.llmcp request as sent (URL credentials already stripped by the
+    /// caller); JSON because the store redacts packets as JSON.
     pub request_packet: Value,
-    /// The validated, sanitized response packet.
+    /// The validated, sanitized response packet (JSON, as above).
     pub response_packet: Option<Value>,
     /// Plain text of the render, for search.
     pub answer_text: String,
@@ -67,7 +69,8 @@ pub struct TurnRecord {
     pub attempts: u32,
     pub citations_total: u32,
     pub citations_verified: u32,
-    /// `{"total_ms":…, "runtime_ms":…, …}`
+    /// `{"total_ms":…, "runtime_ms":…, …}`, stored as this JSON object
+    /// (its keys in the order stored rows have them).
     pub timings: Value,
     /// `LAIKA_LOG_FULL_LLM=1`: store packets whole instead of redacted.
     pub store_full_packets: bool,
@@ -85,18 +88,19 @@ pub struct TurnRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
     pub step: u32,
-    /// The request of steps after the first.
+    /// The request of steps after the first (JSON: redacted as JSON by the
+    /// store, like the turn's).
     pub request_packet: Option<Value>,
-    /// The response of every step but the last.
+    /// The response of every step but the last (JSON, as above).
     pub response_packet: Option<Value>,
-    /// One `tool` packet per call of the step, in order.
+    /// One `tool` packet per call of the step, in order (JSON, as above).
     pub tool_packets: Vec<Value>,
 }
 
 /// One conversation in the history list.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ConversationSummary {
-    pub id: String,
+    pub id: ConversationId,
     pub title: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -131,8 +135,10 @@ pub struct TurnDetail {
     /// `assistant.title` of the response.
     pub answer_title: Option<String>,
     /// `assistant.render` of the response (the sanitized render AST).
+    // Read back from a stored packet as JSON: older rows keep their shape.
     pub render: Option<Value>,
     /// `assistant.citations` of the response.
+    // Read back as JSON, as `render`.
     pub citations: Vec<Value>,
     pub citations_total: u32,
     pub citations_verified: u32,
@@ -140,9 +146,11 @@ pub struct TurnDetail {
     pub verified_ratio: Option<f64>,
     pub model_id: Option<String>,
     pub attempts: u32,
+    // As stored (older rows have other keys): JSON.
     pub timings: Value,
     /// True when the packets below went through the redaction policy.
     pub redacted: bool,
+    // The stored packets, read back as JSON (older rows keep their shape).
     pub request_packet: Value,
     pub response_packet: Option<Value>,
     /// The agent loop's tool calls, by step (empty for a turn that called
@@ -160,8 +168,9 @@ pub struct StepDetail {
 /// One tool call of a step and how it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct StepCall {
-    pub call_id: String,
+    pub call_id: CallId,
     pub name: String,
+    // As the model proposed them, read back from the stored packet.
     pub arguments: Value,
     /// `ok`, `error`, `denied` or `timeout`.
     pub status: String,
@@ -178,7 +187,7 @@ impl StepDetail {
             let step = packet.get("step").and_then(Value::as_u64).unwrap_or(0) as u32;
             let outcome = packet.get("outcome");
             let call = StepCall {
-                call_id: text(packet.pointer("/in_reply_to/call_id")),
+                call_id: text(packet.pointer("/in_reply_to/call_id")).into(),
                 name: text(packet.pointer("/tool_call/name")),
                 arguments: packet
                     .pointer("/tool_call/arguments")
@@ -209,7 +218,7 @@ impl StepDetail {
 /// A conversation with all its turns, oldest first.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ConversationDetail {
-    pub id: String,
+    pub id: ConversationId,
     pub title: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -228,7 +237,7 @@ pub struct SnippetPart {
 /// One turn that matches a search.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SearchHit {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     pub conversation_title: Option<String>,
     pub turn: u32,
     pub created_at: String,

@@ -1,6 +1,7 @@
-//! The ids that cross the wire, each its own type so one cannot be passed
-//! where another is meant. On the wire every one is a plain string
-//! (`#[serde(transparent)]`), exactly as before they had types.
+//! The ids that cross a boundary (the wire, llmcp packets, the store), each
+//! its own type so one cannot be passed where another is meant. On the wire
+//! and in stored JSON every one is a plain string (`#[serde(transparent)]`),
+//! exactly as before they had types.
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -128,3 +129,21 @@ string_id!(
     CallId
 );
 plain_string_schema!(CallId);
+
+string_id!(
+    /// A collection's id.
+    CollectionId
+);
+plain_string_schema!(CollectionId);
+
+string_id!(
+    /// A collection source's id.
+    SourceId
+);
+plain_string_schema!(SourceId);
+
+string_id!(
+    /// A saved artifact's id.
+    ArtifactId
+);
+plain_string_schema!(ArtifactId);

@@ -4,6 +4,7 @@
 
 use crate::agent::{ToolError, ToolStatus};
 use crate::agent_state::AgentState;
+use crate::ids::{CallId, ConversationId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -48,7 +49,7 @@ impl Default for Protocol {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationRef {
-    pub id: String,
+    pub id: ConversationId,
     pub turn: u32,
 }
 
@@ -66,6 +67,7 @@ pub struct UserMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
     pub name: TaskName,
+    // Open: each task reads its own arguments (`web.extract`'s fields, …).
     #[serde(default)]
     pub args: serde_json::Map<String, Value>,
 }
@@ -90,6 +92,8 @@ pub struct Document {
     pub kind: String,
     pub trust: String,
     pub source: DocumentSource,
+    /// Shaped by `kind` (an observation's parts, a collection's index or
+    /// source, docs/llmcp.md#context-documents), and measured and cut as JSON.
     pub content: Value,
 }
 
@@ -113,7 +117,7 @@ pub struct Context {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolInReplyTo {
     pub response_id: String,
-    pub call_id: String,
+    pub call_id: CallId,
 }
 
 /// A tool call's outcome, as the model is shown it.
@@ -122,7 +126,8 @@ pub struct ToolOutcome {
     pub status: ToolStatus,
     /// One sentence: what happened.
     pub summary: String,
-    /// The tool's data, size-capped (compacted away in older steps).
+    /// The tool's data, size-capped (compacted away in older steps):
+    /// free-form, as the tool answered it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,10 +208,13 @@ pub struct Citation {
 pub struct Assistant {
     #[serde(default)]
     pub title: String,
+    /// The model's render before the sanitizer made it a `Doc`: untrusted
+    /// JSON.
     pub render: Value,
     #[serde(default)]
     pub citations: Vec<Citation>,
-    /// `web.extract` results: field name → value, `null` when not found.
+    /// `web.extract` results: field name → value, `null` when not found
+    /// (open: the values are the page's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Map<String, Value>>,
 }
@@ -215,6 +223,8 @@ pub struct Assistant {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     pub name: String,
+    /// As the model proposed them, before the gate parses them into a typed
+    /// call (and kept so, for the transcript and the digest).
     #[serde(default)]
     pub arguments: Value,
 }

@@ -12,6 +12,7 @@
 //! string's UTF-8 length, since the caps bound the bytes a proposal makes
 //! the extension handle). Plain data only: serde, serde_json and schemars.
 
+use crate::ids::{ArtifactId, CollectionId, SourceId};
 use crate::observation::{MAX_COMMENTS, MAX_ELEMENTS, MAX_HANDLE_LEN, MAX_ITEMS, MAX_OUTLINE};
 use schemars::generate::SchemaSettings;
 use schemars::transform::{transform_subschemas, Transform};
@@ -106,7 +107,7 @@ tool_calls! {
     Calculate(Calculate) = "app.calculate",
     CollectionCreate(CollectionCreate) = "collection.create",
     CollectionAddSources(CollectionAddSources) = "collection.add_sources",
-    CollectionListSources(CollectionId) = "collection.list_sources",
+    CollectionListSources(ListSources) = "collection.list_sources",
     SourceCapture(SourceCapture) = "source.capture",
     SourceRefresh(SourceRefresh) = "source.refresh",
     TransformListTypes(NoArguments) = "transform.list_types",
@@ -426,6 +427,7 @@ pub struct ArtifactSave {
     #[schemars(schema_with = "text")]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A render document as the model gave it, sanitized when saved.
     #[schemars(schema_with = "any_object")]
     pub doc: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -449,7 +451,7 @@ pub enum Redaction {
 #[schemars(example = json!({ "artifactId": "a-1", "format": "markdown" }))]
 pub struct ArtifactShare {
     #[schemars(schema_with = "text")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub format: ShareFormatName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "text")]
@@ -496,7 +498,7 @@ pub enum ShareTarget {
 #[schemars(example = json!({ "artifactId": "a-1" }))]
 pub struct ArtifactOpen {
     #[schemars(schema_with = "text")]
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OpenTarget")]
     pub target: Option<OpenTarget>,
@@ -529,6 +531,7 @@ pub struct IntegrationInvoke {
     pub integration: String,
     #[schemars(schema_with = "text")]
     pub operation: String,
+    /// Free-form: the integration's program reads it.
     #[schemars(schema_with = "any_object")]
     pub payload: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -573,7 +576,7 @@ pub struct CollectionCreate {
 }))]
 pub struct CollectionAddSources {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[schemars(schema_with = "sources")]
     pub sources: Vec<SourceItem>,
 }
@@ -598,9 +601,9 @@ pub enum SourceItem {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(example = json!({ "collectionId": "c-1" }))]
-pub struct CollectionId {
+pub struct ListSources {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -608,7 +611,7 @@ pub struct CollectionId {
 #[schemars(example = json!({ "collectionId": "c-1", "url": "https://example.com/" }))]
 pub struct SourceCapture {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[schemars(schema_with = "text")]
     pub url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -636,7 +639,7 @@ pub enum CaptureMode {
 #[schemars(example = json!({ "sourceId": "s-1" }))]
 pub struct SourceRefresh {
     #[schemars(schema_with = "text")]
-    pub source_id: String,
+    pub source_id: SourceId,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -644,11 +647,12 @@ pub struct SourceRefresh {
 #[schemars(example = json!({ "collectionId": "c-1", "type": "table" }))]
 pub struct TransformRun {
     #[schemars(schema_with = "text")]
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     #[serde(rename = "type")]
     #[schemars(schema_with = "text")]
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Each transform type reads its own.
     #[schemars(schema_with = "any_object")]
     pub config: Option<Value>,
 }
@@ -781,6 +785,49 @@ impl ToolOutput {
             typed => serde_json::to_value(typed).unwrap_or(Value::Null),
         }
     }
+
+    /// The one sentence for the model and the step list, when the answer
+    /// has one (an open answer's own `message`, if it is a string).
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            ToolOutput::Calculated(_) | ToolOutput::MoneyTotal(_) => None,
+            ToolOutput::TaxEstimate(o) => Some(&o.message),
+            ToolOutput::ShippingEstimate(o) => Some(&o.message),
+            ToolOutput::CollectionCreated(o) => Some(&o.message),
+            ToolOutput::SourcesAdded(o) => Some(&o.message),
+            ToolOutput::SourcesListed(o) => Some(&o.message),
+            ToolOutput::SourceCaptured(o) => Some(&o.message),
+            ToolOutput::SourceToRefresh(o) => Some(&o.message),
+            ToolOutput::SourceRefreshed(o) => Some(&o.message),
+            ToolOutput::ArtifactSaved(o) => Some(&o.message),
+            ToolOutput::ArtifactOpened(o) => Some(&o.message),
+            ToolOutput::ArtifactExport(o) => Some(&o.message),
+            ToolOutput::TransformMade(o) => Some(&o.message),
+            ToolOutput::Open(value) => value.get("message").and_then(Value::as_str),
+        }
+    }
+
+    /// The value as text, for the answers that are a value (a calculation,
+    /// an estimate).
+    pub fn formatted(&self) -> Option<&str> {
+        match self {
+            ToolOutput::Calculated(o) => Some(&o.formatted),
+            ToolOutput::MoneyTotal(o) => Some(&o.formatted),
+            ToolOutput::TaxEstimate(o) => Some(&o.formatted),
+            ToolOutput::ShippingEstimate(o) => Some(&o.formatted),
+            ToolOutput::CollectionCreated(_)
+            | ToolOutput::SourcesAdded(_)
+            | ToolOutput::SourcesListed(_)
+            | ToolOutput::SourceCaptured(_)
+            | ToolOutput::SourceToRefresh(_)
+            | ToolOutput::SourceRefreshed(_)
+            | ToolOutput::ArtifactSaved(_)
+            | ToolOutput::ArtifactOpened(_)
+            | ToolOutput::ArtifactExport(_)
+            | ToolOutput::TransformMade(_) => None,
+            ToolOutput::Open(value) => value.get("formatted").and_then(Value::as_str),
+        }
+    }
 }
 
 /// `app.calculate`: the exact decimal as text, and as a JSON number.
@@ -844,7 +891,7 @@ pub struct DayRange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CollectionCreated {
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     pub title: String,
     pub message: String,
 }
@@ -852,15 +899,15 @@ pub struct CollectionCreated {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourcesAdded {
-    pub collection_id: String,
-    pub source_ids: Vec<String>,
+    pub collection_id: CollectionId,
+    pub source_ids: Vec<SourceId>,
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourcesListed {
-    pub collection_id: String,
+    pub collection_id: CollectionId,
     pub title: String,
     pub sources: Vec<SourceEntry>,
     pub message: String,
@@ -870,7 +917,7 @@ pub struct SourcesListed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceEntry {
-    pub source_id: String,
+    pub source_id: SourceId,
     #[serde(rename = "type")]
     pub kind: String,
     pub url: Option<String>,
@@ -886,8 +933,8 @@ pub struct SourceEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceCaptured {
-    pub collection_id: String,
-    pub source_id: String,
+    pub collection_id: CollectionId,
+    pub source_id: SourceId,
     pub title: String,
     pub url: Option<String>,
     pub chars: usize,
@@ -899,8 +946,8 @@ pub struct SourceCaptured {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceToRefresh {
-    pub source_id: String,
-    pub collection_id: String,
+    pub source_id: SourceId,
+    pub collection_id: CollectionId,
     pub url: String,
     pub title: String,
     pub message: String,
@@ -909,8 +956,8 @@ pub struct SourceToRefresh {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceRefreshed {
-    pub source_id: String,
-    pub collection_id: String,
+    pub source_id: SourceId,
+    pub collection_id: CollectionId,
     pub url: Option<String>,
     pub title: String,
     pub chars: usize,
@@ -921,7 +968,7 @@ pub struct SourceRefreshed {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactSaved {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub mime: String,
     pub message: String,
@@ -930,11 +977,12 @@ pub struct ArtifactSaved {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactOpened {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub mime: String,
     pub target: OpenTarget,
     pub text: Option<String>,
+    /// The stored document, as `Artifact::doc`.
     pub doc: Option<Value>,
     pub message: String,
 }
@@ -943,7 +991,7 @@ pub struct ArtifactOpened {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactExport {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     pub format: ShareFormatName,
     /// `file` or `clipboard`.
@@ -957,11 +1005,12 @@ pub struct ArtifactExport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransformMade {
-    pub artifact_id: String,
+    pub artifact_id: ArtifactId,
     pub title: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// The staged plan the transform followed.
+    /// The staged plan the transform followed: the core's `AgentPlan`,
+    /// serialized (the plan's type is the core's, not the protocol's).
     pub plan: Value,
     pub sources_read: usize,
     pub sources_failed: Vec<SourceFailure>,
@@ -971,7 +1020,7 @@ pub struct TransformMade {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceFailure {
-    pub source_id: String,
+    pub source_id: SourceId,
     pub code: String,
     pub message: String,
 }

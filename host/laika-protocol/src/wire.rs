@@ -9,7 +9,7 @@
 use crate::agent::{ToolError, ToolStatus};
 use crate::deferred::Deferred;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ids::{CallId, ConversationId, RequestId};
+use crate::ids::{ArtifactId, CallId, CollectionId, ConversationId, RequestId};
 use crate::llmcp::Task;
 use crate::observation::Observation;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -95,10 +95,21 @@ pub struct Tab {
     #[serde(default)]
     pub title: Option<String>,
     /// Any JSON value; non-strings are stringified.
-    #[serde(default)]
-    pub tab_id: Option<Value>,
+    #[serde(default, deserialize_with = "stringified")]
+    #[schemars(with = "Option<Value>")]
+    pub tab_id: Option<String>,
     #[serde(default)]
     pub browser: Option<String>,
+}
+
+/// A JSON value as text: a string as it is, anything else as its JSON.
+fn stringified<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    Ok(Option::<Value>::deserialize(d)?.map(|v| match v {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }))
 }
 
 /// A `turn` request: one user message about one observed page.
@@ -115,7 +126,7 @@ pub struct TurnRequest {
     /// instead of the page (which the agent loop still acts on).
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_ID_LEN))]
-    pub collection_id: Option<String>,
+    pub collection_id: Option<CollectionId>,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation
@@ -170,6 +181,7 @@ pub enum Request {
         #[schemars(required)]
         protocol: Option<WireProtocol>,
         /// Free-form (e.g. `{name, version, browser}`); the host ignores it.
+        // JSON: nothing reads it.
         #[serde(default)]
         client: Option<Value>,
     },
@@ -225,7 +237,7 @@ pub enum Request {
         id: RequestId,
         #[serde(default)]
         #[schemars(length(min = 1, max = MAX_ID_LEN))]
-        collection_id: Option<String>,
+        collection_id: Option<CollectionId>,
         #[serde(default)]
         title: Option<String>,
         #[schemars(with = "Observation")]
@@ -235,7 +247,7 @@ pub enum Request {
     #[serde(rename = "artifact.export")]
     ArtifactExport {
         id: RequestId,
-        artifact_id: String,
+        artifact_id: ArtifactId,
         format: crate::collection::ShareFormat,
     },
     #[serde(rename = "config.get")]
@@ -243,6 +255,8 @@ pub enum Request {
     #[serde(rename = "config.set")]
     ConfigSet {
         id: RequestId,
+        // A map, not `ConfigValues`: an unknown key is `CONFIG_INVALID`
+        // naming it, not an `INVALID_REQUEST`.
         #[schemars(with = "ConfigValues")]
         values: Map<String, Value>,
     },
@@ -256,6 +270,7 @@ pub enum Request {
     #[serde(rename = "config.test")]
     ConfigTest {
         id: RequestId,
+        // A map, as for `config.set`.
         #[serde(default)]
         #[schemars(with = "Option<ConfigValues>")]
         values: Option<Map<String, Value>>,
@@ -289,13 +304,14 @@ pub struct ToolResultRequest {
     pub call_id: CallId,
     pub status: ToolStatus,
     /// The tool's data (`browser.get_selection_links`: `{links}`).
+    // Free-form: each browser tool answers its own shape.
     #[serde(default)]
     pub result: Option<Map<String, Value>>,
     /// The page as seen after the call (after a mutating action, and for
     /// `browser.observe_dom`). Checked by the host like a turn's observation.
     #[serde(default)]
     #[schemars(with = "Option<Observation>")]
-    pub observation: Option<Value>,
+    pub observation: Option<Deferred<Observation>>,
     /// Why it failed; expected unless `status` is `ok`.
     #[serde(default)]
     pub error: Option<ToolError>,
@@ -378,7 +394,7 @@ impl Request {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &RequestId {
         match self {
             Request::Turn(t) => &t.id,
             Request::ToolResult(r) => &r.id,
@@ -404,9 +420,11 @@ impl Request {
 
 /// The `id` of an inbound message, if it has a usable one, so even a
 /// rejected message gets an error that names it.
-pub fn message_id(msg: &Map<String, Value>) -> Option<String> {
+pub fn message_id(msg: &Map<String, Value>) -> Option<RequestId> {
     match msg.get("id") {
-        Some(Value::String(s)) if !s.is_empty() && s.len() <= MAX_ID_LEN => Some(s.clone()),
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= MAX_ID_LEN => {
+            Some(RequestId::from(s.as_str()))
+        }
         _ => None,
     }
 }

@@ -17,6 +17,7 @@ use laika_protocol::error::{Error, ErrorCode};
 use laika_protocol::event::{
     AgentStateSnapshot, Event, ToolCallProposal, ToolCallResult, ToolTarget,
 };
+use laika_protocol::ids::{CallId, RequestId};
 use laika_protocol::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
     ToolOutcome, ToolPacket,
@@ -59,7 +60,7 @@ impl Acting {
 
 /// The call the loop waits on.
 struct Waiting {
-    call_id: String,
+    call_id: CallId,
     /// The call as the model proposed it (what the transcript records).
     call: ToolCall,
     /// The same call, typed (what runs).
@@ -119,7 +120,7 @@ impl Turn<'_> {
             };
             acting.next += 1;
             let halted = acting.halted;
-            let call_id = self.ambient.new_id();
+            let call_id = CallId::from(self.ambient.new_id());
             let Some(page) = self.page.as_ref() else {
                 actions.extend(self.fail(Error::internal("the agent loop lost the page")));
                 return actions;
@@ -248,18 +249,15 @@ impl Turn<'_> {
                 actions.push(self.set_waiting(waiting));
                 return actions;
             };
-            let outcome = match result.map(tool_call::ToolOutput::into_value) {
+            let outcome = match result {
                 Ok(result) => Outcome {
                     status: ToolStatus::Ok,
-                    summary: match (
-                        result.get("message").and_then(Value::as_str),
-                        result.get("formatted").and_then(Value::as_str),
-                    ) {
+                    summary: match (result.message(), result.formatted()) {
                         (Some(m), _) => m.to_owned(),
                         (None, Some(f)) => format!("= {f}"),
                         (None, None) => "Done.".to_owned(),
                     },
-                    result: Some(result),
+                    result: Some(result.into_value()),
                     error: None,
                     page: None,
                 },
@@ -296,12 +294,12 @@ impl Turn<'_> {
     /// The host ran a store-backed tool (`Action::RunTool`).
     pub(super) fn host_tool_result(
         &mut self,
-        call_id: &str,
-        result: std::result::Result<Value, ToolError>,
+        call_id: &CallId,
+        result: std::result::Result<tool_call::ToolOutput, ToolError>,
     ) -> Vec<Action> {
         let runs_here = self
             .waiting()
-            .is_some_and(|w| w.call_id == call_id && !w.approval && w.executor == Executor::Host);
+            .is_some_and(|w| w.call_id == *call_id && !w.approval && w.executor == Executor::Host);
         if !runs_here {
             return Vec::new();
         }
@@ -323,10 +321,9 @@ impl Turn<'_> {
             Ok(data) => Outcome {
                 status: ToolStatus::Ok,
                 summary: data
-                    .get("message")
-                    .and_then(Value::as_str)
+                    .message()
                     .map_or_else(|| "Done.".to_owned(), agent::bounded_message),
-                result: Some(agent::bounded_result(&data)),
+                result: Some(agent::bounded_result(&data.into_value())),
                 error: None,
                 page: None,
             },
@@ -411,7 +408,7 @@ impl Turn<'_> {
             page: None,
         };
         if let Some(raw) = result.observation.filter(|_| !capture) {
-            match Observation::from_value(raw) {
+            match raw.parse() {
                 Ok(page) => {
                     outcome.page = Some(PageRef {
                         url: crate::redact::strip_url_credentials(&page.summary.url),
@@ -449,14 +446,14 @@ impl Turn<'_> {
     /// The user approved or denied the `ask` call.
     pub(super) fn approval(
         &mut self,
-        reply_to: String,
-        call_id: &str,
+        reply_to: RequestId,
+        call_id: &CallId,
         digest: &str,
         approved: bool,
     ) -> Vec<Action> {
         let now = self.ambient.monotonic();
         match self.waiting() {
-            Some(w) if w.call_id == call_id && w.approval => {
+            Some(w) if w.call_id == *call_id && w.approval => {
                 if w.digest != digest {
                     return vec![reply_error(
                         &reply_to,
@@ -474,7 +471,7 @@ impl Turn<'_> {
                     return actions;
                 }
             }
-            Some(w) if w.call_id == call_id => {
+            Some(w) if w.call_id == *call_id => {
                 return vec![reply_error(
                     &reply_to,
                     ErrorCode::UnknownCall,
@@ -499,7 +496,7 @@ impl Turn<'_> {
         let mut actions = vec![Action::Reply {
             to: reply_to,
             event: Event::ApprovalResult {
-                call_id: call_id.to_owned(),
+                call_id: call_id.clone(),
                 approved,
             },
         }];
@@ -665,7 +662,7 @@ impl Turn<'_> {
     }
 
     /// Records a call's outcome as a `tool` packet and says it.
-    fn conclude(&mut self, call_id: &str, call: &ToolCall, outcome: Outcome) -> Vec<Action> {
+    fn conclude(&mut self, call_id: &CallId, call: &ToolCall, outcome: Outcome) -> Vec<Action> {
         let response_id = match &self.phase {
             Phase::Acting(a) => a.response_id.clone(),
             _ => String::new(),
@@ -684,7 +681,7 @@ impl Turn<'_> {
             },
             in_reply_to: ToolInReplyTo {
                 response_id,
-                call_id: call_id.to_owned(),
+                call_id: call_id.clone(),
             },
             step: self.step,
             tool_call: call.clone(),
@@ -707,7 +704,7 @@ impl Turn<'_> {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step: self.step,
-            call_id: call_id.to_owned(),
+            call_id: call_id.clone(),
             name: call.name.clone(),
             status: outcome.status,
             summary: outcome.summary,
@@ -748,7 +745,7 @@ impl Turn<'_> {
     #[allow(clippy::too_many_arguments)]
     fn proposal(
         &self,
-        call_id: &str,
+        call_id: &CallId,
         index: usize,
         call: &ToolCall,
         verdict: &Verdict,
@@ -766,7 +763,7 @@ impl Turn<'_> {
             conversation_id: self.conversation_id.clone(),
             turn: self.turn_number(),
             step: self.step,
-            call_id: call_id.to_owned(),
+            call_id: call_id.clone(),
             index,
             name: call.name.clone(),
             arguments: call.arguments.clone(),
@@ -858,9 +855,9 @@ fn target_of(page: &Observation, call: &ToolCall) -> Option<ToolTarget> {
     })
 }
 
-fn reply_error(to: &str, code: ErrorCode, message: impl Into<String>) -> Action {
+fn reply_error(to: &RequestId, code: ErrorCode, message: impl Into<String>) -> Action {
     Action::Reply {
-        to: to.to_owned(),
+        to: to.clone(),
         event: Event::error(&Error::new(code, message)),
     }
 }

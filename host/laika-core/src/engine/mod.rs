@@ -60,17 +60,20 @@ use crate::stream::{Batch, Preview, TextPiece, COALESCE_INTERVAL};
 use act::Acting;
 use laika_protocol::agent::{AgentState, StopReason, ToolError};
 use laika_protocol::conversation::History;
+use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
     DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
 };
 use laika_protocol::history::{StepRecord, TurnRecord, TurnStatus};
+use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::limits::Limits;
 use laika_protocol::llmcp::{self, RequestPacket, ResponsePacket};
 use laika_protocol::model::RuntimeInfo;
 use laika_protocol::observation::Observation;
 use laika_protocol::render::ast::Doc;
+use laika_protocol::tool_call::ToolOutput;
 use laika_protocol::wire::{ToolResultRequest, TurnRequest};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -142,8 +145,8 @@ pub enum Input {
     ToolResult(Box<ToolResultRequest>),
     /// The user's answer to an `ask` call, from the message `reply_to`.
     Approval {
-        reply_to: String,
-        call_id: String,
+        reply_to: RequestId,
+        call_id: CallId,
         digest: String,
         approved: bool,
     },
@@ -152,8 +155,8 @@ pub enum Input {
     /// The host's answer to [`Action::RunTool`]: the tool's result data
     /// (with a `message` sentence) or why it failed.
     HostToolResult {
-        call_id: String,
-        result: std::result::Result<Value, ToolError>,
+        call_id: CallId,
+        result: std::result::Result<ToolOutput, ToolError>,
     },
     /// The wait of an [`Action::Await`] ran out.
     Tick,
@@ -172,22 +175,22 @@ pub enum Input {
 pub enum Action {
     /// Reserve the conversation's next turn number and load its history;
     /// answer with [`Input::Reserved`].
-    Reserve { conversation_id: String },
+    Reserve { conversation_id: ConversationId },
     /// Read the collection the turn answers over (its sources with their
     /// text); answer with [`Input::CollectionLoaded`].
-    LoadCollection { collection_id: String },
+    LoadCollection { collection_id: CollectionId },
     /// Run a host tool that needs the store or the runtime (collections,
     /// artifacts, transforms): the engine stays pure, the driver does the
     /// I/O and answers with [`Input::HostToolResult`] for `call_id`. It may
     /// emit `operation` events for the call's progress meanwhile.
     RunTool {
-        call_id: String,
+        call_id: CallId,
         call: laika_protocol::tool_call::ToolCall,
         /// The page the extension read for a capture (`source.capture`,
         /// `source.refresh`), which the host stores; `None` before it.
-        page: Option<Value>,
+        page: Option<Deferred<Observation>>,
         /// For the progress events the driver emits.
-        conversation_id: String,
+        conversation_id: ConversationId,
         turn: u32,
         step: u32,
     },
@@ -206,7 +209,7 @@ pub enum Action {
     Await { until: Duration },
     /// Answer a message other than the turn request (an approval, a stale
     /// tool result).
-    Reply { to: String, event: Event },
+    Reply { to: RequestId, event: Event },
     /// Store the turn (the store releases the reserved number whatever the
     /// outcome); answer with [`Input::Committed`].
     Commit(Box<TurnRecord>),
@@ -275,7 +278,7 @@ pub struct Turn<'a> {
     ambient: &'a dyn Ambient,
     settings: TurnSettings,
     request: TurnRequest,
-    conversation_id: String,
+    conversation_id: ConversationId,
     started_at: Duration,
     cancelled: bool,
     timings: Timings,
@@ -323,11 +326,11 @@ impl<'a> Turn<'a> {
         ambient: &'a dyn Ambient,
     ) -> (Turn<'a>, Vec<Action>) {
         let conversation_id = match &request.conversation_id {
-            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.to_string()),
+            Some(id) if !id.is_empty() && id.len() <= MAX_CONVERSATION_ID_LEN => Ok(id.clone()),
             Some(_) => Err(Error::invalid_request(format!(
                 "conversation_id must be 1..={MAX_CONVERSATION_ID_LEN} bytes"
             ))),
-            None => Ok(ambient.new_id()),
+            None => Ok(ConversationId::from(ambient.new_id())),
         };
         let mut turn = Turn {
             ambient,
@@ -363,14 +366,14 @@ impl<'a> Turn<'a> {
     }
 
     /// The id of the turn request, which every event of the turn answers.
-    pub fn reply_to(&self) -> &str {
+    pub fn reply_to(&self) -> &RequestId {
         &self.request.id
     }
 
     /// The conversation of a turn that got a number (and so was committed
     /// once it finished); `None` for a turn rejected before that.
-    pub fn conversation(&self) -> Option<&str> {
-        self.started.as_ref().map(|_| self.conversation_id.as_str())
+    pub fn conversation(&self) -> Option<&ConversationId> {
+        self.started.as_ref().map(|_| &self.conversation_id)
     }
 
     /// The chars the conversation block got in this turn's requests, once
@@ -478,10 +481,7 @@ impl<'a> Turn<'a> {
                 task: &self.request.task,
                 observation: observation.as_ref().ok(),
                 browser: self.request.tab.browser.as_deref().unwrap_or("unknown"),
-                tab_id: self.request.tab.tab_id.as_ref().map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
+                tab_id: self.request.tab.tab_id.clone(),
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
@@ -1147,7 +1147,7 @@ impl<'a> Turn<'a> {
     fn operation_event(
         &self,
         step: u32,
-        call_id: String,
+        call_id: CallId,
         action: laika_protocol::agent::OperationAction,
         title: String,
         (status, message): (laika_protocol::agent::OperationStatus, Option<String>),
@@ -1164,20 +1164,20 @@ impl<'a> Turn<'a> {
         }))
     }
 
-    fn agent_state(&self, state: AgentState, call_id: Option<String>) -> Action {
+    fn agent_state(&self, state: AgentState, call_id: Option<CallId>) -> Action {
         self.agent_state_with(state, call_id, None)
     }
 
     /// `executing` for a call the host prepared, with what it prepared.
-    fn executing_with(&self, call_id: &str, input: Value) -> Action {
-        self.agent_state_with(AgentState::Executing, Some(call_id.to_owned()), Some(input))
+    fn executing_with(&self, call_id: &CallId, input: ToolOutput) -> Action {
+        self.agent_state_with(AgentState::Executing, Some(call_id.clone()), Some(input))
     }
 
     fn agent_state_with(
         &self,
         state: AgentState,
-        call_id: Option<String>,
-        input: Option<Value>,
+        call_id: Option<CallId>,
+        input: Option<ToolOutput>,
     ) -> Action {
         Action::Emit(Event::AgentState(AgentStateChange {
             conversation_id: self.conversation_id.clone(),

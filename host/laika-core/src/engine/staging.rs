@@ -15,6 +15,7 @@ use crate::staged::{self, Part, PartNotes, Plan};
 use crate::text::prefix_chars;
 use laika_protocol::agent::{OperationAction, OperationStatus};
 use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::ids::CallId;
 use laika_protocol::llmcp::{ConversationRef, RequestPacket};
 use laika_protocol::observation::Observation;
 use std::sync::Arc;
@@ -51,11 +52,11 @@ pub(super) struct Staged {
     reduce_open: bool,
 }
 
-fn call_id(level: usize, n: usize) -> String {
-    match level {
+fn call_id(level: usize, n: usize) -> CallId {
+    CallId::from(match level {
         0 => format!("stage:part:{n}"),
         l => format!("stage:merge:{l}:{n}"),
-    }
+    })
 }
 
 fn title(level: usize, unit: &Part, of: usize) -> String {
@@ -352,7 +353,7 @@ impl Turn<'_> {
     /// An `operation` of the stages: all belong to step 1, the reduce.
     fn stage_operation(
         &self,
-        call_id: String,
+        call_id: CallId,
         action: OperationAction,
         title: String,
         status: OperationStatus,

@@ -66,10 +66,10 @@ fn reply(text: String, finish_reason: &str) -> ModelReply {
 struct Run {
     events: Vec<Event>,
     asks: Vec<ModelRequest>,
-    reserved_for: Vec<String>,
+    reserved_for: Vec<ConversationId>,
     commits: Vec<TurnRecord>,
     /// What the turn answered to other messages (approvals, stale results).
-    replies: Vec<(String, Event)>,
+    replies: Vec<(RequestId, Event)>,
     waits: usize,
     finished: bool,
     /// The host I/O the engine asked for.
@@ -1139,7 +1139,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
             round += 1;
             let call = latest_call(events).unwrap().clone();
             let approval = |digest: &str| Input::Approval {
-                reply_to: format!("a-{round}"),
+                reply_to: format!("a-{round}").into(),
                 call_id: call.call_id.clone(),
                 digest: digest.into(),
                 approved: true,
@@ -1583,9 +1583,9 @@ fn store_tools_run_through_the_driver_and_their_results_reach_the_model() {
             Action::RunTool { call_id, call, .. } => {
                 ran.push(call.name().as_str().to_owned());
                 let result = if call.name().as_str() == "collection.create" {
-                    Ok(
+                    Ok(ToolOutput::Open(
                         json!({"collectionId": "col-9", "message": "Created the collection “Trains”."}),
-                    )
+                    ))
                 } else {
                     Err(ToolError::new("NOT_FOUND", "no collection gone"))
                 };
@@ -1654,13 +1654,13 @@ fn an_extension_result_for_a_host_tool_is_refused() {
     assert!(turn
         .handle(Input::HostToolResult {
             call_id: "another".into(),
-            result: Ok(json!({})),
+            result: Ok(ToolOutput::Open(json!({}))),
         })
         .iter()
         .all(|a| matches!(a, Action::Await { .. })));
     let done = turn.handle(Input::HostToolResult {
         call_id,
-        result: Ok(json!({"message": "5 transforms."})),
+        result: Ok(ToolOutput::Open(json!({"message": "5 transforms."}))),
     });
     let summary = done.iter().find_map(|a| match a {
         Action::Emit(Event::ToolResult(r)) => Some(r.summary.clone()),
@@ -1670,10 +1670,13 @@ fn an_extension_result_for_a_host_tool_is_refused() {
 }
 
 /// A host call's arguments as JSON, with the page it was given as `observation`.
-fn with_page(arguments: &impl serde::Serialize, page: &Option<Value>) -> Value {
+fn with_page(
+    arguments: &impl serde::Serialize,
+    page: &Option<laika_protocol::deferred::Deferred<Observation>>,
+) -> Value {
     let mut arguments = serde_json::to_value(arguments).unwrap();
     if let Some(page) = page {
-        arguments["observation"] = page.clone();
+        arguments["observation"] = page.raw().clone();
     }
     arguments
 }
@@ -1707,9 +1710,9 @@ fn a_capture_is_read_by_the_extension_then_stored_by_the_host() {
                 stored.push(with_page(args, page));
                 Input::HostToolResult {
                     call_id: call_id.clone(),
-                    result: Ok(
+                    result: Ok(ToolOutput::Open(
                         json!({"sourceId": "s-7", "message": "Captured “Night trains: the full story”."}),
-                    ),
+                    )),
                 }
             }
             other => panic!("unexpected {other:?}"),
@@ -1787,7 +1790,10 @@ fn executing(run: &Run) -> Vec<(Option<String>, Option<Value>)> {
         .iter()
         .filter_map(|e| match e {
             Event::AgentState(s) if s.state == laika_protocol::agent::AgentState::Executing => {
-                Some((s.call_id.clone(), s.input.clone()))
+                Some((
+                    s.call_id.as_ref().map(CallId::to_string),
+                    s.input.clone().map(ToolOutput::into_value),
+                ))
             }
             _ => None,
         })
@@ -1804,7 +1810,7 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
         |events| {
             // The extension runs it only once it heard `executing` with the URL.
             let told = events.iter().any(|e| {
-                matches!(e, Event::AgentState(s) if s.input.as_ref().is_some_and(|i| i["url"] == "https://news.example.org/more"))
+                matches!(e, Event::AgentState(s) if s.input.clone().is_some_and(|i| i.into_value()["url"] == "https://news.example.org/more"))
             });
             if told && tool_results_in(events) == 0 {
                 vec![result_for(events, "ok", Some(next_page()))]
@@ -1827,7 +1833,7 @@ fn a_refresh_is_prepared_by_the_host_read_by_the_extension_then_stored() {
                 };
                 Input::HostToolResult {
                     call_id: call_id.clone(),
-                    result: Ok(result),
+                    result: Ok(ToolOutput::Open(result)),
                 }
             }
             other => panic!("unexpected {other:?}"),
@@ -1945,9 +1951,9 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
                 assert_eq!(call.name().as_str(), "artifact.share");
                 Input::HostToolResult {
                     call_id: call_id.clone(),
-                    result: Ok(
+                    result: Ok(ToolOutput::Open(
                         json!({"filename": "Trains.csv", "mime": "text/csv", "content": "a,b", "target": "clipboard"}),
-                    ),
+                    )),
                 }
             }
             other => panic!("unexpected {other:?}"),

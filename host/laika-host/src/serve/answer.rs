@@ -21,7 +21,7 @@ use laika_protocol::collection::{CitedSource, Collection, Source};
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::ErrorCode;
 use laika_protocol::event::{Event, Sink};
-use laika_protocol::ids::ConversationId;
+use laika_protocol::ids::{CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::{Task, TaskName};
 use laika_protocol::observation::{Chunk, Observation, Summary, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use laika_protocol::wire::{Tab, TurnRequest, UserText};
@@ -55,7 +55,7 @@ pub struct AskContext<'a> {
 /// in (when the engine ran).
 pub struct Answered {
     pub payload: Payload,
-    pub conversation_id: Option<String>,
+    pub conversation_id: Option<ConversationId>,
 }
 
 impl From<Failure> for Answered {
@@ -73,7 +73,7 @@ pub enum Scope {
     /// The history; `Some` keeps only pages from these origins.
     History(Option<Vec<String>>),
     /// The collection with this id.
-    Collection(String),
+    Collection(CollectionId),
     /// The name fits several sources: the client must choose.
     Choose(Vec<Choice>),
     /// Nothing by that name.
@@ -108,13 +108,13 @@ pub fn resolve(site: Option<&str>, origins: &[String], collections: &[Collection
         .iter()
         .filter(|c| c.title.trim().to_lowercase() == name)
         .map(|c| Choice {
-            option: c.id.clone(),
+            option: c.id.to_string(),
             label: format!("the collection \"{}\" ({})", c.title.trim(), c.id),
         })
         .collect();
     match (resolve_site(&site, origins), named.as_slice()) {
         (scope, []) => scope,
-        (Scope::Unknown, [one]) => Scope::Collection(one.option.clone()),
+        (Scope::Unknown, [one]) => Scope::Collection(CollectionId::from(one.option.as_str())),
         (Scope::History(Some(within)), _) => {
             // The origins themselves pick the sites: a collection's title
             // is never `https://…`, so the answer is not ambiguous again.
@@ -199,7 +199,7 @@ enum Documents {
     History(Vec<HistoryDocument>),
     /// The collection with this id: the engine loads and packs its sources
     /// as it does for a sidebar turn over it.
-    Collection(String),
+    Collection(CollectionId),
 }
 
 fn store_failure(e: laika_protocol::error::Error) -> Box<Answered> {
@@ -344,7 +344,7 @@ fn observation(query: &str, docs: &[HistoryDocument]) -> Observation {
 struct Events(Mutex<Vec<Event>>);
 
 impl Sink for Events {
-    fn emit(&self, _reply_to: Option<&str>, event: Event) {
+    fn emit(&self, _reply_to: Option<&RequestId>, event: Event) {
         match self.0.lock() {
             Ok(mut events) => events.push(event),
             Err(poisoned) => poisoned.into_inner().push(event),
@@ -355,7 +355,7 @@ impl Sink for Events {
 fn run_engine(
     request: &AskRequest,
     docs: &[HistoryDocument],
-    collection_id: Option<String>,
+    collection_id: Option<CollectionId>,
     ctx: &AskContext<'_>,
 ) -> Answered {
     let over_collection = collection_id.is_some();
@@ -559,7 +559,7 @@ fn collection_results(
     let mut out = vec![answer_result(question, answer, &verified)];
     for (source, stored) in cited.iter().zip(stored) {
         let extra = identified(
-            source.source_id.clone(),
+            source.source_id.to_string(),
             stored.as_ref().and_then(|s| s.captured_at.clone()),
         );
         out.push(ResultObject {

@@ -212,7 +212,7 @@ fn finish(request: &AskRequest, answered: answer::Answered) -> Outcome {
     if let Some(id) = answered.conversation_id {
         session
             .get_or_insert_with(SessionContext::default)
-            .conversation_id = Some(id);
+            .conversation_id = Some(id.into_string());
     }
     let status = answered.payload.status();
     let format = (answered.payload.response_type() == ResponseType::Answer)

@@ -13,6 +13,7 @@ use super::{sqlite, Store};
 use laika_core::redact::scrub_value;
 use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_protocol::error::{Error, Result};
+use laika_protocol::ids::ConversationId;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 use serde_json::Value;
@@ -23,7 +24,7 @@ pub(super) const TABLES: [&str; 2] = ["agent_state_deltas", "agent_state"];
 impl Store {
     /// The conversation's agent state; `None` if it has none (or its stored
     /// snapshot no longer reads, which is logged and left as it is).
-    pub fn agent_state(&self, conversation_id: &str) -> Result<Option<AgentState>> {
+    pub fn agent_state(&self, conversation_id: &ConversationId) -> Result<Option<AgentState>> {
         match read(&self.conn, conversation_id).map_err(sqlite)? {
             Snapshot::Missing => Ok(None),
             Snapshot::Unreadable => Ok(None),
@@ -35,7 +36,7 @@ impl Store {
     /// stores the new snapshot; returns it.
     pub fn apply_agent_state(
         &mut self,
-        conversation_id: &str,
+        conversation_id: &ConversationId,
         turn: u32,
         source: DeltaSource,
         deltas: &[AgentStateDelta],
@@ -60,8 +61,9 @@ impl Store {
     /// delta, refused operations).
     pub fn agent_state_deltas(
         &self,
-        conversation_id: &str,
+        conversation_id: &ConversationId,
     ) -> Result<Vec<(u32, String, Value, Value)>> {
+        let conversation_id = conversation_id.as_str();
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -87,7 +89,8 @@ enum Snapshot {
     Found(AgentState),
 }
 
-fn read(conn: &Connection, conversation_id: &str) -> rusqlite::Result<Snapshot> {
+fn read(conn: &Connection, conversation_id: &ConversationId) -> rusqlite::Result<Snapshot> {
+    let conversation_id = conversation_id.as_str();
     let json: Option<String> = conn
         .prepare_cached("SELECT state_json FROM agent_state WHERE conversation_id = ?1")?
         .query_row([conversation_id], |r| r.get(0))
@@ -109,7 +112,7 @@ fn read(conn: &Connection, conversation_id: &str) -> rusqlite::Result<Snapshot> 
 /// Refused operations are logged and kept with their delta.
 pub(super) fn apply_in(
     conn: &Connection,
-    conversation_id: &str,
+    conversation_id: &ConversationId,
     turn: u32,
     source: DeltaSource,
     deltas: &[AgentStateDelta],
@@ -137,7 +140,7 @@ pub(super) fn apply_in(
             })
             .collect();
         insert.execute(params![
-            conversation_id,
+            conversation_id.as_str(),
             turn,
             source.as_str(),
             scrubbed(delta),
@@ -158,7 +161,7 @@ pub(super) fn apply_in(
          ON CONFLICT(conversation_id) DO UPDATE SET
            state_json = excluded.state_json, updated_at = excluded.updated_at",
     )?
-    .execute(params![conversation_id, stored, now])?;
+    .execute(params![conversation_id.as_str(), stored, now])?;
     Ok(Some(state))
 }
 
@@ -200,7 +203,13 @@ mod tests {
             )
             .unwrap();
         store
-            .apply_agent_state("c", 1, DeltaSource::Tool, &[assume("a1", 0.5)], "T1")
+            .apply_agent_state(
+                &"c".into(),
+                1,
+                DeltaSource::Tool,
+                &[assume("a1", 0.5)],
+                "T1",
+            )
             .unwrap();
         store
             .conn
@@ -209,9 +218,15 @@ mod tests {
                 [],
             )
             .unwrap();
-        assert_eq!(store.agent_state("c").unwrap(), None);
+        assert_eq!(store.agent_state(&"c".into()).unwrap(), None);
         let err = store
-            .apply_agent_state("c", 2, DeltaSource::Summarizer, &[assume("a2", 0.5)], "T2")
+            .apply_agent_state(
+                &"c".into(),
+                2,
+                DeltaSource::Summarizer,
+                &[assume("a2", 0.5)],
+                "T2",
+            )
             .unwrap_err();
         assert_eq!(err.code, laika_protocol::error::ErrorCode::StoreFailed);
         let kept: String = store
@@ -219,6 +234,6 @@ mod tests {
             .query_row("SELECT state_json FROM agent_state", [], |r| r.get(0))
             .unwrap();
         assert_eq!(kept, "{\"broken\": ");
-        assert_eq!(store.agent_state_deltas("c").unwrap().len(), 1);
+        assert_eq!(store.agent_state_deltas(&"c".into()).unwrap().len(), 1);
     }
 }

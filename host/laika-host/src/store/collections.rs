@@ -10,6 +10,7 @@ use laika_protocol::collection::{
     Artifact, ArtifactSummary, Collection, Source, SourceKind, SourceStatus,
 };
 use laika_protocol::error::{Error, ErrorCode, Result};
+use laika_protocol::ids::{ArtifactId, CollectionId, SourceId};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 
@@ -30,7 +31,7 @@ const COLLECTION_SELECT: &str = "SELECT c.id, c.title, c.tags_json, c.created_at
 
 fn collection_row(r: &Row<'_>) -> rusqlite::Result<Collection> {
     Ok(Collection {
-        id: r.get(0)?,
+        id: r.get::<_, String>(0)?.into(),
         title: r.get(1)?,
         tags: json_list(&r.get::<_, String>(2)?),
         created_at: r.get(3)?,
@@ -62,8 +63,8 @@ fn source_row(r: &Row<'_>) -> rusqlite::Result<Source> {
     let kind: String = r.get(2)?;
     let status: String = r.get(6)?;
     Ok(Source {
-        id: r.get(0)?,
-        collection_id: r.get(1)?,
+        id: r.get::<_, String>(0)?.into(),
+        collection_id: r.get::<_, String>(1)?.into(),
         kind: SourceKind::from_name(&kind).unwrap_or(SourceKind::Note),
         url: r.get(3)?,
         title: r.get(4)?,
@@ -85,7 +86,7 @@ impl Store {
                 "INSERT INTO collections (id, title, tags_json, created_at, updated_at) \
                  VALUES (?1, ?2, ?3, ?4, ?4)",
                 params![
-                    collection.id,
+                    collection.id.as_str(),
                     collection.title,
                     to_json(&collection.tags),
                     collection.created_at
@@ -95,7 +96,8 @@ impl Store {
         Ok(())
     }
 
-    pub fn collection(&self, id: &str) -> Result<Collection> {
+    pub fn collection(&self, id: &CollectionId) -> Result<Collection> {
+        let id = id.as_str();
         self.conn
             .query_row(
                 &format!("{COLLECTION_SELECT} WHERE c.id = ?1"),
@@ -125,11 +127,12 @@ impl Store {
     /// added them; a collection holds at most [`MAX_SOURCES`].
     pub fn add_sources(
         &mut self,
-        collection_id: &str,
+        collection_id: &CollectionId,
         sources: &[Source],
         added_by: AddedBy,
         now: &str,
     ) -> Result<()> {
+        let collection_id = collection_id.as_str();
         let tx = self.conn.transaction().map_err(sqlite)?;
         let (exists, count, next): (bool, usize, i64) = tx
             .query_row(
@@ -154,7 +157,7 @@ impl Store {
                    status, error, captured_at, text, outline_json, links_json, created_at, added_by) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
-                    s.id,
+                    s.id.as_str(),
                     collection_id,
                     next + i64::try_from(i).unwrap_or(0),
                     s.kind.as_str(),
@@ -202,7 +205,8 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
     }
 
-    pub fn source(&self, id: &str) -> Result<Source> {
+    pub fn source(&self, id: &SourceId) -> Result<Source> {
+        let id = id.as_str();
         self.conn
             .query_row(
                 &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE id = ?1"),
@@ -225,7 +229,7 @@ impl Store {
                    refreshed_at = ?11 \
                  WHERE id = ?1",
                 params![
-                    source.id,
+                    source.id.as_str(),
                     source.title,
                     source.outlet,
                     source.status.as_str(),
@@ -246,7 +250,7 @@ impl Store {
     }
 
     /// A collection and its sources in order, with their text.
-    pub fn collection_pack(&self, id: &str) -> Result<CollectionPack> {
+    pub fn collection_pack(&self, id: &CollectionId) -> Result<CollectionPack> {
         let collection = self.collection(id)?;
         let mut stmt = self
             .conn
@@ -255,7 +259,7 @@ impl Store {
             ))
             .map_err(sqlite)?;
         let sources = stmt
-            .query_map([id], source_row)
+            .query_map([id.as_str()], source_row)
             .map_err(sqlite)?
             .collect::<rusqlite::Result<_>>()
             .map_err(sqlite)?;
@@ -276,13 +280,13 @@ impl Store {
                    collection_id, redacted, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
-                    artifact.id,
+                    artifact.id.as_str(),
                     artifact.title,
                     artifact.mime,
                     artifact.text,
                     doc,
                     to_json(&artifact.tags),
-                    artifact.collection_id,
+                    artifact.collection_id.as_deref(),
                     redacted,
                     artifact.created_at
                 ],
@@ -291,7 +295,8 @@ impl Store {
         Ok(())
     }
 
-    pub fn artifact(&self, id: &str) -> Result<Artifact> {
+    pub fn artifact(&self, id: &ArtifactId) -> Result<Artifact> {
+        let id = id.as_str();
         self.conn
             .query_row(
                 "SELECT id, title, mime, text, doc_json, tags_json, collection_id, created_at \
@@ -300,13 +305,13 @@ impl Store {
                 |r| {
                     let doc: Option<String> = r.get(4)?;
                     Ok(Artifact {
-                        id: r.get(0)?,
+                        id: r.get::<_, String>(0)?.into(),
                         title: r.get(1)?,
                         mime: r.get(2)?,
                         text: r.get(3)?,
                         doc: doc.and_then(|d| serde_json::from_str(&d).ok()),
                         tags: json_list(&r.get::<_, String>(5)?),
-                        collection_id: r.get(6)?,
+                        collection_id: r.get::<_, Option<String>>(6)?.map(CollectionId::from),
                         created_at: r.get(7)?,
                     })
                 },
@@ -328,10 +333,10 @@ impl Store {
         let rows = stmt
             .query_map([sql_count(limit)], |r| {
                 Ok(ArtifactSummary {
-                    id: r.get(0)?,
+                    id: r.get::<_, String>(0)?.into(),
                     title: r.get(1)?,
                     mime: r.get(2)?,
-                    collection_id: r.get(3)?,
+                    collection_id: r.get::<_, Option<String>>(3)?.map(CollectionId::from),
                     created_at: r.get(4)?,
                 })
             })
@@ -378,11 +383,11 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
         store
-            .add_sources("c-1", &[note("mine", "a")], AddedBy::User, "t")
+            .add_sources(&"c-1".into(), &[note("mine", "a")], AddedBy::User, "t")
             .unwrap();
         store
             .add_sources(
-                "c-1",
+                &"c-1".into(),
                 &[note("model", "b"), note("model-2", "c")],
                 AddedBy::Assistant,
                 "t",
@@ -401,16 +406,16 @@ mod tests {
         store.create_collection(&collection("c-1")).unwrap();
         store
             .add_sources(
-                "c-1",
+                &"c-1".into(),
                 &[note("s-1", "first"), note("s-2", "second")],
                 AddedBy::User,
                 "t1",
             )
             .unwrap();
         store
-            .add_sources("c-1", &[note("s-3", "third")], AddedBy::User, "t2")
+            .add_sources(&"c-1".into(), &[note("s-3", "third")], AddedBy::User, "t2")
             .unwrap();
-        let pack = store.collection_pack("c-1").unwrap();
+        let pack = store.collection_pack(&"c-1".into()).unwrap();
         assert_eq!(pack.collection.source_count, 3);
         assert_eq!(pack.collection.tags, ["travel"]);
         let texts: Vec<&str> = pack.sources.iter().map(|s| s.text.as_str()).collect();
@@ -422,22 +427,28 @@ mod tests {
     fn unknown_ids_are_not_found_and_change_nothing() {
         let mut store = Store::open_in_memory().unwrap();
         let e = store
-            .add_sources("nope", &[note("s-1", "x")], AddedBy::User, "t")
+            .add_sources(&"nope".into(), &[note("s-1", "x")], AddedBy::User, "t")
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
         assert!(e.message.contains("\"nope\""), "{}", e.message);
         assert_eq!(
-            store.collection("nope").unwrap_err().code,
+            store.collection(&"nope".into()).unwrap_err().code,
             ErrorCode::NotFound
         );
-        assert_eq!(store.source("s-1").unwrap_err().code, ErrorCode::NotFound);
-        assert_eq!(store.artifact("a-1").unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(
+            store.source(&"s-1".into()).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        assert_eq!(
+            store.artifact(&"a-1".into()).unwrap_err().code,
+            ErrorCode::NotFound
+        );
         assert_eq!(
             store.update_source(&note("s-1", "x")).unwrap_err().code,
             ErrorCode::NotFound
         );
         assert_eq!(
-            store.collection_pack("nope").unwrap_err().code,
+            store.collection_pack(&"nope".into()).unwrap_err().code,
             ErrorCode::NotFound
         );
     }
@@ -447,18 +458,18 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         store.create_collection(&collection("c-1")).unwrap();
         store
-            .add_sources("c-1", &[note("s-1", "a")], AddedBy::User, "t")
+            .add_sources(&"c-1".into(), &[note("s-1", "a")], AddedBy::User, "t")
             .unwrap();
         let e = store
             .add_sources(
-                "c-1",
+                &"c-1".into(),
                 &[note("s-2", "b"), note("s-1", "again")],
                 AddedBy::User,
                 "t",
             )
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::StoreFailed);
-        assert_eq!(store.collection("c-1").unwrap().source_count, 1);
+        assert_eq!(store.collection(&"c-1".into()).unwrap().source_count, 1);
     }
 
     #[test]
@@ -468,9 +479,11 @@ mod tests {
         let many: Vec<Source> = (0..MAX_SOURCES)
             .map(|i| note(&format!("s-{i}"), "x"))
             .collect();
-        store.add_sources("c-1", &many, AddedBy::User, "t").unwrap();
+        store
+            .add_sources(&"c-1".into(), &many, AddedBy::User, "t")
+            .unwrap();
         let e = store
-            .add_sources("c-1", &[note("one-more", "x")], AddedBy::User, "t")
+            .add_sources(&"c-1".into(), &[note("one-more", "x")], AddedBy::User, "t")
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidRequest);
     }
@@ -491,7 +504,7 @@ mod tests {
             created_at: "2026-01-02T00:00:00.000Z".into(),
         };
         store.save_artifact(&a, true).unwrap();
-        assert_eq!(store.artifact("a-1").unwrap(), a);
+        assert_eq!(store.artifact(&"a-1".into()).unwrap(), a);
         let mut orphan = a.clone();
         orphan.id = "a-2".into();
         orphan.collection_id = Some("gone".into());

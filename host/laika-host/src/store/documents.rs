@@ -8,12 +8,13 @@
 use super::{origin_of, sql_count, sqlite, Store, MAX_QUERY_CHARS, MAX_QUERY_TOKENS};
 use laika_core::text::prefix_chars;
 use laika_protocol::error::Result;
+use laika_protocol::ids::ConversationId;
 use serde_json::Value;
 
 /// A stored turn as a document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryDocument {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     pub turn: u32,
     pub created_at: String,
     /// The page the turn was about, when it had one.
@@ -104,7 +105,7 @@ impl Store {
             let field = |key: &str| page.and_then(|p| p.get(key)).and_then(Value::as_str);
             let url = field("url").map(str::to_owned).or(page_url);
             let doc = HistoryDocument {
-                conversation_id,
+                conversation_id: ConversationId::from(conversation_id),
                 turn,
                 created_at,
                 origin: url.as_deref().and_then(origin_of),

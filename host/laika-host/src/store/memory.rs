@@ -6,6 +6,7 @@
 use super::{sqlite, Store};
 use laika_protocol::conversation::{History, PastTurn, StoredSummary};
 use laika_protocol::error::{Error, Result};
+use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::PageRef;
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
@@ -23,7 +24,7 @@ impl Store {
     /// turns after it (at most `MAX_LOADED_TURNS`, oldest first), the latest
     /// `memory.summary` and the pages it was on. An unknown conversation has
     /// an empty history.
-    pub fn history(&self, conversation_id: &str) -> Result<History> {
+    pub fn history(&self, conversation_id: &ConversationId) -> Result<History> {
         let summary = self.latest_summary(conversation_id)?;
         let after = summary.as_ref().map_or(0, |s| s.through_turn);
         let mut stmt = self
@@ -39,7 +40,7 @@ impl Store {
             .map_err(sqlite)?;
         let rows = stmt
             .query_map(
-                params![conversation_id, after, MAX_LOADED_TURNS as i64],
+                params![conversation_id.as_str(), after, MAX_LOADED_TURNS as i64],
                 |r| {
                     Ok((
                         PastTurn {
@@ -92,12 +93,20 @@ impl Store {
     }
 
     /// The newest rolling summary of a conversation.
-    pub fn latest_summary(&self, conversation_id: &str) -> Result<Option<StoredSummary>> {
+    pub fn latest_summary(
+        &self,
+        conversation_id: &ConversationId,
+    ) -> Result<Option<StoredSummary>> {
         Ok(self.summaries(conversation_id, 1)?.pop())
     }
 
     /// Rolling summaries of a conversation, newest first, at most `limit`.
-    pub fn summaries(&self, conversation_id: &str, limit: usize) -> Result<Vec<StoredSummary>> {
+    pub fn summaries(
+        &self,
+        conversation_id: &ConversationId,
+        limit: usize,
+    ) -> Result<Vec<StoredSummary>> {
+        let conversation_id = conversation_id.as_str();
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -123,12 +132,13 @@ impl Store {
     /// refused (it would go back in time).
     pub fn save_summary(
         &mut self,
-        conversation_id: &str,
+        conversation_id: &ConversationId,
         through_turn: u32,
         text: &str,
         made_by: &str,
         created_at: &str,
     ) -> Result<StoredSummary> {
+        let conversation_id = conversation_id.as_str();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -256,7 +266,7 @@ mod tests {
     #[test]
     fn history_has_the_turns_memory_and_pages_in_order() {
         let mut store = Store::open_in_memory().unwrap();
-        assert_eq!(store.history("c").unwrap(), History::default());
+        assert_eq!(store.history(&"c".into()).unwrap(), History::default());
         store
             .commit_turn(&record(
                 "c",
@@ -275,7 +285,7 @@ mod tests {
                 "Price 12 EUR.",
             ))
             .unwrap();
-        let h = store.history("c").unwrap();
+        let h = store.history(&"c".into()).unwrap();
         assert_eq!(h.turns.len(), 2);
         assert_eq!(h.turns[0].user_text, "my favourite colour is blue");
         assert_eq!(h.turns[1].answer_text, "It costs 12 EUR.");
@@ -283,7 +293,7 @@ mod tests {
         assert_eq!(h.memory.as_deref(), Some("Price 12 EUR."));
         assert_eq!(h.pages.len(), 1);
         assert_eq!(h.pages[0].title, "Shop A");
-        assert!(store.history("other").unwrap().turns.is_empty());
+        assert!(store.history(&"other".into()).unwrap().turns.is_empty());
     }
 
     #[test]
@@ -295,26 +305,38 @@ mod tests {
                 .unwrap();
         }
         let first = store
-            .save_summary("c", 2, "asked q1 and q2", "builtin", "2026-01-01T00:00:01Z")
+            .save_summary(
+                &"c".into(),
+                2,
+                "asked q1 and q2",
+                "builtin",
+                "2026-01-01T00:00:01Z",
+            )
             .unwrap();
         assert_eq!(first.version, 1);
         let e = store
-            .save_summary("c", 2, "again", "builtin", "2026-01-01T00:00:02Z")
+            .save_summary(&"c".into(), 2, "again", "builtin", "2026-01-01T00:00:02Z")
             .unwrap_err();
         assert_eq!(e.code, laika_protocol::error::ErrorCode::StoreFailed);
         let second = store
-            .save_summary("c", 3, "asked q1..q3", "builtin", "2026-01-01T00:00:03Z")
+            .save_summary(
+                &"c".into(),
+                3,
+                "asked q1..q3",
+                "builtin",
+                "2026-01-01T00:00:03Z",
+            )
             .unwrap();
         assert_eq!(second.version, 2);
-        let h = store.history("c").unwrap();
+        let h = store.history(&"c".into()).unwrap();
         assert_eq!(h.summary.as_ref().unwrap().text, "asked q1..q3");
         assert!(h.turns.is_empty());
-        let all = store.summaries("c", 10).unwrap();
+        let all = store.summaries(&"c".into(), 10).unwrap();
         assert_eq!(
             all.iter().map(|s| s.version).collect::<Vec<_>>(),
             vec![2, 1]
         );
-        store.delete_conversation("c").unwrap();
-        assert!(store.summaries("c", 10).unwrap().is_empty());
+        store.delete_conversation(&"c".into()).unwrap();
+        assert!(store.summaries(&"c".into(), 10).unwrap().is_empty());
     }
 }

@@ -31,6 +31,7 @@ pub use laika_protocol::history::{
     ConversationDetail, ConversationSummary, ExportDocument, SearchHit, SnippetPart, StepDetail,
     StoredError, TurnDetail, TurnRecord, TurnStatus, EXPORT_FORMAT, EXPORT_VERSION,
 };
+use laika_protocol::ids::ConversationId;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
@@ -137,7 +138,8 @@ impl Store {
     /// conversation) for a turn that will commit later: a number stored or
     /// reserved is never handed out again. [`Store::commit_turn`] releases it,
     /// whatever the outcome, and so does [`Store::release_turn`].
-    pub fn reserve_turn(&mut self, conversation_id: &str) -> Result<u32> {
+    pub fn reserve_turn(&mut self, conversation_id: &ConversationId) -> Result<u32> {
+        let conversation_id = conversation_id.as_str();
         let stored: u32 = self
             .conn
             .prepare_cached("SELECT COALESCE(MAX(turn), 0) FROM turns WHERE conversation_id = ?1")
@@ -154,7 +156,8 @@ impl Store {
     }
 
     /// Gives back a reserved turn number that will not be committed.
-    pub fn release_turn(&mut self, conversation_id: &str, turn: u32) {
+    pub fn release_turn(&mut self, conversation_id: &ConversationId, turn: u32) {
+        let conversation_id = conversation_id.as_str();
         if let Some(reserved) = self.reserved.get_mut(conversation_id) {
             reserved.remove(&turn);
             if reserved.is_empty() {
@@ -192,7 +195,7 @@ impl Store {
                page_origin = COALESCE(excluded.page_origin, conversations.page_origin)",
         )?
         .execute(params![
-            t.conversation_id,
+            t.conversation_id.as_str(),
             row.created_at,
             row.title,
             row.page_url,
@@ -206,7 +209,7 @@ impl Store {
         )?;
         insert_message.execute(params![
             row.request_message_id,
-            t.conversation_id,
+            t.conversation_id.as_str(),
             t.turn,
             row.created_at,
             "agent",
@@ -219,7 +222,7 @@ impl Store {
         if let (Some(id), Some(json)) = (&row.response_message_id, &row.response_json) {
             insert_message.execute(params![
                 id,
-                t.conversation_id,
+                t.conversation_id.as_str(),
                 t.turn,
                 row.created_at,
                 "assistant",
@@ -233,7 +236,7 @@ impl Store {
         for m in &row.step_messages {
             insert_message.execute(params![
                 m.id,
-                t.conversation_id,
+                t.conversation_id.as_str(),
                 t.turn,
                 row.created_at,
                 m.sender_role,
@@ -254,7 +257,7 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )?
         .execute(params![
-            t.conversation_id,
+            t.conversation_id.as_str(),
             t.turn,
             t.task,
             t.status.as_str(),
@@ -310,7 +313,7 @@ impl Store {
         let rows = stmt
             .query_map(params![sql_count(limit), sql_count(offset)], |r| {
                 Ok(ConversationSummary {
-                    id: r.get(0)?,
+                    id: r.get::<_, String>(0)?.into(),
                     title: r.get(1)?,
                     created_at: r.get(2)?,
                     updated_at: r.get(3)?,
@@ -326,7 +329,8 @@ impl Store {
     }
 
     /// One conversation with its turns in order. NOT_FOUND if there is none.
-    pub fn conversation(&self, id: &str) -> Result<ConversationDetail> {
+    pub fn conversation(&self, id: &ConversationId) -> Result<ConversationDetail> {
+        let id = id.as_str();
         let head = self
             .conn
             .prepare_cached(
@@ -335,7 +339,7 @@ impl Store {
             ).map_err(sqlite)?
             .query_row([id], |r| {
                 Ok(ConversationDetail {
-                    id: r.get(0)?,
+                    id: r.get::<_, String>(0)?.into(),
                     title: r.get(1)?,
                     created_at: r.get(2)?,
                     updated_at: r.get(3)?,
@@ -474,7 +478,7 @@ impl Store {
                 ],
                 |r| {
                     Ok(SearchHit {
-                        conversation_id: r.get(0)?,
+                        conversation_id: r.get::<_, String>(0)?.into(),
                         conversation_title: r.get(1)?,
                         turn: r.get(2)?,
                         created_at: r.get(3)?,
@@ -491,7 +495,8 @@ impl Store {
 
     /// Deletes a conversation with its messages, turns and search rows.
     /// NOT_FOUND if there is none.
-    pub fn delete_conversation(&mut self, id: &str) -> Result<()> {
+    pub fn delete_conversation(&mut self, id: &ConversationId) -> Result<()> {
+        let id = id.as_str();
         let deleted = self
             .delete_rows(id)
             .map_err(|e| self.failed("deleting a conversation", e))?;
@@ -540,7 +545,7 @@ impl Store {
     }
 
     /// The conversation, its turns and their stored packets as one document.
-    pub fn export(&self, id: &str) -> Result<ExportDocument> {
+    pub fn export(&self, id: &ConversationId) -> Result<ExportDocument> {
         Ok(ExportDocument {
             format: EXPORT_FORMAT.into(),
             version: EXPORT_VERSION,
@@ -1031,27 +1036,27 @@ mod tests {
     #[test]
     fn turn_numbers_count_per_conversation_and_are_never_handed_out_twice() {
         let mut store = Store::open_in_memory().unwrap();
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 1);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 1);
         store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 2);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 2);
         store.commit_turn(&record("c-1", 2, "q2", "a2")).unwrap();
-        assert_eq!(store.reserve_turn("c-2").unwrap(), 1);
+        assert_eq!(store.reserve_turn(&"c-2".into()).unwrap(), 1);
         // Two turns running at once get different numbers, and either may
         // commit first.
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 3);
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 4);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 3);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 4);
         store.commit_turn(&record("c-1", 4, "q4", "a4")).unwrap();
         // A failed turn still uses up its number.
         store.commit_turn(&failed("c-1", 3, "q3")).unwrap();
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 5);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 5);
         // A released number that nothing stored is handed out again.
-        store.release_turn("c-1", 5);
-        assert_eq!(store.reserve_turn("c-1").unwrap(), 5);
+        store.release_turn(&"c-1".into(), 5);
+        assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 5);
         // A refused commit releases its number too.
         let mut bad = record("c-2", 1, "bad", "");
         bad.error = Some(Error::internal("an ok turn with an error is refused"));
         assert!(store.commit_turn(&bad).is_err());
-        assert_eq!(store.reserve_turn("c-2").unwrap(), 1);
+        assert_eq!(store.reserve_turn(&"c-2".into()).unwrap(), 1);
     }
 
     #[test]
@@ -1065,7 +1070,7 @@ mod tests {
                 "It costs 12 euros.",
             ))
             .unwrap();
-        let detail = store.conversation("c-1").unwrap();
+        let detail = store.conversation(&"c-1".into()).unwrap();
         assert_eq!(detail.id, "c-1");
         assert_eq!(detail.title.as_deref(), Some("What is the price?"));
         assert_eq!(
@@ -1151,7 +1156,7 @@ mod tests {
             ..record("c-1", 1, "q", "a")
         };
         store.commit_turn(&rec).unwrap();
-        let t = &store.conversation("c-1").unwrap().turns[0];
+        let t = &store.conversation(&"c-1".into()).unwrap().turns[0];
         assert!(!t.redacted);
         assert_eq!(t.request_packet, rec.request_packet);
         assert_eq!(
@@ -1168,7 +1173,7 @@ mod tests {
             p["assistant"]["citations"][0]["quote"] = json!("x".repeat(5000));
         }
         store.commit_turn(&rec).unwrap();
-        let t = &store.conversation("c-1").unwrap().turns[0];
+        let t = &store.conversation(&"c-1".into()).unwrap().turns[0];
         assert_eq!(
             t.citations[0]["quote"].as_str().unwrap().len(),
             redaction::QUOTE_CHARS
@@ -1185,7 +1190,7 @@ mod tests {
             ..failed("c-1", 2, "again")
         };
         store.commit_turn(&cancelled).unwrap();
-        let detail = store.conversation("c-1").unwrap();
+        let detail = store.conversation(&"c-1".into()).unwrap();
         let first = &detail.turns[0];
         assert_eq!(first.status, TurnStatus::Failed);
         assert_eq!(
@@ -1223,7 +1228,7 @@ mod tests {
             .commit_turn(&record("c-1", 1, "first question", "first answer"))
             .unwrap();
         let before = census(&store);
-        let detail_before = store.conversation("c-1").unwrap();
+        let detail_before = store.conversation(&"c-1".into()).unwrap();
         let mut dup = record("c-1", 1, "second question", "second answer");
         dup.created_at = "2027-01-01T00:00:00Z".into();
         dup.page_url = Some("https://other.example/".into());
@@ -1233,7 +1238,7 @@ mod tests {
         assert!(err.message.contains("turn 1"), "{err}");
         assert_eq!(census(&store), before);
         // The upserted conversation row was rolled back too.
-        assert_eq!(store.conversation("c-1").unwrap(), detail_before);
+        assert_eq!(store.conversation(&"c-1".into()).unwrap(), detail_before);
         assert!(store.search("second", 10).unwrap().is_empty());
         // And the store still works.
         store.commit_turn(&record("c-1", 2, "q", "a")).unwrap();
@@ -1261,7 +1266,7 @@ mod tests {
             (
                 "long id",
                 TurnRecord {
-                    conversation_id: "c".repeat(300),
+                    conversation_id: "c".repeat(300).into(),
                     ..ok.clone()
                 },
             ),
@@ -1319,7 +1324,7 @@ mod tests {
         let mut rec = record("c-1", 2, "q", "a");
         rec.created_at = "2026-01-24T12:00:00.5Z".into();
         store.commit_turn(&rec).unwrap();
-        let detail = store.conversation("c-1").unwrap();
+        let detail = store.conversation(&"c-1".into()).unwrap();
         assert_eq!(detail.created_at, "2026-01-24T12:00:00.000Z");
         assert_eq!(detail.updated_at, "2026-01-24T12:00:00.500Z");
     }
@@ -1355,7 +1360,7 @@ mod tests {
         assert_eq!(list[2].title.as_deref(), Some("Title B"));
         assert_eq!(list[2].page_url, None);
         assert_eq!(list[2].page_origin, None);
-        let page: Vec<String> = store
+        let page: Vec<ConversationId> = store
             .list_conversations(1, 1)
             .unwrap()
             .into_iter()
@@ -1375,11 +1380,14 @@ mod tests {
     fn missing_conversations_are_not_found() {
         let mut store = Store::open_in_memory().unwrap();
         assert_eq!(
-            store.conversation("nope").unwrap_err().code,
+            store.conversation(&"nope".into()).unwrap_err().code,
             ErrorCode::NotFound
         );
-        assert_eq!(store.export("nope").unwrap_err().code, ErrorCode::NotFound);
-        let err = store.delete_conversation("nope").unwrap_err();
+        assert_eq!(
+            store.export(&"nope".into()).unwrap_err().code,
+            ErrorCode::NotFound
+        );
+        let err = store.delete_conversation(&"nope".into()).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
         assert!(err.message.contains("\"nope\""), "{err}");
     }
@@ -1442,7 +1450,7 @@ mod tests {
         store
             .commit_turn(&record("best", 1, "apple apple apple", "apple apple"))
             .unwrap();
-        let ids: Vec<String> = store
+        let ids: Vec<ConversationId> = store
             .search("apple", 10)
             .unwrap()
             .into_iter()
@@ -1592,14 +1600,14 @@ mod tests {
             .commit_turn(&record("kept", 1, "kept question", "kept answer"))
             .unwrap();
         assert_eq!(store.search("zanzibar", 10).unwrap().len(), 2);
-        store.delete_conversation("gone").unwrap();
+        store.delete_conversation(&"gone".into()).unwrap();
         assert!(store.search("zanzibar", 10).unwrap().is_empty());
         assert_eq!(
-            store.conversation("gone").unwrap_err().code,
+            store.conversation(&"gone".into()).unwrap_err().code,
             ErrorCode::NotFound
         );
         assert_eq!(census(&store), vec![1, 2, 1, 1]);
-        assert_eq!(store.reserve_turn("gone").unwrap(), 1);
+        assert_eq!(store.reserve_turn(&"gone".into()).unwrap(), 1);
         // The word is gone from the index's raw segments, not only hidden
         // behind a delete marker.
         let raw = |term: &str| {
@@ -1614,7 +1622,7 @@ mod tests {
         assert!(raw("kept") > 0);
         assert_eq!(store.search("kept", 10).unwrap().len(), 1);
         assert_eq!(
-            store.delete_conversation("gone").unwrap_err().code,
+            store.delete_conversation(&"gone".into()).unwrap_err().code,
             ErrorCode::NotFound
         );
     }
@@ -1624,7 +1632,7 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
         store.commit_turn(&failed("c-1", 2, "q2")).unwrap();
-        let doc = serde_json::to_value(store.export("c-1").unwrap()).unwrap();
+        let doc = serde_json::to_value(store.export(&"c-1".into()).unwrap()).unwrap();
         assert_eq!(doc["format"], EXPORT_FORMAT);
         assert_eq!(doc["version"], EXPORT_VERSION);
         assert!(doc["exported_at"].as_str().unwrap().ends_with('Z'));
@@ -1680,7 +1688,7 @@ mod tests {
             let result = store.search(s, 5);
             assert!(result.is_ok(), "{s:?}: {result:?}");
         }
-        let detail = store.conversation("naughty").unwrap();
+        let detail = store.conversation(&"naughty".into()).unwrap();
         assert_eq!(detail.turns.len(), strings.len());
         for (t, s) in detail.turns.iter().zip(&strings) {
             assert_eq!(&t.answer_text, &index_text(s));
