@@ -44,7 +44,7 @@ const maker = await serveRoutes((url) => {
        <h2>Specifications</h2><ul><li>Weight: ${p[1]}</li><li>Volume: ${p[2]}</li><li>Material: recycled nylon</li></ul></main>`,
     ),
   };
-});
+}, "maker.test");
 
 const shop = await serveRoutes((url) => {
   if (url.pathname === "/search.html") {
@@ -70,7 +70,7 @@ const shop = await serveRoutes((url) => {
     };
   }
   return null;
-});
+}, "shop.test");
 
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
 const scriptPath = path.join(scriptDir, "script.json");

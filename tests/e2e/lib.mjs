@@ -104,6 +104,9 @@ export async function launch(hostEnv = {}, { installHost = true, config = null, 
       "--disable-component-update",
       "--disable-sync",
       "--disable-quic",
+      // Names under .test reach the loopback servers, so a test can stand for
+      // two public sites (the gate denies another loopback origin outright).
+      "--host-resolver-rules=MAP *.test 127.0.0.1",
       `--disable-extensions-except=${extensionDir}`,
       `--load-extension=${extensionDir}`,
     ],
@@ -224,7 +227,7 @@ export async function waitForDone(sidebar, timeout = 60_000) {
  * `{body, type?, status?}` or null for 404). Counts every request it gets,
  * by path, so a test can prove a page was never asked for.
  */
-export async function serveRoutes(route) {
+export async function serveRoutes(route, host = "127.0.0.1") {
   const requests = [];
   let base = "";
   const server = http.createServer((req, res) => {
@@ -238,7 +241,7 @@ export async function serveRoutes(route) {
     res.writeHead(page.status ?? 200, { "content-type": page.type ?? "text/html; charset=utf-8" }).end(page.body);
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${server.address().port}`;
+  base = `http://${host}:${server.address().port}`;
   return {
     base,
     requests,
