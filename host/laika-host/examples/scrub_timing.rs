@@ -2,7 +2,7 @@
 //! with a "my password is …" disclosure at its very end. A printed figure
 //! for docs/SECURITY.md, not a timed assertion.
 //!
-//!     cargo run --release -p laika-core --example scrub_timing
+//!     cargo run --release -p laika-host --example scrub_timing
 
 use std::time::Instant;
 
