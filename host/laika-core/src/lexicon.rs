@@ -35,6 +35,22 @@ pub enum Category {
     EmailDot,
 }
 
+impl Category {
+    const ALL: [Category; 7] = [
+        Category::Commit,
+        Category::SecretField,
+        Category::Code,
+        Category::Copula,
+        Category::Street,
+        Category::EmailAt,
+        Category::EmailDot,
+    ];
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
 #[derive(Deserialize)]
 struct Language {
     commit: Vec<String>,
@@ -76,6 +92,38 @@ struct Lexicon {
     street: Vec<Entry>,
     email_at: Vec<Entry>,
     email_dot: Vec<Entry>,
+    /// One per category, in [`Category::ALL`] order.
+    indexes: Vec<Index>,
+}
+
+/// A category's automaton: every entry's first word (or, for an unspaced
+/// script, its whole glued phrase) as a pattern.
+struct Index {
+    automaton: Option<aho_corasick::AhoCorasick>,
+    /// Each pattern's entry, and whether it is a glued phrase.
+    patterns: Vec<(usize, bool)>,
+}
+
+fn index_of(list: &[Entry]) -> Index {
+    let mut patterns = Vec::new();
+    let mut texts: Vec<&str> = Vec::new();
+    for (e, entry) in list.iter().enumerate() {
+        let text = if entry.substring {
+            Some(entry.glued.as_str())
+        } else {
+            entry.words.first().map(String::as_str)
+        };
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
+            patterns.push((e, entry.substring));
+            texts.push(text);
+        }
+    }
+    Index {
+        // Built from the compiled-in words; if it ever failed, `candidates`
+        // falls back to trying every entry at every word.
+        automaton: aho_corasick::AhoCorasick::new(texts).ok(),
+        patterns,
+    }
 }
 
 fn lexicon() -> &'static Lexicon {
@@ -94,6 +142,7 @@ fn lexicon() -> &'static Lexicon {
             street: Vec::new(),
             email_at: Vec::new(),
             email_dot: Vec::new(),
+            indexes: Vec::new(),
         };
         for (lang, words) in &file.languages {
             let add = |into: &mut Vec<Entry>, list: &[String]| {
@@ -107,6 +156,10 @@ fn lexicon() -> &'static Lexicon {
             add(&mut lex.email_at, &words.email_at);
             add(&mut lex.email_dot, &words.email_dot);
         }
+        lex.indexes = Category::ALL
+            .iter()
+            .map(|&c| index_of(category_entries(&lex, c)))
+            .collect();
         lex
     })
 }
@@ -135,7 +188,10 @@ fn entry(lang: &str, raw: &str) -> Option<Entry> {
 }
 
 fn entries(category: Category) -> &'static [Entry] {
-    let lex = lexicon();
+    category_entries(lexicon(), category)
+}
+
+fn category_entries(lex: &Lexicon, category: Category) -> &[Entry] {
     match category {
         Category::Commit => &lex.commit,
         Category::SecretField => &lex.secret_field,
@@ -279,8 +335,8 @@ pub fn fold_str(s: &str) -> String {
 
 /// Where an entry was found: its index range among the words.
 #[derive(Debug, Clone, Copy)]
-pub struct Hit {
-    pub entry: &'static Entry,
+pub struct Hit<'e> {
+    pub entry: &'e Entry,
     /// The word where the entry ends.
     pub last_word: usize,
     /// For entries of unspaced scripts: the byte offset just past the match
@@ -302,44 +358,90 @@ fn word_matches(entry: &Entry, k: usize, word: &str) -> bool {
     }
 }
 
-/// Every place an entry of `category` occurs in the folded `words`.
-fn hits(category: Category, words: &[Word]) -> impl Iterator<Item = Hit> + '_ {
-    entries(category).iter().flat_map(move |entry| {
-        let n = entry.words.len();
-        (0..words.len()).filter_map(move |i| {
-            if entry.substring {
-                // A phrase of an unspaced script may still be written with
-                // spaces ("바로 구매"): look in the word glued to the next.
-                let word = words.get(i)?;
-                if let Some(at) = word.text.find(&entry.glued) {
-                    return Some(Hit {
-                        entry,
-                        last_word: i,
-                        end_in_word: Some(at + entry.glued.len()),
-                    });
-                }
-                let next = words.get(i + 1)?;
-                let joined = format!("{}{}", word.text, next.text);
-                let at = joined.find(&entry.glued)?;
-                let end = at + entry.glued.len();
-                return (end > word.text.len()).then(|| Hit {
-                    entry,
-                    last_word: i + 1,
-                    end_in_word: Some(end - word.text.len()),
-                });
-            }
-            let all = (0..n).all(|k| {
-                words
-                    .get(i + k)
-                    .is_some_and(|w| word_matches(entry, k, &w.text))
-            });
-            all.then_some(Hit {
+/// Whether `entry` occurs at word `i` of the folded `words`.
+fn hit_at<'e>(entry: &'e Entry, words: &[Word], i: usize) -> Option<Hit<'e>> {
+    let n = entry.words.len();
+    if entry.substring {
+        // A phrase of an unspaced script may still be written with
+        // spaces ("바로 구매"): look in the word glued to the next.
+        let word = words.get(i)?;
+        if let Some(at) = word.text.find(&entry.glued) {
+            return Some(Hit {
                 entry,
-                last_word: i + n - 1,
-                end_in_word: None,
-            })
-        })
+                last_word: i,
+                end_in_word: Some(at + entry.glued.len()),
+            });
+        }
+        let next = words.get(i + 1)?;
+        let joined = format!("{}{}", word.text, next.text);
+        let at = joined.find(&entry.glued)?;
+        let end = at + entry.glued.len();
+        return (end > word.text.len()).then(|| Hit {
+            entry,
+            last_word: i + 1,
+            end_in_word: Some(end - word.text.len()),
+        });
+    }
+    let all = (0..n).all(|k| {
+        words
+            .get(i + k)
+            .is_some_and(|w| word_matches(entry, k, &w.text))
+    });
+    all.then_some(Hit {
+        entry,
+        last_word: i + n - 1,
+        end_in_word: None,
     })
+}
+
+/// Every place an entry of `category` occurs in the folded `words`, entry
+/// by entry, in word order.
+fn hits(category: Category, words: &[Word]) -> impl Iterator<Item = Hit<'static>> + '_ {
+    let list = entries(category);
+    candidates(category, words)
+        .into_iter()
+        .filter_map(move |(e, i)| hit_at(list.get(e)?, words, i))
+}
+
+/// The (entry, word) pairs where an entry of `category` may occur: every
+/// word that holds an entry's first word, found by one pass of the
+/// category's automaton over the words, so the cost grows with the text,
+/// not with text × entries. Every real hit is among them; [`hit_at`]
+/// decides.
+fn candidates(category: Category, words: &[Word]) -> Vec<(usize, usize)> {
+    let index = &lexicon().indexes[category.slot()];
+    let Some(automaton) = &index.automaton else {
+        let n = entries(category).len();
+        return (0..n)
+            .flat_map(|e| (0..words.len()).map(move |i| (e, i)))
+            .collect();
+    };
+    let mut glued = String::new();
+    let mut starts = Vec::with_capacity(words.len());
+    for w in words {
+        starts.push(glued.len());
+        glued.push_str(&w.text);
+    }
+    let word_of = |at: usize| starts.partition_point(|&s| s <= at).saturating_sub(1);
+    let mut out = Vec::new();
+    for m in automaton.find_overlapping_iter(&glued) {
+        let Some(&(entry, substring)) = index.patterns.get(m.pattern().as_usize()) else {
+            continue;
+        };
+        let (first, last) = (word_of(m.start()), word_of(m.end().saturating_sub(1)));
+        if last == first {
+            out.push((entry, first));
+            // A glued phrase inside a word is found from the word before too.
+            if substring && first > 0 {
+                out.push((entry, first - 1));
+            }
+        } else if substring && last == first + 1 {
+            out.push((entry, first));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Spaced-out letters ("B U Y  N O W") glued back into words.

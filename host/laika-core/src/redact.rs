@@ -102,9 +102,67 @@ pub fn scrub_text(text: &str) -> Cow<'_, str> {
 }
 
 /// [`scrub_text`] on every string inside a JSON value (object keys are left
-/// alone); returns how many strings changed.
+/// alone); returns how many strings changed. The strings of one run (an
+/// array's strings and text nodes, a link's text nodes: a render's
+/// paragraph, a list) are first read together ([`crate::secrets::scrub_parts`]),
+/// so a secret whose context sits in the node before is found too.
 pub fn scrub_value(value: &mut Value) -> usize {
-    rewrite_strings(value, scrub_text)
+    scrub_runs(value) + rewrite_strings(value, scrub_text)
+}
+
+fn scrub_runs(value: &mut Value) -> usize {
+    let mut changed = 0;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                let mut strings = run_strings(items);
+                if strings.len() > 1 {
+                    let scrubbed = {
+                        let parts: Vec<&str> = strings.iter().map(|s| s.as_str()).collect();
+                        crate::secrets::scrub_parts(&parts)
+                    };
+                    for (s, new) in strings.iter_mut().zip(scrubbed) {
+                        if let Some(new) = new {
+                            **s = new;
+                            changed += 1;
+                        }
+                    }
+                }
+                stack.extend(items.iter_mut());
+            }
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Null | Value::Bool(_) | Value::String(_) | Value::Number(_) => {}
+        }
+    }
+    changed
+}
+
+/// The strings an array shows as one run of text, in order: its strings,
+/// its items' `text`, and the `text` of its items' `children` (a link's
+/// words).
+fn run_strings(items: &mut [Value]) -> Vec<&mut String> {
+    let mut out = Vec::new();
+    for item in items.iter_mut() {
+        match item {
+            Value::String(s) => out.push(s),
+            Value::Object(map) => {
+                if map.get("text").is_some_and(Value::is_string) {
+                    if let Some(Value::String(s)) = map.get_mut("text") {
+                        out.push(s);
+                    }
+                } else if let Some(Value::Array(children)) = map.get_mut("children") {
+                    for child in children.iter_mut() {
+                        if let Some(Value::String(s)) = child.get_mut("text") {
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => {}
+        }
+    }
+    out
 }
 
 /// A value that looks like a secret whatever its parameter is called: a

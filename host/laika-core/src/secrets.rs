@@ -24,6 +24,12 @@ struct RuleSpec {
     id: String,
     kind: String,
     regex: String,
+    /// Digits and letters the secret must hold: what tells a key from a
+    /// word or a plain number where the pattern alone cannot.
+    #[serde(default)]
+    min_digits: usize,
+    #[serde(default)]
+    min_letters: usize,
 }
 
 #[derive(Deserialize)]
@@ -34,6 +40,37 @@ struct RulesFile {
 struct Rule {
     kind: String,
     regex: regex::Regex,
+    min_digits: usize,
+    min_letters: usize,
+    /// The pattern names its secret (`(?P<secret>…)`).
+    grouped: bool,
+}
+
+impl Rule {
+    /// Where the rule finds secrets in `text`: the `secret` group when the
+    /// pattern has one (the context word around it stays), else the match.
+    fn ranges(&self, text: &str) -> Vec<Range<usize>> {
+        let keeps = |value: &str| {
+            let digits = value.chars().filter(char::is_ascii_digit).count();
+            let letters = value.chars().filter(char::is_ascii_alphabetic).count();
+            digits >= self.min_digits && letters >= self.min_letters
+        };
+        if self.grouped {
+            self.regex
+                .captures_iter(text)
+                .filter_map(|caps| caps.name("secret"))
+                .filter(|m| keeps(m.as_str()))
+                .map(|m| m.range())
+                .collect()
+        } else {
+            // No group asked for: the faster search that reports matches only.
+            self.regex
+                .find_iter(text)
+                .filter(|m| keeps(m.as_str()))
+                .map(|m| m.range())
+                .collect()
+        }
+    }
 }
 
 /// One secret found in a text.
@@ -58,15 +95,15 @@ fn rules() -> &'static [Rule] {
             .filter_map(|r| {
                 regex::Regex::new(&r.regex).ok().map(|regex| Rule {
                     kind: r.kind,
+                    min_digits: r.min_digits,
+                    min_letters: r.min_letters,
+                    grouped: regex.capture_names().any(|n| n == Some("secret")),
                     regex,
                 })
             })
             .collect()
     })
 }
-
-/// The longest text searched for "my password is …" disclosures.
-pub const MAX_DISCLOSURE_SCAN: usize = 64 * 1024;
 
 const CARD: &str = "a payment card number";
 const TOKEN: &str = "a token-like string";
@@ -77,8 +114,8 @@ const DISCLOSED: &str = "a disclosed password or code";
 pub fn find(text: &str) -> Vec<Finding> {
     let mut found: Vec<Finding> = Vec::new();
     for rule in rules() {
-        found.extend(rule.regex.find_iter(text).map(|m| Finding {
-            range: m.range(),
+        found.extend(rule.ranges(text).into_iter().map(|range| Finding {
+            range,
             kind: rule.kind.as_str(),
         }));
     }
@@ -92,16 +129,10 @@ pub fn find(text: &str) -> Vec<Finding> {
             .into_iter()
             .map(|range| Finding { range, kind: TOKEN }),
     );
-    // Disclosures are looked for word by word against every language's
-    // words: kept to texts of message size, so a multi-MiB answer costs
-    // only the linear scans above.
-    let disclosures = if text.len() <= MAX_DISCLOSURE_SCAN {
-        crate::lexicon::disclosures(text)
-    } else {
-        Vec::new()
-    };
+    // Whatever the text's length: the lexicon's scan is linear too, so a
+    // disclosure at the end of a long message is found.
     found.extend(
-        disclosures
+        crate::lexicon::disclosures(text)
             .into_iter()
             // "my password is [redacted]" is already scrubbed.
             .filter(|r| {
@@ -129,19 +160,66 @@ pub fn find(text: &str) -> Vec<Finding> {
 /// `text` with every secret replaced by [`REDACTED`]; unchanged text comes
 /// back borrowed.
 pub fn scrub(text: &str) -> Cow<'_, str> {
-    let found = find(text);
+    let found: Vec<Range<usize>> = find(text).into_iter().map(|f| f.range).collect();
     if found.is_empty() {
         return Cow::Borrowed(text);
     }
+    Cow::Owned(redacted(text, &found))
+}
+
+/// `parts` (the text nodes of a paragraph, a link's words, the items of a
+/// list) with every secret replaced, found in the parts read together with
+/// their boundaries kept: context in one part counts for a secret in the
+/// next ("my password is " then a link "hunter2"), and the end of a part
+/// stays the end of a word (a key followed by a link is still a key). A
+/// secret across a boundary is cut from every part it touches. `None` for
+/// a part left unchanged.
+pub fn scrub_parts(parts: &[&str]) -> Vec<Option<String>> {
+    let mut joined = String::new();
+    let mut starts = Vec::with_capacity(parts.len());
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            joined.push(' ');
+        }
+        starts.push(joined.len());
+        joined.push_str(part);
+    }
+    let mut cuts: Vec<Vec<Range<usize>>> = vec![Vec::new(); parts.len()];
+    for f in find(&joined) {
+        let first = starts
+            .partition_point(|&s| s <= f.range.start)
+            .saturating_sub(1);
+        for (i, (&start, part)) in starts.iter().zip(parts).enumerate().skip(first) {
+            if start >= f.range.end {
+                break;
+            }
+            let (from, to) = (
+                f.range.start.max(start),
+                f.range.end.min(start + part.len()),
+            );
+            if let Some(cut) = cuts.get_mut(i).filter(|_| from < to) {
+                cut.push(from - start..to - start);
+            }
+        }
+    }
+    parts
+        .iter()
+        .zip(cuts)
+        .map(|(part, cut)| (!cut.is_empty()).then(|| redacted(part, &cut)))
+        .collect()
+}
+
+/// `text` with the sorted, disjoint `ranges` replaced by [`REDACTED`].
+fn redacted(text: &str, ranges: &[Range<usize>]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for f in found {
-        out.push_str(text.get(at..f.range.start).unwrap_or(""));
+    for range in ranges {
+        out.push_str(text.get(at..range.start).unwrap_or(""));
         out.push_str(REDACTED);
-        at = f.range.end;
+        at = range.end;
     }
     out.push_str(text.get(at..).unwrap_or(""));
-    Cow::Owned(out)
+    out
 }
 
 /// ASCII and fullwidth digits.
@@ -329,6 +407,45 @@ mod tests {
             ("Authorization: Bearer abcdefghijklmnop12345", "a bearer token"),
             ("https://bob:hunter2@example.com/", "a password in a URL"),
             ("id Xk9fQ2mZ7pL4vR8tW1yB6nC3", "a token-like string"),
+            // The same prefixes in any case.
+            ("key akiaiosfodnn7example here", "an AWS access key"),
+            ("ASIAY34FZKBOKMUTVV7A", "an AWS access key"),
+            ("GHP_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "a GitHub token"),
+            ("ghs_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "a GitHub token"),
+            ("gho_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "a GitHub token"),
+            ("GLPAT-abcdefghij0123456789", "a GitLab token"),
+            ("XOXP-123456789012-abcdefghijkl", "a Slack token"),
+            ("xoxs-123456789012-abcdefghijkl", "a Slack token"),
+            ("rk_live_4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),
+            ("SK_LIVE_4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),
+            ("aizaSyA1234567890abcdefghijklmnopqrstuv", "a Google API key"),
+            ("SK-abcdefghij0123456789klmnopqrstuvwxyzAB", "an OpenAI API key"),
+            ("SK-ANT-api03-abcdefghijklmnopqrstuv", "an Anthropic API key"),
+            ("SK0123456789abcdef0123456789abcdef", "a Twilio key"),
+            (
+                "SG.aBcDeFgHiJkLmNoPqRsTuV.aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789aBcDeFg",
+                "a SendGrid key",
+            ),
+            ("NPM_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "an npm token"),
+            (
+                "pypi-AgEIcHlwaS5vcmcCJDU3OTM5NjY2LTQ1NzItNDUwNi05NzU5LWQ1ZWY0ZGZlNjI0NQ",
+                "a PyPI token",
+            ),
+            ("HF_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567", "a Hugging Face token"),
+            ("key-0123456789abcdef0123456789abcdef", "a Mailgun key"),
+            ("shpat_0123456789abcdef0123456789abcdef", "a Shopify token"),
+            (
+                "-----begin openssh private key-----\nb3Blb",
+                "a private key",
+            ),
+            ("Authorization: Basic dXNlcjpodW50ZXIy", "a password in an Authorization header"),
+            ("postgres://app:hunter2@db:5432/main", "a password in a URL"),
+            // Keyed: a context word, then hex or base64 of 16+ characters.
+            ("api_key: 3f9a2c1b7e5d4a6f8b0c", "a secret value"),
+            ("the deploy TOKEN 3f9a2c1b7e5d4a6f8b0c2d4e", "a secret value"),
+            ("Password => 'dGhpcyBpcyBhIHNlY3JldDE5'", "a secret value"),
+            ("my key is 123e4567-e89b-12d3-a456-426614174000", "a secret value"),
+            ("x-auth-header = Zm9vYmFyYmF6cXV4MTIzNDU2", "a secret value"),
         ];
         for (text, kind) in cases {
             assert_eq!(kinds(text).first().copied(), Some(kind), "{text}");
@@ -371,6 +488,18 @@ mod tests {
             "token economics explained",
             "my password is incorrect",
             "id 123e4567-e89b-12d3-a456-426614174000",
+            // Hashes and ids without a context word, long words, versions.
+            "Merge 3f9a2c1b7e5d4a6f8b0c2d4e6f8a0b1c2d3e4f5a into main",
+            "fixed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "Pneumonoultramicroscopicsilicovolcanoconiosis is a long word",
+            "Donaudampfschifffahrtsgesellschaftskapitän",
+            "the key to version 2.10.3 is patience",
+            "token economics 2024 and the keynote schedule",
+            "the asian markets in 2024",
+            "read the secret report at example.com/2024/05/annual",
+            "skiing sk-learn-tutorial-for-beginners",
+            "order 1234567890123456 key 2024-01-15T10:00:00Z",
         ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
@@ -389,5 +518,46 @@ mod tests {
         assert_eq!(scrub(&twice), twice);
         let disclosed = scrub("my password is Hunter22").into_owned();
         assert!(find(&disclosed).is_empty(), "{disclosed}");
+        // A keyed secret loses its value, not its context word.
+        assert_eq!(
+            scrub("the deploy token 3f9a2c1b7e5d4a6f8b0c works"),
+            "the deploy token [redacted] works"
+        );
+    }
+
+    #[test]
+    fn a_disclosure_at_the_end_of_a_long_message_is_found() {
+        let long = format!(
+            "{} my password is Sunset#4711",
+            "lorem ipsum ".repeat(200_000)
+        );
+        let out = scrub(&long);
+        assert!(
+            out.ends_with("my password is [redacted]"),
+            "{}",
+            &out[out.len() - 60..]
+        );
+    }
+
+    #[test]
+    fn parts_are_read_together_with_their_boundaries_kept() {
+        // The context in one node, the secret in the next (a link).
+        assert_eq!(
+            scrub_parts(&["my password is ", "Sunset#4711", " ok"]),
+            vec![None, Some(REDACTED.to_owned()), None]
+        );
+        // A key that ends a node is still a key when a word follows.
+        let parts = scrub_parts(&["use AKIAIOSFODNN7EXAMPLE", "docs"]);
+        assert_eq!(parts, vec![Some("use [redacted]".to_owned()), None]);
+        // One secret across a boundary is cut from both parts.
+        let parts = scrub_parts(&["card 4111 1111", "1111 1111 thanks"]);
+        assert_eq!(
+            parts,
+            vec![
+                Some("card [redacted]".to_owned()),
+                Some("[redacted] thanks".to_owned())
+            ]
+        );
+        assert_eq!(scrub_parts(&["plain", "words"]), vec![None, None]);
     }
 }

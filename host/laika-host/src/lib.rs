@@ -6,6 +6,7 @@
 
 pub mod agent_state;
 pub mod config;
+pub mod data_dir;
 pub mod doctor;
 pub mod frame;
 pub mod install;

@@ -242,13 +242,9 @@ fn main() -> ExitCode {
 fn init_logging(config: &Config) -> tracing_appender::non_blocking::WorkerGuard {
     use laika_host::logging::{Scrubbed, Sinks};
     let dir = config.data_dir();
-    let file = std::fs::create_dir_all(&dir)
-        .and_then(|_| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dir.join("laika-host.log"))
-        })
+    // The directory 0700 and the log 0600 from the start (see `data_dir`).
+    let file = laika_host::data_dir::private_dir(&dir)
+        .and_then(|_| laika_host::data_dir::append_private(&dir.join("laika-host.log")))
         .ok();
     // Not lossy: a burst of lines waits for the writer rather than vanish.
     // A short queue: the default's 128,000 slots cost more to allocate at

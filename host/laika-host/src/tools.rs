@@ -286,7 +286,8 @@ pub fn store_page(
 ) -> Result<Source, Error> {
     let observation = observation.parse()?;
     let pack = store.collection_pack(collection_id)?;
-    let wanted = redact::strip_url_credentials(url.unwrap_or(&observation.summary.url));
+    // Spelled as the store keeps URLs, so a pending source is found.
+    let wanted = crate::store::scrub::url(url.unwrap_or(&observation.summary.url));
     let existing = pack
         .sources
         .iter()

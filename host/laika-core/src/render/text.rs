@@ -54,9 +54,44 @@ fn inline_text(nodes: &[Inline]) -> String {
     let mut out = String::new();
     for node in nodes {
         match node {
-            Inline::Text(t) => out.push_str(&t.text),
-            Inline::Link(link) => link.children.iter().for_each(|t| out.push_str(&t.text)),
+            Inline::Text(t) => push_node(&mut out, &t.text),
+            Inline::Link(link) => link
+                .children
+                .iter()
+                .for_each(|t| push_node(&mut out, &t.text)),
         }
     }
     out
+}
+
+/// Appends a node's text, keeping the boundary between two nodes a word
+/// boundary: a key that ends one node and a link's word that starts the
+/// next stay two words for search and for the secret detectors.
+fn push_node(out: &mut String, text: &str) {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    if out.chars().next_back().is_some_and(word) && text.chars().next().is_some_and(word) {
+        out.push(' ');
+    }
+    out.push_str(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::fixtures::{doc, para, text};
+    use crate::render::plain_text;
+    use serde_json::json;
+
+    #[test]
+    fn a_node_boundary_between_words_stays_a_word_boundary() {
+        let link =
+            json!({"type": "link", "href": "https://docs.example/", "children": [text("docs")]});
+        let render = doc(vec![para(vec![
+            text("key AKIAIOSFODNN7EXAMPLE"),
+            link.clone(),
+        ])]);
+        assert_eq!(plain_text(&render), "key AKIAIOSFODNN7EXAMPLE docs");
+        // Spacing the model wrote is kept as it is.
+        let render = doc(vec![para(vec![text("see the "), link, text(".")])]);
+        assert_eq!(plain_text(&render), "see the docs.");
+    }
 }

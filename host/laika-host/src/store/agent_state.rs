@@ -10,7 +10,6 @@
 //! the deltas are skipped (and logged) instead.
 
 use super::{sqlite, Store};
-use laika_core::redact::scrub_value;
 use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_protocol::error::{Error, Result};
 use laika_protocol::ids::ConversationId;
@@ -165,11 +164,10 @@ pub(super) fn apply_in(
     Ok(Some(state))
 }
 
-/// `value` as JSON with secret-shaped strings scrubbed.
+/// `value` as stored JSON ([`super::scrub::json`]); what cannot be
+/// serialized is stored as `null`.
 fn scrubbed<T: Serialize>(value: &T) -> String {
-    let mut json = serde_json::to_value(value).unwrap_or(Value::Null);
-    scrub_value(&mut json);
-    json.to_string()
+    super::scrub::json(value).unwrap_or_else(|_| Value::Null.to_string())
 }
 
 #[cfg(test)]

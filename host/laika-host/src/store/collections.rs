@@ -1,10 +1,11 @@
 //! Collections, sources and artifacts in SQLite (schema `V_COLLECTIONS`).
 //!
 //! Records come in already shaped by `laika_core::collection` (bounded, URL
-//! credentials stripped); this module only stores and reads them. An id that
+//! credentials stripped); this module scrubs them ([`scrub`]) as it writes
+//! them, and reads them back. An id that
 //! names nothing (never existed, or deleted) is `NOT_FOUND` naming the id.
 
-use super::{shown, sql_count, sqlite, Store};
+use super::{scrub, shown, sql_count, sqlite, Store};
 use laika_core::collection::{CollectionPack, MAX_SOURCES};
 use laika_protocol::collection::{
     Artifact, ArtifactSummary, Collection, Source, SourceKind, SourceStatus,
@@ -81,6 +82,7 @@ fn source_row(r: &Row<'_>) -> rusqlite::Result<Source> {
 
 impl Store {
     pub fn create_collection(&mut self, collection: &Collection) -> Result<()> {
+        let collection = scrub::collection(collection);
         self.conn
             .execute(
                 "INSERT INTO collections (id, title, tags_json, created_at, updated_at) \
@@ -151,7 +153,7 @@ impl Store {
                 "a collection holds at most {MAX_SOURCES} sources; it has {count}"
             )));
         }
-        for (i, s) in sources.iter().enumerate() {
+        for (i, s) in sources.iter().map(scrub::source).enumerate() {
             tx.execute(
                 "INSERT INTO sources (id, collection_id, position, kind, url, title, outlet, \
                    status, error, captured_at, text, outline_json, links_json, created_at, added_by) \
@@ -221,6 +223,7 @@ impl Store {
     /// Replaces a source's captured content and status (a capture or a
     /// refresh); the source must still exist.
     pub fn update_source(&mut self, source: &Source) -> Result<()> {
+        let source = scrub::source(source);
         let changed = self
             .conn
             .execute(
@@ -273,6 +276,7 @@ impl Store {
         if let Some(c) = &artifact.collection_id {
             self.collection(c)?;
         }
+        let artifact = scrub::artifact(artifact);
         let doc = artifact.doc.as_ref().map(|d| d.to_string());
         self.conn
             .execute(

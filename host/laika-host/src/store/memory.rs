@@ -160,6 +160,7 @@ impl Store {
             }
         }
         let version = last.map_or(1, |(v, _)| v + 1);
+        let text = super::scrub::text(text);
         tx.prepare_cached(
             "INSERT INTO conversation_summaries
                (conversation_id, version, through_turn, summary, made_by, created_at)
@@ -181,7 +182,7 @@ impl Store {
         Ok(StoredSummary {
             version,
             through_turn,
-            text: text.to_owned(),
+            text,
         })
     }
 

@@ -21,10 +21,9 @@ pub mod documents;
 mod memory;
 pub mod redaction;
 pub mod schema;
+pub mod scrub;
 
 use laika_core::ambient::Ambient;
-use laika_core::redact::{scrub_text, scrub_value, strip_url_secrets};
-use laika_core::secrets;
 use laika_core::text::prefix_chars;
 use laika_protocol::error::{Error, ErrorCode, Result};
 pub use laika_protocol::history::{
@@ -93,13 +92,24 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let location = path.display().to_string();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
+            crate::data_dir::private_dir(parent).map_err(|e| {
                 Error::store(format!(
                     "cannot create the folder {} for the chat history: {e}; \
                      check its permissions or configure another history path",
                     parent.display()
                 ))
             })?;
+        }
+        // The file exists as 0600 before SQLite opens it, so the WAL and
+        // shared-memory files SQLite creates take that mode too; files an
+        // older version left readable are tightened.
+        crate::data_dir::touch_private(path)
+            .map_err(|e| open_error(&location, &format!("{e}; {MOVE_ASIDE}")))?;
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut side = path.as_os_str().to_owned();
+            side.push(suffix);
+            crate::data_dir::tighten_if_present(Path::new(&side))
+                .map_err(|e| open_error(&location, &e.to_string()))?;
         }
         // No SQLITE_OPEN_URI: a configured path is a path, never a URI.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -628,7 +638,7 @@ impl PreparedTurn {
             }
             (_, Some(e)) => (
                 Some(e.code.as_str().to_owned()),
-                Some(scrub_text(&e.message).into_owned()),
+                Some(scrub::text(&e.message)),
             ),
         };
         if t.citations_verified > t.citations_total {
@@ -650,10 +660,7 @@ impl PreparedTurn {
         // Secrets are never stored, full packets or not: every string of a
         // packet is scrubbed as it is serialized.
         let to_json = |v: &Value| {
-            let mut scrubbed = v.clone();
-            scrub_value(&mut scrubbed);
-            serde_json::to_string(&scrubbed)
-                .map_err(|e| bad(&format!("a packet is not serializable: {e}")))
+            scrub::json(v).map_err(|e| bad(&format!("a packet is not serializable: {e}")))
         };
         let request_json = to_json(&request)?;
         let response_json = response.as_ref().map(to_json).transpose()?;
@@ -712,13 +719,13 @@ impl PreparedTurn {
             .page_url
             .as_deref()
             .filter(|u| !u.trim().is_empty())
-            .map(strip_url_secrets);
+            .map(scrub::url);
         let page_origin = page_url.as_deref().and_then(origin_of);
         let title = t
             .title
             .as_deref()
-            .and_then(|t| clean_title(&secrets::scrub(t)))
-            .or_else(|| clean_title(&secrets::scrub(&t.user_text)));
+            .and_then(|t| clean_title(&scrub::text(t)))
+            .or_else(|| clean_title(&scrub::text(&t.user_text)));
         Ok(PreparedTurn {
             created_at,
             title,
@@ -740,8 +747,8 @@ impl PreparedTurn {
             error_message,
             verified_ratio,
             timings_json: to_json(&t.timings)?,
-            user_text: index_text(&secrets::scrub(&t.user_text)),
-            answer_text: index_text(&scrub_text(&t.answer_text)),
+            user_text: index_text(&scrub::text(&t.user_text)),
+            answer_text: index_text(&scrub::text(&t.answer_text)),
             step_messages,
         })
     }

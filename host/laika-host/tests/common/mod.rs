@@ -101,10 +101,23 @@ impl Host {
     }
 
     pub fn launch(launch: Launch<'_>) -> Host {
+        Host::launch_with(launch, Command::new(BIN))
+    }
+
+    /// [`Host::launch`] with the process's umask set to `umask` (through
+    /// `sh`, which then becomes the host).
+    pub fn launch_under_umask(launch: Launch<'_>, umask: u32) -> Host {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask:03o} && exec \"$0\" \"$@\""))
+            .arg(BIN);
+        Host::launch_with(launch, cmd)
+    }
+
+    fn launch_with(launch: Launch<'_>, mut cmd: Command) -> Host {
         let dir = launch.dir.unwrap_or_else(|| tempfile::tempdir().unwrap());
         let config = dir.path().join("config.toml");
         std::fs::write(&config, launch.config).unwrap();
-        let mut cmd = Command::new(BIN);
         cmd.args(&launch.args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
