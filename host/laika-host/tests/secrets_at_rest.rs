@@ -356,7 +356,12 @@ fn the_store_scrubs_every_kind_it_writes() {
             }],
         };
         store
-            .add_sources("c1", std::slice::from_ref(&note), "2026-11-27T00:00:01Z")
+            .add_sources(
+                &"c1".into(),
+                std::slice::from_ref(&note),
+                laika_host::store::collections::AddedBy::User,
+                "2026-11-27T00:00:01Z",
+            )
             .unwrap();
         let refreshed = Source {
             title: "Control refreshed npm_RefreshedTitleAbCdEfGhIjKlMnOpQrSt0123".into(),
@@ -379,7 +384,7 @@ fn the_store_scrubs_every_kind_it_writes() {
             )
             .unwrap();
         assert_eq!(
-            store.source("s1").unwrap().outline[0].text,
+            store.source(&"s1".into()).unwrap().outline[0].text,
             "Key [redacted]"
         );
     }
