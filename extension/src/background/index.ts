@@ -23,6 +23,7 @@ import { HostConnection } from "./host.js";
 import type { Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { openTabs, pickedTabs, selectionIn, targetTab, withSelection } from "./context.js";
+import { observeTab, PdfError, PdfReader, pageUrl } from "./pdf.js";
 import { wireOpening } from "./opening.js";
 import { ToolFailure, toolResultMessage } from "./results.js";
 import { runCall } from "./run.js";
@@ -63,6 +64,7 @@ const host = new HostConnection(
     },
     undelivered(ids) {
       for (const id of ids) {
+        if (pdfs.fail(id, NOT_INSTALLED_MESSAGE)) continue;
         const { port, isTurn } = table.undelivered(id);
         if (isTurn) {
           post(port, { kind: "turn.failed", turn_id: id, code: "NOT_INSTALLED", message: NOT_INSTALLED_MESSAGE });
@@ -71,6 +73,7 @@ const host = new HostConnection(
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
+      if (replyTo && pdfs.fail(replyTo, error)) return;
       const port = replyTo ? table.portOf(replyTo) : undefined;
       if (replyTo && port) {
         post(port, {
@@ -86,12 +89,16 @@ const host = new HostConnection(
   { name: "laika-extension", version: ext.runtime.getManifest().version, browser: BUILD_BROWSER },
 );
 
+/** `pdf.read` requests: their answers are the background's own, not a sidebar's. */
+const pdfs = new PdfReader((msg) => host.send(msg));
+
 function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
   if (!replyTo) {
     if (msg.type === "error") sidebars.broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
     return;
   }
+  if (pdfs.take(msg)) return;
   if (calls.isApproval(replyTo)) {
     onApprovalAnswer(replyTo, msg);
     return;
@@ -207,16 +214,18 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     return;
   }
   let observation: Observation;
+  let pages: number[] | undefined;
   try {
-    observation = await observe(tab.id);
+    ({ observation, pages } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
   } catch (e) {
-    fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
+    if (e instanceof PdfError) fail(e.code, `Laika couldn't read this PDF: ${e.message}.`);
+    else fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
     return;
   }
   observation = withSelection(observation, typeof req.selection === "string" ? req.selection : undefined, tab);
   const others = await pickedTabs(Array.isArray(req.tab_ids) ? req.tab_ids : undefined, tab.id);
   if (others.docs.length) observation = { ...observation, tabs: others.docs };
-  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs });
+  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs, ...(pages ? { pages } : {}) });
   const args: Record<string, unknown> = req.task === "web.extract" ? { fields: req.fields ?? [] } : {};
   const turn: ExtensionMessage = {
     type: "turn",
@@ -246,7 +255,7 @@ async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_pag
   }
   let observation: Observation;
   try {
-    observation = await observe(tab.id);
+    ({ observation } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
   } catch (e) {
     fail(`Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}).`);
     return;
@@ -330,6 +339,16 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
     const { tab, other } = table.highlightTarget(req.turn_id, typeof req.tab_id === "number" ? req.tab_id : undefined);
     if (tab === undefined) return;
     if (other) void ext.tabs.update(tab, { active: true }).catch(() => undefined);
+    if (typeof req.page === "number" && Number.isInteger(req.page) && req.page > 0 && !other) {
+      // A PDF's page: its viewer runs no content script, so the citation opens the page instead.
+      const page = req.page;
+      void ext.tabs
+        .get(tab)
+        .then((t) => ext.tabs.update(tab, { url: pageUrl(t.url ?? "", page) }))
+        .then(() => post(port, { kind: "highlight.result", ok: true, message: `Opened p. ${page}` }))
+        .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
+      return;
+    }
     void toContent(tab, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
       .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
       .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
