@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { chunkPages, fetchPdf, isPdfBytes, looksLikePdf, observeTab, PdfError, PdfReader, pageUrl, toBase64 } from "../src/background/pdf";
+import { fetchPdf, isPdfBytes, looksLikePdf, observeTab, PdfError, PdfReader, toBase64 } from "../src/background/pdf";
+import { chunkPlaces, clock, placeOf } from "../src/shared/places";
 import { renderCitations } from "../src/sidebar/citations";
 import type { ExtensionMessage, Observation, VerifiedCitation } from "../src/generated/wire";
 import type { RoutedHostMessage } from "../src/shared/protocol";
@@ -36,9 +37,15 @@ describe("PDF tabs", () => {
     expect(isPdfBytes(new TextEncoder().encode("<html>%PD</html>"))).toBe(false);
   });
 
-  it("give each chunk its page, and open the viewer at a page", () => {
-    expect(chunkPages(pdfObservation("https://e.com/a.pdf"))).toEqual([1, 3, 3]);
-    expect(pageUrl("https://e.com/a.pdf#zoom=50", 12)).toBe("https://e.com/a.pdf#page=12");
+  it("give each chunk its page, which opens the viewer there", () => {
+    const places = chunkPlaces(pdfObservation("https://e.com/a.pdf"));
+    expect(places.map((p) => p?.label)).toEqual(["p. 1", "p. 3", "p. 3"]);
+    expect(places[1]?.url).toBe("https://e.com/a.pdf#page=3");
+    expect(placeOf("https://www.youtube.com/watch?v=abc&t=3723s")).toEqual({ label: "1:02:03", url: "https://www.youtube.com/watch?v=abc&t=3723s" });
+    expect(placeOf("https://cdn.example/talk.mp4#t=65")?.label).toBe("1:05");
+    expect(placeOf("javascript:alert(1)#page=2")).toBeNull();
+    expect(placeOf("https://e.com/article")).toBeNull();
+    expect(clock(0)).toBe("0:00");
   });
 
   it("encode large files to base64 without overflowing the stack", () => {
@@ -70,9 +77,9 @@ describe("PDF tabs", () => {
     const result = { type: "pdf.read.result", id: "h1", reply_to: req.id, observation: pdfObservation(url), pages: 3, pages_without_text: [2] } as RoutedHostMessage;
     expect(reader.take({ ...result, reply_to: "someone-else" } as RoutedHostMessage)).toBe(false);
     expect(reader.take(result)).toBe(true);
-    await expect(first).resolves.toMatchObject({ pages: [1, 3, 3] });
+    await expect(first).resolves.toMatchObject({ observation: pdfObservation(url) });
     // Asked again: remembered, not sent again.
-    await expect(reader.read(url, "Paper", PDF)).resolves.toMatchObject({ pages: [1, 3, 3] });
+    await expect(reader.read(url, "Paper", PDF)).resolves.toMatchObject({ observation: pdfObservation(url) });
     expect(sent).toHaveLength(1);
 
     const scan = reader.read("https://e.com/scan.pdf", "", PDF);
@@ -98,7 +105,7 @@ describe("PDF tabs", () => {
     globalThis.fetch = (async () => response(PDF)) as typeof fetch;
     try {
       const page = await observeTab({ id: 1, url: "https://e.com/doc", title: "doc" }, failing, reader);
-      expect(page.pages).toEqual([1, 3, 3]);
+      expect(page.observation.chunks?.[1]?.url).toBe("https://e.com/doc#page=3");
       globalThis.fetch = (async () => response(new TextEncoder().encode("<html></html>"))) as typeof fetch;
       await expect(observeTab({ id: 1, url: "https://e.com/other", title: "" }, failing, reader)).rejects.toThrow("Cannot access");
     } finally {
@@ -109,7 +116,7 @@ describe("PDF tabs", () => {
   it("cite their page: “p. N” in the list, and a click opens it", () => {
     const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:chunk:2", quote: "three a", verified: true, ...over });
     const opened: string[] = [];
-    const list = renderCitations([cite({}), cite({ doc_id: "doc:web:summary", quote: "PDF document" })], { others: [], pages: [1, 3, 3] }, (c) =>
+    const list = renderCitations([cite({}), cite({ doc_id: "doc:web:summary", quote: "PDF document" })], { others: [], places: ["p. 1", "p. 3", "p. 3"] }, (c) =>
       opened.push(c.doc_id),
     );
     const buttons = Array.from(list?.querySelectorAll("button") ?? []);

@@ -23,7 +23,8 @@ import { HostConnection } from "./host.js";
 import type { Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { openTabs, pickedTabs, selectionIn, targetTab, withSelection } from "./context.js";
-import { observeTab, PdfError, PdfReader, pageUrl } from "./pdf.js";
+import { observeTab, PdfError, PdfReader } from "./pdf.js";
+import { chunkPlaces, type Place } from "../shared/places.js";
 import { wireOpening } from "./opening.js";
 import { ToolFailure, toolResultMessage } from "./results.js";
 import { runCall } from "./run.js";
@@ -91,6 +92,19 @@ const host = new HostConnection(
 
 /** `pdf.read` requests: their answers are the background's own, not a sidebar's. */
 const pdfs = new PdfReader((msg) => host.send(msg));
+
+/** The places (PDF pages, video times) of recent turns' chunks, which their citations open. */
+const turnPlaces = new Map<string, (Place | null)[]>();
+const MAX_TURN_PLACES = 32;
+
+function rememberPlaces(turnId: string, places: (Place | null)[]): void {
+  if (!places.some(Boolean)) return;
+  turnPlaces.set(turnId, places);
+  for (const old of turnPlaces.keys()) {
+    if (turnPlaces.size <= MAX_TURN_PLACES) break;
+    turnPlaces.delete(old);
+  }
+}
 
 function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
@@ -214,9 +228,8 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     return;
   }
   let observation: Observation;
-  let pages: number[] | undefined;
   try {
-    ({ observation, pages } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
+    ({ observation } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
   } catch (e) {
     if (e instanceof PdfError) fail(e.code, `Laika couldn't read this PDF: ${e.message}.`);
     else fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
@@ -225,7 +238,10 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
   observation = withSelection(observation, typeof req.selection === "string" ? req.selection : undefined, tab);
   const others = await pickedTabs(Array.isArray(req.tab_ids) ? req.tab_ids : undefined, tab.id);
   if (others.docs.length) observation = { ...observation, tabs: others.docs };
-  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs, ...(pages ? { pages } : {}) });
+  const places = chunkPlaces(observation);
+  rememberPlaces(req.turn_id, places);
+  const labels = places.some(Boolean) ? { places: places.map((p) => p?.label ?? null) } : {};
+  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs, ...labels });
   const args: Record<string, unknown> = req.task === "web.extract" ? { fields: req.fields ?? [] } : {};
   const turn: ExtensionMessage = {
     type: "turn",
@@ -339,13 +355,12 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
     const { tab, other } = table.highlightTarget(req.turn_id, typeof req.tab_id === "number" ? req.tab_id : undefined);
     if (tab === undefined) return;
     if (other) void ext.tabs.update(tab, { active: true }).catch(() => undefined);
-    if (typeof req.page === "number" && Number.isInteger(req.page) && req.page > 0 && !other) {
-      // A PDF's page: its viewer runs no content script, so the citation opens the page instead.
-      const page = req.page;
+    const place = typeof req.chunk === "number" && !other ? turnPlaces.get(req.turn_id)?.[req.chunk - 1] : undefined;
+    if (place) {
+      // A PDF page or a time in a video: opened there (a PDF viewer runs no content script to highlight in).
       void ext.tabs
-        .get(tab)
-        .then((t) => ext.tabs.update(tab, { url: pageUrl(t.url ?? "", page) }))
-        .then(() => post(port, { kind: "highlight.result", ok: true, message: `Opened p. ${page}` }))
+        .update(tab, { url: place.url })
+        .then(() => post(port, { kind: "highlight.result", ok: true, message: `Opened ${place.label}` }))
         .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
       return;
     }

@@ -4,7 +4,7 @@
  * the user's cookies, as the viewer did) and has the host read them
  * (`pdf.read`). The observation it answers stands for the page in turns and
  * collections; each chunk's `url` ends in `#page=N`, which citations show as
- * "p. N" and open.
+ * "p. N" and open (`shared/places.ts`).
  */
 import type { ExtensionMessage, Observation } from "../generated/wire.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
@@ -29,8 +29,6 @@ export class PdfError extends Error {
 
 export interface PdfPage {
   observation: Observation;
-  /** The page each chunk is on, by chunk index − 1. */
-  pages: number[];
 }
 
 /** Whether an address names a PDF by its path (`…/paper.pdf`, `…/a.PDF?dl=1`). */
@@ -47,17 +45,6 @@ export function looksLikePdf(url: string): boolean {
 export function isPdfBytes(bytes: Uint8Array): boolean {
   const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
   return head.includes("%PDF-");
-}
-
-/** The page of each chunk, from its `#page=N` address (0 when it names none). */
-export function chunkPages(observation: Observation): number[] {
-  return (observation.chunks ?? []).map((c) => Number(/#page=(\d+)$/.exec(c.url)?.[1] ?? 0));
-}
-
-/** `url` opened at `page` in the browser's viewer. */
-export function pageUrl(url: string, page: number): string {
-  const hash = url.indexOf("#");
-  return `${hash < 0 ? url : url.slice(0, hash)}#page=${page}`;
 }
 
 /** Base64 of bytes, in slices (a spread of 32 MiB would overflow the stack). */
@@ -110,7 +97,7 @@ export class PdfReader {
     if (!w || !msg.reply_to) return false;
     this.waiting.delete(msg.reply_to);
     clearTimeout(w.timer);
-    if (msg.type === "pdf.read.result") w.resolve({ observation: msg.observation, pages: chunkPages(msg.observation) });
+    if (msg.type === "pdf.read.result") w.resolve({ observation: msg.observation });
     else if (msg.type === "error") w.reject(new PdfError(msg.code, msg.message));
     else w.reject(new PdfError("INVALID_HOST_MESSAGE", `unexpected ${msg.type} for pdf.read`));
     return true;
@@ -153,7 +140,7 @@ export async function observeTab(
   tab: { id: number; url?: string; title?: string },
   observe: (tabId: number) => Promise<Observation>,
   reader: PdfReader,
-): Promise<PdfPage | { observation: Observation; pages?: undefined }> {
+): Promise<PdfPage> {
   const url = tab.url ?? "";
   const title = tab.title ?? "";
   if (looksLikePdf(url)) return reader.read(url, title);
