@@ -72,16 +72,17 @@ describe("video transcripts", () => {
     const obs = await withTranscript(page, doc, fetch);
     expect(asked).toEqual(["https://www.youtube.com/api/timedtext?v=lh0001&lang=en"]);
     const chunks = obs.chunks ?? [];
-    expect(chunks).toHaveLength((page.chunks?.length ?? 0) + 1);
-    const transcript = chunks[chunks.length - 1];
-    expect(transcript?.text).toBe(
-      "[0:00] A lighthouse is a tower with a lamp.\n[0:03] The Fresnel lens bends light into a beam 'visible for miles'.\n[1:35] Clockwork turned the lens before electric motors.",
-    );
-    expect(transcript?.url).toBe("https://www.youtube.com/watch?v=lh0001&t=0s");
+    // Chunks span at most 30 s: the 1:35 cue is a chunk of its own.
+    expect(chunks).toHaveLength((page.chunks?.length ?? 0) + 2);
+    const [opening, later] = chunks.slice(-2);
+    expect(opening?.text).toBe("[0:00] A lighthouse is a tower with a lamp.\n[0:03] The Fresnel lens bends light into a beam 'visible for miles'.");
+    expect(opening?.url).toBe("https://www.youtube.com/watch?v=lh0001&t=0s");
+    expect(later?.text).toBe("[1:35] Clockwork turned the lens before electric motors.");
+    expect(later?.url).toBe("https://www.youtube.com/watch?v=lh0001&t=95s");
     expect(chunks.every((c, i) => c.chunk_index === i + 1 && c.chunk_count === chunks.length)).toBe(true);
     expect(obs.summary.text).toContain("Video transcript (3 captions, 0:00–1:35)");
     expect(obs.summary.signals).toContain("video_transcript");
-    expect(chunkPlaces(obs).pop()?.label).toBe("0:00");
+    expect(chunkPlaces(obs).slice(-2).map((p) => p?.label)).toEqual(["0:00", "1:35"]);
     expectWireValid(obs);
   });
 
@@ -91,9 +92,15 @@ describe("video transcripts", () => {
     const { fetch } = server({ "https://films.example/media/keepers.en.vtt": `WEBVTT\n\n${cues.join("\n\n")}` });
     const obs = await withTranscript(buildObservation(doc, new HandleRegistry()), doc, fetch);
     const chunks = obs.chunks ?? [];
-    expect(chunks.length).toBeGreaterThan(2);
+    // 400 cues a second apart, about 80 characters each: chunks of at most 1000 characters and 30 s.
+    expect(chunks.length).toBeGreaterThan(400 / 13);
     const labels = chunkPlaces(obs).map((p) => p?.label);
     expect(labels[0]).toBe("0:00");
+    for (const c of chunks) {
+      expect(c.text?.length ?? 0).toBeLessThanOrEqual(1000);
+      const stamps = [...(c.text ?? "").matchAll(/^\[(\d+):(\d+)\]/gm)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+      expect((stamps[stamps.length - 1] ?? 0) - (stamps[0] ?? 0)).toBeLessThan(30);
+    }
     expect(new Set(labels).size).toBe(labels.length);
     expect(chunks[1]?.text?.startsWith(`[${labels[1] ?? ""}]`)).toBe(true);
     expectWireValid(obs);

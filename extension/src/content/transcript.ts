@@ -11,7 +11,7 @@
  */
 import type { Observation, ObservationChunk } from "../generated/wire.js";
 import { clock } from "../shared/places.js";
-import { CHUNK_CHARS, clip, normalize } from "./observe.js";
+import { clip, normalize } from "./observe.js";
 
 export interface Cue {
   /** Seconds from the start. */
@@ -28,8 +28,12 @@ export interface CaptionSource {
 
 /** At most this much caption text is read (about 10 hours of speech). */
 export const MAX_TRANSCRIPT_CHARS = 400_000;
-/** At most this many transcript chunks. */
-export const MAX_TRANSCRIPT_CHUNKS = 128;
+/** At most this many transcript chunks (with the page's 128, under the host's 1000). */
+export const MAX_TRANSCRIPT_CHUNKS = 600;
+/** A transcript chunk spans at most this long, so the time its citation opens is near the quote. */
+const CHUNK_SECONDS = 30;
+/** …and at most this much text. */
+const TRANSCRIPT_CHUNK_CHARS = 1000;
 const MAX_CAPTION_BYTES = 4 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 8000;
 
@@ -199,7 +203,7 @@ function safeHttp(raw: string, base: string): string | undefined {
   }
 }
 
-/** Cues as chunks of "[m:ss] text" lines, each opening the video at its first cue. */
+/** Cues as chunks of "[m:ss] text" lines (at most 30 s each), each opening the video at its first cue. */
 export function transcriptChunks(cues: Cue[], source: CaptionSource, title: string): Omit<ObservationChunk, "chunk_index" | "chunk_count">[] {
   const chunks: Omit<ObservationChunk, "chunk_index" | "chunk_count">[] = [];
   let lines: string[] = [];
@@ -215,7 +219,7 @@ export function transcriptChunks(cues: Cue[], source: CaptionSource, title: stri
   for (const cue of cues) {
     const line = `[${clock(cue.start)}] ${clip(cue.text, 1000)}`;
     if (total + line.length > MAX_TRANSCRIPT_CHARS) break;
-    if (size + line.length + 1 > CHUNK_CHARS) flush();
+    if (size + line.length + 1 > TRANSCRIPT_CHUNK_CHARS || (lines.length && cue.start - first >= CHUNK_SECONDS)) flush();
     if (!lines.length) first = cue.start;
     lines.push(line);
     size += line.length + 1;
