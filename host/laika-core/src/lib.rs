@@ -22,6 +22,7 @@ pub mod collection;
 pub mod connection;
 pub mod conversation;
 pub mod decoding;
+pub mod entity_patch;
 pub mod engine;
 pub mod gate;
 pub mod interceptor;
