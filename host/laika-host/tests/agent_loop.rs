@@ -171,7 +171,7 @@ fn results_and_approvals_for_calls_nobody_waits_on_are_refused_with_codes() {
         observation("article-night-trains.observation.json"),
         None,
     ));
-    let events = host.until("agent_state", "s1");
+    let events = host.until("tool_call", "s1");
     let call = of_type(&events, "tool_call")[0].clone();
     assert_eq!(call["decision"], "ask");
     let stale = host.request(
