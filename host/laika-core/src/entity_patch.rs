@@ -139,7 +139,8 @@ mod tests {
     #[test]
     fn names_only_what_changed() {
         let old = json!({"items": [{"id": "a", "status": "active"}], "a/b": 1, "gone": true});
-        let new = json!({"items": [{"id": "a", "status": "resolved"}, {"id": "b"}], "a/b": 2, "new": []});
+        let new =
+            json!({"items": [{"id": "a", "status": "resolved"}, {"id": "b"}], "a/b": 2, "new": []});
         let ops = diff(&old, &new);
         assert_eq!(
             serde_json::to_value(&ops).unwrap(),

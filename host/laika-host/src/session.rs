@@ -15,7 +15,9 @@ use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
-use laika_protocol::event::{Done, Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::event::{
+    Done, Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME,
+};
 use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;

@@ -452,10 +452,18 @@ pub enum PatchedEntity {
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum PatchOp {
     /// Add a member, or insert into an array (`-`: append).
-    Add { path: String, value: Value },
-    Remove { path: String },
+    Add {
+        path: String,
+        value: Value,
+    },
+    Remove {
+        path: String,
+    },
     /// Replace the value at `path` (`""`: the whole entity).
-    Replace { path: String, value: Value },
+    Replace {
+        path: String,
+        value: Value,
+    },
 }
 
 /// `entity_patch`: the backend's change to an entity the sidebar shows.

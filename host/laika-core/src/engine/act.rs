@@ -14,9 +14,7 @@ use laika_protocol::agent::{
     codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus,
 };
 use laika_protocol::error::{Error, ErrorCode};
-use laika_protocol::event::{
-    Event, ToolCallProposal, ToolCallResult, ToolTarget,
-};
+use laika_protocol::event::{Event, ToolCallProposal, ToolCallResult, ToolTarget};
 use laika_protocol::ids::{CallId, RequestId};
 use laika_protocol::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,

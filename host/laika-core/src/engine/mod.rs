@@ -443,11 +443,10 @@ impl<'a> Turn<'a> {
                 let batch = asking.preview.push(&piece, now);
                 // Held text goes before the blocks that replace it; new
                 // text belongs to the block after those just completed.
-                let held = batch
-                    .as_ref()
-                    .and_then(|_| asking.preview.flush_text(now));
+                let held = batch.as_ref().and_then(|_| asking.preview.flush_text(now));
                 let text = asking.preview.take_text(now);
-                let mut actions: Vec<Action> = held.map(|t| self.text_delta(t)).into_iter().collect();
+                let mut actions: Vec<Action> =
+                    held.map(|t| self.text_delta(t)).into_iter().collect();
                 actions.extend(batch.map(|b| self.delta(b)));
                 actions.extend(text.into_iter().map(|t| self.text_delta(t)));
                 actions

@@ -360,7 +360,11 @@ fn an_answered_turn_emits_in_order_commits_then_says_done() {
         panic!("session first")
     };
     assert_eq!(
-        (session.conversation_id.as_str(), session.turn, session.resumed),
+        (
+            session.conversation_id.as_str(),
+            session.turn,
+            session.resumed
+        ),
         ("c-1", 4, false)
     );
     assert_eq!(session.agent_state, None);
@@ -479,9 +483,17 @@ fn a_bad_conversation_id_is_refused_without_a_number_and_ends_with_done() {
     let done = run.done();
     assert_eq!(
         (done.turn, done.stored, done.status, done.error_code),
-        (0, false, DoneStatus::Failed, Some(ErrorCode::InvalidRequest))
+        (
+            0,
+            false,
+            DoneStatus::Failed,
+            Some(ErrorCode::InvalidRequest)
+        )
     );
-    assert_eq!((done.conversation_id.as_ref(), done.request_id.as_ref()), (None, None));
+    assert_eq!(
+        (done.conversation_id.as_ref(), done.request_id.as_ref()),
+        (None, None)
+    );
 }
 
 #[test]
