@@ -18,9 +18,9 @@
 //! cancel → commit → `done` (the stop reason in it).
 //!
 //! Invariants kept here:
-//! - the events of a turn are `turn.started`, `context_usage`, then per step
-//!   any number of `text_delta` / `render_delta` / `render_reset` and an
-//!   `assistant`, each
+//! - the events of a turn are `session`, `turn.started`, `context_usage`,
+//!   then per step `agent_state` `thinking`, any number of `text_delta` /
+//!   `render_delta` / `render_reset` and an `assistant`, each
 //!   `tool_call` followed (after its `agent_state`/`operation` events) by
 //!   exactly one `tool_result`, or an `error`; `done` is always last and is
 //!   emitted only after the store answered the commit;
@@ -30,8 +30,8 @@
 //! - an approval counts only for the call waiting on it, with its digest,
 //!   before it expires; a result counts only for the call waiting on it;
 //!   anything else is answered with a coded error and changes nothing;
-//! - a turn rejected before it has a number (bad conversation id, no number
-//!   to be had) gets an `error` and no `done`;
+//! - a turn refused before it has a number (bad conversation id, no number
+//!   to be had) gets an `error`, then a `done` that says nothing was stored;
 //! - every `render_delta` block is either confirmed by the `assistant` that
 //!   follows (the blocks sent since the last `render_reset` are exactly the
 //!   first blocks of its render) or withdrawn by a `render_reset`;
