@@ -15,14 +15,22 @@ async function loadSidebar(): Promise<void> {
   const page = new JSDOM(fs.readFileSync(path.join(__dirname, "..", "static", "sidepanel.html"), "utf8")).window.document;
   document.body.replaceWith(document.importNode(page.body, true));
   fake = installFakeBrowser();
-  // jsdom lays nothing out, so it has no scrolling.
+  // jsdom lays nothing out, so it has no scrolling, no sizes and no media queries.
   Element.prototype.scrollIntoView ??= () => undefined;
+  globalThis.ResizeObserver ??= class {
+    observe(): void {}
+    unobserve(): void {}
+    disconnect(): void {}
+  };
+  window.matchMedia ??= (query: string) => ({ matches: false, media: query, addEventListener: () => undefined }) as unknown as MediaQueryList;
   await import("../src/sidebar/index");
   const connected = fake.connects[0];
   if (!connected) throw new Error("the sidebar did not connect");
   port = connected;
-  expect(port.take()).toEqual([{ kind: "status" }]);
+  expect(port.take()).toEqual([{ kind: "status" }, { kind: "reading" }]);
   port.emit({ kind: "status", state: "ready", detail: "ok", runtime: { kind: "builtin", label: "Offline", model: "m", offline: true } });
+  // The header's runtime switcher asks for the config.
+  expect(port.take()).toMatchObject([{ kind: "host", request: { type: "config.get" } }]);
 }
 
 const $ = (sel: string) => document.querySelector(sel) as HTMLElement;
@@ -58,7 +66,8 @@ describe("the sidebar hub", () => {
     expect(text(".turn .progress")).toBe("Working… (Offline extractive (no AI model): quotes the page)");
     expect($(".turn .badge").hidden).toBe(false);
     host(hostEvent("context_usage", id));
-    expect($(".turn .context-meter")).not.toBeNull();
+    // The offline runtime has no model context to fill: no empty meter (a model's turn gets one).
+    expect($(".turn .context-meter")).toBeNull();
     host(hostEvent("text_delta", id, { step: 1, index: 0, text: "Night " }));
     host(hostEvent("text_delta", id, { step: 1, index: 0, text: "trains" }));
     expect(text(".turn .answer")).toBe("Night trains");

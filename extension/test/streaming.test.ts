@@ -26,9 +26,15 @@ describe("the context meter", () => {
     expect(readingNote(usage(selection))).toBe("Read 4 % of this page: the parts about bridge, cost.");
     expect(readingNote(usage(undefined))).toBeNull();
     const meter = contextMeter(htmlDoc(""), usage(selection));
-    expect(meter.querySelector("meter")?.getAttribute("max")).toBe("15000");
-    expect(meter.textContent).toContain("Read 4 % of this page");
-    expect(meter.textContent).toContain("Earlier turns");
+    expect(meter?.querySelector("meter")?.getAttribute("max")).toBe("15000");
+    expect(meter?.textContent).toContain("Read 4 % of this page");
+    expect(meter?.textContent).toContain("Earlier turns");
+    // Without a model there is no context to fill: the note alone, or nothing.
+    const offline = contextMeter(htmlDoc(""), usage(selection), false);
+    expect(offline?.querySelector("meter")).toBeNull();
+    expect(offline?.textContent).toContain("Read 4 % of this page");
+    const bare = { ...usage(undefined), documents: [] };
+    expect(contextMeter(htmlDoc(""), bare, false)).toBeNull();
     expectWireValid(usage(selection));
   });
 
@@ -36,8 +42,8 @@ describe("the context meter", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
     const meter = contextMeter(htmlDoc(""), usage(selection));
-    expect(meter.textContent).toContain("Read the whole page in 34 parts");
-    expect(meter.textContent).not.toContain("%");
+    expect(meter?.textContent).toContain("Read the whole page in 34 parts");
+    expect(meter?.textContent).not.toContain("%");
     expect(readingNote(usage({ ...selection, passages_sent: 1, passages_total: 1 }))).toBe("Read the whole page in 1 part, then summarized them.");
     expectWireValid(usage(selection));
   });

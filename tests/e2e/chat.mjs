@@ -5,7 +5,8 @@
 //  - After switching Settings to an OpenAI-compatible server the header names
 //    that server's runtime (not the offline one); a base URL that serves a web
 //    page shows which URL failed and why in plain words (no HTML) with Retry /
-//    Use offline, and Use offline answers from this computer.
+//    Use offline, and Use offline answers from this computer for that answer
+//    only (the header and Settings keep the server).
 //  - After the answer, the conversation's agent state appears collapsed
 //    (a button with aria-expanded) and opens on a click.
 //  - axe-core: no serious or critical violation in each state.
@@ -158,7 +159,9 @@ try {
   await sidebar.waitForFunction((n) => document.querySelectorAll(".turn .answer-actions").length === n, before + 1, { timeout: 30_000 });
   const last = norm(await sidebar.textContent(".turn:last-child .badge"));
   assert(/stayed on this computer/.test(last) && !/router-model/.test(last), `the offline runtime answered (${last})`);
-  assert(!/router-model/.test(await sidebar.textContent("#runtime")), "and the header follows");
+  // "Use offline" is this answer's alone: Settings and the header keep the server.
+  assert(/router-model/.test(await sidebar.textContent("#runtime")), "the header still names the configured server");
+  assert(/router-model/.test(await sidebar.$eval("#runtime-switch", (s) => s.selectedOptions[0]?.textContent ?? "")), "so does the switcher");
   // A citation whose passage is gone: plain words, not an internal message.
   await page.goto(`${pages.base}/shop.html`);
   await sidebar.click(".turn:last-child .citation:not(.unverified)");

@@ -4,18 +4,18 @@
  */
 import type { AssistantMessage } from "../generated/wire.js";
 import { announce, button, h } from "./dom.js";
-import { toMarkdown } from "./markdown.js";
+import { sourcesMarkdown, toMarkdown } from "./markdown.js";
 
 export interface AnswerActionDeps {
   regenerate(): void;
   edit(): void;
 }
 
-/** Markdown of an answer with its citations as a numbered list of quotes. */
+/** Markdown of an answer with its citations as a numbered list of sources. */
 export function answerMarkdown(msg: AssistantMessage): string {
   const body = toMarkdown(msg.render);
-  const cites = msg.citations.map((c, i) => `[${i + 1}] “${c.quote}”`);
-  return cites.length ? `${body}\n\n${cites.join("\n")}\n` : `${body}\n`;
+  const sources = sourcesMarkdown(msg.citations);
+  return sources ? `${body}\n\n${sources}\n` : `${body}\n`;
 }
 
 export async function copyText(text: string): Promise<boolean> {

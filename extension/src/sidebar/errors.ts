@@ -68,6 +68,17 @@ export function runtimeErrorCard(code: string, message: string, retry: () => voi
   return card;
 }
 
+/** A turn that ended without an answer but may work if asked again: says so, with Retry. */
+export function retryCard(text: string, retry: () => void): HTMLElement {
+  const card = h("div", "error-card");
+  card.setAttribute("role", "alert");
+  card.append(h("p", "error", text));
+  const row = h("div", "row");
+  row.append(button("Retry", retry, "primary"));
+  card.append(row);
+  return card;
+}
+
 /** What a failed "show on the page" means, in words people use. */
 export function citationError(message: string): string {
   if (/no longer on this page|not found/i.test(message)) {

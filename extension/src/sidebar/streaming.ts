@@ -28,19 +28,14 @@ export function readingNote(msg: ContextUsageMessage): string | null {
 
 /**
  * A meter of the model's context: how full the request is, and, when the
- * page did not fit, which part of it was read.
+ * page did not fit, which part of it was read. Without a model (`model`
+ * false: the offline runtime) there is no context to fill: only the note
+ * is shown, and nothing when there is none.
  */
-export function contextMeter(doc: Document, msg: ContextUsageMessage): HTMLElement {
+export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true): HTMLElement | null {
   const box = doc.createElement("div");
   box.className = "context-meter";
-  const meter = doc.createElement("meter");
-  const budget = Math.max(1, Math.min(msg.budget.max_chars, msg.budget.max_tokens * 4));
-  meter.min = 0;
-  meter.max = budget;
-  meter.value = Math.min(msg.used.chars, budget);
-  const share = Math.round((100 * Math.min(msg.used.chars, budget)) / budget);
-  meter.title = `Context used: ${share} % (~${msg.used.tokens.toLocaleString()} tokens)`;
-  box.append(meter);
+  if (model) box.append(meterOf(doc, msg));
   const note = readingNote(msg);
   const conversation = msg.documents.find((d) => d.doc_id === "conversation");
   const parts = [
@@ -53,5 +48,16 @@ export function contextMeter(doc: Document, msg: ContextUsageMessage): HTMLEleme
     p.textContent = parts.join(" ");
     box.append(p);
   }
-  return box;
+  return box.childElementCount ? box : null;
+}
+
+function meterOf(doc: Document, msg: ContextUsageMessage): HTMLMeterElement {
+  const meter = doc.createElement("meter");
+  const budget = Math.max(1, Math.min(msg.budget.max_chars, msg.budget.max_tokens * 4));
+  meter.min = 0;
+  meter.max = budget;
+  meter.value = Math.min(msg.used.chars, budget);
+  const share = Math.round((100 * Math.min(msg.used.chars, budget)) / budget);
+  meter.title = `Context used: ${share} % (~${msg.used.tokens.toLocaleString()} tokens)`;
+  return meter;
 }

@@ -17,7 +17,7 @@ import { answerActions } from "./actions.js";
 import { setBadge } from "./badge.js";
 import { placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
-import { errorAdvice, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
 import { plainText, renderDoc } from "./render.js";
 import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
 import { StepList, stopReasonText } from "./steps.js";
@@ -86,7 +86,10 @@ export class TurnView {
     if (action.kind === "stop") this.steps.stop();
     if (action.kind === "approval.answer") this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
     for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
-    for (const usage of next.usage.slice(prev.usage.length)) this.progress.after(contextMeter(document, usage));
+    for (const usage of next.usage.slice(prev.usage.length)) {
+      const meter = contextMeter(document, usage, next.runtime?.info.kind !== "builtin");
+      if (meter) this.progress.after(meter);
+    }
     for (const note of prev.notes) if (!next.notes.includes(note)) this.steps.dropNote(note.step);
     for (const note of next.notes) if (!prev.notes.includes(note)) this.steps.note(note.step, plainText(note.render));
     if (action.kind === "host") this.stepEvent(action);
@@ -154,7 +157,7 @@ export class TurnView {
         }
         return [h("p", item.code === "CANCELLED" ? "notice" : "error", errorAdvice(item.code, item.message))];
       case "failure":
-        return [h("p", "error", item.text)];
+        return [item.retry ? retryCard(item.text, () => this.actions.ask(turn.ask)) : h("p", "error", item.text)];
       case "notice":
         return [h("p", "notice", item.text)];
     }
@@ -168,7 +171,7 @@ export class TurnView {
     const shown = doc.querySelector("table") !== null;
     box.append(doc);
     if (isObject(msg.data) && !shown) box.append(renderData(msg.data));
-    const sources = { others: turn.others };
+    const sources = { others: turn.others, page: turn.page };
     const show = (c: AssistantMessage["citations"][number], tabId?: number) =>
       this.actions.send({
         kind: "highlight",

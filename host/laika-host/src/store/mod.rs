@@ -201,8 +201,8 @@ impl Store {
              ON CONFLICT(id) DO UPDATE SET
                updated_at = MAX(COALESCE(conversations.updated_at, ''), excluded.updated_at),
                title = COALESCE(conversations.title, excluded.title),
-               page_url = COALESCE(excluded.page_url, conversations.page_url),
-               page_origin = COALESCE(excluded.page_origin, conversations.page_origin)",
+               page_url = COALESCE(conversations.page_url, excluded.page_url),
+               page_origin = COALESCE(conversations.page_origin, excluded.page_origin)",
         )?
         .execute(params![
             t.conversation_id.as_str(),
