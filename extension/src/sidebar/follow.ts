@@ -10,9 +10,18 @@
 /** Closer than this to the end counts as being at the end (px). */
 const AT_END_PX = 24;
 
+/** A scroll this soon after the user's wheel, touch or key is theirs (ms). */
+const USER_MOVE_MS = 1000;
+
+/** Keys typed into a field move the caret, not the page. */
+function isTyping(target: EventTarget | null): boolean {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
 export class FollowLatest {
   private following = true;
-  private lastTop = 0;
+  /** When the user last moved the page themselves (wheel, touch, keys, the scrollbar). */
+  private userMovedAt = -Infinity;
   private readonly scroller: Element;
 
   constructor(
@@ -23,6 +32,19 @@ export class FollowLatest {
   ) {
     this.scroller = document.scrollingElement ?? document.documentElement;
     window.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    // Only the user stops the following: content that changes size moves the page too, and must not.
+    const moved = (): void => {
+      this.userMovedAt = performance.now();
+    };
+    window.addEventListener("wheel", moved, { passive: true });
+    window.addEventListener("touchmove", moved, { passive: true });
+    window.addEventListener("keydown", (e) => {
+      if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " "].includes(e.key) && !isTyping(e.target)) moved();
+    });
+    // A press beside the page's content is on its scrollbar.
+    window.addEventListener("mousedown", (e) => {
+      if (e.clientX >= document.documentElement.clientWidth) moved();
+    });
     new ResizeObserver(() => this.onResize()).observe(messages);
     const root = document.documentElement;
     const bars = new ResizeObserver(() => {
@@ -38,7 +60,6 @@ export class FollowLatest {
   toLatest(): void {
     this.following = true;
     this.scroller.scrollTop = this.scroller.scrollHeight;
-    this.lastTop = this.scroller.scrollTop;
     this.jump.hidden = true;
   }
 
@@ -47,11 +68,8 @@ export class FollowLatest {
   }
 
   private onScroll(): void {
-    const top = this.scroller.scrollTop;
-    // Only the user scrolls up: following scrolls down, and content that shrinks leaves us at the end.
     if (this.distanceToEnd() <= AT_END_PX) this.following = true;
-    else if (top < this.lastTop) this.following = false;
-    this.lastTop = top;
+    else if (performance.now() - this.userMovedAt < USER_MOVE_MS) this.following = false;
     this.jump.hidden = this.following;
   }
 

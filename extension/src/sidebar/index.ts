@@ -17,7 +17,7 @@ import { FirstRun } from "./firstrun.js";
 import { wireEnterToSend } from "./composer.js";
 import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
-import { expectReply, HistoryView, turnBox } from "./history.js";
+import { HistoryView, turnBox } from "./history.js";
 import { SettingsView } from "./settings.js";
 import { CollectionsPanel, download } from "./collections.js";
 import type { Ask } from "./state.js";
