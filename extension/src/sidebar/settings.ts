@@ -330,6 +330,10 @@ export class SettingsView {
       const res = await this.deps.request({ type: "config.set", values: formValues(this.form()) });
       const saved = expectReply(res, "config.set.result");
       this.fill(saved.config);
+      // A test of the settings before is no word on the ones saved.
+      this.testResult.replaceChildren();
+      this.testResult.className = "test-result";
+      delete this.testResult.dataset["ok"];
       this.deps.saved(saved.runtime, saved.config);
       this.message.textContent = `Saved to ${saved.saved_to}. New turns use ${saved.runtime.label}.`;
       // Said where the Save button is, not below the fold.
