@@ -197,7 +197,15 @@ describe("the sidebar state", () => {
     const server = { kind: "openai", model: "gemma", offline: true, label: "gemma via llama.cpp" };
     let s = run([{ kind: "runtime.saved", info: server }]);
     expect(s.runtime).toEqual({ info: server, answered: false });
-    s = run([{ kind: "asked", id: "turn-1", ask: { ...ASK, offline: true } }, host(hostEvent("turn.started", "turn-1"))], s);
+    s = run(
+      [
+        { kind: "asked", id: "turn-1", ask: { ...ASK, offline: true } },
+        host(hostEvent("turn.started", "turn-1")),
+        host(hostEvent("done", "turn-1", { status: "ok", stored: true, stop_reason: "answered" })),
+      ],
+      s,
+    );
+    expect(turn(s).runtime?.info.kind).toBe("builtin");
     expect(s.runtime?.info.label).toBe("gemma via llama.cpp");
   });
 

@@ -393,7 +393,7 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
       if (msg.status === "ok" && !msg.stored) t = { ...t, body: [...t.body, { kind: "notice", text: "The answer could not be saved to your history." }] };
       const runtime = msg.endpoint === undefined ? { info: msg.runtime } : { info: msg.runtime, endpoint: msg.endpoint };
       t = { ...t, done: { msg, answer: last }, runtime, last: null };
-      s = { ...s, runtime: { ...runtime, answered: true } };
+      if (!t.ask.offline) s = { ...s, runtime: { ...runtime, answered: true } };
       return endTurn({ ...s, turns: { ...s.turns, [id]: t } }, id);
     }
     default:
