@@ -89,7 +89,10 @@ export class CollectionsPanel {
     label.append(this.select);
     this.el.append(label, addCurrent, this.tabs, addTab, h("h3", "Artifacts"), this.format, this.artifacts, this.view, this.status);
     this.el.addEventListener("toggle", () => {
-      if ((this.el as HTMLDetailsElement).open) void this.refresh();
+      if (!(this.el as HTMLDetailsElement).open) return;
+      // Opened just above the sticky composer: brought into view above it (the page's scroll padding).
+      this.el.scrollIntoView({ block: "nearest" });
+      void this.refresh();
     });
   }
 
