@@ -206,6 +206,37 @@ describe("the sidebar hub", () => {
     expect($("#stop").hidden).toBe(true);
   });
 
+  it("always ends a turn: the background went away, or a Stop was never confirmed", () => {
+    vi.useFakeTimers();
+    try {
+      const id = askQuestion("Which trains run at night?");
+      host(hostEvent("turn.started", id));
+      host(hostEvent("text_delta", id, { step: 1, index: 0, text: "Night " }));
+      port.drop();
+      expect(text(".turn .error-card p")).toBe("Laika stopped; ask again.");
+      expect(text(".turn .error-card button")).toBe("Retry");
+      expect($("#stop").hidden).toBe(true);
+      vi.advanceTimersByTime(600);
+      const next = fake.connects.at(-1);
+      if (!next) throw new Error("the sidebar did not reconnect");
+      port = next;
+      port.take();
+      // Retry asks the same again; the composer is free.
+      ($(".turn .error-card button") as HTMLButtonElement).click();
+      const again = port.take().find((m) => (m as { kind: string }).kind === "ask") as { turn_id: string } | undefined;
+      expect(again).toMatchObject({ text: "Which trains run at night?" });
+      // The host never confirms a Stop: the turn ends anyway.
+      host(hostEvent("turn.started", again?.turn_id ?? ""));
+      $("#stop").click();
+      expect(text(".turn:last-child .progress")).toBe("Stopping…");
+      vi.advanceTimersByTime(5_000);
+      expect(text(".turn:last-child .answer")).toBe("Stopped.");
+      expect($("#stop").hidden).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("asks again and puts the question back from the answer's actions", () => {
     const id = askQuestion("Which trains run at night?");
     host(hostEvent("assistant", id, { step: 1, render: doc("To Vienna."), citations: [] }));

@@ -41,6 +41,8 @@ describe("the context meter", () => {
   it("says a page summarized in stages was read whole, in parts", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
+    expect(readingNote(usage(selection), false)).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("Reading the whole page in 34 parts");
     const meter = contextMeter(htmlDoc(""), usage(selection));
     expect(meter?.textContent).toContain("Read the whole page in 34 parts");
     expect(meter?.textContent).not.toContain("%");

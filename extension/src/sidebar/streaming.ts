@@ -14,12 +14,13 @@ import type { ContextUsageMessage } from "../generated/wire.js";
  * page in 12 parts, then summarized them." for a page summarized in stages,
  * or null when all of it was sent.
  */
-export function readingNote(msg: ContextUsageMessage): string | null {
+export function readingNote(msg: ContextUsageMessage, done = true): string | null {
   const s = msg.selection;
   if (!s || s.page_chars <= 0) return null;
   if (s.strategy === "staged") {
     const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
-    return `Read the whole page in ${parts}, then summarized them.`;
+    // Said in the past tense only once the reading is over.
+    return done ? `Read the whole page in ${parts}, then summarized them.` : `Reading the whole page in ${parts}, then summarizing them…`;
   }
   const percent = Math.max(1, Math.min(99, Math.round((100 * s.sent_chars) / s.page_chars)));
   const about = s.about.length ? `: the parts about ${s.about.join(", ")}` : "";
@@ -32,11 +33,11 @@ export function readingNote(msg: ContextUsageMessage): string | null {
  * false: the offline runtime) there is no context to fill: only the note
  * is shown, and nothing when there is none.
  */
-export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true): HTMLElement | null {
+export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true, done = true): HTMLElement | null {
   const box = doc.createElement("div");
   box.className = "context-meter";
   if (model) box.append(meterOf(doc, msg));
-  const note = readingNote(msg);
+  const note = readingNote(msg, done);
   const conversation = msg.documents.find((d) => d.doc_id === "conversation");
   const parts = [
     note,
