@@ -237,6 +237,19 @@ describe("the sidebar hub", () => {
     }
   });
 
+  it("offers Retry and an offline answer for this question when the model's answer was unusable", () => {
+    const id = askQuestion("Which trains run at night?");
+    host(hostEvent("turn.started", id));
+    host(hostError(id, "INVALID_MODEL_OUTPUT", "the model answered, but it is not JSON"));
+    const buttons = [...document.querySelectorAll(".turn .error-card button")].map((b) => b.textContent);
+    expect(buttons).toEqual(["Retry", "Use offline"]);
+    ([...document.querySelectorAll<HTMLButtonElement>(".turn .error-card button")].at(-1) as HTMLButtonElement).click();
+    const sent = port.take();
+    // Offline this once: no config.set, the ask itself says so.
+    expect(sent.some((m) => (m as { kind: string; request?: { type: string } }).request?.type === "config.set")).toBe(false);
+    expect(sent.find((m) => (m as { kind: string }).kind === "ask")).toMatchObject({ text: "Which trains run at night?", offline: true });
+  });
+
   it("asks again and puts the question back from the answer's actions", () => {
     const id = askQuestion("Which trains run at night?");
     host(hostEvent("assistant", id, { step: 1, render: doc("To Vienna."), citations: [] }));
