@@ -3,6 +3,7 @@ import { badgeText, whereItWent } from "../src/sidebar/badge";
 import { sendsOnEnter } from "../src/sidebar/composer";
 import { citationError, INSTALL_COMMAND, runtimeFailure } from "../src/sidebar/errors";
 import { sourcesMarkdown, toMarkdown } from "../src/sidebar/markdown";
+import { dataCsv } from "../src/sidebar/actions";
 import { relativeDate } from "../src/sidebar/when";
 
 const text = (t: string) => ({ type: "text", text: t });
@@ -104,5 +105,13 @@ describe("the sources of an exported answer", () => {
       "4. “x”",
     ]);
     expect(sourcesMarkdown([])).toBe("");
+  });
+});
+
+describe("an extraction as CSV", () => {
+  it("has one row per field, quoted where needed, empty where the page did not say", () => {
+    expect(dataCsv({ price: "€49", "name, full": 'The "Nightjet"', stops: ["Linz", "Wels"], sku: null })).toBe(
+      'field,value\r\nprice,€49\r\n"name, full","The ""Nightjet"""\r\nstops,"[""Linz"",""Wels""]"\r\nsku,\r\n',
+    );
   });
 });

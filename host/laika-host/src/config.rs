@@ -801,7 +801,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         let values = |pairs: &[(&str, Value)]| -> serde_json::Map<String, Value> {
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
         };
         let server = values(&[
             ("runtime.kind", json!("openai")),
@@ -825,11 +828,19 @@ mod tests {
         assert_eq!(view.saved_runtimes.len(), 1);
         let saved = &view.saved_runtimes[0];
         assert_eq!(
-            (saved.kind.as_str(), saved.model.as_deref(), saved.profile.as_deref(), saved.api_key_set),
+            (
+                saved.kind.as_str(),
+                saved.model.as_deref(),
+                saved.profile.as_deref(),
+                saved.api_key_set
+            ),
             ("openai", Some("gemma-3-270m"), Some("llama.cpp"), true)
         );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("[runtimes.openai]") && text.contains("sk-kept"), "{text}");
+        assert!(
+            text.contains("[runtimes.openai]") && text.contains("sk-kept"),
+            "{text}"
+        );
         // Back to the server: everything is restored, in memory and from the file.
         let back = values(&[("runtime.kind", json!("openai"))]);
         let c = c.with_values(&back).unwrap();
@@ -845,7 +856,9 @@ mod tests {
             assert!(restored.runtimes.is_empty(), "{:?}", restored.runtimes);
         }
         // A saved table of the wrong kind is named.
-        let bad = Config::from_toml("[runtimes.ollama]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\n");
+        let bad = Config::from_toml(
+            "[runtimes.ollama]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\n",
+        );
         assert!(bad.unwrap_err().message.contains("[runtimes.ollama]"));
     }
 

@@ -202,7 +202,13 @@ mod tests {
         assert!(html.contains("This turn failed: &lt;b&gt;slow&lt;/b&gt; (RUNTIME_TIMEOUT)"));
         assert!(html.ends_with("</section>\n</body></html>\n"));
         // People's words: no raw timestamp, no task id.
-        assert!(html.contains("<p class=\"meta\">Question 1 · 2026-01-24 12:34 UTC</p>"), "{html}");
-        assert!(!html.contains("web.answer") && !html.contains("56.789Z"), "{html}");
+        assert!(
+            html.contains("<p class=\"meta\">Question 1 · 2026-01-24 12:34 UTC</p>"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("web.answer") && !html.contains("56.789Z"),
+            "{html}"
+        );
     }
 }
