@@ -38,7 +38,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections recovery scroll pages firefox firefox-firsthour; do
+for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections recovery scroll pages extract firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done
