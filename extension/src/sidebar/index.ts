@@ -14,7 +14,7 @@ import { AgentStateView } from "./agent-state.js";
 import { shareMessage, type ShareRequest } from "../shared/share.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
-import { wireEnterToSend } from "./composer.js";
+import { foldOnNarrowPanels, wireEnterToSend } from "./composer.js";
 import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
 import { HistoryView, turnBox } from "./history.js";
@@ -224,16 +224,7 @@ function addPage(req: { collection_id?: string | null; tab_id?: number | null })
 
 const follow = new FollowLatest(messages, $("jump-latest") as HTMLButtonElement, document.querySelector("header.top") as HTMLElement, $("composer"));
 
-/** On a narrow panel the mode, selection and tabs fold into one menu, so the composer stays small. */
-const composerMore = $("composer-more") as HTMLDetailsElement;
-const narrow = window.matchMedia("(max-width: 479px)");
-function fitComposer(): void {
-  composerMore.open = !narrow.matches;
-  if (narrow.matches) delete composerMore.dataset["wide"];
-  else composerMore.dataset["wide"] = "true";
-}
-narrow.addEventListener("change", fitComposer);
-fitComposer();
+foldOnNarrowPanels($("composer-more") as HTMLDetailsElement);
 
 const collections = new CollectionsPanel({ request, addPage });
 $("composer").before(collections.el);

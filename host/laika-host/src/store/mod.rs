@@ -1141,6 +1141,32 @@ mod tests {
     }
 
     #[test]
+    fn a_conversation_keeps_the_page_its_title_names() {
+        let mut store = Store::open_in_memory().unwrap();
+        let first = TurnRecord {
+            title: Some("Night trains".into()),
+            page_url: Some("https://news.example/night-trains".into()),
+            ..record("c-1", 1, "q1", "a1")
+        };
+        let later = TurnRecord {
+            title: Some("Shop".into()),
+            page_url: Some("https://shop.example/p/1".into()),
+            ..record("c-1", 2, "q2", "a2")
+        };
+        store.commit_turn(&first).unwrap();
+        store.commit_turn(&later).unwrap();
+        let detail = store.conversation(&"c-1".into()).unwrap();
+        assert_eq!(
+            (detail.title.as_deref(), detail.page_url.as_deref(), detail.page_origin.as_deref()),
+            (
+                Some("Night trains"),
+                Some("https://news.example/night-trains"),
+                Some("https://news.example")
+            )
+        );
+    }
+
+    #[test]
     fn nothing_of_the_page_body_reaches_the_database_file() {
         let mut store = Store::open_in_memory().unwrap();
         store.commit_turn(&record("c-1", 1, "q", "a")).unwrap();
