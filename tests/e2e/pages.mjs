@@ -54,6 +54,8 @@ try {
     await sidebar.screenshot({ path: path.join(artifacts, `pages-collections-${width}-light.png`) });
   }
 
+  const reading = norm(await sidebar.textContent("#reading"));
+  assert(/^Reading: the collection Northern line/.test(reading), `the composer says the question reads the collection (${reading})`);
   // Both pages speak to the question: each quote names and links its own page.
   await sidebar.fill("#question", "Which platform does the night train leave from?");
   await sidebar.click("#send");

@@ -101,6 +101,16 @@ export class CollectionsPanel {
     return this.select.value || null;
   }
 
+  /** The name of the collection questions are answered over (as its option shows it), or null for the page. */
+  selectedName(): string | null {
+    return this.select.value ? (this.select.selectedOptions[0]?.textContent ?? null) : null;
+  }
+
+  /** Calls `f` when the user picks what questions are answered over. */
+  onSelect(f: () => void): void {
+    this.select.addEventListener("change", f);
+  }
+
   private say(text: string): void {
     this.status.textContent = text;
   }
@@ -151,6 +161,8 @@ export class CollectionsPanel {
       this.say(`Added “${reply.title}” to “${reply.collection.title}”.`);
       await this.refresh();
       this.select.value = reply.collection.id;
+      // Chosen here, not by the user: say so as a user's choice is said.
+      this.select.dispatchEvent(new Event("change"));
     } catch (e) {
       this.say(e instanceof Error ? e.message : String(e));
     }

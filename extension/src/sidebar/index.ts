@@ -227,6 +227,7 @@ const follow = new FollowLatest(messages, $("jump-latest") as HTMLButtonElement,
 foldOnNarrowPanels($("composer-more") as HTMLDetailsElement);
 
 const collections = new CollectionsPanel({ request, addPage });
+collections.onSelect(renderReading);
 $("composer").before(collections.el);
 
 // ---- wiring ----
@@ -347,16 +348,24 @@ $("composer").addEventListener("submit", (e) => {
 });
 let shownHint = "";
 
-/** Says which page the next question will read (the tab in front, as the background sees it). */
+/** The page in front, as the background last said. */
+let readingPage: { title: string; url: string } | null = null;
+
 function showReading(title: string, url: string): void {
+  readingPage = { title, url };
+  renderReading();
+}
+
+/** Says what the next question will read: the collection chosen, else the tab in front. */
+function renderReading(): void {
   const line = $("reading");
+  if (!readingPage) return;
   line.hidden = false;
-  line.title = url;
-  if (!url) {
-    line.replaceChildren("No web page to read: open one, then ask.");
-    return;
-  }
-  line.replaceChildren("Reading: ", h("strong", undefined, title || url));
+  line.title = readingPage.url;
+  const collection = collections.selectedName();
+  if (collection) line.replaceChildren("Reading: the collection ", h("strong", undefined, collection));
+  else if (!readingPage.url) line.replaceChildren("No web page to read: open one, then ask.");
+  else line.replaceChildren("Reading: ", h("strong", undefined, readingPage.title || readingPage.url));
 }
 
 /** Why the composer did not send: said next to the field, and to screen readers. */
