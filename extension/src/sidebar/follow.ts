@@ -54,6 +54,8 @@ export class FollowLatest {
     bars.observe(header);
     bars.observe(composer);
     jump.addEventListener("click", () => this.toLatest());
+    // A page nobody sees is not scrolled (a sidebar opened as a background tab); it catches up when shown.
+    document.addEventListener("visibilitychange", () => this.onResize());
   }
 
   /** Follows the end again and goes there (a new question, a conversation opened, the button). */
@@ -74,8 +76,8 @@ export class FollowLatest {
   }
 
   private onResize(): void {
-    // A hidden chat (History or Settings shown) has nothing to follow.
-    if (this.messages.offsetParent === null) return;
+    // A hidden chat (History or Settings shown, or the page not seen) has nothing to follow.
+    if (this.messages.offsetParent === null || document.visibilityState === "hidden") return;
     if (this.following) this.toLatest();
     else this.jump.hidden = this.distanceToEnd() <= AT_END_PX;
   }
