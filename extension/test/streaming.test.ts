@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextMeter, readingNote } from "../src/sidebar/streaming";
+import { contextMeter, costNote, readingNote } from "../src/sidebar/streaming";
 import type { ContextUsageMessage } from "../src/generated/wire";
 import { checkHostMessage } from "../src/shared/validate";
 import { htmlDoc } from "./helpers";
@@ -42,6 +42,11 @@ describe("the context meter", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
     expect(readingNote(usage(selection), false)).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    // Over 20 model calls, how many is said while it runs, and not once it is over.
+    expect(costNote(usage(selection))).toBe("This takes about 34 model calls, one per part: it may take minutes. Stop ends it.");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("about 34 model calls");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, true)?.textContent).not.toContain("model calls");
+    expect(costNote(usage({ ...selection, passages_total: 12 }))).toBeNull();
     expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("Reading the whole page in 34 parts");
     const meter = contextMeter(htmlDoc(""), usage(selection));
     expect(meter?.textContent).toContain("Read the whole page in 34 parts");

@@ -27,6 +27,20 @@ export function readingNote(msg: ContextUsageMessage, done = true): string | nul
   return `Read ${percent} % of this page${about}.`;
 }
 
+/** More model calls than this for one answer are announced with their count. */
+export const MANY_MODEL_CALLS = 20;
+
+/**
+ * How much work reading the page in parts is, while it runs, when it takes
+ * more than `MANY_MODEL_CALLS` model calls (one per part, then the merges):
+ * null otherwise.
+ */
+export function costNote(msg: ContextUsageMessage): string | null {
+  const s = msg.selection;
+  if (!s || s.strategy !== "staged" || s.passages_total <= MANY_MODEL_CALLS) return null;
+  return `This takes about ${s.passages_total.toLocaleString()} model calls, one per part: it may take minutes. Stop ends it.`;
+}
+
 /**
  * A meter of the model's context: how full the request is, and, when the
  * page did not fit, which part of it was read. Without a model (`model`
@@ -41,6 +55,7 @@ export function contextMeter(doc: Document, msg: ContextUsageMessage, model = tr
   const conversation = msg.documents.find((d) => d.doc_id === "conversation");
   const parts = [
     note,
+    done ? null : costNote(msg),
     conversation ? "Earlier turns of this conversation were included." : null,
   ].filter((p): p is string => p !== null);
   if (parts.length) {
