@@ -39,7 +39,8 @@ export class FollowLatest {
     window.addEventListener("wheel", moved, { passive: true });
     window.addEventListener("touchmove", moved, { passive: true });
     window.addEventListener("keydown", (e) => {
-      if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " "].includes(e.key) && !isTyping(e.target)) moved();
+      // Tab moves focus, and the page with it, wherever the user is going.
+      if (e.key === "Tab" || (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " "].includes(e.key) && !isTyping(e.target))) moved();
     });
     // A press beside the page's content is on its scrollbar.
     window.addEventListener("mousedown", (e) => {
