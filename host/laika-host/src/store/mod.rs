@@ -1157,7 +1157,11 @@ mod tests {
         store.commit_turn(&later).unwrap();
         let detail = store.conversation(&"c-1".into()).unwrap();
         assert_eq!(
-            (detail.title.as_deref(), detail.page_url.as_deref(), detail.page_origin.as_deref()),
+            (
+                detail.title.as_deref(),
+                detail.page_url.as_deref(),
+                detail.page_origin.as_deref()
+            ),
             (
                 Some("Night trains"),
                 Some("https://news.example/night-trains"),
