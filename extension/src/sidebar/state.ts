@@ -95,6 +95,8 @@ export interface TurnState {
   others: OpenTab[];
   /** The page it read (its tab's title and URL), to name its quotes beside other pages'. */
   page: { title: string; url: string } | null;
+  /** The label of each chunk's place (a PDF page, a video time), so citations name and open it. */
+  places: (string | null)[];
   /** Each `context_usage`, oldest first. */
   usage: ContextUsageMessage[];
   /** Which runtime answered (and where the page went). */
@@ -159,6 +161,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     pages: [],
     others: [],
     page: null,
+    places: [],
     usage: [],
     runtime: null,
     body: [],
@@ -188,6 +191,7 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
         ...t,
         others: action.others,
         page: { title: action.title, url: action.url },
+        places: action.places ?? [],
         pages: [
           ...t.pages,
           action.title || action.url,
