@@ -64,13 +64,18 @@ describe("the agent state disclosure", () => {
     // A new snapshot keeps the panel open; a new conversation closes and hides it.
     view.show({ ...state(), items: [] });
     expect(panel.hidden).toBe(false);
-    expect(toggle.textContent).toBe("What Laika keeps in mind: 0 open items, 1 assumption, 2 known");
+    expect(toggle.textContent).toBe("What Laika keeps in mind: 1 assumption, 2 known");
     view.clear();
     expect(view.root.hidden).toBe(true);
     expect(toggle.getAttribute("aria-expanded")).toBe("false");
   });
 
   it("counts only what is open or held", () => {
-    expect(agentStateSummary({ ...state(), assumptions: [] })).toBe("1 open item, 0 assumptions, 2 known");
+    expect(agentStateSummary({ ...state(), assumptions: [] })).toBe("1 open item, 2 known");
+    const none = { ...state(), items: [], assumptions: [], current_understanding: { ...state().current_understanding, entities: [] } };
+    expect(agentStateSummary(none)).toBe("");
+    const view = new AgentStateView(document);
+    view.show(none);
+    expect(view.root.hidden).toBe(true);
   });
 });

@@ -71,4 +71,16 @@ describe("the background's turn table", () => {
     table.shareEnded("c1");
     expect(table.shareFor("c1", a)).toBeUndefined();
   });
+
+  it("ends every running turn and forgets every request when the host goes away", () => {
+    const table = new TurnTable<object>();
+    table.start("turn-1", a, 7, []);
+    table.start("turn-2", b, 8, []);
+    table.done("turn-2");
+    table.request("req-1", b);
+    expect(table.hostLost()).toEqual({ turns: [{ id: "turn-1", port: a }], requests: [{ id: "req-1", port: b }] });
+    expect(table.runningTurn("turn-1")).toBeUndefined();
+    expect(table.route("req-1", "history.list.result")).toEqual({ kind: "nobody" });
+    expect(table.hostLost()).toEqual({ turns: [], requests: [] });
+  });
 });

@@ -207,6 +207,44 @@ describe("the sidebar state", () => {
     expect(unheard.activeTurn).toBeNull();
   });
 
+  it("always ends a turn: the host went away under it, or never confirmed a Stop", () => {
+    let s = run([
+      { kind: "asked", id: "turn-1", ask: ASK },
+      host(hostEvent("turn.started", "turn-1")),
+      host(toolCall("turn-1", { call_id: "c1", decision: "ask" })),
+      { kind: "turn.failed", turn_id: "turn-1", code: "HOST_STOPPED", message: "Laika stopped; ask again." },
+    ]);
+    expect(turn(s)).toMatchObject({ ended: true, failed: true, calls: { c1: { phase: "stopped" } } });
+    expect(turn(s).body).toEqual([{ kind: "failure", text: "Laika stopped; ask again.", retry: true }]);
+    expect(s.activeTurn).toBeNull();
+    // A late word about it changes nothing.
+    expect(reduce(s, { kind: "turn.failed", turn_id: "turn-1", code: "HOST_STOPPED", message: "again" })).toBe(s);
+    s = run([{ kind: "asked", id: "turn-2", ask: ASK }, host(hostEvent("turn.started", "turn-2")), { kind: "stop", id: "turn-2" }], s);
+    expect(turn(s, "turn-2").progress).toBe("Stopping…");
+    s = run([{ kind: "stop.unanswered", id: "turn-2" }], s);
+    expect(turn(s, "turn-2")).toMatchObject({ ended: true });
+    expect(body(turn(s, "turn-2"))).toEqual(["notice: Stopped."]);
+    expect(s.activeTurn).toBeNull();
+    // A Stop the host confirmed in time is not ended twice.
+    expect(reduce(s, { kind: "stop.unanswered", id: "turn-2" })).toBe(s);
+  });
+
+  it("names in the header what new turns use: saved Settings at once, an offline answer never", () => {
+    const server = { kind: "openai", model: "gemma", offline: true, label: "gemma via llama.cpp" };
+    let s = run([{ kind: "runtime.saved", info: server }]);
+    expect(s.runtime).toEqual({ info: server, answered: false });
+    s = run(
+      [
+        { kind: "asked", id: "turn-1", ask: { ...ASK, offline: true } },
+        host(hostEvent("turn.started", "turn-1")),
+        host(hostEvent("done", "turn-1", { status: "ok", stored: true, stop_reason: "answered" })),
+      ],
+      s,
+    );
+    expect(turn(s).runtime?.info.kind).toBe("builtin");
+    expect(s.runtime?.info.label).toBe("gemma via llama.cpp");
+  });
+
   it("follows each call: allowed, approved, denied, expired", () => {
     let s = run([
       { kind: "asked", id: "turn-1", ask: ASK },

@@ -182,6 +182,25 @@ export class TurnTable<Port> {
   }
 
   /**
+   * The host went away (it crashed or was restarted): nothing sent to it
+   * will be answered. Every running turn ends here (its calls with it) and
+   * every request is forgotten; returns them, so their sidebars can be told.
+   */
+  hostLost(): { turns: { id: string; port: Port }[]; requests: { id: string; port: Port }[] } {
+    const turns: { id: string; port: Port }[] = [];
+    for (const turn of this.turns.values()) {
+      if (!turn.running) continue;
+      turn.running = false;
+      this.calls.endTurn(turn.id);
+      turns.push({ id: turn.id, port: turn.port });
+    }
+    const requests = [...this.requests].map(([id, port]) => ({ id, port }));
+    this.requests.clear();
+    this.results.clear();
+    return { turns, requests };
+  }
+
+  /**
    * The sidebar closed: nothing is routed to it any more, its calls can no
    * longer be approved. Returns its running turns (nobody is left to watch
    * or approve them: the caller stops them) and the exports it was writing.

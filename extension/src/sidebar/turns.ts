@@ -10,7 +10,8 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { AgentStateView } from "./agent-state.js";
 import { setBadge } from "./badge.js";
 import { errorAdvice } from "./errors.js";
-import { HOST_SILENCE_MS, initialState, reduce, type Ask, type SidebarAction, type SidebarState } from "./state.js";
+import { HOST_STOPPED } from "../shared/messages.js";
+import { HOST_SILENCE_MS, STOP_GRACE_MS, initialState, reduce, type Ask, type SidebarAction, type SidebarState } from "./state.js";
 import { TurnView, type TurnActions } from "./turn-view.js";
 
 type Reply = (msg: RoutedHostMessage | null, error?: string) => void;
@@ -90,7 +91,6 @@ export class SidebarTurns {
     const view = new TurnView(turn, this.deps.actions);
     this.views.set(id, view);
     this.deps.messages.append(view.root);
-    view.root.scrollIntoView({ block: "end" });
     // The host may never answer (not installed, hung): the turn must not wait forever.
     this.watchdogs.set(
       id,
@@ -104,12 +104,19 @@ export class SidebarTurns {
     return id;
   }
 
-  /** The user pressed Stop: the running turn is cancelled. */
+  /** The user pressed Stop: the running turn is cancelled; if the host never says it ended, it ends anyway. */
   stop(): void {
     const id = this.state.activeTurn;
     if (!id) return;
     this.deps.actions.send({ kind: "cancel", turn_id: id });
     this.dispatch({ kind: "stop", id });
+    if (this.state.activeTurn === id) setTimeout(() => this.dispatch({ kind: "stop.unanswered", id }), STOP_GRACE_MS);
+  }
+
+  /** The background that ran the turn went away (it restarted): nothing will end the running turn but this. */
+  backgroundLost(): void {
+    const id = this.state.activeTurn;
+    if (id) this.dispatch({ kind: "turn.failed", turn_id: id, ...HOST_STOPPED });
   }
 
   /** A host event: a request's reply, or a turn's event (the agent state's patches included). */

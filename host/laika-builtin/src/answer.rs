@@ -464,9 +464,17 @@ fn respond(
         });
     }
     // The answer first, then the passages that say it, quoted.
+    let pages: std::collections::BTreeSet<&str> = passages
+        .iter()
+        .flatten()
+        .filter_map(|&u| page.unit_source(u))
+        .map(|s| page_of(&s.doc_id))
+        .collect();
     blocks.push(paragraph(&match lead {
         Some(span) => span,
         None if from_selection => "The selected text says:".to_string(),
+        // Each quote names its own page (its citation's source).
+        None if pages.len() > 1 => "These pages say:".to_string(),
         None => "The page says:".to_string(),
     }));
     let items = passages
@@ -485,6 +493,18 @@ fn respond(
         citations,
         data: None,
     })
+}
+
+/// Which page a document is part of: a collection's source
+/// (`doc:src:<id>#<n>`), another tab (`doc:web:tab:<id>`), else the page.
+fn page_of(doc_id: &str) -> &str {
+    if let Some(source) = doc_id.strip_prefix("doc:src:") {
+        return source.split('#').next().unwrap_or(source);
+    }
+    if doc_id.starts_with("doc:web:tab:") {
+        return doc_id;
+    }
+    "page"
 }
 
 /// A unit that may answer, with its score, answer span and the sentence
@@ -758,6 +778,15 @@ fn asks_expansion(question: &str, code: &str) -> bool {
 mod tests {
     use super::super::fixtures::*;
     use serde_json::json;
+
+    #[test]
+    fn a_page_is_its_source_or_tab_whatever_part_of_it_is_quoted() {
+        use super::page_of;
+        assert_eq!(page_of("doc:src:s-1#3"), page_of("doc:src:s-1"));
+        assert_ne!(page_of("doc:src:s-1#3"), page_of("doc:src:s-2#3"));
+        assert_eq!(page_of("doc:web:chunk:4"), page_of("doc:web:summary"));
+        assert_ne!(page_of("doc:web:tab:7"), page_of("doc:web:summary"));
+    }
 
     #[test]
     fn an_expansion_question_is_told_apart() {

@@ -3,7 +3,7 @@
 //! while a turn runs, and owns the store and the runtime.
 
 use crate::agent_state;
-use crate::config::Config;
+use crate::config::{Config, RuntimeConfig};
 use crate::settings;
 use crate::sink::OutboxSink;
 use crate::store::Store;
@@ -454,6 +454,7 @@ impl Session {
         let runtime = laika_runtime::from_config(&next.runtime)?;
         Config::save_values(&self.shared.config_path, values)?;
         let view = next.public_view();
+        let info = runtime.info();
         if let Ok(mut c) = self.shared.config.write() {
             *c = next;
         }
@@ -463,6 +464,7 @@ impl Session {
         Ok(Event::ConfigSet {
             config: view,
             saved_to: self.shared.config_path.display().to_string(),
+            runtime: info,
         })
     }
 
@@ -498,7 +500,21 @@ impl Session {
             Err(_) => {}
         }
         let shared = self.shared.clone();
-        let runtime = self.runtime();
+        let offline = turn.offline;
+        let runtime = if offline {
+            match laika_runtime::from_config(&RuntimeConfig::Builtin) {
+                Ok(r) => r,
+                Err(e) => {
+                    if let Ok(mut m) = self.shared.in_flight.lock() {
+                        m.remove(&id);
+                    }
+                    sink.emit(Some(&id), Event::error(&e));
+                    return;
+                }
+            }
+        } else {
+            self.runtime()
+        };
         // A turn stops being cancellable before its `done` goes out, so a
         // `cancel` that arrives after `done` always answers `cancelled: false`.
         let sink = Arc::new(TurnSink {
@@ -507,10 +523,15 @@ impl Session {
             inner: sink,
         });
         let job = move || {
-            let config = match shared.config.read() {
+            let mut config = match shared.config.read() {
                 Ok(c) => c.clone(),
                 Err(p) => p.into_inner().clone(),
             };
+            if offline {
+                // This turn only: its packing and its summary are the offline runtime's too.
+                config.runtime = RuntimeConfig::Builtin;
+                config.summarizer = None;
+            }
             let stored = turn::run(
                 turn,
                 &TurnContext {

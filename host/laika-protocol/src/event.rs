@@ -87,6 +87,8 @@ pub enum Event {
     ConfigSet {
         config: ConfigView,
         saved_to: String,
+        /// The runtime new turns use from now on (the sidebar's header names it).
+        runtime: RuntimeInfo,
     },
     #[serde(rename = "config.discover.result")]
     ConfigDiscover {
@@ -223,6 +225,9 @@ pub struct RuntimeView {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ConfigView {
     pub runtime: RuntimeView,
+    /// The settings of the other runtimes used before, kept while another
+    /// is in use (`[runtimes.<kind>]`): switching back to one restores them.
+    pub saved_runtimes: Vec<RuntimeView>,
     pub data_dir: String,
     pub log_full_llm: bool,
     pub allowed_origins: Vec<String>,
