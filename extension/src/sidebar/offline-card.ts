@@ -103,10 +103,11 @@ export class OfflineCard {
   /** Asks discovery what runs on this computer and fills `offer` with it, or with how to get one. */
   private async look(offer: HTMLElement): Promise<void> {
     offer.replaceChildren(h("p", "hint", "Looking for a model server on this computer…"));
-    let found: ModelOffer | null = null;
+    let found: ModelOffer | null;
     try {
       found = offerFor(expectReply(await this.deps.request({ type: "config.discover" }), "config.discover.result").servers);
     } catch {
+      // Discovery failed: the card tells how to get a server instead.
       found = null;
     }
     if (found) {
