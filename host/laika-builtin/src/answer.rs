@@ -900,7 +900,10 @@ mod tests {
             &[],
         );
         let before = render_text(&run(&p));
-        assert!(before.contains("I could not find this on the page"), "{before}");
+        assert!(
+            before.contains("I could not find this on the page"),
+            "{before}"
+        );
         let selection = serde_json::from_value(json!({
             "doc_id": "doc:web:selection", "kind": "web.selection.v1", "trust": "untrusted",
             "source": {"browser": "chrome"},
@@ -972,9 +975,18 @@ mod tests {
 
     #[test]
     fn a_page_read_in_part_says_how_much_was_read() {
-        let mut s = summary("Long page", "The bridge opened in 1932 after four years of work.");
+        let mut s = summary(
+            "Long page",
+            "The bridge opened in 1932 after four years of work.",
+        );
         s["signals"] = json!(["text_truncated"]);
-        let text = render_text(&run(&packet("web.answer", json!({}), "When did the bridge open?", s, &[])));
+        let text = render_text(&run(&packet(
+            "web.answer",
+            json!({}),
+            "When did the bridge open?",
+            s,
+            &[],
+        )));
         assert!(
             text.contains("\nThis page is longer than Laika reads at once: this answer covers its first 51 characters, not the rest.\n"),
             "{text}"
@@ -983,7 +995,8 @@ mod tests {
 
     #[test]
     fn related_stories_are_not_quoted_as_answers() {
-        let article = "The council approved the tram line to the airport on Tuesday after a long debate.\n\
+        let article =
+            "The council approved the tram line to the airport on Tuesday after a long debate.\n\
             Construction starts in March and takes two years, the mayor said.\n\
             The line will have twelve stops and run every ten minutes at peak hours.\n\
             Residents asked for a direct link to the airport for more than a decade.";
@@ -1312,7 +1325,10 @@ mod tests {
         assert!(text.contains("(LIME) to the south pole"), "{text}");
         // No expansion of the acronym on the page: it does not say.
         let text = ask(page, "What does ESA stand for?");
-        assert!(text.starts_with("I could not find this on the page"), "{text}");
+        assert!(
+            text.starts_with("I could not find this on the page"),
+            "{text}"
+        );
         let page = "Die Agentur schickt den Lunar Ice Mapping Explorer (LIME) im Jahr 2024 zum Südpol des Mondes, sagte der Chefingenieur.";
         let text = ask(page, "Wofür steht LIME?");
         assert!(text.contains("Lunar Ice Mapping Explorer\n"), "{text}");

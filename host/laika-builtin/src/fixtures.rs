@@ -112,9 +112,9 @@ pub fn check_grounded(p: &RequestPacket, v: &Value) {
 /// lead line when the runtime is sure of it, else in the first passage under
 /// "The page says:" (notices of a partial page skipped).
 pub fn shows(text: &str, span: &str) -> bool {
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.starts_with("Only part of this page") && !l.starts_with("This page is longer"));
+    let mut lines = text.lines().filter(|l| {
+        !l.starts_with("Only part of this page") && !l.starts_with("This page is longer")
+    });
     match lines.next() {
         Some(l) if l.contains(span) && !l.starts_with('“') => true,
         // The first passage is one to three quotes.

@@ -256,7 +256,13 @@ mod tests {
             The office in the photo is in Manhattan.";
         let mut s = summary("WeWork valuation falls", &format!("Home\nNews\n{article}\nH2: Most read\n- Ten gadgets to buy\n- The best phones\n- Our top stories"));
         s["primary"] = json!({"text": article, "handle_id": "laika-9"});
-        let v = run(&packet("web.summarize", json!({"max_points": 3}), "summarize", s, &[]));
+        let v = run(&packet(
+            "web.summarize",
+            json!({"max_points": 3}),
+            "summarize",
+            s,
+            &[],
+        ));
         let children = v["assistant"]["render"]["children"].as_array().unwrap();
         assert_eq!(
             children[1]["children"][0]["text"].as_str().unwrap_or(""),
@@ -264,7 +270,10 @@ mod tests {
         );
         let q = quotes(&v);
         assert!(q.len() >= 3, "{q:?}");
-        let order: Vec<usize> = q.iter().map(|x| article.find(x.as_str()).unwrap()).collect();
+        let order: Vec<usize> = q
+            .iter()
+            .map(|x| article.find(x.as_str()).unwrap())
+            .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "page order: {q:?}");
     }
 
