@@ -167,6 +167,17 @@ describe("observation builder: listing, comments, signals, chunks", () => {
     const total = (obs.summary.text ?? "").length + chunks.reduce((n, c) => n + (c.text ?? "").length, 0);
     expect(total).toBeGreaterThan(300_000);
     expect(chunks.at(-1)?.text).toContain("48 million euros");
+    expect(obs.summary.signals ?? []).not.toContain("text_truncated");
+    expectWireValid(obs);
+  });
+
+  it("says when a page is longer than it reads", () => {
+    const words = "the council discussed budgets, roads, schools and parks once more. ".repeat(6);
+    const paras = Array.from({ length: 2000 }, (_, i) => `<p>Paragraph ${i}: ${words}</p>`).join("");
+    const obs = buildObservation(htmlDoc(`<main>${paras}<p>The bridge will cost 48 million euros.</p></main>`), new HandleRegistry());
+    expect(obs.summary.signals).toContain("text_truncated");
+    expect(JSON.stringify(obs)).not.toContain("48 million euros");
+    expect(obs.chunks?.every((c) => c.chunk_count === obs.chunks?.length)).toBe(true);
     expectWireValid(obs);
   });
 

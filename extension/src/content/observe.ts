@@ -160,9 +160,10 @@ interface Context {
 
 /**
  * Walks the DOM and writes one line per block, with the structure
- * prefixes (`H2:`, `- `, `> `, `Code:`, `Caption:`, `Term:`, `Definition:`).
+ * prefixes (`H2:`, `- `, `> `, `Code:`, `Caption:`, `Term:`, `Definition:`);
+ * `cut` when the page has more than the bounds let it read.
  */
-function structuredText(root: Element, maxChars: number, maxBlocks: number): string {
+function structuredText(root: Element, maxChars: number, maxBlocks: number): { text: string; cut: boolean } {
   const st: TextState = { lines: [], chars: 0, buffer: "", blocks: 0 };
   const full = () => st.chars >= maxChars || st.blocks >= maxBlocks;
   const flush = (ctx: Context) => {
@@ -237,7 +238,7 @@ function structuredText(root: Element, maxChars: number, maxBlocks: number): str
   walk(root, top);
   flush(top);
   // Lines inside a list item that were nested blocks keep the item prefix only once.
-  return st.lines.join("\n");
+  return { text: st.lines.join("\n"), cut: full() };
 }
 
 // ---- elements ----
@@ -668,7 +669,7 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   if (typeof options?.rootHandleId === "string" && options.rootHandleId) root = registry.resolve(options.rootHandleId) ?? root;
   if (!root) return { summary: { doc_type: "web.observation.summary.v1", url, title, text: "" } };
 
-  const fullText = structuredText(root, limits.maxChars + MAX_TEXT_SCAN, limits.maxBlocks);
+  const { text: fullText, cut } = structuredText(root, limits.maxChars + MAX_TEXT_SCAN, limits.maxBlocks);
   let text = fullText;
   let rest = "";
   if (fullText.length > limits.maxChars) {
@@ -688,6 +689,9 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   const ol = outline(root, limits);
   if (ol.length) summary.outline = ol;
   const signals = detectSignals(doc, fullText, url);
+  const parts = rest.trim() ? chunkText(rest, CHUNK_CHARS, MAX_CHUNKS + 1) : [];
+  // The page goes on beyond what was read: a runtime that reads all of it says how much it read.
+  if (cut || parts.length > MAX_CHUNKS) signals.push("text_truncated");
   if (signals.length) summary.signals = signals;
   const elements: ObservedElement[] = [];
   for (const el of Array.from(root.querySelectorAll(INTERACTIVE))) {
@@ -702,15 +706,15 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   if (discussions.length) summary.top_discussions = discussions;
 
   const obs: Observation = { summary };
-  if (rest.trim()) {
-    const parts = chunkText(rest, CHUNK_CHARS, MAX_CHUNKS);
-    obs.chunks = parts.map(
+  const kept = parts.slice(0, MAX_CHUNKS);
+  if (kept.length) {
+    obs.chunks = kept.map(
       (t, i): ObservationChunk => ({
         doc_type: "web.observation.chunk.v1",
         url,
         title,
         chunk_index: i + 1,
-        chunk_count: parts.length,
+        chunk_count: kept.length,
         text: t,
       }),
     );

@@ -14,6 +14,7 @@ import { AgentStateView } from "./agent-state.js";
 import { shareMessage, type ShareRequest } from "../shared/share.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
+import { OfflineCard } from "./offline-card.js";
 import { foldOnNarrowPanels, wireEnterToSend } from "./composer.js";
 import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
@@ -165,6 +166,7 @@ function onEvent(ev: SidebarEvent): void {
       return;
     case "event":
       turns.onHostEvent(ev.msg);
+      void offlineCard.onHostMessage(ev.msg);
       return;
     case "turn.tab":
     case "turn.failed":
@@ -307,6 +309,7 @@ const switcher = new RuntimeSwitcher({
 });
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
+const offlineCard = new OfflineCard({ request, container: messages, openSettings: () => showView("settings"), saved: runtimeSaved });
 
 $("summarize").addEventListener("click", summarize);
 $("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));

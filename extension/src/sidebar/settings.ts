@@ -49,7 +49,7 @@ export interface FormState {
 
 export type ConfigSetValues = Extract<SidebarHostRequest, { type: "config.set" }>["values"];
 
-const SERVER_NAMES: Record<ModelServer["kind"], string> = {
+export const SERVER_NAMES: Record<ModelServer["kind"], string> = {
   ollama: "Ollama",
   llama_cpp: "llama.cpp (llama-server)",
   vllm: "vLLM",
