@@ -12,7 +12,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::OnceLock;
-use unicode_normalization::UnicodeNormalization;
+
+mod fold;
+
+pub use fold::{fold, fold_str, Word};
 
 const WORDS_JSON: &str = include_str!("lexicon/words.json");
 
@@ -218,121 +221,6 @@ fn is_unspaced_script(c: char) -> bool {
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-/// A folded word and where it came from in the original text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
-    pub span: Range<usize>,
-}
-
-/// Characters that render as nothing and would split or hide a word.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
-        | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}')
-}
-
-/// Word separators. Combining marks (Devanagari vowel signs, Arabic
-/// harakat) are not: they belong to their word.
-fn is_separator(c: char) -> bool {
-    c.is_whitespace()
-        || c.is_control()
-        || c.is_ascii_punctuation()
-        || matches!(c,
-            '\u{00A1}'..='\u{00BF}' | '\u{00D7}' | '\u{00F7}' | '\u{2010}'..='\u{2027}'
-            | '\u{2030}'..='\u{205E}' | '\u{2190}'..='\u{2BFF}' | '\u{3000}'..='\u{3003}'
-            | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301F}' | '\u{30FB}' | '\u{FE10}'..='\u{FE6F}'
-            | '\u{060C}' | '\u{061B}' | '\u{061F}' | '\u{066A}'..='\u{066D}' | '\u{06D4}'
-            | '\u{0964}' | '\u{0965}')
-}
-
-/// Cyrillic and Greek letters that look like Latin ones (after lower-casing).
-fn unconfuse(c: char) -> char {
-    match c {
-        'а' | 'α' | 'ɑ' => 'a',
-        'с' | 'ϲ' => 'c',
-        'ԁ' => 'd',
-        'е' | 'ε' => 'e',
-        'һ' => 'h',
-        'і' | 'ι' | 'ı' => 'i',
-        'ј' => 'j',
-        'ո' => 'n',
-        'о' | 'ο' => 'o',
-        'р' | 'ρ' => 'p',
-        'ԛ' => 'q',
-        // Lower-case forms of Cyrillic capitals that look like Latin ones.
-        'в' => 'b',
-        'н' => 'h',
-        'м' => 'm',
-        'т' => 't',
-        'к' | 'κ' => 'k',
-        'ѕ' => 's',
-        'υ' => 'u',
-        'ν' => 'v',
-        'ԝ' => 'w',
-        'х' | 'χ' => 'x',
-        'у' => 'y',
-        _ => c,
-    }
-}
-
-/// Folds `s` into words (see the module comment). `:` and `=` are kept as
-/// words of their own, since they join a name to its value.
-pub fn fold(s: &str) -> Vec<Word> {
-    let mut words: Vec<Word> = Vec::new();
-    let mut cur = String::new();
-    let mut start = 0;
-    let mut prev_lower = false;
-    let flush = |words: &mut Vec<Word>, cur: &mut String, span: Range<usize>| {
-        if !cur.is_empty() {
-            words.push(Word {
-                text: cur.nfkc().collect(),
-                span,
-            });
-            cur.clear();
-        }
-    };
-    for (i, c) in s.char_indices() {
-        if is_invisible(c) {
-            continue;
-        }
-        for d in std::iter::once(c).nfkc() {
-            if is_separator(d) {
-                flush(&mut words, &mut cur, start..i);
-                prev_lower = false;
-                if d == ':' || d == '=' {
-                    words.push(Word {
-                        text: d.to_string(),
-                        span: i..i + c.len_utf8(),
-                    });
-                }
-                continue;
-            }
-            if prev_lower && d.is_uppercase() {
-                flush(&mut words, &mut cur, start..i);
-            }
-            if cur.is_empty() {
-                start = i;
-            }
-            prev_lower = d.is_lowercase();
-            cur.extend(d.to_lowercase().map(unconfuse));
-        }
-    }
-    flush(&mut words, &mut cur, start..s.len());
-    words
-}
-
-/// [`fold`] as one string of words separated by single spaces.
-pub fn fold_str(s: &str) -> String {
-    fold(s)
-        .into_iter()
-        .map(|w| w.text)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Where an entry was found: its index range among the words.
 #[derive(Debug, Clone, Copy)]
 pub struct Hit<'e> {
@@ -449,10 +337,11 @@ fn glue_single_letters(words: &[Word]) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
     let mut run: Option<Word> = None;
     for w in words {
-        if w.text.chars().count() == 1 && w.text != ":" && w.text != "=" {
+        if w.is_one_letter() {
             match &mut run {
                 Some(r) => {
                     r.text.push_str(&w.text);
+                    r.origins.extend_from_slice(&w.origins);
                     r.span.end = w.span.end;
                 }
                 None => run = Some(w.clone()),
@@ -563,7 +452,7 @@ pub fn disclosures(text: &str) -> Vec<Range<usize>> {
             let rest = word.text.get(end..).unwrap_or("");
             let (value, linked) = strip_copula(rest);
             if !value.is_empty() {
-                if let Some(range) = locate(text, word.span.clone(), value) {
+                if let Some(range) = locate(text, word, value) {
                     if secret_like(text.get(range.clone()).unwrap_or(""), linked) {
                         out.push(range);
                     }
@@ -609,17 +498,12 @@ fn push_next(text: &str, words: &[Word], index: usize, linked: bool, out: &mut V
     }
 }
 
-/// Where the folded `value` (the tail of a folded word) sits in the
-/// original `span`: the span's end minus the value's length in characters.
-fn locate(text: &str, span: Range<usize>, value: &str) -> Option<Range<usize>> {
-    let original = text.get(span.clone())?;
+/// Where the folded `value` (the tail of the folded `word`) starts in the
+/// original text: the origin of its first folded character.
+fn locate(text: &str, word: &Word, value: &str) -> Option<Range<usize>> {
     let n = value.chars().count();
-    let start = original
-        .char_indices()
-        .rev()
-        .nth(n.checked_sub(1)?)
-        .map(|(i, _)| span.start + i)?;
-    token_at(text, start)
+    let at = word.origins.len().checked_sub(n)?;
+    token_at(text, *word.origins.get(at)?)
 }
 
 #[cfg(test)]
