@@ -367,6 +367,13 @@ pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
     hit.map(|h| h.entry)
 }
 
+/// [`find`] in `text` and in its reading with look-alike capitals as
+/// Latin letters ([`fold::capitals_as_latin`]): for labels, where a
+/// missed word lets a click through.
+pub fn find_label(category: Category, text: &str) -> Option<&'static Entry> {
+    find(category, text).or_else(|| find(category, &fold::capitals_as_latin(text)?))
+}
+
 /// Like [`find`], for identifiers (`name`, `id`): also finds longer
 /// entries run together (`cardno`, `placeorder`).
 pub fn find_in_identifier(category: Category, text: &str) -> Option<&'static Entry> {

@@ -237,3 +237,29 @@ pub fn fold_str(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// A second reading of `s` for labels written in capitals: each non-Latin
+/// capital whose skeleton is a Latin capital (Greek `Β`, Cyrillic `Т`) read
+/// as that Latin letter, since [`fold`] case-folds first (`Β` → `β`, whose
+/// skeleton is `ß`). `None` when `s` has no such letter.
+pub fn capitals_as_latin(s: &str) -> Option<String> {
+    let mut changed = false;
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii() || !c.is_uppercase() {
+                return c;
+            }
+            let mut buf = [0u8; 4];
+            let mut proto = unicode_security::skeleton(c.encode_utf8(&mut buf));
+            match (proto.next(), proto.next()) {
+                (Some(latin), None) if latin.is_ascii_uppercase() => {
+                    changed = true;
+                    latin
+                }
+                _ => c,
+            }
+        })
+        .collect();
+    changed.then_some(out)
+}
