@@ -12,6 +12,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::OnceLock;
+use unicode_script::{Script, UnicodeScript};
 
 mod fold;
 
@@ -36,10 +37,15 @@ pub enum Category {
     /// "at" and "dot" spelled out in an obfuscated email address.
     EmailAt,
     EmailDot,
+    /// Labels of controls that only show, open or pick something ("Show
+    /// more", "Next page", "Add to cart").
+    Safe,
+    /// Names of filter and sort groups ("Filter by", "Brand", "Price").
+    Filter,
 }
 
 impl Category {
-    const ALL: [Category; 7] = [
+    const ALL: [Category; 9] = [
         Category::Commit,
         Category::SecretField,
         Category::Code,
@@ -47,6 +53,8 @@ impl Category {
         Category::Street,
         Category::EmailAt,
         Category::EmailDot,
+        Category::Safe,
+        Category::Filter,
     ];
 
     fn slot(self) -> usize {
@@ -56,18 +64,27 @@ impl Category {
 
 #[derive(Deserialize)]
 struct Language {
+    /// The language's English name.
+    name: String,
     commit: Vec<String>,
     secret_field: Vec<String>,
     code: Vec<String>,
     copula: Vec<String>,
     street: Vec<String>,
+    #[serde(default)]
     email_at: Vec<String>,
+    #[serde(default)]
     email_dot: Vec<String>,
+    safe: Vec<String>,
+    filter: Vec<String>,
 }
 
 #[derive(Deserialize)]
 struct WordsFile {
     languages: BTreeMap<String, Language>,
+    /// English names of languages the file has no words for.
+    #[serde(default)]
+    names: BTreeMap<String, String>,
 }
 
 /// One entry, folded.
@@ -95,6 +112,12 @@ struct Lexicon {
     street: Vec<Entry>,
     email_at: Vec<Entry>,
     email_dot: Vec<Entry>,
+    safe: Vec<Entry>,
+    filter: Vec<Entry>,
+    /// Language code → English name, covered languages and others.
+    names: BTreeMap<String, String>,
+    /// The scripts the entries are written in.
+    scripts: Vec<unicode_script::Script>,
     /// One per category, in [`Category::ALL`] order.
     indexes: Vec<Index>,
 }
@@ -136,6 +159,7 @@ fn lexicon() -> &'static Lexicon {
         // only makes the gate ask more, never allow more.
         let file: WordsFile = serde_json::from_str(WORDS_JSON).unwrap_or(WordsFile {
             languages: BTreeMap::new(),
+            names: BTreeMap::new(),
         });
         let mut lex = Lexicon {
             commit: Vec::new(),
@@ -145,6 +169,10 @@ fn lexicon() -> &'static Lexicon {
             street: Vec::new(),
             email_at: Vec::new(),
             email_dot: Vec::new(),
+            safe: Vec::new(),
+            filter: Vec::new(),
+            names: file.names.clone(),
+            scripts: Vec::new(),
             indexes: Vec::new(),
         };
         for (lang, words) in &file.languages {
@@ -158,6 +186,16 @@ fn lexicon() -> &'static Lexicon {
             add(&mut lex.street, &words.street);
             add(&mut lex.email_at, &words.email_at);
             add(&mut lex.email_dot, &words.email_dot);
+            add(&mut lex.safe, &words.safe);
+            add(&mut lex.filter, &words.filter);
+            lex.names.insert(lang.clone(), words.name.clone());
+            for w in words.commit.iter().chain(&words.safe) {
+                for script in w.chars().map(|c| c.script()).filter(|s| is_real_script(*s)) {
+                    if !lex.scripts.contains(&script) {
+                        lex.scripts.push(script);
+                    }
+                }
+            }
         }
         lex.indexes = Category::ALL
             .iter()
@@ -203,6 +241,8 @@ fn category_entries(lex: &Lexicon, category: Category) -> &[Entry] {
         Category::Street => &lex.street,
         Category::EmailAt => &lex.email_at,
         Category::EmailDot => &lex.email_dot,
+        Category::Safe => &lex.safe,
+        Category::Filter => &lex.filter,
     }
 }
 
@@ -211,6 +251,68 @@ pub fn languages() -> Vec<String> {
     serde_json::from_str::<WordsFile>(WORDS_JSON)
         .map(|f| f.languages.into_keys().collect())
         .unwrap_or_default()
+}
+
+fn is_real_script(script: Script) -> bool {
+    !matches!(script, Script::Common | Script::Inherited | Script::Unknown)
+}
+
+/// Whether the lexicon has words for the language of the BCP 47 tag `tag`
+/// (`pt-BR`, `zh-Hant`; `nb` and `nn` are not `no`).
+pub fn covers_language(tag: &str) -> bool {
+    let primary = primary_subtag(tag);
+    lexicon()
+        .commit
+        .iter()
+        .any(|e| e.lang.eq_ignore_ascii_case(&primary))
+}
+
+fn primary_subtag(tag: &str) -> String {
+    tag.trim()
+        .split(['-', '_'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// The English name of the language of `tag` ("Amharic"), or the tag
+/// itself when the lexicon does not know it.
+pub fn language_name(tag: &str) -> String {
+    let primary = primary_subtag(tag);
+    lexicon()
+        .names
+        .get(&primary)
+        .cloned()
+        .unwrap_or_else(|| crate::text::clip_quoted(tag, 16))
+}
+
+/// The first letter of `text` in a script none of the lexicon's languages
+/// is written in, and that script's name ("Ethiopic").
+pub fn unread_script(text: &str) -> Option<&'static str> {
+    let scripts = &lexicon().scripts;
+    text.chars()
+        .filter(|c| c.is_alphabetic())
+        .map(|c| c.script())
+        .find(|s| is_real_script(*s) && !scripts.contains(s))
+        .map(Script::full_name)
+}
+
+/// The entry of `category` the folded `text` begins with, when the label
+/// is at most `max_words` words long: a short label that *is* a known
+/// phrase, not one that merely mentions it.
+pub fn leading(category: Category, text: &str, max_words: usize) -> Option<&'static Entry> {
+    let words = fold(text);
+    if words.is_empty() || words.len() > max_words {
+        return None;
+    }
+    let glued: String = words.iter().map(|w| w.text.as_str()).collect();
+    entries(category).iter().find(|e| {
+        if e.substring {
+            glued.starts_with(&e.glued)
+        } else {
+            hit_at(e, &words, 0).is_some()
+        }
+    })
 }
 
 /// Han, kana, Hangul and Thai: written without spaces between words (or, in

@@ -178,7 +178,7 @@ fn code_field(el: &Element) -> bool {
 }
 
 /// What personal data a field asks for, if it does.
-fn personal_field(el: &Element) -> Option<&'static str> {
+pub(super) fn personal_field(el: &Element) -> Option<&'static str> {
     match lower(el.input_type.as_deref()).as_str() {
         "email" => return Some("an email address"),
         "tel" => return Some("a phone number"),

@@ -377,8 +377,10 @@ fn clicks() {
         ("browser.click", click("help"), OrdinaryClick),
         ("browser.click", click("orders"), OrdinaryClick),
         ("browser.click", click("js"), UnverifiedClick),
-        ("browser.click", click("buyer"), OrdinaryClick),
-        ("browser.click", click("payments"), OrdinaryClick),
+        // Labelled, and no commit word, but nothing shows they only show
+        // something: a button and an anchor without an address.
+        ("browser.click", click("buyer"), UnverifiedClick),
+        ("browser.click", click("payments"), UnverifiedClick),
         ("browser.click", click("next"), OrdinaryClick),
         ("browser.click", click("main"), CommitAction),
         ("browser.click", click("partner"), CrossOriginNavigation),
