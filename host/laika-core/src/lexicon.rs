@@ -16,7 +16,7 @@ use unicode_script::{Script, UnicodeScript};
 
 mod fold;
 
-pub use fold::{fold, fold_str, Word};
+pub use fold::{ascii_digits, fold, fold_str, Word};
 
 const WORDS_JSON: &str = include_str!("lexicon/words.json");
 
@@ -473,7 +473,10 @@ pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
 /// Latin letters ([`fold::capitals_as_latin`]): for labels, where a
 /// missed word lets a click through.
 pub fn find_label(category: Category, text: &str) -> Option<&'static Entry> {
-    find(category, text).or_else(|| find(category, &fold::capitals_as_latin(text)?))
+    find(category, text)
+        // Mixed case ("dElEtE") would be split at its humps.
+        .or_else(|| find(category, &text.to_lowercase()))
+        .or_else(|| find(category, &fold::capitals_as_latin(text)?))
 }
 
 /// Like [`find`], for identifiers (`name`, `id`): also finds longer

@@ -82,6 +82,12 @@ fn judge(target: &Target, ctx: &GateContext) -> Verdict {
             ),
         );
     }
+    if reordered(target) {
+        return ask(
+            Evidence::NoEvidence,
+            format!("The text of {label} is reordered by bidi controls, so what it shows is not what it says; please confirm."),
+        );
+    }
     if let Some(unread) = unread_language(target, ctx) {
         return ask(
             Evidence::UnreadLanguage,
@@ -304,6 +310,16 @@ fn same_site_link(target: &Target, ctx: &GateContext) -> Option<Link> {
         Some(word) => Link::Commits(word),
         None => Link::Safe,
     })
+}
+
+/// Bidi overrides, embeddings and isolates in the label: the order it is
+/// shown in is not the order it is read in.
+fn reordered(target: &Target) -> bool {
+    let el = target.element;
+    [Some(target.text), el.and_then(|e| e.label.as_deref())]
+        .into_iter()
+        .flatten()
+        .any(|t| t.chars().any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')))
 }
 
 /// A language or script of the page or label the lexicon has no words for.

@@ -2,7 +2,7 @@
 //! secrets Laika never fills in (denied), which hold personal data or sit
 //! in a sign-in or payment form (asked), and what the typed text carries.
 
-use super::{clip, content, find_target, label_of, unknown_handle, GateContext, Reason, Verdict};
+use super::{clip, content, find_target, identity, label_of, unknown_handle, GateContext, Reason, Verdict};
 use crate::lexicon::{self, Category};
 use laika_protocol::observation::{Element, Observation};
 
@@ -101,8 +101,26 @@ pub(super) fn review_input(
             format!("{label} is part of a sign-in or payment form; please confirm."),
         );
     }
-    if let Some(verdict) = text.and_then(|t| content::check(t, "The typed text", false, ctx)) {
-        return verdict;
+    if let Some(text) = text {
+        // Digits of any script are the digits they spell.
+        let ascii = lexicon::ascii_digits(text);
+        let checked = [Some(text), (ascii != text).then_some(ascii.as_str())];
+        if let Some(verdict) = checked
+            .into_iter()
+            .flatten()
+            .find_map(|t| content::check(t, "The typed text", false, ctx))
+        {
+            return verdict;
+        }
+        if let Some(what) = identity::identity_number(text) {
+            return super::commit::user_asked(
+                Verdict::new(
+                    Reason::PersonalField,
+                    format!("The typed text looks like {what}; please confirm Laika should type it into {label}."),
+                ),
+                ctx,
+            );
+        }
     }
     Verdict::new(
         Reason::OrdinaryInput,
@@ -164,6 +182,11 @@ fn code_field(el: &Element) -> bool {
         "numeric" | "decimal"
     ) || matches!(lower(el.input_type.as_deref()).as_str(), "number" | "tel");
     let short = el.max_length.is_some_and(|n| n <= 10);
+    // Structure first: a short numeric box (4 to 8 characters) is a
+    // verification code whatever its label says, or if it says nothing.
+    if numeric && el.max_length.is_some_and(|n| (4..=8).contains(&n)) {
+        return true;
+    }
     let hints = [
         el.label.as_deref(),
         Some(el.text.as_str()),

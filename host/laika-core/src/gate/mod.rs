@@ -33,6 +33,7 @@ mod content;
 #[cfg(test)]
 mod corpus;
 mod fields;
+mod identity;
 mod outbound;
 mod personal;
 #[cfg(test)]
