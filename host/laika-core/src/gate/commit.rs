@@ -118,7 +118,7 @@ fn judge(target: &Target, ctx: &GateContext) -> Verdict {
             ),
         };
     }
-    if let Some(href) = target.href {
+    if let Some(href) = target.href.filter(|_| !same_page(target, ctx)) {
         let web = resolve(href, ctx).is_some_and(|u| matches!(u.scheme(), "http" | "https"));
         // Another site's link: the outbound check says where it goes.
         let reason = if web {
@@ -157,7 +157,10 @@ fn context(el: &Element, label: &str, ctx: &GateContext) -> Option<Verdict> {
     }
     let form_fields = el.form.as_deref().map(|form| form_fields(form, ctx));
     if let Some(fields) = &form_fields {
-        if fields.iter().any(|f| super::fields::sensitive_field(f).is_some()) {
+        if fields
+            .iter()
+            .any(|f| super::fields::sensitive_field(f).is_some())
+        {
             return Some(ask(
                 Evidence::CommittingForm,
                 format!("{label} belongs to a form that takes payment or sign-in details; please confirm."),
@@ -215,7 +218,10 @@ fn evidence_of_showing(el: &Element, label: &str) -> Verdict {
         );
     }
     if has_role(el, "tab") {
-        return allow(Evidence::Tab, format!("{label} switches to another tab of the page."));
+        return allow(
+            Evidence::Tab,
+            format!("{label} switches to another tab of the page."),
+        );
     }
     let page_number = lexicon::fold(&text)
         .iter()
@@ -225,7 +231,10 @@ fn evidence_of_showing(el: &Element, label: &str) -> Verdict {
         .as_deref()
         .is_some_and(|g| lexicon::leading(Category::Safe, g, 3).is_some());
     if page_number || pagination_group {
-        return allow(Evidence::Pagination, format!("{label} goes to another page of the list."));
+        return allow(
+            Evidence::Pagination,
+            format!("{label} goes to another page of the list."),
+        );
     }
     if lexicon::leading(Category::Safe, &text, SAFE_LABEL_WORDS).is_some() {
         return allow(
@@ -235,7 +244,9 @@ fn evidence_of_showing(el: &Element, label: &str) -> Verdict {
     }
     ask(
         Evidence::NoEvidence,
-        format!("Nothing shows that {label} only shows or opens something; please confirm the click."),
+        format!(
+            "Nothing shows that {label} only shows or opens something; please confirm the click."
+        ),
     )
 }
 
@@ -291,6 +302,18 @@ enum Link {
     Commits(String),
 }
 
+/// A link to this very page (`#`, `#reviews`): it navigates nowhere and
+/// hands the click to the page's scripts, so it is judged as a button.
+fn same_page(target: &Target, ctx: &GateContext) -> bool {
+    let (Some(url), Some(page)) = (
+        target.href.and_then(|h| resolve(h, ctx)),
+        super::urls::page_url(ctx),
+    ) else {
+        return false;
+    };
+    url[..url::Position::AfterQuery] == page[..url::Position::AfterQuery]
+}
+
 /// A link that navigates to another page of this site (not a script, not
 /// a `#` that only hands the click to the page's scripts).
 fn same_site_link(target: &Target, ctx: &GateContext) -> Option<Link> {
@@ -299,11 +322,7 @@ fn same_site_link(target: &Target, ctx: &GateContext) -> Option<Link> {
     if !matches!(url.scheme(), "http" | "https") || url.origin() != page.origin() {
         return None;
     }
-    let mut bare = url.clone();
-    bare.set_fragment(None);
-    let mut here = page.clone();
-    here.set_fragment(None);
-    if bare == here {
+    if same_page(target, ctx) {
         return None;
     }
     Some(match link_commit_word(&url) {
@@ -319,7 +338,10 @@ fn reordered(target: &Target) -> bool {
     [Some(target.text), el.and_then(|e| e.label.as_deref())]
         .into_iter()
         .flatten()
-        .any(|t| t.chars().any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')))
+        .any(|t| {
+            t.chars()
+                .any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+        })
 }
 
 /// A language or script of the page or label the lexicon has no words for.
@@ -374,17 +396,22 @@ fn is_submit(el: &Element) -> bool {
 fn is_toggle(el: &Element) -> bool {
     let ty = lower(el.input_type.as_deref());
     lower(el.tag.as_deref()) == "input" && matches!(ty.as_str(), "checkbox" | "radio")
-        || ["switch", "checkbox", "radio", "menuitemcheckbox", "menuitemradio"]
-            .iter()
-            .any(|r| has_role(el, r))
+        || [
+            "switch",
+            "checkbox",
+            "radio",
+            "menuitemcheckbox",
+            "menuitemradio",
+        ]
+        .iter()
+        .any(|r| has_role(el, r))
 }
 
 /// A form whose only fields are search boxes: submitting it runs a search
 /// on the site, which changes nothing.
 fn is_search_form(fields: &[&Element]) -> bool {
-    let search = |e: &&Element| {
-        lower(e.input_type.as_deref()) == "search" || has_role(e, "searchbox")
-    };
+    let search =
+        |e: &&Element| lower(e.input_type.as_deref()) == "search" || has_role(e, "searchbox");
     !fields.is_empty() && fields.iter().all(search)
 }
 

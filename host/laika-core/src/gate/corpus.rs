@@ -190,5 +190,9 @@ fn click_corpus() {
     score.print("click corpus");
     assert_goals(&score, 600, 30);
     // Every category is scored, and each has both kinds where it should.
-    assert!(score.categories.len() >= 15, "{:?}", score.categories.keys());
+    assert!(
+        score.categories.len() >= 15,
+        "{:?}",
+        score.categories.keys()
+    );
 }

@@ -2,7 +2,9 @@
 //! secrets Laika never fills in (denied), which hold personal data or sit
 //! in a sign-in or payment form (asked), and what the typed text carries.
 
-use super::{clip, content, find_target, identity, label_of, unknown_handle, GateContext, Reason, Verdict};
+use super::{
+    clip, content, find_target, identity, label_of, unknown_handle, GateContext, Reason, Verdict,
+};
 use crate::lexicon::{self, Category};
 use laika_protocol::observation::{Element, Observation};
 

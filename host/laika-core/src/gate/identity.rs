@@ -103,7 +103,11 @@ fn iban(s: &str) -> bool {
         let Some(v) = c.to_digit(36) else {
             return false;
         };
-        for d in if v >= 10 { vec![v / 10, v % 10] } else { vec![v] } {
+        for d in if v >= 10 {
+            vec![v / 10, v % 10]
+        } else {
+            vec![v]
+        } {
             rem = (rem * 10 + d) % 97;
         }
     }
@@ -213,25 +217,49 @@ mod tests {
     #[test]
     fn shapes_with_their_checksums() {
         let found = |t: &str| identity_number(t);
-        assert_eq!(found("GB82 WEST 1234 5698 7654 32"), Some("a bank account number (IBAN)"));
-        assert_eq!(found("DE89370400440532013000"), Some("a bank account number (IBAN)"));
+        assert_eq!(
+            found("GB82 WEST 1234 5698 7654 32"),
+            Some("a bank account number (IBAN)")
+        );
+        assert_eq!(
+            found("DE89370400440532013000"),
+            Some("a bank account number (IBAN)")
+        );
         assert!(found("GB83 WEST 1234 5698 7654 32").is_none_or(|w| !w.contains("IBAN")));
         assert!(found("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<").is_some());
         assert!(found("L898902C36UTO7408122F1204159ZE184226B<<<<<10").is_some());
-        assert_eq!(found("11010519491231002X"), Some("a resident identity number"));
+        assert_eq!(
+            found("11010519491231002X"),
+            Some("a resident identity number")
+        );
         assert!(found("11010519491231002Y").is_none());
         assert_eq!(found("078-05-1120"), Some("a social security number"));
-        assert_eq!(found("12345678Z"), Some("a national identity number (DNI/NIE)"));
+        assert_eq!(
+            found("12345678Z"),
+            Some("a national identity number (DNI/NIE)")
+        );
         assert!(found("12345678A").is_none());
         assert_eq!(found("529.982.247-25"), Some("a taxpayer number (CPF)"));
-        assert_eq!(found("10000000146"), Some("a national identity number (T.C. Kimlik No)"));
+        assert_eq!(
+            found("10000000146"),
+            Some("a national identity number (T.C. Kimlik No)")
+        );
         // Card numbers in any digit script.
         assert_eq!(found("٤١١١ ١١١١ ١١١١ ١١١١"), Some("a payment card number"));
         assert_eq!(found("४१११११११११११११११"), Some("a payment card number"));
-        assert_eq!(found("４１１１ １１１１ １１１１ １１１１"), Some("a payment card number"));
+        assert_eq!(
+            found("４１１１ １１１１ １１１１ １１１１"),
+            Some("a payment card number")
+        );
         assert!(found("4111 1111 1111 1112").is_none());
         // Ordinary text.
-        for t in ["Order 12 pairs before Friday", "winter boots size 45", "ISBN 978-3-16-148410-0", "call 2024-11-27", "MARKETING<<TEAM"] {
+        for t in [
+            "Order 12 pairs before Friday",
+            "winter boots size 45",
+            "ISBN 978-3-16-148410-0",
+            "call 2024-11-27",
+            "MARKETING<<TEAM",
+        ] {
             assert!(found(t).is_none(), "{t}");
         }
     }
