@@ -38,7 +38,8 @@ const EVIDENCE: Record<Evidence, string> = {
   toggles_setting: "it turns a setting on or off",
   no_label: "no label Laika can read (an icon or emoji)",
   unread_language: "a language Laika cannot read yet",
-  not_a_control: "not a control or link Laika can vouch for",
+  other_site: "a link to another site",
+  not_a_control: "not a control or web link Laika can vouch for",
   no_evidence: "nothing that shows it only shows or opens something",
 };
 

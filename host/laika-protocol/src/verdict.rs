@@ -241,6 +241,8 @@ pub enum Evidence {
     NoLabel,
     /// The page or label is in a language or script Laika has no words for.
     UnreadLanguage,
+    /// A link to another site (where it goes is the outbound check's).
+    OtherSite,
     /// Page content rather than a control, or a script link.
     NotAControl,
     /// A control with a label, but nothing shows that it only shows,
@@ -266,6 +268,7 @@ impl Evidence {
             Evidence::TogglesSetting => "toggles_setting",
             Evidence::NoLabel => "no_label",
             Evidence::UnreadLanguage => "unread_language",
+            Evidence::OtherSite => "other_site",
             Evidence::NotAControl => "not_a_control",
             Evidence::NoEvidence => "no_evidence",
         }

@@ -120,17 +120,20 @@ fn judge(target: &Target, ctx: &GateContext) -> Verdict {
     }
     if let Some(href) = target.href.filter(|_| !same_page(target, ctx)) {
         let web = resolve(href, ctx).is_some_and(|u| matches!(u.scheme(), "http" | "https"));
-        // Another site's link: the outbound check says where it goes.
-        let reason = if web {
-            Reason::CrossOriginNavigation
+        // Another site's link: the outbound check says more of where it goes.
+        return if web {
+            Verdict::new(
+                Reason::CrossOriginNavigation,
+                format!("{label} leads to another site; please confirm the click."),
+            )
+            .with_evidence(Evidence::OtherSite)
         } else {
-            Reason::UnverifiedClick
+            Verdict::new(
+                Reason::UnverifiedClick,
+                format!("{label} is not a link to a web page; please confirm the click."),
+            )
+            .with_evidence(Evidence::NotAControl)
         };
-        return Verdict::new(
-            reason,
-            format!("{label} is not a link to a page of this site; please confirm the click."),
-        )
-        .with_evidence(Evidence::NotAControl);
     }
     evidence_of_showing(el, &label)
 }
