@@ -38,21 +38,7 @@ pub(super) fn review_click(handle: &str, ctx: &GateContext) -> Verdict {
     if verdict.decision == Decision::Allow {
         return verdict;
     }
-    user_asked(verdict, ctx)
-}
-
-/// What the user's message asked for authorizes asking, never acting: an
-/// asked click the user requested says so.
-pub(super) fn user_asked(mut verdict: Verdict, ctx: &GateContext) -> Verdict {
-    if let Some(word) = lexicon::find_label(Category::Commit, ctx.user_message) {
-        verdict.user_asked = true;
-        verdict.detail = format!(
-            "{} You asked for this ({}); Laika still asks before it acts.",
-            verdict.detail,
-            clip(&word.text)
-        );
-    }
-    verdict
+    super::user_asked(verdict, ctx)
 }
 
 fn ask(evidence: Evidence, detail: String) -> Verdict {

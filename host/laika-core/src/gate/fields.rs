@@ -97,6 +97,12 @@ pub(super) fn review_input(
             format!("{label} asks for {why}; please confirm what Laika types there."),
         );
     }
+    if let Some(unread) = unread_field(el, ctx) {
+        return Verdict::new(
+            Reason::PersonalField,
+            format!("Laika cannot read {unread} labels yet, so it cannot tell what {label} asks for; please confirm."),
+        );
+    }
     if in_sensitive_form(el, ctx.observation) {
         return Verdict::new(
             Reason::PersonalField,
@@ -115,7 +121,7 @@ pub(super) fn review_input(
             return verdict;
         }
         if let Some(what) = identity::identity_number(text) {
-            return super::commit::user_asked(
+            return super::user_asked(
                 Verdict::new(
                     Reason::PersonalField,
                     format!("The typed text looks like {what}; please confirm Laika should type it into {label}."),
@@ -216,6 +222,34 @@ pub(super) fn personal_field(el: &Element) -> Option<&'static str> {
         .iter()
         .any(|t| PERSONAL_AUTOFILL.contains(&t.as_str()))
         .then_some("personal data (name, address, contact or birthday)")
+}
+
+/// A field (other than a search box, known by its structure) whose page
+/// language or label script the lexicon lacks: its label cannot be read
+/// for a password or an identity number.
+fn unread_field(el: &Element, ctx: &GateContext) -> Option<String> {
+    let search = lower(el.input_type.as_deref()) == "search"
+        || el
+            .role
+            .split_ascii_whitespace()
+            .any(|r| r.eq_ignore_ascii_case("searchbox"));
+    if search {
+        return None;
+    }
+    if let Some(lang) = ctx.observation.summary.lang.as_deref() {
+        if !lang.trim().is_empty() && !lexicon::covers_language(lang) {
+            return Some(lexicon::language_name(lang));
+        }
+    }
+    [
+        el.label.as_deref(),
+        Some(el.text.as_str()),
+        el.name.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(lexicon::unread_script)
+    .map(|script| format!("{script}-script"))
 }
 
 /// Whether the element's form also holds a password, code or card field.
