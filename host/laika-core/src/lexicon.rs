@@ -435,17 +435,13 @@ fn candidates(category: Category, words: &[Word]) -> Vec<(usize, usize)> {
 }
 
 /// Spaced-out letters ("B U Y  N O W") glued back into words.
-fn glue_single_letters(words: &[Word]) -> Vec<Word> {
+fn glue_single_letters(words: &[Word], original: &str) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
     let mut run: Option<Word> = None;
     for w in words {
         if w.is_one_letter() {
             match &mut run {
-                Some(r) => {
-                    r.text.push_str(&w.text);
-                    r.origins.extend_from_slice(&w.origins);
-                    r.span.end = w.span.end;
-                }
+                Some(r) => r.glue(w, original),
                 None => run = Some(w.clone()),
             }
             continue;
@@ -464,7 +460,7 @@ pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
     if let Some(hit) = hits(category, &words).next() {
         return Some(hit.entry);
     }
-    let glued = glue_single_letters(&words);
+    let glued = glue_single_letters(&words, text);
     let hit = hits(category, &glued).next();
     hit.map(|h| h.entry)
 }
@@ -614,8 +610,8 @@ fn push_next(text: &str, words: &[Word], index: usize, linked: bool, out: &mut V
 /// original text: the origin of its first folded character.
 fn locate(text: &str, word: &Word, value: &str) -> Option<Range<usize>> {
     let n = value.chars().count();
-    let at = word.origins.len().checked_sub(n)?;
-    token_at(text, *word.origins.get(at)?)
+    let at = word.text.chars().count().checked_sub(n)?;
+    token_at(text, word.origin(text, at)?)
 }
 
 #[cfg(test)]

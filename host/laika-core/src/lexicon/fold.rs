@@ -16,18 +16,47 @@ pub struct Word {
     pub span: Range<usize>,
     /// For each character of `text`, the byte offset of the original
     /// character it was folded from (folding may change the count: `m`
-    /// has the skeleton `rn`).
-    pub origins: Vec<usize>,
+    /// has the skeleton `rn`). Empty when each character of the span
+    /// folded to exactly one character (most words: no allocation).
+    origins: Vec<usize>,
 }
 
 impl Word {
+    /// The byte offset in `original` (the folded text) of the character
+    /// the `k`-th folded character came from.
+    pub fn origin(&self, original: &str, k: usize) -> Option<usize> {
+        if self.origins.is_empty() {
+            let span = original.get(self.span.clone())?;
+            return span.char_indices().nth(k).map(|(o, _)| self.span.start + o);
+        }
+        self.origins.get(k).copied()
+    }
+
+    /// Every origin, spelled out.
+    pub(super) fn all_origins(&self, original: &str) -> Vec<usize> {
+        let n = self.text.chars().count();
+        (0..n).filter_map(|k| self.origin(original, k)).collect()
+    }
+
     /// Folded from a single letter of the original (spaced-out words).
     pub(super) fn is_one_letter(&self) -> bool {
-        let first = self.origins.first();
-        first.is_some()
-            && self.text != ":"
-            && self.text != "="
-            && self.origins.iter().all(|o| Some(o) == first)
+        if self.text == ":" || self.text == "=" || self.text.is_empty() {
+            return false;
+        }
+        match self.origins.first() {
+            None => self.text.chars().nth(1).is_none(),
+            Some(first) => self.origins.iter().all(|o| o == first),
+        }
+    }
+
+    /// Glues `next` onto this word (spaced-out letters).
+    pub(super) fn glue(&mut self, next: &Word, original: &str) {
+        if self.origins.is_empty() {
+            self.origins = self.all_origins(original);
+        }
+        self.origins.extend(next.all_origins(original));
+        self.text.push_str(&next.text);
+        self.span.end = next.span.end;
     }
 }
 
@@ -136,8 +165,48 @@ pub fn ascii_digits(s: &str) -> String {
 }
 
 /// Folds one (NFKC-normalised, visible, non-separator) character into
-/// `out`: case-folded, its TS #39 skeleton, diacritics dropped.
-fn fold_char(c: char, out: &mut String) {
+/// `out`: case-folded, its TS #39 skeleton, diacritics dropped. Returns how
+/// many characters it added.
+fn fold_char(c: char, out: &mut String) -> usize {
+    // ASCII, most of any text, the fast way: of its letters and digits
+    // only `m` (`rn`) and `I` (`l`, but read as lower-case `i`) have other
+    // skeletons.
+    if c.is_ascii() {
+        return match c.to_ascii_lowercase() {
+            'm' => {
+                out.push_str("rn");
+                2
+            }
+            lower => {
+                out.push(lower);
+                1
+            }
+        };
+    }
+    // A text repeats few distinct letters: each one's fold is worked out
+    // once per thread (bounded, so a hostile text cannot grow it forever).
+    thread_local! {
+        static FOLDED: std::cell::RefCell<rustc_hash::FxHashMap<char, (String, usize)>> =
+            std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+    }
+    FOLDED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((folded, n)) = cache.get(&c) {
+            out.push_str(folded);
+            return *n;
+        }
+        let mut folded = String::new();
+        fold_other(c, &mut folded);
+        let n = folded.chars().count();
+        out.push_str(&folded);
+        if cache.len() < 16_384 {
+            cache.insert(c, (folded, n));
+        }
+        n
+    })
+}
+
+fn fold_other(c: char, out: &mut String) {
     if let Some(d) = digit_value(c).and_then(|d| char::from_digit(d, 10)) {
         out.push(d);
         return;
@@ -179,6 +248,8 @@ pub fn fold(s: &str) -> Vec<Word> {
         origins: Vec::new(),
     };
     let mut prev_lower = false;
+    // Whether every character of the current word so far folded to one.
+    let mut plain = true;
     let flush = |words: &mut Vec<Word>, cur: &mut Word, end: usize| {
         if !cur.text.is_empty() {
             cur.span.end = end;
@@ -194,9 +265,16 @@ pub fn fold(s: &str) -> Vec<Word> {
     };
     for (i, c) in s.char_indices() {
         if is_invisible(c) {
+            if !cur.text.is_empty() && plain {
+                cur.origins = cur.all_origins(s);
+                plain = false;
+            }
             continue;
         }
-        for d in std::iter::once(c).nfkc() {
+        // ASCII is its own NFKC.
+        let ascii = c.is_ascii().then_some(c);
+        let other = (!c.is_ascii()).then(|| std::iter::once(c).nfkc());
+        for d in ascii.into_iter().chain(other.into_iter().flatten()) {
             if is_invisible(d) {
                 continue;
             }
@@ -217,12 +295,24 @@ pub fn fold(s: &str) -> Vec<Word> {
             }
             if cur.text.is_empty() {
                 cur.span.start = i;
+                plain = true;
             }
             prev_lower = d.is_lowercase();
-            let before = cur.text.chars().count();
-            fold_char(d, &mut cur.text);
-            let added = cur.text.chars().count() - before;
-            cur.origins.extend(std::iter::repeat_n(i, added));
+            // The span ends here for now, so the origins so far can be
+            // spelled out from it.
+            cur.span.end = i;
+            let before = cur.text.len();
+            let added = fold_char(d, &mut cur.text);
+            if plain && !(added == 1 && d == c) {
+                // Spell out the origins of what came before this character.
+                let kept = cur.text.split_off(before);
+                cur.origins = cur.all_origins(s);
+                cur.text.push_str(&kept);
+                plain = false;
+            }
+            if !plain {
+                cur.origins.extend(std::iter::repeat_n(i, added));
+            }
         }
     }
     flush(&mut words, &mut cur, s.len());

@@ -427,3 +427,25 @@ fn languages_and_scripts_laika_cannot_read() {
     assert_eq!(unread_script("Pay 💳"), None);
     assert_eq!(unread_script("Оплатить 支付 ชำระเงิน"), None);
 }
+
+#[test]
+fn disclosed_values_are_found_where_folding_changed_the_length() {
+    // `m` folds to `rn`, `ﬁ` to `fi`, a zero-width space to nothing:
+    // the value is still cut from the original text at the right place.
+    for text in [
+        "mein Passwort ist m\u{200b}ammut42",
+        "my password is ﬁmm3ter",
+        "비밀번호는mm123abc",
+    ] {
+        let found: Vec<&str> = disclosures(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert!(
+            found[0].ends_with("42") || found[0].ends_with("ter") || found[0].ends_with("abc"),
+            "{text}: {found:?}"
+        );
+        assert!(
+            !found[0].contains("ist") && !found[0].contains("is ") && !found[0].contains('는'),
+            "{text}: {found:?}"
+        );
+    }
+}
