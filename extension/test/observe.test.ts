@@ -195,3 +195,46 @@ describe("observation builder: listing, comments, signals, chunks", () => {
     expect(parts).toEqual(["x".repeat(10), "x".repeat(10), "x".repeat(5)]);
   });
 });
+
+describe("observation builder: where a control sits, for the gate's click judgement", () => {
+  const doc = htmlDoc(`<!doctype html><html lang="de-CH"><head><title>Konto</title></head><body>
+    <button aria-expanded="false" aria-controls="more-panel">Details</button><div id="more-panel">x</div>
+    <button aria-controls="nowhere">Ghost</button>
+    <nav aria-label="Pagination"><a href="/p/2">2</a></nav>
+    <fieldset><legend>Filter by brand</legend><label><input type="checkbox" name="b"> Acme</label></fieldset>
+    <form method="GET"><input type="search" name="q"><button>Search</button></form>
+    <form><input name="n"><button type="button">Continue</button></form>
+    <div role="dialog" aria-label="Delete repository"><p>This cannot be undone.</p><button>OK</button></div>
+    <div role="menuitemcheckbox" aria-checked="true">Auto-renew</div>
+  </body></html>`);
+  const s = buildObservation(doc, new HandleRegistry()).summary;
+  const els = s.elements ?? [];
+  const byText = (t: string) => els.find((e) => e.text === t || e.label === t);
+
+  it("reports the page's language", () => {
+    expect(s.lang).toBe("de-CH");
+  });
+
+  it("reports disclosures, and whether aria-controls names an element on the page", () => {
+    expect(byText("Details")).toMatchObject({ expanded: false, controls: true });
+    expect(byText("Ghost")).toMatchObject({ controls: false });
+    expect(byText("Ghost")?.expanded).toBeUndefined();
+  });
+
+  it("reports the group a control sits in", () => {
+    expect(byText("2")?.group).toBe("Pagination");
+    expect(byText("Acme")).toMatchObject({ role: "checkbox", group: "Filter by brand" });
+  });
+
+  it("reports a form's method only when the page wrote one", () => {
+    expect(byText("Search")).toMatchObject({ form_method: "get" });
+    expect(byText("Continue")?.form).toBeDefined();
+    expect(byText("Continue")?.form_method).toBeUndefined();
+  });
+
+  it("reports the dialog around a control, and checked menu items", () => {
+    expect(byText("OK")?.dialog).toBe("Delete repository This cannot be undone. OK");
+    expect(byText("Auto-renew")?.role).toBe("menuitemcheckbox");
+    expectWireValid({ summary: s });
+  });
+});

@@ -143,6 +143,7 @@ try {
   const card = norm(await sidebar.textContent(`${ask} .approval-card`));
   assert(/Click “Trail Pack 30”/.test(card) && /another site/.test(card), `the card says what and why (${card})`);
   assert(/Expires in/.test(card), `the card counts down (${card})`);
+  assert(/Laika judged this on: a link to another site\./.test(card), `the card names the evidence (${card})`);
   assert(tab.url() === resultsUrl, `the search ran in the turn's tab (${tab.url()})`);
   assert(/I will search the shop/.test(await sidebar.textContent(".steps")), "step 1's text is in the step list, small");
   await sidebar.waitForTimeout(1500);

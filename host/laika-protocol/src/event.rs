@@ -20,7 +20,7 @@ use crate::render::ast::{Block, Doc};
 use crate::tool::Executor;
 use crate::tool_call::ToolOutput;
 use crate::usage::ContextUsage;
-use crate::verdict::{Decision, Reason};
+use crate::verdict::{Decision, Evidence, Reason};
 use crate::wire::{HostId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
@@ -414,6 +414,10 @@ pub struct ToolCallProposal {
     pub reason: Reason,
     /// One sentence for the user.
     pub detail: String,
+    /// For a click: the evidence the decision rested on.
+    pub evidence: Option<Evidence>,
+    /// The user's message asked for this action; it is asked all the same.
+    pub user_asked: bool,
     /// Who runs it: the extension (`page`, `tab`) or the host (`host`).
     pub executor: Executor,
     /// SHA-256 of the name and arguments: an `approval` must repeat it.

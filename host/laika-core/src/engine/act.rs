@@ -768,6 +768,8 @@ impl Turn<'_> {
             decision: verdict.decision,
             reason: verdict.reason,
             detail: verdict.detail.clone(),
+            evidence: verdict.evidence,
+            user_asked: verdict.user_asked,
             executor,
             digest: digest.to_owned(),
             target,
