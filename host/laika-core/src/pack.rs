@@ -35,6 +35,10 @@ pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
 /// How `context_usage` names the conversation block.
 pub const CONVERSATION_DOC_ID: &str = "conversation";
 pub const SELECTION_DOC_ID: &str = "doc:web:selection";
+/// The page's elements a question names (`task_view`), after the page's
+/// other documents.
+pub const ELEMENTS_DOC_ID: &str = "doc:web:elements";
+pub const ELEMENTS_DOC_TYPE: &str = "web.observation.elements.v1";
 
 /// The document id of another tab the user included.
 pub fn tab_doc_id(tab_id: &str) -> String {
@@ -423,6 +427,7 @@ pub fn pack_with(
     let mut used = 0usize;
 
     let mut selection = None;
+    let mut named_elements = None;
     if let Some(obs) = input.observation {
         if let Some(sel) = &obs.selection {
             let mut content = serde_json::to_value(sel).unwrap_or(Value::Null);
@@ -454,6 +459,16 @@ pub fn pack_with(
         let tabs_room = tabs_wanted.min(limit.saturating_sub(used) / 2);
         let limit_summary = limit.saturating_sub(used + tabs_room);
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
+        let named = crate::task_view::fit(&mut content, input.task.name, input.user_text);
+        if !named.is_empty() {
+            let mut elements = serde_json::json!({
+                "doc_type": ELEMENTS_DOC_TYPE,
+                "url": obs.summary.url,
+                "elements": named,
+            });
+            redacted += crate::redact::redact_value(&mut elements);
+            named_elements = Some(elements);
+        }
         redacted += crate::redact::redact_value(&mut content);
         let original = json_chars(&content);
         // A chunk's text is redacted and measured where it lies: only the
@@ -658,6 +673,35 @@ pub fn pack_with(
                 &tab_id,
                 content,
             ));
+        }
+        // Bounded by `task_view::MAX_ELEMENTS_FOR_QUESTION`; dropped only
+        // when nothing is left of the budget.
+        if let Some(content) = named_elements {
+            let size = json_chars(&content);
+            let fits = used + size <= limit;
+            usage_docs.push(document_usage(
+                ELEMENTS_DOC_ID,
+                ELEMENTS_DOC_TYPE,
+                size,
+                fits,
+                false,
+            ));
+            if fits {
+                used += size;
+                documents.push(document(
+                    ELEMENTS_DOC_ID.into(),
+                    ELEMENTS_DOC_TYPE,
+                    input.browser,
+                    &tab_id,
+                    content,
+                ));
+            } else {
+                cut.push(Cut {
+                    doc_id: ELEMENTS_DOC_ID.into(),
+                    field: None,
+                    chars_removed: size,
+                });
+            }
         }
     }
 
@@ -885,8 +929,32 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("q=1"));
-        assert!(p.usage.redacted_strings >= 3);
+        assert!(p.usage.redacted_strings >= 2);
         assert!(p.usage.cut.is_empty());
+        // A summary never acts: no element goes. A question naming one gets
+        // it in its own document, after the page's, redacted too.
+        assert!(!text.contains("laika-2"), "{text}");
+        assert!(docs[0]["content"]["primary"].get("text").is_none(), "the text goes once");
+        let question = Task {
+            name: TaskName::Answer,
+            args: Default::default(),
+        };
+        let mut asked = input(&obs, &question);
+        asked.user_text = "open the example link";
+        let p = pack(
+            &asked,
+            Budget {
+                max_chars: 1 << 20,
+                max_tokens: 1 << 20,
+            },
+        );
+        let last = p.packet.context.documents.last().unwrap();
+        assert_eq!(last.doc_id, ELEMENTS_DOC_ID);
+        assert_eq!(last.kind, ELEMENTS_DOC_TYPE);
+        assert_eq!(last.trust, "untrusted");
+        assert_eq!(last.content["elements"][0]["handle_id"], "laika-2");
+        assert!(!last.content.to_string().contains("zzz"));
+        assert!(p.usage.documents.iter().any(|d| d.doc_id == ELEMENTS_DOC_ID && d.included));
     }
 
     #[test]
@@ -1026,11 +1094,7 @@ mod tests {
             .find(|d| d.doc_id == SUMMARY_DOC_ID)
             .unwrap();
         assert!(page_doc.included && !page_doc.truncated, "{page_doc:?}");
-        assert!(
-            page_doc.chars > budget.char_limit() / 2,
-            "{}",
-            page_doc.chars
-        );
+        assert!(page_doc.chars > page.len(), "{}", page_doc.chars);
         let conv = p
             .usage
             .documents
@@ -1068,6 +1132,10 @@ mod tests {
             .iter()
             .any(|c| c.field.as_deref() == Some("text")));
         let content = &p.packet.context.documents[0].content;
-        assert!(content["primary"]["text"].as_str().unwrap().chars().count() < 50_000);
+        assert!(content["text"].as_str().unwrap().chars().count() < 20_000);
+        assert!(
+            content["primary"].get("text").is_none(),
+            "the primary text the text holds is not sent again"
+        );
     }
 }

@@ -185,6 +185,12 @@ pub fn executor(name: ToolName) -> Executor {
     spec(name).1
 }
 
+/// Whether a task may propose tool calls: a question may ask for an
+/// action or a calculation; a summary or an extraction only reads.
+pub fn task_may_act(task: laika_protocol::llmcp::TaskName) -> bool {
+    task == laika_protocol::llmcp::TaskName::Answer
+}
+
 /// The tools offered to the model: those with an executor.
 pub fn offered() -> impl Iterator<Item = &'static Tool> {
     all().iter().filter(|t| t.has_executor())

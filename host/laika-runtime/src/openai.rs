@@ -450,7 +450,7 @@ mod tests {
             packet,
             response_schema: json!({"type": "object"}),
             system_prompt: laika_core::prompt::system_prompt(
-                laika_core::prompt::base_rules(),
+                &laika_core::prompt::base_rules(),
                 TaskName::Summarize,
                 &laika_core::prompt::AnswerShape {
                     sketch: "{}".into(),
