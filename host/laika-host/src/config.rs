@@ -832,7 +832,11 @@ mod tests {
         );
         // A file that names its kind keeps it; the environment switches it
         // as before.
-        std::fs::write(&path, "[runtime]\nkind = \"openai\"\nmax_tokens = 900\n").unwrap();
+        std::fs::write(
+            &path,
+            "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\nmax_tokens = 900\n",
+        )
+        .unwrap();
         let (c, _) = Config::load(&env_of(pairs)).unwrap();
         assert_eq!(c.runtime.kind(), "openai");
     }

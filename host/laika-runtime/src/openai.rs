@@ -174,6 +174,7 @@ impl Runtime for OpenAiRuntime {
         Decoding {
             enforced: self.profile.capability() == Capability::NativeSchema,
             max_tokens: self.max_tokens,
+            ..Decoding::default()
         }
     }
 
@@ -561,7 +562,8 @@ mod tests {
                 d,
                 Decoding {
                     enforced,
-                    max_tokens: Some(640)
+                    max_tokens: Some(640),
+                    ..Decoding::default()
                 },
                 "{profile}"
             );
@@ -576,7 +578,8 @@ mod tests {
             d,
             Decoding {
                 enforced: false,
-                max_tokens: None
+                max_tokens: None,
+                ..Decoding::default()
             }
         );
     }
