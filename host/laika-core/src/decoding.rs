@@ -115,6 +115,8 @@ struct Request {
     /// model's answer be a code block, which it otherwise fills with a
     /// fragment of prose.
     has_code: bool,
+    /// The tools the request offers (`tools::for_request`).
+    tools: Vec<&'static tools::Tool>,
 }
 
 impl Request {
@@ -130,6 +132,7 @@ impl Request {
             doc_ids,
             fields: fields::requested_fields(packet),
             has_code: packet.context.documents.iter().any(|d| has_code(&d.content)),
+            tools: tools::for_request(packet),
         }
     }
 }
@@ -321,12 +324,14 @@ impl Walker<'_> {
     /// `tool_calls`: one closed object per offered tool, its name a constant
     /// and its arguments that tool's own schema, bounded.
     fn tool_calls(&mut self, schema: &Value) -> Value {
-        if !tools::task_may_act(self.req.task) {
+        if self.req.tools.is_empty() {
             return described(schema, json!({"type": "array", "maxItems": 0}));
         }
         let saved = self.caps;
         self.caps.text = self.caps.arg_string;
-        let variants: Vec<Value> = tools::offered()
+        let tools = self.req.tools.clone();
+        let variants: Vec<Value> = tools
+            .into_iter()
             .filter_map(|tool| {
                 let mut needed = tool.arguments.clone();
                 first_alternative(&mut needed);

@@ -774,7 +774,7 @@ mod tests {
                 "title": "A",
                 "text": text,
                 "primary": {"text": text, "handle_id": "laika-1"},
-                "elements": [{"handle_id": "laika-2", "role": "link", "href": "https://example.com/b?api_key=zzz"}]
+                "elements": [{"handle_id": "laika-2", "role": "link", "text": "Example", "href": "https://example.com/b?api_key=zzz"}]
             },
             "chunks": (1..=chunks).map(|i| json!({
                 "doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "title": "A",

@@ -10,9 +10,10 @@
 //! - `primary.text` is dropped when the text already holds it (its tag,
 //!   role and handle stay);
 //! - outline entries the text already holds are dropped;
-//! - a summary or an extraction never acts: no elements, and no handles on
-//!   items and comments; an item whose title the text already has is
-//!   dropped unless it says more (a snippet the text lacks, a comment count);
+//! - items and comments go without handles; an item whose title the text
+//!   already has is dropped unless it says more (a snippet the text lacks, a
+//!   comment count);
+//! - a summary or an extraction never acts: no elements;
 //! - a question may act, but on what it names: the elements whose words or
 //!   link the question shares, at most [`MAX_ELEMENTS_FOR_QUESTION`], in a
 //!   document of their own after the page's (`web.observation.elements.v1`).
@@ -20,7 +21,8 @@
 //! The gate still reviews a call against the whole observation, so
 //! leaving a handle out of the prompt never makes a call pass or fail.
 
-use laika_protocol::llmcp::TaskName;
+use laika_protocol::llmcp::{Document, TaskName};
+use laika_protocol::observation::Observation;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -31,6 +33,12 @@ pub const MAX_ELEMENTS_FOR_QUESTION: usize = 12;
 const COVERED: f64 = 0.9;
 /// Question words shorter than this do not pick elements.
 const MIN_WORD: usize = 3;
+
+/// Whether a task may propose tool calls: a question may ask for an
+/// action or a calculation; a summary or an extraction only reads.
+pub fn task_may_act(task: TaskName) -> bool {
+    task == TaskName::Answer
+}
 
 /// Trims a `web.observation.summary.v1` content for `task` (see the module
 /// docs); `question` is the user's message. Returns the elements a
@@ -61,18 +69,18 @@ pub fn fit(content: &mut Value, task: TaskName, question: &str) -> Vec<Value> {
             summary.remove("outline");
         }
     }
-    let acts = crate::tools::task_may_act(task);
-    if !acts {
-        for list in ["items", "comments"] {
-            if let Some(Value::Array(entries)) = summary.get_mut(list) {
-                for entry in entries.iter_mut() {
-                    if let Some(o) = entry.as_object_mut() {
-                        o.remove("handle_id");
-                    }
+    // Handles are for acting, and a question acts on what it names: those
+    // come with the named elements.
+    for list in ["items", "comments"] {
+        if let Some(Value::Array(entries)) = summary.get_mut(list) {
+            for entry in entries.iter_mut() {
+                if let Some(o) = entry.as_object_mut() {
+                    o.remove("handle_id");
                 }
             }
         }
     }
+    let acts = task_may_act(task);
     if let Some(Value::Array(items)) = summary.get_mut("items") {
         items.retain(|item| says_more(item, &text));
         if items.is_empty() {
@@ -85,6 +93,32 @@ pub fn fit(content: &mut Value, task: TaskName, question: &str) -> Vec<Value> {
     };
     keep_named(&mut elements, question);
     elements
+}
+
+/// `documents` (a packed request's) with the page's summary document given
+/// back what [`fit`] left out of it for the model, redacted as packing
+/// redacts: the main region's text and the handles of its items, comments
+/// and elements, so a citation's quote is placed on the page's element.
+pub fn with_handles(documents: &[Document], page: &Observation) -> Vec<Document> {
+    documents
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            if d.doc_id == crate::pack::SUMMARY_DOC_ID {
+                if let (Some(content), Ok(Value::Object(mut whole))) =
+                    (d.content.as_object_mut(), serde_json::to_value(&page.summary))
+                {
+                    for key in ["primary", "items", "comments", "elements"] {
+                        if let Some(mut value) = whole.remove(key) {
+                            crate::redact::redact_value(&mut value);
+                            content.insert(key.into(), value);
+                        }
+                    }
+                }
+            }
+            d
+        })
+        .collect()
 }
 
 /// Whether `text` holds at least [`COVERED`] of `primary`'s characters,
@@ -113,17 +147,22 @@ fn says_more(item: &Value, text: &str) -> bool {
 }
 
 /// Keeps, in page order, the elements that share a word with `question`
-/// (in their text, label or link), at most [`MAX_ELEMENTS_FOR_QUESTION`].
+/// (in their text or label), at most [`MAX_ELEMENTS_FOR_QUESTION`].
 fn keep_named(elements: &mut Vec<Value>, question: &str) {
     let wanted: HashSet<String> = words(question)
-        .filter(|w| w.chars().count() >= MIN_WORD && !crate::retrieval::is_stopword(w))
+        .filter(|w| {
+            w.chars().count() >= MIN_WORD
+                && !crate::retrieval::is_stopword(w)
+                && !crate::retrieval::QUESTION_FILLER.contains(&w.as_str())
+        })
         .collect();
     let mut kept = 0;
     elements.retain(|e| {
         if kept >= MAX_ELEMENTS_FOR_QUESTION || wanted.is_empty() {
             return false;
         }
-        let named = ["text", "label", "href", "placeholder", "name"]
+        // Its words, not its link: a URL's path words name everything.
+        let named = ["text", "label", "placeholder", "name"]
             .iter()
             .filter_map(|k| e[*k].as_str())
             .flat_map(words)
@@ -198,7 +237,7 @@ mod tests {
         let kept: Vec<&str> = named.iter().map(|e| e["handle_id"].as_str().unwrap()).collect();
         assert_eq!(kept, ["laika-6"]);
         assert!(c.get("elements").is_none(), "the page's document is the same for every question");
-        assert_eq!(c["items"][0]["handle_id"], "laika-3", "a question may act on items");
+        assert!(c["items"][0].get("handle_id").is_none(), "handles come with named elements");
         let mut other = page();
         assert!(fit(&mut other, TaskName::Answer, "What is new?").is_empty());
         assert_eq!(other, c);

@@ -801,6 +801,16 @@ impl<'a> Turn<'a> {
                 page_docs = docs;
                 &page_docs
             }
+            // The page's handles (its main region, items, comments and
+            // elements) name where a quote stands on the page, though the
+            // model was sent the page's text once, without them.
+            (None, Some(page)) => {
+                page_docs = crate::task_view::with_handles(
+                    &asking.request.packet.context.documents,
+                    page,
+                );
+                &page_docs
+            }
             _ => &asking.request.packet.context.documents,
         };
         response.assistant.render = sanitized.render.to_value();
