@@ -131,7 +131,11 @@ impl Request {
             task: packet.input.task.name,
             doc_ids,
             fields: fields::requested_fields(packet),
-            has_code: packet.context.documents.iter().any(|d| has_code(&d.content)),
+            has_code: packet
+                .context
+                .documents
+                .iter()
+                .any(|d| has_code(&d.content)),
             tools: tools::for_request(packet),
         }
     }
@@ -302,8 +306,7 @@ impl Walker<'_> {
         if self.req.task != TaskName::Extract || self.req.fields.is_empty() {
             return None;
         }
-        let value =
-            json!({"type": ["string", "null"], "maxLength": self.caps.arg_string});
+        let value = json!({"type": ["string", "null"], "maxLength": self.caps.arg_string});
         let properties: Map<String, Value> = self
             .req
             .fields

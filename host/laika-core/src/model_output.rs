@@ -740,8 +740,14 @@ mod tests {
         );
         assert_eq!(close_cut_object(r#"{"a":[1,"#), Some(json!({"a": [1]})));
         assert_eq!(close_cut_object("{"), Some(json!({})));
-        assert_eq!(close_cut_object(r#"<think>x</think> {"a":1}"#), Some(json!({"a": 1})));
-        assert_eq!(close_cut_object(r#"{"a":"q\"}","b":[{"#), Some(json!({"a": "q\"}", "b": [{}]})));
+        assert_eq!(
+            close_cut_object(r#"<think>x</think> {"a":1}"#),
+            Some(json!({"a": 1}))
+        );
+        assert_eq!(
+            close_cut_object(r#"{"a":"q\"}","b":[{"#),
+            Some(json!({"a": "q\"}", "b": [{}]}))
+        );
         assert_eq!(close_cut_object("Sure! Here is"), None);
         assert_eq!(close_cut_object(r#"{"a":[1}"#), None);
         assert_eq!(close_cut_object(&"[".repeat(100_000)), None);

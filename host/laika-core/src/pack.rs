@@ -934,7 +934,10 @@ mod tests {
         // A summary never acts: no element goes. A question naming one gets
         // it in its own document, after the page's, redacted too.
         assert!(!text.contains("laika-2"), "{text}");
-        assert!(docs[0]["content"]["primary"].get("text").is_none(), "the text goes once");
+        assert!(
+            docs[0]["content"]["primary"].get("text").is_none(),
+            "the text goes once"
+        );
         let question = Task {
             name: TaskName::Answer,
             args: Default::default(),
@@ -954,7 +957,11 @@ mod tests {
         assert_eq!(last.trust, "untrusted");
         assert_eq!(last.content["elements"][0]["handle_id"], "laika-2");
         assert!(!last.content.to_string().contains("zzz"));
-        assert!(p.usage.documents.iter().any(|d| d.doc_id == ELEMENTS_DOC_ID && d.included));
+        assert!(p
+            .usage
+            .documents
+            .iter()
+            .any(|d| d.doc_id == ELEMENTS_DOC_ID && d.included));
     }
 
     #[test]

@@ -176,7 +176,10 @@ mod tests {
                 enforced: true,
             },
         );
-        assert!(enforced.ends_with(task_rules(TaskName::Summarize)), "{enforced}");
+        assert!(
+            enforced.ends_with(task_rules(TaskName::Summarize)),
+            "{enforced}"
+        );
         assert!(!enforced.contains("{\"assistant\""));
         for rule in BASE {
             assert!(enforced.contains(rule));

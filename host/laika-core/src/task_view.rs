@@ -22,7 +22,7 @@
 //! leaving a handle out of the prompt never makes a call pass or fail.
 
 use laika_protocol::llmcp::{Document, TaskName};
-use laika_protocol::observation::Observation;
+use laika_protocol::observation::{Observation, SUMMARY_DOC_TYPE};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -104,10 +104,11 @@ pub fn with_handles(documents: &[Document], page: &Observation) -> Vec<Document>
         .iter()
         .map(|d| {
             let mut d = d.clone();
-            if d.doc_id == crate::pack::SUMMARY_DOC_ID {
-                if let (Some(content), Ok(Value::Object(mut whole))) =
-                    (d.content.as_object_mut(), serde_json::to_value(&page.summary))
-                {
+            if d.kind == SUMMARY_DOC_TYPE {
+                if let (Some(content), Ok(Value::Object(mut whole))) = (
+                    d.content.as_object_mut(),
+                    serde_json::to_value(&page.summary),
+                ) {
                     for key in ["primary", "items", "comments", "elements"] {
                         if let Some(mut value) = whole.remove(key) {
                             crate::redact::redact_value(&mut value);
@@ -211,7 +212,10 @@ mod tests {
         assert!(fit(&mut c, TaskName::Summarize, "Summarize the newsletter").is_empty());
         assert!(c["primary"].get("text").is_none(), "{c}");
         assert_eq!(c["primary"]["handle_id"], "laika-1");
-        assert_eq!(c["outline"], json!([{"level": 2, "tag": "h2", "role": "", "text": "Hidden heading"}]));
+        assert_eq!(
+            c["outline"],
+            json!([{"level": 2, "tag": "h2", "role": "", "text": "Hidden heading"}])
+        );
         assert!(c.get("elements").is_none());
         assert_eq!(
             c["items"],
@@ -227,17 +231,29 @@ mod tests {
         let mut c = page();
         c["primary"]["text"] = json!("A different article body.\nNot in the text.");
         fit(&mut c, TaskName::Summarize, "");
-        assert_eq!(c["primary"]["text"], "A different article body.\nNot in the text.");
+        assert_eq!(
+            c["primary"]["text"],
+            "A different article body.\nNot in the text."
+        );
     }
 
     #[test]
     fn a_question_gets_the_elements_it_names() {
         let mut c = page();
         let named = fit(&mut c, TaskName::Answer, "Subscribe me to the newsletter");
-        let kept: Vec<&str> = named.iter().map(|e| e["handle_id"].as_str().unwrap()).collect();
+        let kept: Vec<&str> = named
+            .iter()
+            .map(|e| e["handle_id"].as_str().unwrap())
+            .collect();
         assert_eq!(kept, ["laika-6"]);
-        assert!(c.get("elements").is_none(), "the page's document is the same for every question");
-        assert!(c["items"][0].get("handle_id").is_none(), "handles come with named elements");
+        assert!(
+            c.get("elements").is_none(),
+            "the page's document is the same for every question"
+        );
+        assert!(
+            c["items"][0].get("handle_id").is_none(),
+            "handles come with named elements"
+        );
         let mut other = page();
         assert!(fit(&mut other, TaskName::Answer, "What is new?").is_empty());
         assert_eq!(other, c);

@@ -108,9 +108,8 @@ fn main() {
         ("answer", TaskName::Answer),
     ] {
         let figures: Vec<Figures> = pages.iter().map(|o| measure(o, task, &question)).collect();
-        let column = |f: &dyn Fn(&Figures) -> f64| {
-            quantile(&figures.iter().map(f).collect::<Vec<_>>(), 0.5)
-        };
+        let column =
+            |f: &dyn Fn(&Figures) -> f64| quantile(&figures.iter().map(f).collect::<Vec<_>>(), 0.5);
         let met = figures
             .iter()
             .filter(|f| f.prompt as f64 <= 1.3 * f.page as f64 + 2000.0)

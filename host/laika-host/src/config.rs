@@ -326,7 +326,8 @@ impl Config {
         let Some(kind) = kind else {
             return Config::parse(text);
         };
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| config_error(e.to_string()))?;
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| config_error(e.to_string()))?;
         match table.get_mut("runtime") {
             Some(toml::Value::Table(runtime)) if !runtime.contains_key("kind") => {
                 runtime.insert("kind".into(), toml::Value::String(kind.into()));
@@ -818,7 +819,11 @@ mod tests {
         let alone = Config::load(&env_of(Box::leak(Box::new([("LAIKA_CONFIG", path_s)]))));
         let e = alone.err().unwrap();
         assert_eq!(e.code, ErrorCode::ConfigInvalid);
-        assert!(e.message.contains("runtime.max_tokens does not apply"), "{}", e.message);
+        assert!(
+            e.message.contains("runtime.max_tokens does not apply"),
+            "{}",
+            e.message
+        );
         // The environment's kind must still take every key of the file.
         let ollama: &'static [(&str, &str)] = Box::leak(Box::new([
             ("LAIKA_CONFIG", path_s),
@@ -826,7 +831,8 @@ mod tests {
         ]));
         let e = Config::load(&env_of(ollama)).err().unwrap();
         assert!(
-            e.message.contains("does not apply to runtime.kind = \"ollama\""),
+            e.message
+                .contains("does not apply to runtime.kind = \"ollama\""),
             "{}",
             e.message
         );

@@ -10,10 +10,9 @@ use crate::store::Store;
 use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
-use laika_core::engine::Input;
 use laika_core::decoding::{CutRecord, Regime};
+use laika_core::engine::Input;
 use laika_core::model::ContextWindow;
-use laika_runtime::context_window::ModelFacts;
 use laika_core::runtime::Runtime;
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
@@ -22,6 +21,7 @@ use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
+use laika_runtime::context_window::ModelFacts;
 use laika_runtime::CancelToken;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -78,9 +78,7 @@ impl Shared {
             .ok()
             .filter(|c| c.0 == key)
             .and_then(|c| c.1.regime());
-        recorded.unwrap_or_else(|| {
-            Regime::for_params(self.model(config).size.map(|s| s.params))
-        })
+        recorded.unwrap_or_else(|| Regime::for_params(self.model(config).size.map(|s| s.params)))
     }
 
     /// Adds a turn to the model's record of cut answers.

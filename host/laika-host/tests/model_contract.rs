@@ -131,13 +131,26 @@ fn a_capable_models_full_answer_is_shown_and_stored_whole() {
     // The request: full caps, a budget that holds them, a short prompt.
     let body = stub.wait_requests(1)[0].body.clone();
     let schema = &body["json_schema"];
-    assert_eq!(schema["$defs"]["list"]["properties"]["items"]["maxItems"], 12);
+    assert_eq!(
+        schema["$defs"]["list"]["properties"]["items"]["maxItems"],
+        12
+    );
     assert!(schema["$defs"]["text"]["properties"]["text"]["maxLength"].as_u64() >= Some(400));
     assert_eq!(body["max_tokens"], 4096);
     let system = body["messages"][0]["content"].as_str().unwrap();
-    assert!(system.chars().count() <= 2_000, "{}", system.chars().count());
-    assert!(!system.contains("browser.click"), "a summary is offered no tools");
-    assert!(!system.contains("Answer shape"), "the server enforces the schema");
+    assert!(
+        system.chars().count() <= 2_000,
+        "{}",
+        system.chars().count()
+    );
+    assert!(
+        !system.contains("browser.click"),
+        "a summary is offered no tools"
+    );
+    assert!(
+        !system.contains("Answer shape"),
+        "the server enforces the schema"
+    );
 
     // Shown whole: ten points, the table, six verified citations.
     let render = render_of(&events);
@@ -147,7 +160,10 @@ fn a_capable_models_full_answer_is_shown_and_stored_whole() {
     assert_eq!(blocks[3]["rows"].as_array().unwrap().len(), 8);
     assert_eq!(blocks[3]["rows"][7]["cells"].as_array().unwrap().len(), 6);
     assert_eq!(blocks[1]["children"].as_array().unwrap().len(), 3);
-    let citations = one(&events, "assistant")["citations"].as_array().unwrap().clone();
+    let citations = one(&events, "assistant")["citations"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(citations.len(), 6);
     assert_eq!(done["citations"]["verified"], 6);
 
@@ -172,7 +188,10 @@ fn an_answer_cut_at_max_tokens_is_closed_at_its_last_complete_block_and_stored_s
     assert!(of_type(&events, "error").is_empty());
     assert_eq!(stub.seen().len(), 1, "a cut answer is not asked again");
     let repairs = done["repairs"].to_string();
-    assert!(repairs.contains("closed at its last complete block"), "{repairs}");
+    assert!(
+        repairs.contains("closed at its last complete block"),
+        "{repairs}"
+    );
 
     let render = render_of(&events);
     let blocks = render["children"].as_array().unwrap();
@@ -181,7 +200,10 @@ fn an_answer_cut_at_max_tokens_is_closed_at_its_last_complete_block_and_stored_s
     assert_eq!(blocks[2]["items"].as_array().unwrap().len(), 10);
     let note = blocks[3].to_string();
     assert!(note.contains("cut short"), "{note}");
-    assert_eq!(one(&events, "assistant")["title"], "Night trains are coming back");
+    assert_eq!(
+        one(&events, "assistant")["title"],
+        "Night trains are coming back"
+    );
     // The streamed preview showed the same whole blocks: never withdrawn.
     assert!(of_type(&events, "render_reset").is_empty());
 
@@ -190,7 +212,10 @@ fn an_answer_cut_at_max_tokens_is_closed_at_its_last_complete_block_and_stored_s
     let stored = turn.to_string();
     assert!(stored.contains("cut short"), "{stored}");
     assert!(stored.contains("Point 10: night trains"), "{stored}");
-    assert!(!stored.contains("row 1 cell"), "the cut table is not kept: {stored}");
+    assert!(
+        !stored.contains("row 1 cell"),
+        "the cut table is not kept: {stored}"
+    );
 }
 
 #[test]
@@ -210,10 +235,14 @@ fn an_answer_cut_before_any_block_is_complete_fails() {
 fn a_small_model_gets_the_tight_caps() {
     let tiny = |path: &str| match path {
         "/props" => Some(json!({"default_generation_settings": {"n_ctx": 8192}})),
-        "/v1/models" => Some(json!({"data": [{"id": "model.gguf", "meta": {"n_params": 268_098_176u64}}]})),
+        "/v1/models" => {
+            Some(json!({"data": [{"id": "model.gguf", "meta": {"n_params": 268_098_176u64}}]}))
+        }
         _ => None,
     };
-    let short = as_streamed(&json!({"assistant": {"title": "Trains", "render": {"type": "doc", "children": [paragraph("Night trains are back.")]}, "citations": []}}));
+    let short = as_streamed(
+        &json!({"assistant": {"title": "Trains", "render": {"type": "doc", "children": [paragraph("Night trains are back.")]}, "citations": []}}),
+    );
     let reply = short.clone();
     let stub = Stub::with_probes(tiny, move |_, _| sse_answer(&reply, 40, "stop"));
     let mut small = host(&stub, "model.gguf");

@@ -384,8 +384,17 @@ mod tests {
     fn reads_the_model_size_each_server_gives() {
         let llama = json!({"object": "list", "data": [{"id": "gemma-3-270m-it-Q4_K_M.gguf", "meta": {"n_params": 268_098_176u64, "n_ctx_train": 32768}}]});
         assert_eq!(n_params(&llama, None), Some(268_098_176));
-        assert_eq!(model_id(&llama, Some("other")).as_deref(), Some("gemma-3-270m-it-Q4_K_M.gguf"));
-        assert_eq!(n_params(&json!({"data": [{"id": "Qwen/Qwen3-4B", "max_model_len": 32768}]}), None), None);
+        assert_eq!(
+            model_id(&llama, Some("other")).as_deref(),
+            Some("gemma-3-270m-it-Q4_K_M.gguf")
+        );
+        assert_eq!(
+            n_params(
+                &json!({"data": [{"id": "Qwen/Qwen3-4B", "max_model_len": 32768}]}),
+                None
+            ),
+            None
+        );
         assert_eq!(
             ollama_params(&json!({"model_info": {"general.parameter_count": 4_022_468_096u64}})),
             Some(4_022_468_096)

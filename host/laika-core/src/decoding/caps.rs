@@ -249,9 +249,7 @@ pub fn params_from_name(name: &str) -> Option<u64> {
             j += 1;
         }
         let unit = bytes.get(j).copied();
-        let ends = bytes
-            .get(j + 1)
-            .is_none_or(|b| !b.is_ascii_alphanumeric());
+        let ends = bytes.get(j + 1).is_none_or(|b| !b.is_ascii_alphanumeric());
         let scale = match unit {
             Some(b'm') if ends => Some(1e6),
             Some(b'b') if ends => Some(1e9),

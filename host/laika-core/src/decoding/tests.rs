@@ -247,7 +247,10 @@ fn request_values_are_pinned() {
         .collect();
     let offered: Vec<&str> = tools::for_request(p).iter().map(|t| t.name).collect();
     assert_eq!(names, offered);
-    assert!(!names.contains(&"transform.run"), "no collection to run it on");
+    assert!(
+        !names.contains(&"transform.run"),
+        "no collection to run it on"
+    );
     let click = &variants[names.iter().position(|n| *n == "browser.click").unwrap()];
     assert_eq!(click["required"], json!(["name", "arguments"]));
     assert_eq!(
@@ -322,7 +325,8 @@ fn capable_answer(points: usize, point: usize) -> Value {
     let items: Vec<Value> = (0..points)
         .map(|_| json!({"type": "list_item", "children": [{"type": "paragraph", "children": [text(point)]}]}))
         .collect();
-    let cell = |header: bool| json!({"type": "table_cell", "header": header, "children": [text(20)]});
+    let cell =
+        |header: bool| json!({"type": "table_cell", "header": header, "children": [text(20)]});
     let rows: Vec<Value> = (0..8)
         .map(|r| json!({"type": "table_row", "cells": (0..6).map(|_| cell(r == 0)).collect::<Vec<_>>()}))
         .collect();
@@ -394,5 +398,7 @@ fn a_small_answer_gets_a_code_block_only_where_the_page_has_code() {
     p.context.documents[0].content = json!({"text": "H1: Install\nCode: cargo build"});
     assert!(blocks(&p).contains("code_block"));
     let full = answer_schema(&composed(task), &tasks()[0].1, Decoding::default());
-    assert!(full["$defs"]["block"]["anyOf"].to_string().contains("code_block"));
+    assert!(full["$defs"]["block"]["anyOf"]
+        .to_string()
+        .contains("code_block"));
 }

@@ -805,10 +805,8 @@ impl<'a> Turn<'a> {
             // elements) name where a quote stands on the page, though the
             // model was sent the page's text once, without them.
             (None, Some(page)) => {
-                page_docs = crate::task_view::with_handles(
-                    &asking.request.packet.context.documents,
-                    page,
-                );
+                page_docs =
+                    crate::task_view::with_handles(&asking.request.packet.context.documents, page);
                 &page_docs
             }
             _ => &asking.request.packet.context.documents,

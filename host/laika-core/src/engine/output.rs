@@ -11,8 +11,10 @@ use laika_protocol::render::ast::{Block, Doc, Inline, Text};
 use serde_json::{json, Map, Value};
 
 /// The note a cut answer ends with, and the repair it is recorded as.
-pub(super) const CUT_NOTE: &str = "This answer was cut short: the model reached its output limit (runtime.max_tokens).";
-pub(super) const CUT_REPAIR: &str = "closed at its last complete block: the output was cut at the token limit";
+pub(super) const CUT_NOTE: &str =
+    "This answer was cut short: the model reached its output limit (runtime.max_tokens).";
+pub(super) const CUT_REPAIR: &str =
+    "closed at its last complete block: the output was cut at the token limit";
 
 /// A model output that passed every check.
 pub(super) struct Valid {
@@ -101,9 +103,10 @@ pub(super) fn close_cut(
     });
     let written = model_output::close_cut_object(raw).unwrap_or(Value::Null);
     let assistant = &written["assistant"];
-    let title = assistant["title"]
-        .as_str()
-        .map_or_else(|| default_title(packet.input.task.name).to_string(), str::to_string);
+    let title = assistant["title"].as_str().map_or_else(
+        || default_title(packet.input.task.name).to_string(),
+        str::to_string,
+    );
     let citations: Vec<Value> = assistant["citations"]
         .as_array()
         .into_iter()

@@ -618,7 +618,11 @@ fn an_answer_cut_at_the_token_limit_is_closed_at_its_last_complete_block() {
         .render
         .children
         .iter()
-        .map(|b| crate::render::text::doc_text(&Doc { children: vec![b.clone()] }))
+        .map(|b| {
+            crate::render::text::doc_text(&Doc {
+                children: vec![b.clone()],
+            })
+        })
         .collect();
     assert_eq!(
         texts,
