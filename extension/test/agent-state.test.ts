@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AgentStateView, agentStateSummary } from "../src/sidebar/agent-state";
-import type { AgentStateSnapshotMessage, ConversationAgentState } from "../src/generated/wire";
+import type { EntityPatchMessage, ConversationAgentState } from "../src/generated/wire";
 import { checkHostMessage } from "../src/shared/validate";
 import { htmlDoc } from "./helpers";
 
@@ -27,9 +27,10 @@ function state(): ConversationAgentState {
 
 describe("the agent state disclosure", () => {
   it("is a valid host message on the wire", () => {
-    const msg: AgentStateSnapshotMessage = {
-      type: "agent_state.snapshot", id: "8a3c4e1d-6b1f-4e55-9d0a-3c2b1a0f9e8d", reply_to: "turn-1",
-      conversation_id: "c-1", turn: 1, source: "summarizer", state: state(),
+    const msg: EntityPatchMessage = {
+      type: "entity_patch", id: "8a3c4e1d-6b1f-4e55-9d0a-3c2b1a0f9e8d", reply_to: "turn-1",
+      conversation_id: "c-1", turn: 1, source: "summarizer", entity: "agent_state", entity_id: "c-1",
+      patch: [{ op: "replace", path: "", value: state() }],
     };
     const r = checkHostMessage(msg);
     expect(r.ok ? "" : r.error).toBe("");

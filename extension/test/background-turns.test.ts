@@ -13,8 +13,8 @@ describe("the background's turn table", () => {
     expect(table.route("turn-1", "assistant")).toMatchObject({ kind: "turn", turn: { port: a, tab: 7 } });
     table.done("turn-1");
     expect(table.route("turn-1", "assistant")).toEqual({ kind: "nobody" });
-    expect(table.route("turn-1", "agent_state.snapshot")).toEqual({ kind: "request", port: a });
-    expect(table.route("turn-1", "agent_state.snapshot")).toEqual({ kind: "nobody" });
+    expect(table.route("turn-1", "entity_patch")).toEqual({ kind: "request", port: a });
+    expect(table.route("turn-1", "entity_patch")).toEqual({ kind: "nobody" });
     // Its tabs stay for its citations, and its id stays taken.
     expect(table.highlightTarget("turn-1", 9)).toEqual({ tab: 9, other: true });
     expect(table.highlightTarget("turn-1", 3)).toEqual({ tab: 7, other: false });

@@ -76,9 +76,9 @@ describe("the sidebar hub", () => {
     expect($(".turn .answer-actions")).not.toBeNull();
     expect($("#stop").hidden).toBe(true);
     expect(text("#runtime")).toContain("stayed on this computer");
-    // The summarizer's snapshot follows `done`, inside the turn.
-    host(hostEvent("agent_state.snapshot", id, { conversation_id: "conv-1" }));
-    expect($(".turn .agent-state")).not.toBeNull();
+    // The summarizer's patch follows `done`, inside the turn: it sets the conversation's first state.
+    host(hostEvent("entity_patch", id, { conversation_id: "conv-1", patch: [{ op: "replace", path: "", value: { sessionId: "conv-1", current_understanding: { entities: [], dependencies: [] }, assumptions: [], expectations: [], tentative_hypotheses: [], items: [{ id: "turn:1", kind: "question", title: "Which trains?", status: "resolved", createdAt: "2026-11-24T10:00:00.000Z", updatedAt: "2026-11-24T10:00:00.000Z" }] } }] }));
+    expect(text(".turn .agent-state button")).toBe("What Laika keeps in mind: 0 open items, 0 assumptions, 0 known");
     await new Promise((r) => setTimeout(r, 80));
     expect(text("#announcer")).toBe("Answer ready. Night trains run to Vienna. [1]");
     // The next question continues the conversation.

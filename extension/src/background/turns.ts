@@ -25,7 +25,7 @@ export interface Turn<Port> {
 export type Route<Port> =
   /** A running turn's event. */
   | { kind: "turn"; turn: Turn<Port> }
-  /** The answer to a sidebar's other request, or a finished turn's late `agent_state.snapshot`. */
+  /** The answer to a sidebar's other request, or a finished turn's late `entity_patch`. */
   | { kind: "request"; port: Port }
   /** The host's answer to a `tool_result` the background sent: nobody waits on it. */
   | { kind: "result" }
@@ -37,7 +37,7 @@ export interface PendingShare<Port> {
   done(ok: boolean, message: string): void;
 }
 
-/** Finished turns remembered for their late `agent_state.snapshot` (the summarizer's follows `done`). */
+/** Finished turns remembered for their late `entity_patch` (the summarizer's follows `done`). */
 const MAX_FINISHED = 16;
 
 export class TurnTable<Port> {
@@ -115,7 +115,7 @@ export class TurnTable<Port> {
     if (turn) return { kind: "turn", turn };
     const port = this.requests.get(replyTo);
     if (port !== undefined) return { kind: "request", port };
-    if (type !== "agent_state.snapshot") return { kind: "nobody" };
+    if (type !== "entity_patch") return { kind: "nobody" };
     const late = this.finished.get(replyTo);
     this.finished.delete(replyTo);
     return late === undefined ? { kind: "nobody" } : { kind: "request", port: late };
@@ -126,7 +126,7 @@ export class TurnTable<Port> {
     if (type !== "turn.started" && type !== "context_usage") this.requests.delete(id);
   }
 
-  /** The turn is over (`done`): its calls are forgotten; its sidebar may still get a late snapshot. */
+  /** The turn is over (`done`): its calls are forgotten; its sidebar may still get a late patch. */
   done(id: string): void {
     const turn = this.turns.get(id);
     if (!turn) return;

@@ -1,7 +1,7 @@
 /**
  * The conversation's agent state (docs/conversation.md#agent-state: what the
- * agent knows, assumes and expects), from the host's `agent_state.snapshot`
- * events, under the conversation as a disclosure: a button with
+ * agent knows, assumes and expects), as the host's `session` and
+ * `entity_patch` events leave it (`state.ts`), under the conversation as a disclosure: a button with
  * `aria-expanded`, collapsed by default, that opens a panel of plain text.
  *
  * Everything is text through `textContent`: the state repeats model output

@@ -11,6 +11,7 @@
 import type {
   AssistantMessage,
   ContextUsageMessage,
+  ConversationAgentState,
   DoneMessage,
   RenderBlock,
   RuntimeInfo,
@@ -19,6 +20,7 @@ import type {
 } from "../generated/wire.js";
 import type { OpenTab, SidebarEvent } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
+import { applyPatch } from "./entity-patch.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
 export const HOST_SILENCE_MS = 20_000;
@@ -88,6 +90,8 @@ export interface TurnState {
   pages: string[];
   /** The other tabs it read, to name and highlight their citations. */
   others: OpenTab[];
+  /** The label of each chunk's place (a PDF page, a video time), so citations name and open it. */
+  places: (string | null)[];
   /** Each `context_usage`, oldest first. */
   usage: ContextUsageMessage[];
   /** Which runtime answered (and where the page went). */
@@ -117,6 +121,11 @@ export interface SidebarState {
   turns: Readonly<Record<string, TurnState>>;
   /** The runtime the header names: the one that last answered, else what the host started with. */
   runtime: { info: RuntimeInfo; endpoint?: string; answered: boolean } | null;
+  /**
+   * The conversation's agent state as the host has it: from the turn's
+   * `session`, then moved only by `entity_patch` (null: none yet).
+   */
+  agentState: ConversationAgentState | null;
 }
 
 export type SidebarAction =
@@ -133,7 +142,7 @@ export type SidebarAction =
   | { kind: "conversation"; id: string | null };
 
 export function initialState(): SidebarState {
-  return { conversationId: null, activeTurn: null, turns: {}, runtime: null };
+  return { conversationId: null, activeTurn: null, turns: {}, runtime: null, agentState: null };
 }
 
 function newTurn(id: string, ask: Ask): TurnState {
@@ -147,6 +156,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     progress: "Reading the page…",
     pages: [],
     others: [],
+    places: [],
     usage: [],
     runtime: null,
     body: [],
@@ -175,6 +185,7 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       return withTurn(state, action.turn_id, (t) => ({
         ...t,
         others: action.others,
+        places: action.places ?? [],
         pages: [
           ...t.pages,
           action.title || action.url,
@@ -217,7 +228,7 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       return withTurn(stopped, action.id, (turn) => ({ ...turn, progress: "Stopping…" }));
     }
     case "conversation":
-      return { ...state, conversationId: action.id };
+      return { ...state, conversationId: action.id, agentState: null };
   }
 }
 
@@ -275,9 +286,19 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
   const id = msg.reply_to;
   const turn = id ? state.turns[id] : undefined;
   if (!id || !turn) return state;
+  if (msg.type === "entity_patch") {
+    // The summarizer's comes after the turn's `done`; a patch for another
+    // conversation, or one that does not apply, changes nothing.
+    if (msg.entity !== "agent_state" || msg.conversation_id !== state.conversationId) return state;
+    const patched = applyPatch(state.agentState, msg.patch);
+    return patched ? { ...state, agentState: patched } : state;
+  }
   let s = state;
   let t: TurnState = { ...turn, heard: true };
   switch (msg.type) {
+    case "session":
+      s = { ...s, conversationId: msg.conversation_id, agentState: msg.agent_state };
+      break;
     case "turn.started":
       s = { ...s, conversationId: msg.conversation_id, runtime: { info: msg.runtime, answered: true } };
       t = { ...t, progress: `Working… (${msg.runtime.label})`, runtime: { info: msg.runtime } };

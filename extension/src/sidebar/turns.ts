@@ -60,12 +60,25 @@ export class SidebarTurns {
         this.watchdogs.delete(id);
       }
     }
+    if (next.agentState !== prev.agentState) this.showAgentState(next, action);
     const runtime = next.runtime;
     if (runtime && runtime !== prev.runtime) {
       setBadge(this.deps.runtimeLabel, runtime.info, runtime.endpoint);
       if (runtime.answered) this.deps.runtimeLabel.dataset["answered"] = "true";
     }
     this.deps.changed(next, ended);
+  }
+
+  /** The agent state as the host has it, under the turn that changed it (it moves down with the conversation). */
+  private showAgentState(state: SidebarState, action: SidebarAction): void {
+    if (!state.agentState) {
+      this.deps.agentState.clear();
+      return;
+    }
+    this.deps.agentState.show(state.agentState);
+    const id = action.kind === "host" ? action.msg.reply_to : null;
+    const view = id ? this.views.get(id) : undefined;
+    (view?.root ?? this.deps.messages).append(this.deps.agentState.root);
   }
 
   /** Starts a turn for `ask` (the caller checked none is running). Returns its id. */
@@ -99,18 +112,9 @@ export class SidebarTurns {
     this.dispatch({ kind: "stop", id });
   }
 
-  /** A host event: a request's reply, the conversation's agent state, or a turn's event. */
+  /** A host event: a request's reply, or a turn's event (the agent state's patches included). */
   onHostEvent(msg: RoutedHostMessage): void {
     const id = msg.reply_to;
-    if (msg.type === "agent_state.snapshot") {
-      // The summarizer's snapshot comes after the turn's `done`.
-      if (msg.conversation_id !== this.state.conversationId) return;
-      this.deps.agentState.show(msg.state);
-      // Inside the turn it follows, so it moves down with the conversation.
-      const view = id ? this.views.get(id) : undefined;
-      (view?.root ?? this.deps.messages).append(this.deps.agentState.root);
-      return;
-    }
     const reply = id ? this.replies.get(id) : undefined;
     if (id && reply) {
       this.replies.delete(id);

@@ -17,7 +17,7 @@
 use laika_protocol::tool::Executor;
 use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::OnceLock;
 
 /// One tool of the registry.

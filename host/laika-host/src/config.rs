@@ -382,6 +382,22 @@ impl Config {
         for setting in &settings {
             self.runtime.apply(setting)?;
         }
+        // Ollama's own variable names its server when nothing more specific
+        // (the config file, `LAIKA_BASE_URL`) does.
+        let unset = self
+            .runtime
+            .http()
+            .is_some_and(|h| h.base_url.is_none() && h.base_urls.is_empty());
+        if self.runtime.kind() == "ollama" && unset {
+            if let Some(url) = set("OLLAMA_HOST")
+                .as_deref()
+                .and_then(laika_runtime::ollama::base_url_from_ollama_host)
+            {
+                let setting = Setting::BaseUrl(Some(url));
+                self.runtime.apply(&setting)?;
+                settings.push(setting);
+            }
+        }
         self.runtime_env = settings;
         if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
             self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
@@ -845,6 +861,45 @@ mod tests {
         .unwrap();
         let (c, _) = Config::load(&env_of(pairs)).unwrap();
         assert_eq!(c.runtime.kind(), "openai");
+    }
+
+    #[test]
+    fn ollama_host_names_the_server_unless_laika_config_does() {
+        let from_env: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "ollama"),
+            ("LAIKA_MODEL", "m"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(from_env)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:11500")
+        );
+        let laika_wins: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "ollama"),
+            ("LAIKA_MODEL", "m"),
+            ("LAIKA_BASE_URL", "http://127.0.0.1:9999"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(laika_wins)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:9999")
+        );
+        // Another kind does not read it.
+        let openai: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "openai"),
+            ("LAIKA_BASE_URL", "http://127.0.0.1:8080"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(openai)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:8080")
+        );
     }
 
     #[test]

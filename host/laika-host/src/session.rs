@@ -16,7 +16,9 @@ use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
-use laika_protocol::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::event::{
+    Done, Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME,
+};
 use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
@@ -161,6 +163,8 @@ pub struct Session {
     workers: Vec<JoinHandle<()>>,
     /// Replay runs turns inline so its output order is deterministic.
     threaded: bool,
+    /// Where `pdf.read` runs the PDF parser.
+    pdf: crate::pdf::Reader,
 }
 
 impl Session {
@@ -185,7 +189,15 @@ impl Session {
             }),
             workers: Vec::new(),
             threaded,
+            pdf: crate::pdf::Reader::InProcess,
         }
+    }
+
+    /// Runs the PDF parser of `pdf.read` with `reader` (the binary gives
+    /// its own child process; the default parses on a thread).
+    pub fn with_pdf_reader(mut self, reader: crate::pdf::Reader) -> Session {
+        self.pdf = reader;
+        self
     }
 
     /// The transport's handler.
@@ -208,10 +220,33 @@ impl Session {
     /// Handles one inbound message object.
     pub fn handle_message(&mut self, msg: serde_json::Map<String, Value>, sink: Arc<dyn Sink>) {
         let id = wire::message_id(&msg);
+        let is_turn = msg.get("type").and_then(Value::as_str) == Some("turn");
         match wire::parse_request(msg) {
             Ok(request) => self.handle_request(request, sink),
-            Err(e) => sink.emit(id.as_ref(), Event::error(&e)),
+            Err(e) => match id.as_ref().filter(|_| is_turn) {
+                Some(id) => self.refuse_turn(id, &e, sink.as_ref()),
+                None => sink.emit(id.as_ref(), Event::error(&e)),
+            },
         }
+    }
+
+    /// A turn refused before it started: its `error`, then a `done` that
+    /// says nothing was stored (every turn ends with `done`), unless a
+    /// running turn has that id: a `done` would end it.
+    fn refuse_turn(&self, id: &RequestId, error: &Error, sink: &dyn Sink) {
+        sink.emit(Some(id), Event::error(error));
+        let running = self
+            .shared
+            .in_flight
+            .lock()
+            .map_or(true, |m| m.contains_key(id));
+        if running {
+            return;
+        }
+        sink.emit(
+            Some(id),
+            Event::Done(Done::refused(None, error.code, self.runtime().info())),
+        );
     }
 
     fn handle_request(&mut self, request: Request, sink: Arc<dyn Sink>) {
@@ -322,6 +357,18 @@ impl Session {
                 }
                 return;
             }
+            Request::PdfRead {
+                url, title, data, ..
+            } => {
+                let reader = self.pdf.clone();
+                self.aside(id, sink, move || {
+                    match crate::pdf::read(&reader, &url, title.as_deref(), &data) {
+                        Ok(read) => Event::PdfRead(read),
+                        Err(e) => Event::error(&e),
+                    }
+                });
+                return;
+            }
             // The turn answers these itself (a result only when it is stale).
             Request::ToolResult(result) => {
                 let call_id = result.call_id.clone();
@@ -422,6 +469,7 @@ impl Session {
                 "parts",
                 "render_delta",
                 "agent_loop",
+                "pdf",
             ],
             runtime: self.runtime().info(),
             limits: HelloLimits {
@@ -482,6 +530,7 @@ impl Session {
         let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
+            // No `done` here: it would end the running turn of that id.
             Ok(m) if m.contains_key(&id) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
@@ -493,7 +542,7 @@ impl Session {
                     "{MAX_RUNNING_TURNS} turns are already running: wait for one to finish or cancel it"
                 ));
                 drop(m);
-                sink.emit(Some(&id), Event::error(&e));
+                self.refuse_turn(&id, &e, sink.as_ref());
                 return;
             }
             Ok(mut m) => {
@@ -538,7 +587,7 @@ impl Session {
             if let Some(stored) = &stored {
                 shared.record_cut(&config, stored.cut);
             }
-            // Also covers a turn rejected before `turn.started` (no `done`).
+            // Also covers a turn refused before `turn.started`.
             if let Ok(mut m) = shared.in_flight.lock() {
                 m.remove(&id);
             }

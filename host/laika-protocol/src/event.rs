@@ -97,6 +97,12 @@ pub enum Event {
     },
     #[serde(rename = "config.test.result")]
     ConfigTest(ConnectionTest),
+    #[serde(rename = "pdf.read.result")]
+    PdfRead(PdfRead),
+    /// The first event of a turn the host accepted: the conversation and the
+    /// agent state that later `entity_patch`es apply to.
+    #[serde(rename = "session")]
+    Session(Session),
     #[serde(rename = "turn.started")]
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
@@ -113,12 +119,12 @@ pub enum Event {
     ToolCall(ToolCallProposal),
     #[serde(rename = "agent_state")]
     AgentState(AgentStateChange),
-    /// The conversation's agent state after deltas were applied (a tool
-    /// result's during the turn; the summarizer's after the turn's `done`,
-    /// still in reply to it). Named apart from `agent_state`, the loop's
-    /// phase.
-    #[serde(rename = "agent_state.snapshot")]
-    AgentStateSnapshot(AgentStateSnapshot),
+    /// A change to state the sidebar keeps (the conversation's agent
+    /// state), as JSON Patch operations on what `session` gave: a tool
+    /// result's during the turn, the summarizer's after the turn's `done`,
+    /// still in reply to it.
+    #[serde(rename = "entity_patch")]
+    EntityPatch(EntityPatch),
     #[serde(rename = "operation")]
     Operation(Operation),
     #[serde(rename = "tool_result")]
@@ -230,6 +236,29 @@ pub struct ConfigView {
     pub profiles: Vec<&'static str>,
     /// The loopback ports `config.discover` asks.
     pub discover_ports: Vec<u16>,
+}
+
+/// `pdf.read.result`: the PDF's text as an observation to send with turns
+/// about it (and to add to collections). Each chunk is (part of) one page
+/// and its `url` is the PDF's address with `#page=N`, so a citation names
+/// and opens its page.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PdfRead {
+    #[schemars(schema_with = "observation_as_sent_back")]
+    pub observation: crate::observation::Observation,
+    /// Pages in the document.
+    #[schemars(range(min = 1))]
+    pub pages: u32,
+    /// Pages (1-based) with no text to read: scanned images, drawings, or
+    /// pages the parser could not read.
+    pub pages_without_text: Vec<u32>,
+}
+
+/// The schema of an observation the host hands the extension to send back:
+/// the one requests have (`#/$defs/Observation`, where a defaulted field is
+/// optional), not a second, stricter one of the same name.
+fn observation_as_sent_back(_: &mut schemars::SchemaGenerator) -> Schema {
+    json_schema!({ "$ref": "#/$defs/Observation" })
 }
 
 /// `config.test.result`: what one short structured request to the runtime
@@ -420,16 +449,63 @@ pub struct AgentStateChange {
     pub input: Option<ToolOutput>,
 }
 
-/// `agent_state.snapshot`: the whole agent state of a conversation
-/// (docs/conversation.md#agent-state), sent after deltas changed it.
+/// `session`: which conversation a turn belongs to, sent before
+/// `turn.started`, with the agent state as it stands (the base of the
+/// turn's `entity_patch`es).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct AgentStateSnapshot {
+pub struct Session {
+    pub conversation_id: ConversationId,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    /// The conversation had turns before this one.
+    pub resumed: bool,
+    /// `null` until something put state in the conversation.
+    pub agent_state: Option<crate::agent_state::AgentState>,
+}
+
+/// The entity an `entity_patch` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchedEntity {
+    /// The conversation's agent state (docs/conversation.md#agent-state);
+    /// `entity_id` is the conversation id.
+    AgentState,
+}
+
+/// An RFC 6902 operation (the subset the host writes).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum PatchOp {
+    /// Add a member, or insert into an array (`-`: append).
+    Add {
+        path: String,
+        value: Value,
+    },
+    Remove {
+        path: String,
+    },
+    /// Replace the value at `path` (`""`: the whole entity).
+    Replace {
+        path: String,
+        value: Value,
+    },
+}
+
+/// `entity_patch`: the backend's change to an entity the sidebar shows.
+/// Applying `patch` to the entity as the sidebar has it (from `session`
+/// and earlier patches) gives the host's state; the sidebar applies it and
+/// infers nothing from the answer's text.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EntityPatch {
     pub conversation_id: ConversationId,
     /// The turn whose deltas it reflects.
     #[schemars(range(min = 1))]
     pub turn: u32,
     pub source: crate::agent_state::DeltaSource,
-    pub state: crate::agent_state::AgentState,
+    pub entity: PatchedEntity,
+    pub entity_id: String,
+    #[schemars(length(min = 1))]
+    pub patch: Vec<PatchOp>,
 }
 
 /// `operation`: a human-readable line for the step list ("Clicking “Show
@@ -594,15 +670,18 @@ pub struct AnswerSummary {
     pub endpoint: Option<String>,
 }
 
-/// `done`: always the last event of a started turn, sent after the commit.
+/// `done`: always the last event of a turn, sent after the commit; a turn
+/// refused before it got a number ends with one too (`turn` 0, not stored).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(transform = done_rules)]
 pub struct Done {
-    pub conversation_id: ConversationId,
-    #[schemars(range(min = 1))]
+    /// `null` when the refused request named no usable conversation.
+    pub conversation_id: Option<ConversationId>,
+    /// 0 for a turn refused before it got a number.
     pub turn: u32,
-    #[schemars(with = "HostId")]
-    pub request_id: String,
+    /// `null` for a refused turn (no request packet was made).
+    #[schemars(with = "Option<HostId>")]
+    pub request_id: Option<String>,
     pub status: DoneStatus,
     /// `null` exactly when `status` is `ok`.
     pub error_code: Option<ErrorCode>,
@@ -617,6 +696,30 @@ pub struct Done {
     /// Present exactly when an `assistant` event was sent.
     #[serde(flatten)]
     pub answer: Option<AnswerSummary>,
+}
+
+impl Done {
+    /// The `done` of a turn refused before it got a number: failed, not
+    /// stored, no step taken.
+    pub fn refused(
+        conversation_id: Option<ConversationId>,
+        error_code: ErrorCode,
+        runtime: RuntimeInfo,
+    ) -> Done {
+        Done {
+            conversation_id,
+            turn: 0,
+            request_id: None,
+            status: DoneStatus::Failed,
+            error_code: Some(error_code),
+            runtime,
+            stored: false,
+            stop_reason: StopReason::Failed,
+            steps: 0,
+            timings: Timings::default(),
+            answer: None,
+        }
+    }
 }
 
 /// What the engine's `committed` guarantees about `done`, beyond field
