@@ -177,6 +177,9 @@ pub struct PackInput<'a> {
     pub recent_turns: usize,
     /// The packet's id and `created_at` come from here.
     pub ambient: &'a dyn crate::ambient::Ambient,
+    /// A model reads the packet: the page goes as its task uses it
+    /// (`task_view`). The offline builtin reads the page whole.
+    pub for_model: bool,
 }
 
 pub struct Packed {
@@ -459,7 +462,11 @@ pub fn pack_with(
         let tabs_room = tabs_wanted.min(limit.saturating_sub(used) / 2);
         let limit_summary = limit.saturating_sub(used + tabs_room);
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
-        let named = crate::task_view::fit(&mut content, input.task.name, input.user_text);
+        let named = if input.for_model {
+            crate::task_view::fit(&mut content, input.task.name, input.user_text)
+        } else {
+            Vec::new()
+        };
         if !named.is_empty() {
             let mut elements = serde_json::json!({
                 "doc_type": ELEMENTS_DOC_TYPE,
@@ -797,6 +804,7 @@ mod tests {
             history: None,
             recent_turns: 8,
             ambient: &FIXED,
+            for_model: true,
         }
     }
 

@@ -52,6 +52,7 @@ fn measure(obs: &Observation, task: TaskName, question: &str) -> Figures {
             history: None,
             recent_turns: 8,
             ambient: &ambient,
+            for_model: true,
         },
         Budget::for_runtime("openai", &Limits::default()),
     );

@@ -507,6 +507,7 @@ impl<'a> Turn<'a> {
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
+                for_model: self.settings.runtime.kind != BUILTIN_KIND,
             },
             budget,
             self.settings.page_indexes.as_deref(),
@@ -943,8 +944,10 @@ impl<'a> Turn<'a> {
             "total_ms": self.ms_since(self.started_at),
             "steps": self.step,
             "stop_reason": self.stop,
-            "cut_short": self.cut,
         });
+        if self.cut {
+            record.timings["cut_short"] = serde_json::json!(true);
+        }
         let mut actions = Vec::new();
         // Only a loop that acted has a state worth closing in the step list.
         if !self.transcript.is_empty() {
@@ -1085,6 +1088,7 @@ impl<'a> Turn<'a> {
                         history: None,
                         recent_turns: 0,
                         ambient: self.ambient,
+                        for_model: self.settings.runtime.kind != BUILTIN_KIND,
                     },
                     Budget::for_runtime(&self.settings.runtime.kind, limits),
                 );
