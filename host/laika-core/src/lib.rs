@@ -43,6 +43,7 @@ pub mod secrets;
 pub mod select;
 pub mod staged;
 pub mod stream;
+pub mod task_view;
 pub mod text;
 pub mod text_delta;
 pub mod tools;

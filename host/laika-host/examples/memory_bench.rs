@@ -187,6 +187,7 @@ fn assembly_packed(
             history: Some(history),
             recent_turns: 8,
             ambient: &laika_runtime::SystemAmbient,
+            for_model: true,
         },
         budget,
         indexes,

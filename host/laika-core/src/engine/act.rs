@@ -633,6 +633,7 @@ impl Turn<'_> {
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
+                for_model: self.settings.runtime.kind != super::BUILTIN_KIND,
             },
             budget,
             self.settings.page_indexes.as_deref(),

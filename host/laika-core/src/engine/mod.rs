@@ -84,9 +84,6 @@ use std::time::Duration;
 const MAX_CONVERSATION_ID_LEN: usize = 128;
 /// `RuntimeInfo.kind` of the extractive runtime.
 const BUILTIN_KIND: &str = "builtin";
-/// The answer's tokens reserved in a known context window when none are
-/// configured: a long structured answer with citations fits.
-const DEFAULT_OUTPUT_TOKENS: usize = 2_048;
 /// The least the answer gets of a tight window…
 const MIN_OUTPUT_TOKENS: usize = 256;
 /// …and the least the context gets before the answer's share shrinks.
@@ -317,6 +314,9 @@ pub struct Turn<'a> {
     collection: Option<Result<CollectionPack>>,
     /// A staged summary's parts, once read (`staging`).
     staged: Option<staging::Staged>,
+    /// The model's output was cut at the token limit in this turn (its
+    /// answer closed at its last complete block, or failed).
+    cut: bool,
 }
 
 impl<'a> Turn<'a> {
@@ -358,6 +358,7 @@ impl<'a> Turn<'a> {
             output: None,
             collection: None,
             staged: None,
+            cut: false,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -382,6 +383,12 @@ impl<'a> Turn<'a> {
     /// outgrows it.
     pub fn conversation_share(&self) -> Option<usize> {
         self.budget.as_ref().map(pack::conversation_share)
+    }
+
+    /// Whether the model's output was cut at the token limit in this turn:
+    /// the model's record of cut answers (`decoding::CutRecord`) counts it.
+    pub fn was_cut(&self) -> bool {
+        self.cut
     }
 
     pub fn is_finished(&self) -> bool {
@@ -500,6 +507,7 @@ impl<'a> Turn<'a> {
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
+                for_model: self.settings.runtime.kind != BUILTIN_KIND,
             },
             budget,
             self.settings.page_indexes.as_deref(),
@@ -576,8 +584,8 @@ impl<'a> Turn<'a> {
             Err(e) => return self.fail(e),
         };
         let decoding = Decoding {
-            enforced: self.settings.decoding.enforced,
             max_tokens: self.output_tokens(),
+            ..self.settings.decoding
         };
         let request = pipeline.model_request(packet, &composed, decoding);
         let base_user_prompt = request.user_prompt.clone();
@@ -636,12 +644,28 @@ impl<'a> Turn<'a> {
             &|| ambient.new_id(),
             &|| ambient.now_iso8601(),
         );
+        let length = reply.finish_reason.as_deref() == Some("length");
+        // Cut at the token limit: asking again with the same limit would
+        // cut it again, so what was written whole is kept.
+        let closed = match &checked {
+            Err(rejected) if rejected.truncated || length => output::close_cut(
+                &reply.text,
+                &asking.request.packet,
+                asking.composed.validator(),
+                &|| ambient.new_id(),
+                &|| ambient.now_iso8601(),
+            ),
+            _ => None,
+        };
         self.timings.validate_ms += self.ms_since(now);
         match checked {
             Ok(valid) => self.accept(valid, reply),
             Err(rejected) => {
-                let length = reply.finish_reason.as_deref() == Some("length");
                 if rejected.truncated || length {
+                    self.cut = true;
+                    if let Some(valid) = closed {
+                        return self.accept(valid, reply);
+                    }
                     let why = if length {
                         "the runtime stopped at its token limit".to_string()
                     } else {
@@ -654,7 +678,7 @@ impl<'a> Turn<'a> {
                     let mut actions = self.reset(ResetReason::Failed);
                     actions.extend(self.fail(Error::new(
                         ErrorCode::InvalidModelOutput,
-                        format!("the model's output was cut off before the answer was complete ({why}); raise the runtime's maximum output tokens"),
+                        format!("the model's output was cut off before any part of the answer was complete ({why}); raise runtime.max_tokens"),
                     )));
                     return actions;
                 }
@@ -804,6 +828,14 @@ impl<'a> Turn<'a> {
                 page_docs = docs;
                 &page_docs
             }
+            // The page's handles (its main region, items, comments and
+            // elements) name where a quote stands on the page, though the
+            // model was sent the page's text once, without them.
+            (None, Some(page)) => {
+                page_docs =
+                    crate::task_view::with_handles(&asking.request.packet.context.documents, page);
+                &page_docs
+            }
             _ => &asking.request.packet.context.documents,
         };
         response.assistant.render = sanitized.render.to_value();
@@ -913,6 +945,9 @@ impl<'a> Turn<'a> {
             "steps": self.step,
             "stop_reason": self.stop,
         });
+        if self.cut {
+            record.timings["cut_short"] = serde_json::json!(true);
+        }
         let mut actions = Vec::new();
         // Only a loop that acted has a state worth closing in the step list.
         if !self.transcript.is_empty() {
@@ -1053,12 +1088,13 @@ impl<'a> Turn<'a> {
                         history: None,
                         recent_turns: 0,
                         ambient: self.ambient,
+                        for_model: self.settings.runtime.kind != BUILTIN_KIND,
                     },
                     Budget::for_runtime(&self.settings.runtime.kind, limits),
                 );
                 let decoding = Decoding {
-                    enforced: self.settings.decoding.enforced,
                     max_tokens: Some(wanted),
+                    ..self.settings.decoding
                 };
                 let bare = pipeline.model_request(bare.packet, &composed, decoding);
                 let fixed = bare.system_prompt.chars().count() + bare.user_prompt.chars().count();
@@ -1080,14 +1116,14 @@ impl<'a> Turn<'a> {
     }
 
     /// The answer's token limit: as worked out by [`Turn::budget`], else as
-    /// configured, else, when the window is known, a quarter of it (at most
-    /// [`DEFAULT_OUTPUT_TOKENS`]).
+    /// configured, else, when the window is known, a third of it (at most
+    /// [`crate::decoding::DEFAULT_MAX_TOKENS`], which holds a full answer).
     fn output_tokens(&self) -> Option<u32> {
         if self.output.is_some() {
             return self.output;
         }
         let window = self.window()?;
-        let default = (window.tokens / 4).min(DEFAULT_OUTPUT_TOKENS) as u32;
+        let default = (window.tokens / 3).min(crate::decoding::DEFAULT_MAX_TOKENS as usize) as u32;
         Some(
             self.settings
                 .decoding

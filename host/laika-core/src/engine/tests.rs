@@ -420,6 +420,7 @@ fn an_enforcing_runtime_gets_the_answer_schema_and_the_host_fills_the_envelope()
     enforced.decoding = Decoding {
         enforced: true,
         max_tokens: Some(512),
+        ..Decoding::default()
     };
     let run = drive(
         request(Some("c-1"), observation()),
@@ -434,12 +435,9 @@ fn an_enforcing_runtime_gets_the_answer_schema_and_the_host_fills_the_envelope()
     let asked = &run.asks[0];
     assert!(asked.response_schema["properties"].get("id").is_none());
     assert!(asked.response_schema["$defs"]["doc"].is_object());
-    assert!(asked
-        .system_prompt
-        .contains("the server enforces the exact schema"));
-    assert!(asked
-        .system_prompt
-        .contains("\ndoc: {\"children\": [block, at most"));
+    // The server holds the model to the schema: the prompt has no shape.
+    assert!(!asked.system_prompt.contains("Answer shape"));
+    assert!(!asked.system_prompt.contains("\ndoc: {"));
     assert_eq!(run.done().status, DoneStatus::Ok);
     assert!(run.done().answer.as_ref().unwrap().first_try_valid);
     let stored = run.record().response_packet.clone().unwrap();
@@ -602,10 +600,10 @@ fn no_retries_when_the_limit_is_zero() {
 }
 
 #[test]
-fn output_cut_at_the_token_limit_fails_at_once() {
+fn output_cut_before_any_block_is_complete_fails_at_once() {
     let run = answer_turn(|_, r| {
         let full = ok_answer(r);
-        let cut: String = full.chars().take(full.chars().count() / 2).collect();
+        let cut = full[..full.find("312").unwrap()].to_string();
         Step {
             reply: Ok(reply(cut, "length")),
             ..Step::answer(String::new())
@@ -616,16 +614,79 @@ fn output_cut_at_the_token_limit_fails_at_once() {
     assert_eq!(error.code, ErrorCode::InvalidModelOutput);
     assert!(error.message.contains("cut off"), "{}", error.message);
     assert!(error.message.contains("token limit"), "{}", error.message);
+    assert_eq!(run.record().status, TurnStatus::Failed);
+    assert_eq!(run.record().timings["cut_short"], json!(true));
 }
 
 #[test]
 fn an_object_that_never_closes_fails_at_once_too() {
     let run = answer_turn(|_, r| {
         let full = ok_answer(r);
-        Step::answer(full[..full.len() - 10].to_string())
+        Step::answer(full[..full.find("312").unwrap()].to_string())
     });
     assert_eq!(run.asks.len(), 1);
     assert!(run.errors()[0].message.contains("cut off"));
+}
+
+/// The model writes two whole paragraphs and is cut inside a list: the
+/// answer is the two paragraphs and a note, shown and stored as cut short.
+#[test]
+fn an_answer_cut_at_the_token_limit_is_closed_at_its_last_complete_block() {
+    let run = answer_turn(|_, _| {
+        // In the order a schema-following model writes: the required title
+        // and render first, the optional citations after them.
+        let cut = format!(
+            r#"{{"assistant":{{"title":"Passengers","render":{{"type":"doc","children":[{},{},{{"type":"list","ordered":false,"items":[{{"type":"list_item","children":[{}]}},{{"type":"list_item","children":[{{"type":"paragraph","children":[{{"type":"text","text":"second point, never fin"#,
+            paragraph("There were 312 passengers."),
+            paragraph("The train left at noon."),
+            paragraph("first point"),
+        );
+        Step {
+            reply: Ok(reply(cut, "length")),
+            ..Step::answer(String::new())
+        }
+    });
+    assert_eq!(run.asks.len(), 1, "not asked again");
+    assert_eq!(run.done().status, DoneStatus::Ok);
+    let answer = run.done().answer.as_ref().unwrap();
+    assert_eq!(answer.repairs, vec![output::CUT_REPAIR.to_string()]);
+    let shown = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Assistant(a) => Some(a),
+            _ => None,
+        })
+        .unwrap();
+    let texts: Vec<String> = shown
+        .render
+        .children
+        .iter()
+        .map(|b| {
+            crate::render::text::doc_text(&Doc {
+                children: vec![b.clone()],
+            })
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "There were 312 passengers.",
+            "The train left at noon.",
+            output::CUT_NOTE
+        ]
+    );
+    assert_eq!(shown.title, "Passengers", "the title was written whole");
+    // The citations were written after the render: never reached.
+    assert!(shown.citations.is_empty());
+    let record = run.record();
+    assert_eq!(record.status, TurnStatus::Ok);
+    assert!(record.answer_text.contains(output::CUT_NOTE));
+    assert_eq!(record.timings["cut_short"], json!(true));
+    assert_eq!(
+        record.response_packet.as_ref().unwrap()["tool_calls"],
+        json!([])
+    );
 }
 
 #[test]
