@@ -149,8 +149,14 @@ impl Turn<'_> {
                     max_calls: self.settings.limits.max_tool_calls,
                     integrations: &self.settings.integrations,
                     user_sources: &self.user_sources,
+                    provenance: Some(&self.provenance),
+                    cancel: Some(&self.settings.cancel),
                 },
             );
+            if self.settings.cancel.is_cancelled() {
+                actions.extend(self.fail(Error::cancelled()));
+                return actions;
+            }
             let verdict = review.verdict;
             let executor = review.tool.map_or(Executor::Unavailable, tools::executor);
             actions.push(self.proposal(
@@ -277,6 +283,9 @@ impl Turn<'_> {
     /// step if it did not succeed.
     fn finish_call(&mut self, waiting: &Waiting, outcome: Outcome) -> Vec<Action> {
         self.timings.tools_ms += self.ms_since(waiting.since);
+        if let Some(result) = &outcome.result {
+            self.note_result(result);
+        }
         let status = if outcome.status == ToolStatus::Ok {
             OperationStatus::Success
         } else {
@@ -415,6 +424,7 @@ impl Turn<'_> {
                         title: page.summary.title.clone(),
                     });
                     self.page = Some(page);
+                    self.note_page();
                 }
                 Err(e) => {
                     outcome.summary =

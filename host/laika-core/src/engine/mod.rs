@@ -111,6 +111,9 @@ pub struct TurnSettings {
     /// The names of the configured integrations `integration.invoke` may
     /// call (the gate denies any other).
     pub integrations: Vec<String>,
+    /// The turn's cancel token (the driver cancels it with the runtime):
+    /// long checks stop when it is cancelled.
+    pub cancel: crate::cancel::CancelToken,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number, what
@@ -305,6 +308,11 @@ pub struct Turn<'a> {
     history: History,
     /// The ids of the collection sources the user added (from the store).
     user_sources: Vec<String>,
+    /// Everything from outside the user this conversation saw (the gate
+    /// asks before outgoing text carries it): earlier answers from the
+    /// history, then every page, attached tab, collection source and tool
+    /// result of this turn as it comes.
+    provenance: crate::provenance::Provenance,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -352,6 +360,7 @@ impl<'a> Turn<'a> {
             stop: StopReason::Answered,
             history: History::default(),
             user_sources: Vec::new(),
+            provenance: crate::provenance::Provenance::new(),
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
@@ -527,6 +536,9 @@ impl<'a> Turn<'a> {
                 }),
         });
         self.page = observation;
+        self.note_history();
+        self.note_page();
+        self.note_collection();
         let next = match (invalid, plan) {
             (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
             (None, Some(Ok(plan))) => self.stage(plan, first),
@@ -1086,6 +1098,56 @@ impl<'a> Turn<'a> {
 
     /// A turn over a collection packs the collection instead of the page;
     /// a question (`web.answer`) puts the passages that answer it first.
+    /// Adds what came from outside the user to the provenance. Reading
+    /// stops if the turn is cancelled, and the turn ends as cancelled.
+    fn note_outside(
+        &mut self,
+        add: impl FnOnce(
+            &mut crate::provenance::Provenance,
+            Option<&crate::cancel::CancelToken>,
+        ) -> std::result::Result<(), crate::provenance::Cancelled>,
+    ) {
+        let cancel = self.settings.cancel.clone();
+        if add(&mut self.provenance, Some(&cancel)).is_err() {
+            self.cancelled = true;
+        }
+    }
+
+    fn note_history(&mut self) {
+        let history = std::mem::take(&mut self.history);
+        self.note_outside(|p, c| p.add_history(&history, c));
+        self.history = history;
+    }
+
+    /// The page as it is now (each one the turn sees, so one left by a
+    /// redirect stays known), with the tabs the user attached.
+    pub(super) fn note_page(&mut self) {
+        let Some(page) = self.page.take() else {
+            return;
+        };
+        self.note_outside(|p, c| p.add_observation(&page, c));
+        self.page = Some(page);
+    }
+
+    fn note_collection(&mut self) {
+        let Some(Ok(collection)) = self.collection.take() else {
+            return;
+        };
+        self.note_outside(|p, c| {
+            collection.sources.iter().try_for_each(|s| {
+                p.add(&s.title, c)?;
+                p.add(&s.text, c)?;
+                s.url.as_deref().map_or(Ok(()), |u| p.add(u, c))
+            })
+        });
+        self.collection = Some(Ok(collection));
+    }
+
+    /// A tool's result, as the model will read it.
+    pub(super) fn note_result(&mut self, result: &Value) {
+        self.note_outside(|p, c| p.add_value(result, c));
+    }
+
     fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {
         let Some(Ok(collection)) = &self.collection else {
             return;

@@ -285,6 +285,7 @@ fn settings() -> TurnSettings {
         page_indexes: None,
         decoding: Default::default(),
         integrations: Vec::new(),
+        cancel: crate::cancel::CancelToken::default(),
     }
 }
 

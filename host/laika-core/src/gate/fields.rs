@@ -4,6 +4,7 @@
 
 use super::{clip, content, find_target, label_of, unknown_handle, GateContext, Reason, Verdict};
 use crate::lexicon::{self, Category};
+use crate::provenance::Sink;
 use laika_protocol::observation::{Element, Observation};
 
 /// WHATWG autofill field names of secrets: passwords, one-time codes and
@@ -101,7 +102,7 @@ pub(super) fn review_input(
             format!("{label} is part of a sign-in or payment form; please confirm."),
         );
     }
-    if let Some(verdict) = text.and_then(|t| content::check(t, "The typed text", false, ctx)) {
+    if let Some(verdict) = text.and_then(|t| content::check(t, "The typed text", Sink::Page, ctx)) {
         return verdict;
     }
     Verdict::new(
