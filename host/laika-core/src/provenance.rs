@@ -363,9 +363,12 @@ fn data_pieces(raw: &str) -> impl Iterator<Item = &str> {
 /// six digits, or a long mixed or plain-ASCII id; sent to someone else,
 /// shorter ones too (five digits, or three with a letter).
 fn is_data(token: &str, sink: Sink) -> bool {
-    let n = token.chars().count();
-    let digits = token.chars().filter(char::is_ascii_digit).count();
-    let letters = token.chars().filter(|c| c.is_alphabetic()).count();
+    let (mut n, mut digits, mut letters) = (0usize, 0usize, 0usize);
+    for c in token.chars() {
+        n += 1;
+        digits += usize::from(c.is_ascii_digit());
+        letters += usize::from(c.is_alphabetic());
+    }
     let common = token.contains('@')
         || digits >= 6
         || (n >= 12 && digits >= 3)
@@ -376,8 +379,14 @@ fn is_data(token: &str, sink: Sink) -> bool {
 /// The hash of a token's case fold.
 fn fold_hash(s: &str) -> u64 {
     let mut h = FxHasher::default();
-    for c in s.chars().flat_map(char::to_lowercase) {
-        h.write_u32(c as u32);
+    if s.is_ascii() {
+        for b in s.bytes() {
+            h.write_u32(u32::from(b.to_ascii_lowercase()));
+        }
+    } else {
+        for c in s.chars().flat_map(char::to_lowercase) {
+            h.write_u32(c as u32);
+        }
     }
     h.finish()
 }

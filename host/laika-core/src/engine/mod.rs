@@ -711,7 +711,7 @@ impl<'a> Turn<'a> {
         let attempts = asking.request.attempt + 1;
         let mut actions: Vec<Action> = flushed.into_iter().map(|b| self.delta(b)).collect();
         let attachments = Pipeline::standard().post_response(&valid.value).attachments;
-        let Some(answer) = self.review(valid, reply, attempts, attachments) else {
+        let Some(mut answer) = self.review(valid, reply, attempts, attachments) else {
             actions.extend(self.fail(Error::internal("the turn lost its packet")));
             return actions;
         };
@@ -730,16 +730,20 @@ impl<'a> Turn<'a> {
             "Summarized.".into(),
         ));
         actions.push(self.assistant(&answer));
-        let calls = answer.response.tool_calls.clone();
+        let calls = std::mem::take(&mut answer.response.tool_calls);
         let response_id = answer.response.id.clone();
+        let acting = Acting::new(response_id, calls, self.settings.limits.max_tool_calls);
+        // The stored response keeps the calls that were looked at, and the
+        // first refused one.
+        answer.response.tool_calls = acting.proposed();
         if let Some(step) = self.steps.last_mut() {
             step.response_packet = Some(stored_response(&answer));
         }
         self.last = Some(answer);
-        if calls.is_empty() {
+        if acting.is_empty() {
             actions.extend(self.finish_loop(StopReason::Answered));
         } else {
-            self.phase = Phase::Acting(Box::new(Acting::new(response_id, calls)));
+            self.phase = Phase::Acting(Box::new(acting));
             actions.extend(self.act());
         }
         actions
