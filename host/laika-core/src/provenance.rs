@@ -182,11 +182,13 @@ impl Provenance {
     }
 
     /// The first thing `text` carries from outside the user, for `sink`;
-    /// what `user` (the user's own words: their message) also has is theirs.
+    /// what one of `own` also has (the user's own words, [`Provenance::of_user`];
+    /// or the page the text is typed into, when only data from elsewhere
+    /// counts) is not.
     pub fn carried(
         &self,
         text: &str,
-        user: &Provenance,
+        own: &[&Provenance],
         sink: Sink,
         cancel: Option<&CancelToken>,
     ) -> Result<Option<Carried>, Cancelled> {
@@ -198,7 +200,7 @@ impl Provenance {
             }
             for piece in data_pieces(raw).filter(|p| is_data(p, sink)) {
                 let h = fold_hash(piece);
-                if self.data.contains(&h) && !user.data.contains(&h) {
+                if self.data.contains(&h) && !own.iter().any(|o| o.data.contains(&h)) {
                     return Ok(Some(Carried::Data(piece.to_owned())));
                 }
             }
@@ -209,7 +211,7 @@ impl Provenance {
         if sink == Sink::ThirdParty {
             for pair in words.windows(2) {
                 let h = combine(&[pair[0].hash, pair[1].hash]);
-                if self.names.contains(&h) && !user.names.contains(&h) {
+                if self.names.contains(&h) && !own.iter().any(|o| o.names.contains(&h)) {
                     return Ok(Some(Carried::Name(span(text, pair))));
                 }
             }
@@ -225,7 +227,7 @@ impl Provenance {
                 return Err(Cancelled);
             }
             let h = combine(&run.iter().map(|w| w.hash).collect::<Vec<_>>());
-            if self.runs.contains(&h) && !user.runs.contains(&h) {
+            if self.runs.contains(&h) && !own.iter().any(|o| o.runs.contains(&h)) {
                 streak += 1;
                 if streak >= needed {
                     let start = i + 1 - needed;
@@ -236,12 +238,11 @@ impl Provenance {
             }
         }
         if self.saturated {
-            let own = words.windows(RUN_WORDS).any(|run| {
-                !user
-                    .runs
-                    .contains(&combine(&run.iter().map(|w| w.hash).collect::<Vec<_>>()))
+            let unknown = words.windows(RUN_WORDS).any(|run| {
+                let h = combine(&run.iter().map(|w| w.hash).collect::<Vec<_>>());
+                !own.iter().any(|o| o.runs.contains(&h))
             });
-            if own {
+            if unknown {
                 return Ok(Some(Carried::Unknown));
             }
         }
@@ -275,6 +276,20 @@ impl Provenance {
         own
     }
 
+    /// Adds everything `other` holds.
+    pub fn extend(&mut self, other: &Provenance) {
+        self.saturated |= other.saturated;
+        for (kind, set) in [
+            (Kind::Run, &other.runs),
+            (Kind::Name, &other.names),
+            (Kind::Data, &other.data),
+        ] {
+            for hash in set {
+                self.insert(kind, *hash);
+            }
+        }
+    }
+
     fn insert(&mut self, kind: Kind, hash: u64) {
         if self.len() >= MAX_ENTRIES {
             self.saturated = true;
@@ -285,6 +300,50 @@ impl Provenance {
             Kind::Name => self.names.insert(hash),
             Kind::Data => self.data.insert(hash),
         };
+    }
+}
+
+/// What a conversation saw from outside the user, and of it the page the
+/// assistant is on now: text typed into that page may repeat the page's own
+/// words, not what came from elsewhere.
+#[derive(Debug, Clone, Default)]
+pub struct Outside {
+    all: Provenance,
+    page: Provenance,
+}
+
+impl Outside {
+    pub fn new() -> Outside {
+        Outside::default()
+    }
+
+    /// Everything seen, the current page included.
+    pub fn all(&self) -> &Provenance {
+        &self.all
+    }
+
+    /// The page the assistant is on now.
+    pub fn page(&self) -> &Provenance {
+        &self.page
+    }
+
+    /// A new page (the first, or the one a call led to): it becomes the
+    /// current page and stays in everything seen.
+    pub fn note_page(
+        &mut self,
+        obs: &Observation,
+        cancel: Option<&CancelToken>,
+    ) -> Result<(), Cancelled> {
+        let mut page = Provenance::new();
+        page.add_observation(obs, cancel)?;
+        self.all.extend(&page);
+        self.page = page;
+        Ok(())
+    }
+
+    /// Text seen elsewhere (a result, a source, an earlier answer).
+    pub fn elsewhere(&mut self) -> &mut Provenance {
+        &mut self.all
     }
 }
 
@@ -414,7 +473,7 @@ mod tests {
     }
 
     fn carried(p: &Provenance, text: &str, user: &str, sink: Sink) -> Option<Carried> {
-        p.carried(text, &Provenance::of_user(user), sink, None)
+        p.carried(text, &[&Provenance::of_user(user)], sink, None)
             .unwrap()
     }
 
@@ -529,7 +588,7 @@ mod tests {
         let long = "word ".repeat(CANCEL_EVERY * 2);
         assert_eq!(Provenance::new().add(&long, Some(&token)), Err(Cancelled));
         assert_eq!(
-            set(&["a b c"]).carried(&long, &Provenance::new(), Sink::Page, Some(&token)),
+            set(&["a b c"]).carried(&long, &[], Sink::Page, Some(&token)),
             Err(Cancelled)
         );
     }

@@ -4,7 +4,7 @@
 //! `cargo run --release -p laika-host --example copied_bench`.
 
 use laika_core::gate::{self, GateContext};
-use laika_core::provenance::Provenance;
+use laika_core::provenance::Outside;
 use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
 use laika_protocol::llmcp::ToolCall;
 use laika_protocol::observation::{Element, Observation, SUMMARY_DOC_TYPE};
@@ -58,8 +58,8 @@ fn main() {
         let tail = obs.summary.text.len() - typed_bytes;
         let copied = obs.summary.text[tail..].to_owned();
         let t = Instant::now();
-        let mut outside = Provenance::new();
-        let _ = outside.add_observation(&obs, None);
+        let mut outside = Outside::new();
+        let _ = outside.note_page(&obs, None);
         let build = t.elapsed();
         for (what, text) in [("not copied", &fresh), ("copied", &copied)] {
             let ctx = |provenance| GateContext {
@@ -84,7 +84,7 @@ fn main() {
                 verdict[0].reason.as_str(),
                 whole.as_secs_f64() * 1e3,
                 build.as_secs_f64() * 1e3,
-                outside.len(),
+                outside.all().len(),
                 lookup.as_secs_f64() * 1e3,
                 again[0].decision,
             );

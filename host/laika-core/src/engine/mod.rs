@@ -312,7 +312,7 @@ pub struct Turn<'a> {
     /// asks before outgoing text carries it): earlier answers from the
     /// history, then every page, attached tab, collection source and tool
     /// result of this turn as it comes.
-    provenance: crate::provenance::Provenance,
+    provenance: crate::provenance::Outside,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -360,7 +360,7 @@ impl<'a> Turn<'a> {
             stop: StopReason::Answered,
             history: History::default(),
             user_sources: Vec::new(),
-            provenance: crate::provenance::Provenance::new(),
+            provenance: crate::provenance::Outside::new(),
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
@@ -1107,7 +1107,7 @@ impl<'a> Turn<'a> {
     fn note_outside(
         &mut self,
         add: impl FnOnce(
-            &mut crate::provenance::Provenance,
+            &mut crate::provenance::Outside,
             Option<&crate::cancel::CancelToken>,
         ) -> std::result::Result<(), crate::provenance::Cancelled>,
     ) {
@@ -1119,7 +1119,7 @@ impl<'a> Turn<'a> {
 
     fn note_history(&mut self) {
         let history = std::mem::take(&mut self.history);
-        self.note_outside(|p, c| p.add_history(&history, c));
+        self.note_outside(|p, c| p.elsewhere().add_history(&history, c));
         self.history = history;
     }
 
@@ -1129,7 +1129,7 @@ impl<'a> Turn<'a> {
         let Some(page) = self.page.take() else {
             return;
         };
-        self.note_outside(|p, c| p.add_observation(&page, c));
+        self.note_outside(|p, c| p.note_page(&page, c));
         self.page = Some(page);
     }
 
@@ -1138,6 +1138,7 @@ impl<'a> Turn<'a> {
             return;
         };
         self.note_outside(|p, c| {
+            let p = p.elsewhere();
             collection.sources.iter().try_for_each(|s| {
                 p.add(&s.title, c)?;
                 p.add(&s.text, c)?;
@@ -1149,7 +1150,7 @@ impl<'a> Turn<'a> {
 
     /// A tool's result, as the model will read it.
     pub(super) fn note_result(&mut self, result: &Value) {
-        self.note_outside(|p, c| p.add_value(result, c));
+        self.note_outside(|p, c| p.elsewhere().add_value(result, c));
     }
 
     fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {

@@ -45,18 +45,31 @@ pub(super) fn check(text: &str, what: &str, sink: Sink, ctx: &GateContext) -> Op
         ));
     }
     let built;
-    let outside = match ctx.provenance {
-        Some(p) => p,
+    let (all, page) = match ctx.provenance {
+        Some(outside) => (outside.all(), outside.page()),
         None => {
             let mut p = Provenance::new();
             if p.add_observation(ctx.observation, ctx.cancel).is_err() {
                 return Some(cancelled(what));
             }
             built = p;
-            &built
+            (&built, &built)
         }
     };
-    let carried = match outside.carried(text, &Provenance::of_user(user), sink, ctx.cancel) {
+    let own = Provenance::of_user(user);
+    // Typed into the page, the page's own words are the page's to see
+    // again (a passage or a data token is still asked); what came from
+    // elsewhere is judged as if it left for someone else.
+    let carried = match sink {
+        Sink::ThirdParty => all.carried(text, &[&own], sink, ctx.cancel),
+        Sink::Page => all
+            .carried(text, &[&own], Sink::Page, ctx.cancel)
+            .and_then(|found| match found {
+                Some(found) => Ok(Some(found)),
+                None => all.carried(text, &[&own, page], Sink::ThirdParty, ctx.cancel),
+            }),
+    };
+    let carried = match carried {
         Ok(carried) => carried?,
         Err(Cancelled) => return Some(cancelled(what)),
     };

@@ -40,7 +40,7 @@ mod tests;
 mod urls;
 
 use crate::cancel::CancelToken;
-use crate::provenance::Provenance;
+use crate::provenance::Outside;
 pub use arguments::{parse, Rejection};
 use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
@@ -62,7 +62,7 @@ pub struct GateContext<'a> {
     /// What came from outside the user in this conversation (every page,
     /// tab, source, result and earlier answer); `None`: the observation's
     /// text only.
-    pub provenance: Option<&'a Provenance>,
+    pub provenance: Option<&'a Outside>,
     /// The turn's cancel token: long checks stop when it is cancelled.
     pub cancel: Option<&'a CancelToken>,
 }
