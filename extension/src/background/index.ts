@@ -23,6 +23,8 @@ import { HostConnection } from "./host.js";
 import type { Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { openTabs, pickedTabs, selectionIn, targetTab, withSelection } from "./context.js";
+import { observeTab, PdfError, PdfReader } from "./pdf.js";
+import { chunkPlaces, type Place } from "../shared/places.js";
 import { wireOpening } from "./opening.js";
 import { ToolFailure, toolResultMessage } from "./results.js";
 import { runCall } from "./run.js";
@@ -63,6 +65,7 @@ const host = new HostConnection(
     },
     undelivered(ids) {
       for (const id of ids) {
+        if (pdfs.fail(id, NOT_INSTALLED_MESSAGE)) continue;
         const { port, isTurn } = table.undelivered(id);
         if (isTurn) {
           post(port, { kind: "turn.failed", turn_id: id, code: "NOT_INSTALLED", message: NOT_INSTALLED_MESSAGE });
@@ -71,6 +74,7 @@ const host = new HostConnection(
     },
     invalid(replyTo, error) {
       console.warn("Laika: dropped a host message:", error);
+      if (replyTo && pdfs.fail(replyTo, error)) return;
       const port = replyTo ? table.portOf(replyTo) : undefined;
       if (replyTo && port) {
         post(port, {
@@ -86,12 +90,29 @@ const host = new HostConnection(
   { name: "laika-extension", version: ext.runtime.getManifest().version, browser: BUILD_BROWSER },
 );
 
+/** `pdf.read` requests: their answers are the background's own, not a sidebar's. */
+const pdfs = new PdfReader((msg) => host.send(msg));
+
+/** The places (PDF pages, video times) of recent turns' chunks, which their citations open. */
+const turnPlaces = new Map<string, (Place | null)[]>();
+const MAX_TURN_PLACES = 32;
+
+function rememberPlaces(turnId: string, places: (Place | null)[]): void {
+  if (!places.some(Boolean)) return;
+  turnPlaces.set(turnId, places);
+  for (const old of turnPlaces.keys()) {
+    if (turnPlaces.size <= MAX_TURN_PLACES) break;
+    turnPlaces.delete(old);
+  }
+}
+
 function onHostMessage(msg: RoutedHostMessage): void {
   const replyTo = msg.reply_to;
   if (!replyTo) {
     if (msg.type === "error") sidebars.broadcast({ kind: "status", state: "failed", detail: `${msg.code}: ${msg.message}` });
     return;
   }
+  if (pdfs.take(msg)) return;
   if (calls.isApproval(replyTo)) {
     onApprovalAnswer(replyTo, msg);
     return;
@@ -208,15 +229,19 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
   }
   let observation: Observation;
   try {
-    observation = await observe(tab.id);
+    ({ observation } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
   } catch (e) {
-    fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
+    if (e instanceof PdfError) fail(e.code, `Laika couldn't read this PDF: ${e.message}.`);
+    else fail("OBSERVE_FAILED", `Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}). Reload it and try again.`);
     return;
   }
   observation = withSelection(observation, typeof req.selection === "string" ? req.selection : undefined, tab);
   const others = await pickedTabs(Array.isArray(req.tab_ids) ? req.tab_ids : undefined, tab.id);
   if (others.docs.length) observation = { ...observation, tabs: others.docs };
-  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs });
+  const places = chunkPlaces(observation);
+  rememberPlaces(req.turn_id, places);
+  const labels = places.some(Boolean) ? { places: places.map((p) => p?.label ?? null) } : {};
+  post(port, { kind: "turn.tab", turn_id: req.turn_id, title: tab.title ?? "", url: tab.url ?? "", tab_id: tab.id, others: others.tabs, ...labels });
   const args: Record<string, unknown> = req.task === "web.extract" ? { fields: req.fields ?? [] } : {};
   const turn: ExtensionMessage = {
     type: "turn",
@@ -246,7 +271,7 @@ async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_pag
   }
   let observation: Observation;
   try {
-    observation = await observe(tab.id);
+    ({ observation } = await observeTab({ ...tab, id: tab.id }, observe, pdfs));
   } catch (e) {
     fail(`Laika couldn't read this page (${e instanceof Error ? e.message : String(e)}).`);
     return;
@@ -330,6 +355,15 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
     const { tab, other } = table.highlightTarget(req.turn_id, typeof req.tab_id === "number" ? req.tab_id : undefined);
     if (tab === undefined) return;
     if (other) void ext.tabs.update(tab, { active: true }).catch(() => undefined);
+    const place = typeof req.chunk === "number" && !other ? turnPlaces.get(req.turn_id)?.[req.chunk - 1] : undefined;
+    if (place) {
+      // A PDF page or a time in a video: opened there (a PDF viewer runs no content script to highlight in).
+      void ext.tabs
+        .update(tab, { url: place.url })
+        .then(() => post(port, { kind: "highlight.result", ok: true, message: `Opened ${place.label}` }))
+        .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));
+      return;
+    }
     void toContent(tab, { kind: "highlight", handle_id: req.handle_id, quote: req.quote })
       .then((r) => post(port, { kind: "highlight.result", ok: r.ok, message: r.ok ? (r.message ?? "") : r.error }))
       .catch((e: unknown) => post(port, { kind: "highlight.result", ok: false, message: String(e) }));

@@ -9,6 +9,7 @@ import { ext } from "../shared/api.js";
 import type { ToolTarget } from "../generated/wire.js";
 import { HandleRegistry } from "./handles.js";
 import { buildObservation } from "./observe.js";
+import { withTranscript } from "./transcript.js";
 import { highlight, runPageTool, selectedText } from "./tools.js";
 
 // Injected again (the page predates the extension, or a retry): keep the
@@ -32,11 +33,12 @@ if (!already) addEventListener("pagehide", () => registry.clear());
 const nav = (globalThis as { navigation?: EventTarget }).navigation;
 if (!already) nav?.addEventListener("navigate", () => queueMicrotask(checkNavigation));
 
-function handle(req: ContentRequest): ContentResponse {
+function handle(req: ContentRequest): ContentResponse | Promise<ContentResponse> {
   checkNavigation();
   switch (req.kind) {
     case "observe":
-      return { ok: true, observation: buildObservation(document, registry, req.options) };
+      // A video's captions are fetched: the only answer that waits.
+      return withTranscript(buildObservation(document, registry, req.options), document).then((observation) => ({ ok: true, observation }));
     case "tool": {
       const target = isObject(req.target) ? (req.target as unknown as ToolTarget) : null;
       const r = runPageTool(document, registry, req.name, isObject(req.args) ? req.args : {}, target);
@@ -59,10 +61,18 @@ if (!already) ext.runtime.onMessage.addListener((msg: unknown, sender: chrome.ru
   // Only this extension's background may drive the page (never another tab's script).
   if (sender.id !== ext.runtime.id || sender.tab !== undefined) return false;
   if (!isObject(msg) || typeof msg["kind"] !== "string") return false;
+  const failed = (e: unknown): ContentResponse => ({ ok: false, error: `the page could not be read: ${String(e)}` });
   try {
-    reply(handle(msg as ContentRequest));
+    const res = handle(msg as ContentRequest);
+    if (!(res instanceof Promise)) {
+      reply(res);
+      return false;
+    }
+    res.then(reply, (e: unknown) => reply(failed(e)));
+    // The answer comes later: keep the channel open.
+    return true;
   } catch (e) {
-    reply({ ok: false, error: `the page could not be read: ${String(e)}` });
+    reply(failed(e));
+    return false;
   }
-  return false;
 });

@@ -56,7 +56,8 @@ export type SidebarRequest =
   /** The user's answer on an approval card (the background adds the id and the digest it holds). */
   | { kind: "approval"; call_id: string; approved: boolean }
   /** `tab_id`: a tab the turn included (a citation of another tab); else the turn's page. */
-  | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number }
+  /** `chunk`: the cited chunk (1-based), opened at its place (a PDF page, a video time) when it has one. */
+  | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number; chunk?: number }
   /** The sidebar wrote (or could not write) the export of an `artifact.share` call. */
   | { kind: "shared"; call_id: string; ok: boolean; message: string }
   | { kind: "status" };
@@ -69,7 +70,8 @@ export type SidebarEvent =
   /** `runtime`: what the host said it runs when it started (`hello.result`). */
   | { kind: "status"; state: ConnectionState; detail: string; runtime?: RuntimeInfo }
   | { kind: "turn.failed"; turn_id: string; code: string; message: string }
-  | { kind: "turn.tab"; turn_id: string; title: string; url: string; tab_id: number; others: OpenTab[] }
+  /** `places`: the label of each chunk's place ("p. 12", "4:05"; null: none), by chunk index − 1. */
+  | { kind: "turn.tab"; turn_id: string; title: string; url: string; tab_id: number; others: OpenTab[]; places?: (string | null)[] }
   | { kind: "tabs"; tabs: OpenTab[] }
   /**
    * How the host took the user's answer on an approval card: accepted

@@ -11,6 +11,8 @@ import { safeHref } from "./render.js";
 /** Where the turn's documents came from, to name a citation's source. */
 export interface CitationSources {
   others: OpenTab[];
+  /** The label of each chunk's place ("p. 12", "4:05"; null: none), by chunk index − 1. */
+  places?: readonly (string | null)[];
 }
 
 export type Highlight = (c: VerifiedCitation, tabId?: number) => void;
@@ -24,15 +26,31 @@ export function citedTab(c: VerifiedCitation, sources: CitationSources): OpenTab
   return m ? sources.others.find((t) => t.id === Number(m[1])) : undefined;
 }
 
+/** The cited chunk's number and the label of its place (a PDF page, a video time), if it has one. */
+export function citedPlace(c: VerifiedCitation, sources: CitationSources): { chunk: number; label: string } | undefined {
+  const m = /^doc:web:chunk:(\d+)$/.exec(c.doc_id);
+  const chunk = Number(m?.[1] ?? 0);
+  const label = chunk ? sources.places?.[chunk - 1] : undefined;
+  return label ? { chunk, label } : undefined;
+}
+
+/** "on p. 12", "at 4:05". */
+function atPlace(label: string): string {
+  return label.startsWith("p. ") ? `on ${label}` : `at ${label}`;
+}
+
 function sourceName(c: VerifiedCitation, sources: CitationSources): string {
   if (c.doc_id === "doc:web:selection") return "Your selection: ";
+  const place = citedPlace(c, sources);
+  if (place) return `${place.label}: `;
   const tab = citedTab(c, sources);
   return tab ? `${tab.title || tab.url}: ` : "";
 }
 
-/** Where a citation's quote is highlighted: "on the page", "in your selection", "in the tab “Shop”". */
-function whereShown(c: VerifiedCitation, tab: OpenTab | undefined): string {
+/** Where a citation's quote is shown: "on the page", "in your selection", "in the tab “Shop”", "on p. 12", "at 4:05". */
+function whereShown(c: VerifiedCitation, tab: OpenTab | undefined, place: string | undefined): string {
   if (tab) return `in the tab “${tab.title || tab.url}”`;
+  if (place) return atPlace(place);
   return c.doc_id === "doc:web:selection" ? "in your selection" : "on the page";
 }
 
@@ -58,7 +76,7 @@ export function renderCitations(citations: VerifiedCitation[], sources: Citation
     btn.type = "button";
     if (tab) btn.dataset["tab"] = String(tab.id);
     if (c.verified) {
-      btn.title = `Show “${quote}” ${whereShown(c, tab)}`;
+      btn.title = `Show “${quote}” ${whereShown(c, tab, citedPlace(c, sources)?.label)}`;
       btn.addEventListener("click", () => show(c, tab?.id));
     } else {
       btn.disabled = true;
@@ -85,7 +103,8 @@ function markerButton(doc: Document, n: number, c: VerifiedCitation, sources: Ci
   b.type = "button";
   b.className = "cite-marker";
   b.textContent = `[${n}]`;
-  b.setAttribute("aria-label", `Source ${n}: show it ${tab ? `in the tab ${tab.title}` : "on the page"}`);
+  const place = citedPlace(c, sources)?.label;
+  b.setAttribute("aria-label", `Source ${n}: show it ${tab ? `in the tab ${tab.title}` : place ? atPlace(place) : "on the page"}`);
   b.addEventListener("click", () => show(c, tab?.id));
   return b;
 }

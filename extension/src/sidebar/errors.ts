@@ -34,6 +34,11 @@ const ADVICE: Record<string, string> = {
   CANCELLED: "Stopped.",
   CONFIG_INVALID: "Laika's settings are invalid.",
   INTERNAL: "Something went wrong inside Laika (see laika-host.log).",
+  PDF_TOO_LARGE: "This PDF is too large for Laika to read.",
+  PDF_UNREADABLE: "Laika couldn't read this PDF.",
+  PDF_TIMEOUT: "This PDF took too long to read.",
+  PDF_ENCRYPTED: "This PDF is password-protected.",
+  PDF_NO_TEXT: "This PDF has no text to read (it looks scanned).",
   INVALID_HOST_MESSAGE: "Laika received an invalid answer from the host.",
 };
 

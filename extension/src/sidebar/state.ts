@@ -88,6 +88,8 @@ export interface TurnState {
   pages: string[];
   /** The other tabs it read, to name and highlight their citations. */
   others: OpenTab[];
+  /** The label of each chunk's place (a PDF page, a video time), so citations name and open it. */
+  places: (string | null)[];
   /** Each `context_usage`, oldest first. */
   usage: ContextUsageMessage[];
   /** Which runtime answered (and where the page went). */
@@ -147,6 +149,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     progress: "Reading the page…",
     pages: [],
     others: [],
+    places: [],
     usage: [],
     runtime: null,
     body: [],
@@ -175,6 +178,7 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       return withTurn(state, action.turn_id, (t) => ({
         ...t,
         others: action.others,
+        places: action.places ?? [],
         pages: [
           ...t.pages,
           action.title || action.url,

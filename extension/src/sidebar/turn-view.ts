@@ -15,7 +15,7 @@ import { isObject } from "../shared/json.js";
 import type { SidebarRequest } from "../shared/messages.js";
 import { answerActions } from "./actions.js";
 import { setBadge } from "./badge.js";
-import { placeMarkers, renderCitations } from "./citations.js";
+import { citedPlace, placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
 import { errorAdvice, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
 import { plainText, renderDoc } from "./render.js";
@@ -168,7 +168,7 @@ export class TurnView {
     const shown = doc.querySelector("table") !== null;
     box.append(doc);
     if (isObject(msg.data) && !shown) box.append(renderData(msg.data));
-    const sources = { others: turn.others };
+    const sources = { others: turn.others, places: turn.places };
     const show = (c: AssistantMessage["citations"][number], tabId?: number) =>
       this.actions.send({
         kind: "highlight",
@@ -176,6 +176,7 @@ export class TurnView {
         handle_id: tabId === undefined ? (c.handle_id ?? undefined) : undefined,
         quote: c.quote,
         tab_id: tabId,
+        chunk: tabId === undefined ? citedPlace(c, sources)?.chunk : undefined,
       });
     placeMarkers(box, msg.citations, sources, show);
     const cites = renderCitations(msg.citations, sources, show, box.textContent ?? "");

@@ -15,6 +15,7 @@ pub mod logging;
 pub mod mcp;
 pub mod origin;
 pub mod page_index;
+pub mod pdf;
 pub mod replay;
 pub mod serve;
 pub mod session;

@@ -86,6 +86,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The PDF reader the host runs in a child process: a PDF on stdin, its
+    /// pages' text as JSON on stdout.
+    #[command(hide = true)]
+    PdfText {
+        #[arg(long)]
+        max_bytes: usize,
+        #[arg(long)]
+        max_pages: usize,
+        #[arg(long)]
+        cpu_seconds: u64,
+    },
 }
 
 #[derive(clap::Args)]
@@ -190,6 +201,7 @@ const CLI_WORDS: &[&str] = &[
     "doctor",
     "serve",
     "mcp",
+    "pdf-text",
     "help",
     "--help",
     "-h",
@@ -222,6 +234,11 @@ fn main() -> ExitCode {
         } => run_doctor(browsers, user_data_dir, timeout, json),
         Command::Serve { listen } => run_serve(listen),
         Command::Mcp => run_mcp(),
+        Command::PdfText {
+            max_bytes,
+            max_pages,
+            cpu_seconds,
+        } => return laika_host::pdf::isolate::child_main(max_bytes, max_pages, cpu_seconds),
     };
     match result {
         Ok(code) => code,
@@ -316,7 +333,8 @@ fn stdio_mode(launch_args: &[String]) -> ExitCode {
                     serve(l, Box::new(refuse(e)))
                 }
                 Ok((store, runtime)) => {
-                    let mut session = Session::new(config, path, store, runtime, true);
+                    let mut session = Session::new(config, path, store, runtime, true)
+                        .with_pdf_reader(laika_host::pdf::Reader::isolated());
                     serve(
                         l,
                         Box::new(move |incoming, out: &Outbox| {
@@ -368,7 +386,8 @@ fn run_replay(
     let store = Store::open(&config.database_path())?;
     let runtime = laika_runtime::from_config(&config.runtime)?;
     let depth = config.limits.max_json_depth;
-    let mut session = Session::new(config, config_path, store, runtime, false);
+    let mut session = Session::new(config, config_path, store, runtime, false)
+        .with_pdf_reader(laika_host::pdf::Reader::isolated());
     let events = replay::run(&input, &mut session, depth);
     let mut stdout = std::io::stdout().lock();
     for e in &events {

@@ -103,6 +103,8 @@ pub struct Session {
     workers: Vec<JoinHandle<()>>,
     /// Replay runs turns inline so its output order is deterministic.
     threaded: bool,
+    /// Where `pdf.read` runs the PDF parser.
+    pdf: crate::pdf::Reader,
 }
 
 impl Session {
@@ -126,7 +128,15 @@ impl Session {
             }),
             workers: Vec::new(),
             threaded,
+            pdf: crate::pdf::Reader::InProcess,
         }
+    }
+
+    /// Runs the PDF parser of `pdf.read` with `reader` (the binary gives
+    /// its own child process; the default parses on a thread).
+    pub fn with_pdf_reader(mut self, reader: crate::pdf::Reader) -> Session {
+        self.pdf = reader;
+        self
     }
 
     /// The transport's handler.
@@ -263,6 +273,18 @@ impl Session {
                 }
                 return;
             }
+            Request::PdfRead {
+                url, title, data, ..
+            } => {
+                let reader = self.pdf.clone();
+                self.aside(id, sink, move || {
+                    match crate::pdf::read(&reader, &url, title.as_deref(), &data) {
+                        Ok(read) => Event::PdfRead(read),
+                        Err(e) => Event::error(&e),
+                    }
+                });
+                return;
+            }
             // The turn answers these itself (a result only when it is stale).
             Request::ToolResult(result) => {
                 let call_id = result.call_id.clone();
@@ -363,6 +385,7 @@ impl Session {
                 "parts",
                 "render_delta",
                 "agent_loop",
+                "pdf",
             ],
             runtime: self.runtime().info(),
             limits: HelloLimits {

@@ -57,6 +57,18 @@ pub enum ErrorCode {
     Cancelled,
     /// The configuration file or an environment override is invalid.
     ConfigInvalid,
+    /// A PDF over the size or page cap (`pdf.read`).
+    PdfTooLarge,
+    /// A PDF that could not be parsed: malformed, truncated, or it made the
+    /// parser fail or run out of memory.
+    PdfUnreadable,
+    /// A PDF whose text took longer than the time cap to read.
+    PdfTimeout,
+    /// A PDF that needs a password to open.
+    PdfEncrypted,
+    /// A PDF without a text layer (scanned pages): there is nothing to read
+    /// without OCR.
+    PdfNoText,
     /// A bug in the host. The message says where.
     Internal,
 }
@@ -86,6 +98,11 @@ impl ErrorCode {
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::ConfigInvalid => "CONFIG_INVALID",
+            ErrorCode::PdfTooLarge => "PDF_TOO_LARGE",
+            ErrorCode::PdfUnreadable => "PDF_UNREADABLE",
+            ErrorCode::PdfTimeout => "PDF_TIMEOUT",
+            ErrorCode::PdfEncrypted => "PDF_ENCRYPTED",
+            ErrorCode::PdfNoText => "PDF_NO_TEXT",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -97,6 +97,8 @@ pub enum Event {
     },
     #[serde(rename = "config.test.result")]
     ConfigTest(ConnectionTest),
+    #[serde(rename = "pdf.read.result")]
+    PdfRead(PdfRead),
     #[serde(rename = "turn.started")]
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
@@ -230,6 +232,29 @@ pub struct ConfigView {
     pub profiles: Vec<&'static str>,
     /// The loopback ports `config.discover` asks.
     pub discover_ports: Vec<u16>,
+}
+
+/// `pdf.read.result`: the PDF's text as an observation to send with turns
+/// about it (and to add to collections). Each chunk is (part of) one page
+/// and its `url` is the PDF's address with `#page=N`, so a citation names
+/// and opens its page.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PdfRead {
+    #[schemars(schema_with = "observation_as_sent_back")]
+    pub observation: crate::observation::Observation,
+    /// Pages in the document.
+    #[schemars(range(min = 1))]
+    pub pages: u32,
+    /// Pages (1-based) with no text to read: scanned images, drawings, or
+    /// pages the parser could not read.
+    pub pages_without_text: Vec<u32>,
+}
+
+/// The schema of an observation the host hands the extension to send back:
+/// the one requests have (`#/$defs/Observation`, where a defaulted field is
+/// optional), not a second, stricter one of the same name.
+fn observation_as_sent_back(_: &mut schemars::SchemaGenerator) -> Schema {
+    json_schema!({ "$ref": "#/$defs/Observation" })
 }
 
 /// `config.test.result`: what one short structured request to the runtime

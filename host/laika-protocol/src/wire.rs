@@ -167,6 +167,12 @@ pub struct ConfigValues {
     pub log_full_llm: bool,
 }
 
+/// The largest PDF `pdf.read` takes, in bytes once decoded. Its base64 (4/3
+/// of it) fits the default inbound frame with room to spare.
+pub const MAX_PDF_BYTES: usize = 32 << 20;
+/// The most pages `pdf.read` reads.
+pub const MAX_PDF_PAGES: usize = 500;
+
 /// The longest API key `config.set` takes, in bytes (`runtime.api_key`).
 pub const MAX_API_KEY_LEN: usize = 4096;
 
@@ -277,6 +283,23 @@ pub enum Request {
     },
     #[serde(rename = "ping")]
     Ping { id: RequestId },
+    /// The text of a PDF the tab shows, which the extension fetched (the
+    /// browser's viewer gives a content script nothing to read). Answered
+    /// with `pdf.read.result`: an observation with one chunk per page (a
+    /// long page in several), each chunk's `url` naming its page.
+    #[serde(rename = "pdf.read")]
+    PdfRead {
+        id: RequestId,
+        /// The address the PDF was fetched from, as the tab shows it.
+        #[schemars(length(min = 1))]
+        url: String,
+        /// The tab's title, if it has one besides the address.
+        #[serde(default)]
+        title: Option<String>,
+        /// The PDF's bytes, base64 (standard alphabet, padded); at most
+        /// `MAX_PDF_BYTES` once decoded.
+        data: String,
+    },
     #[serde(rename = "tool_result")]
     ToolResult(Box<ToolResultRequest>),
     /// The user's answer to an `ask` call. Accepted only for the call the
@@ -365,6 +388,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "config.discover",
     "config.test",
     "ping",
+    "pdf.read",
     "tool_result",
     "approval",
 ];
@@ -389,6 +413,7 @@ impl Request {
             Request::ConfigDiscover { .. } => "config.discover",
             Request::ConfigTest { .. } => "config.test",
             Request::Ping { .. } => "ping",
+            Request::PdfRead { .. } => "pdf.read",
             Request::ToolResult(_) => "tool_result",
             Request::Approval { .. } => "approval",
         }
@@ -413,6 +438,7 @@ impl Request {
             | Request::ConfigDiscover { id }
             | Request::ConfigTest { id, .. }
             | Request::Ping { id }
+            | Request::PdfRead { id, .. }
             | Request::Approval { id, .. } => id,
         }
     }
@@ -503,6 +529,7 @@ mod tests {
             json!({"type": "config.discover", "id": "14"}),
             json!({"type": "config.test", "id": "15", "values": {"runtime.profile": "llama.cpp"}}),
             json!({"type": "config.test", "id": "16"}),
+            json!({"type": "pdf.read", "id": "17", "url": "https://example.com/a.pdf", "data": "JVBERi0="}),
         ];
         for (i, c) in cases.into_iter().enumerate() {
             let r = parse_request(obj(c));
