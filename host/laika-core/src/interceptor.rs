@@ -796,6 +796,8 @@ mod tests {
             max_calls: 1,
             integrations: &configured,
             user_sources: &[],
+            provenance: None,
+            cancel: None,
         };
         let verdict = |name: &str, arguments: &Value| {
             let call = ToolCall {

@@ -34,6 +34,7 @@ pub mod model;
 pub mod model_output;
 pub mod pack;
 pub mod prompt;
+pub mod provenance;
 pub mod redact;
 pub mod render;
 pub mod retrieval;

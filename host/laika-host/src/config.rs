@@ -468,6 +468,12 @@ impl Config {
                 "limits.max_retries must be 0..={MAX_RETRIES}"
             )));
         }
+        if l.max_tool_calls > laika_protocol::limits::MAX_CALLS_PER_ANSWER {
+            return Err(config_error(format!(
+                "limits.max_tool_calls must be 0..={}",
+                laika_protocol::limits::MAX_CALLS_PER_ANSWER
+            )));
+        }
         if !(1..=laika_protocol::agent::MAX_STEPS).contains(&l.max_steps) {
             return Err(config_error(format!(
                 "limits.max_steps must be 1..={}",
@@ -689,6 +695,11 @@ mod tests {
         let e = Config::from_toml("[runtime]\nkind = \"builtin\"\nmodle = \"x\"\n").err();
         let msg = e.map(|e| e.message).unwrap_or_default();
         assert!(msg.contains("modle"), "{msg}");
+        let e = Config::from_toml("[limits]\nmax_tool_calls = 65\n").err();
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("limits.max_tool_calls must be 0..=64"));
         let e = Config::from_toml("[limits]\nmax_steps = 33\n").err();
         assert!(e
             .map(|e| e.message)

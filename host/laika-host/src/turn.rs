@@ -68,6 +68,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         },
         page_indexes: ctx.page_indexes.clone(),
         integrations: ctx.config.integrations.keys().cloned().collect(),
+        cancel: ctx.cancel.clone(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);

@@ -109,6 +109,9 @@ pub struct TurnSettings {
     /// The names of the configured integrations `integration.invoke` may
     /// call (the gate denies any other).
     pub integrations: Vec<String>,
+    /// The turn's cancel token (the driver cancels it with the runtime):
+    /// long checks stop when it is cancelled.
+    pub cancel: crate::cancel::CancelToken,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number, what
@@ -303,6 +306,11 @@ pub struct Turn<'a> {
     history: History,
     /// The ids of the collection sources the user added (from the store).
     user_sources: Vec<String>,
+    /// Everything from outside the user this conversation saw (the gate
+    /// asks before outgoing text carries it): earlier answers from the
+    /// history, then every page, attached tab, collection source and tool
+    /// result of this turn as it comes.
+    provenance: crate::provenance::Outside,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -353,6 +361,7 @@ impl<'a> Turn<'a> {
             stop: StopReason::Answered,
             history: History::default(),
             user_sources: Vec::new(),
+            provenance: crate::provenance::Outside::new(),
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
@@ -556,6 +565,9 @@ impl<'a> Turn<'a> {
                 }),
         });
         self.page = observation;
+        self.note_history();
+        self.note_page();
+        self.note_collection();
         let next = match (invalid, plan) {
             (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
             (None, Some(Ok(plan))) => self.stage(plan, first),
@@ -749,7 +761,7 @@ impl<'a> Turn<'a> {
         let mut actions: Vec<Action> = held.map(|t| self.text_delta(t)).into_iter().collect();
         actions.extend(flushed.into_iter().map(|b| self.delta(b)));
         let attachments = Pipeline::standard().post_response(&valid.value).attachments;
-        let Some(answer) = self.review(valid, reply, attempts, attachments) else {
+        let Some(mut answer) = self.review(valid, reply, attempts, attachments) else {
             actions.extend(self.fail(Error::internal("the turn lost its packet")));
             return actions;
         };
@@ -768,16 +780,20 @@ impl<'a> Turn<'a> {
             "Summarized.".into(),
         ));
         actions.push(self.assistant(&answer));
-        let calls = answer.response.tool_calls.clone();
+        let calls = std::mem::take(&mut answer.response.tool_calls);
         let response_id = answer.response.id.clone();
+        let acting = Acting::new(response_id, calls, self.settings.limits.max_tool_calls);
+        // The stored response keeps the calls that were looked at, and the
+        // first refused one.
+        answer.response.tool_calls = acting.proposed();
         if let Some(step) = self.steps.last_mut() {
             step.response_packet = Some(stored_response(&answer));
         }
         self.last = Some(answer);
-        if calls.is_empty() {
+        if acting.is_empty() {
             actions.extend(self.finish_loop(StopReason::Answered));
         } else {
-            self.phase = Phase::Acting(Box::new(Acting::new(response_id, calls)));
+            self.phase = Phase::Acting(Box::new(acting));
             actions.extend(self.act());
         }
         actions
@@ -1144,6 +1160,57 @@ impl<'a> Turn<'a> {
 
     /// A turn over a collection packs the collection instead of the page;
     /// a question (`web.answer`) puts the passages that answer it first.
+    /// Adds what came from outside the user to the provenance. Reading
+    /// stops if the turn is cancelled, and the turn ends as cancelled.
+    fn note_outside(
+        &mut self,
+        add: impl FnOnce(
+            &mut crate::provenance::Outside,
+            Option<&crate::cancel::CancelToken>,
+        ) -> std::result::Result<(), crate::provenance::Cancelled>,
+    ) {
+        let cancel = self.settings.cancel.clone();
+        if add(&mut self.provenance, Some(&cancel)).is_err() {
+            self.cancelled = true;
+        }
+    }
+
+    fn note_history(&mut self) {
+        let history = std::mem::take(&mut self.history);
+        self.note_outside(|p, c| p.elsewhere().add_history(&history, c));
+        self.history = history;
+    }
+
+    /// The page as it is now (each one the turn sees, so one left by a
+    /// redirect stays known), with the tabs the user attached.
+    pub(super) fn note_page(&mut self) {
+        let Some(page) = self.page.take() else {
+            return;
+        };
+        self.note_outside(|p, c| p.note_page(&page, c));
+        self.page = Some(page);
+    }
+
+    fn note_collection(&mut self) {
+        let Some(Ok(collection)) = self.collection.take() else {
+            return;
+        };
+        self.note_outside(|p, c| {
+            let p = p.elsewhere();
+            collection.sources.iter().try_for_each(|s| {
+                p.add(&s.title, c)?;
+                p.add(&s.text, c)?;
+                s.url.as_deref().map_or(Ok(()), |u| p.add(u, c))
+            })
+        });
+        self.collection = Some(Ok(collection));
+    }
+
+    /// A tool's result, as the model will read it.
+    pub(super) fn note_result(&mut self, result: &Value) {
+        self.note_outside(|p, c| p.elsewhere().add_value(result, c));
+    }
+
     fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {
         let Some(Ok(collection)) = &self.collection else {
             return;

@@ -285,6 +285,7 @@ fn settings() -> TurnSettings {
         page_indexes: None,
         decoding: Default::default(),
         integrations: Vec::new(),
+        cancel: crate::cancel::CancelToken::default(),
     }
 }
 
@@ -1381,6 +1382,87 @@ fn the_loop_stops_at_the_step_cap() {
     );
     assert_eq!(tool_results(&run).len(), 3);
     assert_eq!(run.record().steps.len(), 3);
+}
+
+#[test]
+fn calls_past_the_cap_are_refused_once_and_the_model_is_told() {
+    let limits = Limits {
+        max_steps: 2,
+        max_tool_calls: 2,
+        ..Limits::default()
+    };
+    let calls: Vec<Value> = (0..60_000)
+        .map(|n| json!({"name": "browser.scroll", "arguments": {"deltaY": n}}))
+        .collect();
+    let run = agent_turn(limits, stepping(vec![Value::Array(calls)]), |events| {
+        vec![result_for(events, "ok", None)]
+    });
+    // Two calls run, one proposal and one result stand for the other 59,998.
+    let proposed = tool_calls(&run);
+    assert_eq!(proposed.len(), 3);
+    assert_eq!(
+        proposed.iter().map(|c| c.decision).collect::<Vec<_>>(),
+        [Decision::Allow, Decision::Allow, Decision::Deny]
+    );
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 3);
+    let refused = &results[2];
+    assert_eq!(refused.status, laika_protocol::agent::ToolStatus::Denied);
+    let error = refused.error.as_ref().unwrap();
+    assert_eq!(error.code, "TOO_MANY_CALLS");
+    assert!(error.message.contains("59998"), "{}", error.message);
+    // The model reads it at its next step.
+    let transcript = &run.asks[1].packet.context.transcript;
+    assert_eq!(transcript.len(), 3);
+    assert_eq!(
+        transcript[2]
+            .outcome
+            .error
+            .as_ref()
+            .map(|e| e.code.as_str()),
+        Some("TOO_MANY_CALLS")
+    );
+    // What is stored is bounded too.
+    let step = &run.record().steps[0];
+    assert_eq!(step.tool_packets.len(), 3);
+    let stored = step.response_packet.as_ref().unwrap();
+    assert_eq!(stored["tool_calls"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn text_from_a_page_left_by_a_redirect_is_still_asked_about_on_the_next() {
+    let mut first = observation();
+    first["summary"]["text"] = json!(
+        "Your verification code for the account of Mira Kowalski is ready: order 5512-8871-0043."
+    );
+    first["summary"]["elements"] = json!([{"handle_id": "laika-7", "role": "link", "text": "Read more", "href": "https://news.example.org/night-trains/full"}]);
+    let mut settings = settings();
+    settings.limits.max_steps = 4;
+    let run = drive_agent(
+        request(Some("c-1"), first),
+        settings,
+        Ok(1),
+        Ok(()),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}]),
+            json!([{"name": "search", "arguments": {"query": "who is Mira Kowalski"}}]),
+        ]),
+        |events| match latest_call(events) {
+            Some(c) if c.decision == Decision::Allow => {
+                vec![result_for(events, "ok", Some(next_page()))]
+            }
+            _ => Vec::new(),
+        },
+    );
+    let proposed = tool_calls(&run);
+    assert_eq!(proposed.len(), 2, "{:?}", run.kinds());
+    assert_eq!(
+        proposed[1].decision,
+        Decision::Ask,
+        "{}",
+        proposed[1].detail
+    );
+    assert_eq!(proposed[1].reason, Reason::DataFromPage);
 }
 
 #[test]
