@@ -465,14 +465,20 @@ pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
     hit.map(|h| h.entry)
 }
 
-/// [`find`] in `text` and in its reading with look-alike capitals as
-/// Latin letters ([`fold::capitals_as_latin`]): for labels, where a
-/// missed word lets a click through.
+/// [`find`] in `text` and in its readings with look-alike capitals as
+/// Latin letters ([`fold::capitals_as_latin`]) and digits inside words as
+/// letters ([`fold::digits_as_letters`]): for labels, where a missed word
+/// lets a click through.
 pub fn find_label(category: Category, text: &str) -> Option<&'static Entry> {
     find(category, text)
         // Mixed case ("dElEtE") would be split at its humps.
         .or_else(|| find(category, &text.to_lowercase()))
         .or_else(|| find(category, &fold::capitals_as_latin(text)?))
+        .or_else(|| {
+            fold::digits_as_letters(text)
+                .iter()
+                .find_map(|t| find(category, t).or_else(|| find(category, &t.to_lowercase())))
+        })
 }
 
 /// Like [`find`], for identifiers (`name`, `id`): also finds longer

@@ -328,6 +328,46 @@ pub fn fold_str(s: &str) -> String {
         .join(" ")
 }
 
+/// Readings of `s` with the digits of words that also hold letters read as
+/// the letters they stand in for ("De1ete", "P4Y N0W"): for labels, where
+/// [`fold`] keeps digits as digits so that "Page 2" stays a page number.
+/// `1` is read both as `l` and as `i`. Empty when no word mixes the two.
+pub fn digits_as_letters(s: &str) -> Vec<String> {
+    let mixed = s
+        .split_whitespace()
+        .any(|w| w.chars().any(char::is_alphabetic) && w.chars().any(|c| digit_value(c).is_some()));
+    if !mixed {
+        return Vec::new();
+    }
+    ['l', 'i']
+        .into_iter()
+        .map(|one| {
+            s.split_inclusive(char::is_whitespace)
+                .map(|w| {
+                    if !w.chars().any(char::is_alphabetic) {
+                        return w.to_owned();
+                    }
+                    w.chars()
+                        .map(|c| match digit_value(c) {
+                            Some(0) => 'o',
+                            Some(1) => one,
+                            Some(2) => 'z',
+                            Some(3) => 'e',
+                            Some(4) => 'a',
+                            Some(5) => 's',
+                            Some(6) => 'b',
+                            Some(7) => 't',
+                            Some(8) => 'b',
+                            Some(9) => 'g',
+                            _ => c,
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// A second reading of `s` for labels written in capitals: each non-Latin
 /// capital whose skeleton is a Latin capital (Greek `Β`, Cyrillic `Т`) read
 /// as that Latin letter, since [`fold`] case-folds first (`Β` → `β`, whose

@@ -70,6 +70,37 @@ fn folding_splits_and_normalizes() {
     assert_eq!(fold("अभी खरीदें").len(), 2);
 }
 
+/// Digits standing in for letters are read as those letters in labels,
+/// while a page number or a model number keeps its digits.
+#[test]
+fn digits_inside_words_are_read_as_letters_in_labels() {
+    for label in [
+        "De1ete",
+        "P4Y N0W",
+        "Cance\u{0967} my p\u{0967}an",
+        "5ign 0ut",
+        "Unsubscr1be",
+    ] {
+        assert!(
+            find_label(Category::Commit, label).is_some(),
+            "{label} read as no commit word"
+        );
+    }
+    for label in [
+        "Page 2",
+        "Top 10 boots",
+        "Size 42",
+        "Model X1 details",
+        "Show 20 more",
+    ] {
+        assert!(
+            find_label(Category::Commit, label).is_none(),
+            "{label} read as a commit word"
+        );
+    }
+    assert!(fold::digits_as_letters("Page 2").is_empty());
+}
+
 /// One test per language: a commit button and a secret field as pages
 /// label them, and an ordinary label that must not match.
 #[test]
