@@ -5,7 +5,7 @@
  * validated, routed by turn id.
  */
 import { ext } from "../shared/api.js";
-import type { ConversationDetail, TaskName } from "../generated/wire.js";
+import type { ConversationDetail, SavedPrompt, TaskName } from "../generated/wire.js";
 import { SIDEBAR_PORT, type SidebarEvent, type SidebarHostRequest, type SidebarRequest } from "../shared/messages.js";
 import { isObject } from "../shared/json.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
@@ -19,6 +19,8 @@ import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
 import { expectReply, HistoryView, turnBox } from "./history.js";
 import { SettingsView } from "./settings.js";
+import { PromptSettings } from "./prompt-settings.js";
+import { fieldList, PromptLibrary, promptQuestion, SlashMenu } from "./prompts.js";
 import { CollectionsPanel, download } from "./collections.js";
 import type { Ask } from "./state.js";
 import { SidebarTurns } from "./turns.js";
@@ -172,6 +174,7 @@ function onEvent(ev: SidebarEvent): void {
       return;
     case "command":
       if (ev.action === "summarize") summarize();
+      else if (ev.action === "run-prompt") void runSlot(ev.slot);
       else askAboutSelection(ev.text);
       return;
     case "tabs":
@@ -241,7 +244,10 @@ function showView(name: "chat" | "history" | "settings"): void {
     $(`nav-${v}`).setAttribute("aria-pressed", String(v === name));
   }
   if (name === "history") void history.load("");
-  if (name === "settings") void settings.load();
+  if (name === "settings") {
+    void settings.load();
+    void promptSettings.load();
+  }
 }
 
 /** Opens a stored conversation in the chat view; the next question continues it. */
@@ -255,8 +261,29 @@ function continueWith(conv: ConversationDetail): void {
   question.focus();
 }
 
+/** Runs a saved prompt on the current page, as a new question. */
+function runPrompt(p: SavedPrompt): void {
+  showView("chat");
+  const q = promptQuestion(p);
+  askNew(q.task, q.text, q.label, q.fields);
+}
+
+async function runSlot(slot: number): Promise<void> {
+  try {
+    const p = await library.inSlot(slot);
+    if (p) runPrompt(p);
+    else showStatus("info", `No saved prompt has shortcut ${slot}. Choose one in Settings → Saved prompts.`);
+  } catch (e) {
+    showStatus("error", e instanceof Error ? e.message : String(e));
+  }
+}
+
 const history = new HistoryView({ request, continueWith });
 const settings = new SettingsView({ request });
+const library = new PromptLibrary(request);
+const promptSettings = new PromptSettings({ request, library });
+$("view-settings").append(promptSettings.el);
+question.before(new SlashMenu(question, library, runPrompt).el);
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
 
@@ -278,11 +305,7 @@ mode.addEventListener("change", () => {
 $("composer").addEventListener("submit", (e) => {
   e.preventDefault();
   if (mode.value === "web.extract") {
-    const list = fields.value
-      .split(",")
-      .map((f) => f.trim())
-      .filter(Boolean)
-      .slice(0, 32);
+    const list = fieldList(fields.value);
     if (!list.length) return;
     askNew("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
   } else {
