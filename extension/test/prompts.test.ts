@@ -49,7 +49,7 @@ describe("the / menu's logic", () => {
   });
 
   it("runs a prompt as its task; an extract's text lists its fields", () => {
-    expect(promptQuestion(library[0])).toEqual({ task: "web.summarize", text: "TL;DR text", label: "TL;DR" });
+    expect(promptQuestion(prompt("TL;DR", { task: "web.summarize" }))).toEqual({ task: "web.summarize", text: "TL;DR text", label: "TL;DR" });
     expect(promptQuestion(prompt("Specs", { task: "web.extract", text: "price, sku ,, weight" }))).toEqual({
       task: "web.extract",
       text: "Extract: price, sku, weight",
