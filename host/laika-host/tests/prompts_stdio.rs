@@ -47,18 +47,60 @@ fn the_library_is_saved_listed_refused_and_deleted_over_the_wire() {
     );
 
     for (id, prompt, code, says) in [
-        ("b1", json!({"name": " ", "text": "t", "task": "web.answer"}), "PROMPT_INVALID", "needs a name"),
-        ("b2", json!({"name": "n", "text": "", "task": "web.answer"}), "PROMPT_INVALID", "needs a text"),
-        ("b3", json!({"name": "n", "text": "x".repeat(4001), "task": "web.answer"}), "PROMPT_INVALID", "at most 4000"),
-        ("b4", json!({"name": "n", "text": "t", "task": "web.translate"}), "PROMPT_INVALID", "unknown task"),
-        ("b5", json!({"name": "n", "text": "t", "task": "web.answer", "key": 4}), "PROMPT_INVALID", "slots are 1 to 3"),
-        ("b6", json!({"name": "to german", "text": "t", "task": "web.answer"}), "PROMPT_NAME_TAKEN", "already named"),
-        ("b7", json!({"name": "n", "text": "t", "task": "web.answer", "shell": "rm"}), "INVALID_REQUEST", "shell"),
+        (
+            "b1",
+            json!({"name": " ", "text": "t", "task": "web.answer"}),
+            "PROMPT_INVALID",
+            "needs a name",
+        ),
+        (
+            "b2",
+            json!({"name": "n", "text": "", "task": "web.answer"}),
+            "PROMPT_INVALID",
+            "needs a text",
+        ),
+        (
+            "b3",
+            json!({"name": "n", "text": "x".repeat(4001), "task": "web.answer"}),
+            "PROMPT_INVALID",
+            "at most 4000",
+        ),
+        (
+            "b4",
+            json!({"name": "n", "text": "t", "task": "web.translate"}),
+            "PROMPT_INVALID",
+            "unknown task",
+        ),
+        (
+            "b5",
+            json!({"name": "n", "text": "t", "task": "web.answer", "key": 4}),
+            "PROMPT_INVALID",
+            "slots are 1 to 3",
+        ),
+        (
+            "b6",
+            json!({"name": "to german", "text": "t", "task": "web.answer"}),
+            "PROMPT_NAME_TAKEN",
+            "already named",
+        ),
+        (
+            "b7",
+            json!({"name": "n", "text": "t", "task": "web.answer", "shell": "rm"}),
+            "INVALID_REQUEST",
+            "shell",
+        ),
     ] {
-        let e = save(&mut host, id, prompt);
+        // Some break the schema too: sent as the extension never would.
+        let msg = json!({"type": "prompts.save", "id": id, "prompt": prompt});
+        host.send_invalid(&msg);
+        let e = host.reply_to(&msg);
+        assert_wire_valid(&e);
         assert_eq!(e["type"], "error", "{e}");
         assert_eq!(e["code"], code, "{e}");
-        assert!(e["message"].as_str().unwrap().contains(says), "{e} should say {says}");
+        assert!(
+            e["message"].as_str().unwrap().contains(says),
+            "{e} should say {says}"
+        );
     }
 
     // Slot 2 moves to the TL;DR.
@@ -112,7 +154,8 @@ fn a_conversation_export_carries_the_saved_prompts() {
         .as_str()
         .unwrap()
         .to_owned();
-    let export = host.request(json!({"type": "history.export", "id": "x", "conversation_id": conv}));
+    let export =
+        host.request(json!({"type": "history.export", "id": "x", "conversation_id": conv}));
     assert_wire_valid(&export);
     let prompts = &export["export"]["prompts"];
     assert_eq!(prompts[0]["name"], "What's the catch?", "{export}");

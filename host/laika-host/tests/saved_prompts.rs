@@ -60,9 +60,11 @@ fn the_migration_keeps_existing_rows_and_adds_the_library() {
         .unwrap();
     assert_eq!(version, schema::latest_version());
     let title: String = conn
-        .query_row("SELECT title FROM conversations WHERE id = 'c-old'", [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT title FROM conversations WHERE id = 'c-old'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(title, "Harbour story");
     drop(conn);
@@ -83,7 +85,12 @@ fn names_are_unique_and_a_slot_holds_one_prompt() {
         .save_prompt(&draft("TL;DR", "Three bullets.", "web.summarize", Some(1)))
         .unwrap();
     let catch = store
-        .save_prompt(&draft("What's the catch?", "Find the catch.", "web.answer", None))
+        .save_prompt(&draft(
+            "What's the catch?",
+            "Find the catch.",
+            "web.answer",
+            None,
+        ))
         .unwrap();
 
     let taken = store
@@ -96,14 +103,18 @@ fn names_are_unique_and_a_slot_holds_one_prompt() {
     let moved = store
         .save_prompt(&PromptDraft {
             prompt_id: Some(catch.id.clone()),
-            ..draft("What's the catch?", "Find the catch, briefly.", "web.answer", Some(1))
+            ..draft(
+                "What's the catch?",
+                "Find the catch, briefly.",
+                "web.answer",
+                Some(1),
+            )
         })
         .unwrap();
     assert_eq!(moved.id, catch.id);
     assert_eq!(moved.text, "Find the catch, briefly.");
     let listed = store.list_prompts().unwrap();
-    let names: Vec<(&str, Option<u8>)> =
-        listed.iter().map(|p| (p.name.as_str(), p.key)).collect();
+    let names: Vec<(&str, Option<u8>)> = listed.iter().map(|p| (p.name.as_str(), p.key)).collect();
     assert_eq!(names, [("What's the catch?", Some(1)), ("TL;DR", None)]);
 
     // Renaming a prompt to its own name in another case is not a conflict.
@@ -128,7 +139,12 @@ fn names_are_unique_and_a_slot_holds_one_prompt() {
     assert_eq!(ghost.code, ErrorCode::NotFound);
 
     store.delete_prompt(&tldr.id).unwrap();
-    let left: Vec<String> = store.list_prompts().unwrap().into_iter().map(|p| p.name).collect();
+    let left: Vec<String> = store
+        .list_prompts()
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
     assert_eq!(left, ["What's the catch?"]);
 }
 
@@ -140,8 +156,14 @@ fn bad_drafts_are_refused_before_anything_is_written() {
         (draft("", "text", "web.answer", None), "needs a name"),
         (draft("Name", "  ", "web.answer", None), "needs a text"),
         (draft("Name", "text", "web.translate", None), "unknown task"),
-        (draft("Name", "text", "web.answer", Some(9)), "slots are 1 to 3"),
-        (draft(&"n".repeat(81), "text", "web.answer", None), "at most 80"),
+        (
+            draft("Name", "text", "web.answer", Some(9)),
+            "slots are 1 to 3",
+        ),
+        (
+            draft(&"n".repeat(81), "text", "web.answer", None),
+            "at most 80",
+        ),
     ] {
         let e = store.save_prompt(&bad).unwrap_err();
         assert_eq!(e.code, ErrorCode::PromptInvalid, "{e}");

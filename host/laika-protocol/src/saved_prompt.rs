@@ -92,13 +92,13 @@ impl PromptDraft {
             return Err(invalid("the prompt's name must be one line".into()));
         }
         let task = TaskName::from_name(&self.task).ok_or_else(|| {
-                let known: Vec<&str> = TaskName::ALL.iter().map(|t| t.as_str()).collect();
-                invalid(format!(
-                    "unknown task {:?}; a saved prompt runs one of {}",
-                    self.task,
-                    known.join(", ")
-                ))
-            })?;
+            let known: Vec<&str> = TaskName::ALL.iter().map(|t| t.as_str()).collect();
+            invalid(format!(
+                "unknown task {:?}; a saved prompt runs one of {}",
+                self.task,
+                known.join(", ")
+            ))
+        })?;
         if let Some(key) = self.key {
             if !(1..=MAX_PROMPT_KEY).contains(&key) {
                 return Err(invalid(format!(
@@ -151,7 +151,10 @@ mod tests {
             (draft(&long_name, "t", "web.answer", None), "at most 80"),
             (draft("n", &long_text, "web.answer", None), "at most 4000"),
             (draft("a\nb", "t", "web.answer", None), "one line"),
-            (draft("n", "t", "web.translate", None), "unknown task \"web.translate\""),
+            (
+                draft("n", "t", "web.translate", None),
+                "unknown task \"web.translate\"",
+            ),
             (draft("n", "t", "web.answer", Some(0)), "slot 0"),
             (draft("n", "t", "web.answer", Some(4)), "slots are 1 to 3"),
         ] {
