@@ -6,7 +6,9 @@
 # neither uses, with fields the page does not answer; tuned on after its
 # first run), questions-blind.json and questions-blind2.json (each written
 # blind by someone who did not work on the runtime, on pages no other set
-# uses; each set's `about` says how). Answerable accuracy, honest abstains,
+# uses; each set's `about` says how), and offline-dev.json / offline-heldout.json
+# (the pages none of those used, split by id: 0-7 dev, 8-f held out, the
+# held-out one scored on its totals only). Answerable accuracy, honest abstains,
 # extraction field accuracy (and fields not on the page coming back null),
 # citations verified. Figures only.
 #
@@ -16,11 +18,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
-for set in questions questions-unseen extraction-dev questions-blind questions-blind2; do
+for set in questions questions-unseen extraction-dev questions-blind questions-blind2 offline-dev offline-heldout; do
   echo "== tests/builtin-eval/$set.json"
   # The untouched blind set is scored on its totals only.
   args=("$@")
-  [ "$set" = questions-blind2 ] && args=(--totals)
+  case "$set" in questions-blind2 | offline-heldout) args=(--totals) ;; esac
   cargo run --release --locked -q -p laika-host --example builtin_eval -- \
     "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "${args[@]}"
 done

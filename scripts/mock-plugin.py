@@ -145,10 +145,12 @@ def tool_loop_step(task):
         return {"tool_call": {"name": name, "args": {"query": task.get("question", "")}}}
     quote = first_sentence(summary_text(task.get("packet", {})))
     last = transcript[-1] if transcript else {}
+    # Cited as the v3 specification does: a bare id from `schema`, and a quote.
+    contexts = (task.get("schema") or {}).get("contexts") or [SUMMARY_DOC_ID]
     return {
         "final_answer": {
             "answer": f"{quote} (after {len(transcript)} tool call(s): {last.get('tool', 'none')})",
-            "citations": [SUMMARY_DOC_ID, quote],
+            "citations": [contexts[0], quote],
             "notes": ["mock plugin"],
         }
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AgentStateView, agentStateSummary } from "../src/sidebar/agent-state";
-import type { AgentStateSnapshotMessage, ConversationAgentState } from "../src/generated/wire";
+import type { EntityPatchMessage, ConversationAgentState } from "../src/generated/wire";
 import { checkHostMessage } from "../src/shared/validate";
 import { htmlDoc } from "./helpers";
 
@@ -27,9 +27,10 @@ function state(): ConversationAgentState {
 
 describe("the agent state disclosure", () => {
   it("is a valid host message on the wire", () => {
-    const msg: AgentStateSnapshotMessage = {
-      type: "agent_state.snapshot", id: "8a3c4e1d-6b1f-4e55-9d0a-3c2b1a0f9e8d", reply_to: "turn-1",
-      conversation_id: "c-1", turn: 1, source: "summarizer", state: state(),
+    const msg: EntityPatchMessage = {
+      type: "entity_patch", id: "8a3c4e1d-6b1f-4e55-9d0a-3c2b1a0f9e8d", reply_to: "turn-1",
+      conversation_id: "c-1", turn: 1, source: "summarizer", entity: "agent_state", entity_id: "c-1",
+      patch: [{ op: "replace", path: "", value: state() }],
     };
     const r = checkHostMessage(msg);
     expect(r.ok ? "" : r.error).toBe("");
@@ -63,13 +64,18 @@ describe("the agent state disclosure", () => {
     // A new snapshot keeps the panel open; a new conversation closes and hides it.
     view.show({ ...state(), items: [] });
     expect(panel.hidden).toBe(false);
-    expect(toggle.textContent).toBe("What Laika keeps in mind: 0 open items, 1 assumption, 2 known");
+    expect(toggle.textContent).toBe("What Laika keeps in mind: 1 assumption, 2 known");
     view.clear();
     expect(view.root.hidden).toBe(true);
     expect(toggle.getAttribute("aria-expanded")).toBe("false");
   });
 
   it("counts only what is open or held", () => {
-    expect(agentStateSummary({ ...state(), assumptions: [] })).toBe("1 open item, 0 assumptions, 2 known");
+    expect(agentStateSummary({ ...state(), assumptions: [] })).toBe("1 open item, 2 known");
+    const none = { ...state(), items: [], assumptions: [], current_understanding: { ...state().current_understanding, entities: [] } };
+    expect(agentStateSummary(none)).toBe("");
+    const view = new AgentStateView(document);
+    view.show(none);
+    expect(view.root.hidden).toBe(true);
   });
 });

@@ -13,8 +13,8 @@ describe("the background's turn table", () => {
     expect(table.route("turn-1", "assistant")).toMatchObject({ kind: "turn", turn: { port: a, tab: 7 } });
     table.done("turn-1");
     expect(table.route("turn-1", "assistant")).toEqual({ kind: "nobody" });
-    expect(table.route("turn-1", "agent_state.snapshot")).toEqual({ kind: "request", port: a });
-    expect(table.route("turn-1", "agent_state.snapshot")).toEqual({ kind: "nobody" });
+    expect(table.route("turn-1", "entity_patch")).toEqual({ kind: "request", port: a });
+    expect(table.route("turn-1", "entity_patch")).toEqual({ kind: "nobody" });
     // Its tabs stay for its citations, and its id stays taken.
     expect(table.highlightTarget("turn-1", 9)).toEqual({ tab: 9, other: true });
     expect(table.highlightTarget("turn-1", 3)).toEqual({ tab: 7, other: false });
@@ -70,5 +70,17 @@ describe("the background's turn table", () => {
     expect(table.shareFor("c1", a)?.owner).toBe(a);
     table.shareEnded("c1");
     expect(table.shareFor("c1", a)).toBeUndefined();
+  });
+
+  it("ends every running turn and forgets every request when the host goes away", () => {
+    const table = new TurnTable<object>();
+    table.start("turn-1", a, 7, []);
+    table.start("turn-2", b, 8, []);
+    table.done("turn-2");
+    table.request("req-1", b);
+    expect(table.hostLost()).toEqual({ turns: [{ id: "turn-1", port: a }], requests: [{ id: "req-1", port: b }] });
+    expect(table.runningTurn("turn-1")).toBeUndefined();
+    expect(table.route("req-1", "history.list.result")).toEqual({ kind: "nobody" });
+    expect(table.hostLost()).toEqual({ turns: [], requests: [] });
   });
 });

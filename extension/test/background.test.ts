@@ -55,12 +55,12 @@ describe("the background hub", () => {
     expect(events(a).map((m) => [m["type"], m["reply_to"]])).toEqual([["turn.started", "turn-a"], ["render_delta", "turn-a"]]);
     expect(events(b).map((m) => [m["type"], m["reply_to"]])).toEqual([["turn.started", "turn-b"]]);
 
-    // After `done` a turn's events stop, but its late agent-state snapshot still reaches its sidebar, once.
+    // After `done` a turn's events stop, but its late agent-state patch still reaches its sidebar, once.
     native.emit(hostEvent("done", "turn-a"));
     native.emit(hostEvent("render_delta", "turn-a"));
-    native.emit(hostEvent("agent_state.snapshot", "turn-a"));
-    native.emit(hostEvent("agent_state.snapshot", "turn-a"));
-    expect(events(a).map((m) => m["type"])).toEqual(["done", "agent_state.snapshot"]);
+    native.emit(hostEvent("entity_patch", "turn-a"));
+    native.emit(hostEvent("entity_patch", "turn-a"));
+    expect(events(a).map((m) => m["type"])).toEqual(["done", "entity_patch"]);
     expect(events(b)).toEqual([]);
 
     // A finished turn keeps its tab: its citations still highlight there.

@@ -24,6 +24,8 @@ function toolCall(callId: string, decision: Decision, over: Partial<ToolCallMess
     digest: DIGEST,
     target: { handle_id: "laika-3", role: "button", text: "Go" },
     expires_in_ms: decision === "ask" ? 120_000 : null,
+    evidence: null,
+    user_asked: false,
     ...over,
   };
 }

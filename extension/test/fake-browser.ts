@@ -131,12 +131,14 @@ export function installFakeBrowser(): FakeBrowser {
         return tab;
       },
       update: async (id: number) => fake.tabs.find((t) => t.id === id),
+      onActivated: new FakeEvent(),
+      onUpdated: new FakeEvent(),
       sendMessage: async (tabId: number, req: { kind: string }) => {
         fake.contentRequests.push({ tabId, req });
         return fake.content(tabId, req);
       },
     },
-    windows: { getLastFocused: async () => ({ id: 1 }) },
+    windows: { getLastFocused: async () => ({ id: 1 }), onFocusChanged: new FakeEvent() },
     scripting: { executeScript: async () => [] },
     storage: { local: { get: async () => ({}), set: async () => undefined } },
     contextMenus: { create: () => undefined, onClicked: new FakeEvent() },

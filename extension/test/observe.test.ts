@@ -167,6 +167,17 @@ describe("observation builder: listing, comments, signals, chunks", () => {
     const total = (obs.summary.text ?? "").length + chunks.reduce((n, c) => n + (c.text ?? "").length, 0);
     expect(total).toBeGreaterThan(300_000);
     expect(chunks.at(-1)?.text).toContain("48 million euros");
+    expect(obs.summary.signals ?? []).not.toContain("text_truncated");
+    expectWireValid(obs);
+  });
+
+  it("says when a page is longer than it reads", () => {
+    const words = "the council discussed budgets, roads, schools and parks once more. ".repeat(6);
+    const paras = Array.from({ length: 2000 }, (_, i) => `<p>Paragraph ${i}: ${words}</p>`).join("");
+    const obs = buildObservation(htmlDoc(`<main>${paras}<p>The bridge will cost 48 million euros.</p></main>`), new HandleRegistry());
+    expect(obs.summary.signals).toContain("text_truncated");
+    expect(JSON.stringify(obs)).not.toContain("48 million euros");
+    expect(obs.chunks?.every((c) => c.chunk_count === obs.chunks?.length)).toBe(true);
     expectWireValid(obs);
   });
 
@@ -182,5 +193,48 @@ describe("observation builder: listing, comments, signals, chunks", () => {
   it("chunkText cuts over-long lines", () => {
     const parts = chunkText("x".repeat(25), 10, 10);
     expect(parts).toEqual(["x".repeat(10), "x".repeat(10), "x".repeat(5)]);
+  });
+});
+
+describe("observation builder: where a control sits, for the gate's click judgement", () => {
+  const doc = htmlDoc(`<!doctype html><html lang="de-CH"><head><title>Konto</title></head><body>
+    <button aria-expanded="false" aria-controls="more-panel">Details</button><div id="more-panel">x</div>
+    <button aria-controls="nowhere">Ghost</button>
+    <nav aria-label="Pagination"><a href="/p/2">2</a></nav>
+    <fieldset><legend>Filter by brand</legend><label><input type="checkbox" name="b"> Acme</label></fieldset>
+    <form method="GET"><input type="search" name="q"><button>Search</button></form>
+    <form><input name="n"><button type="button">Continue</button></form>
+    <div role="dialog" aria-label="Delete repository"><p>This cannot be undone.</p><button>OK</button></div>
+    <div role="menuitemcheckbox" aria-checked="true">Auto-renew</div>
+  </body></html>`);
+  const s = buildObservation(doc, new HandleRegistry()).summary;
+  const els = s.elements ?? [];
+  const byText = (t: string) => els.find((e) => e.text === t || e.label === t);
+
+  it("reports the page's language", () => {
+    expect(s.lang).toBe("de-CH");
+  });
+
+  it("reports disclosures, and whether aria-controls names an element on the page", () => {
+    expect(byText("Details")).toMatchObject({ expanded: false, controls: true });
+    expect(byText("Ghost")).toMatchObject({ controls: false });
+    expect(byText("Ghost")?.expanded).toBeUndefined();
+  });
+
+  it("reports the group a control sits in", () => {
+    expect(byText("2")?.group).toBe("Pagination");
+    expect(byText("Acme")).toMatchObject({ role: "checkbox", group: "Filter by brand" });
+  });
+
+  it("reports a form's method only when the page wrote one", () => {
+    expect(byText("Search")).toMatchObject({ form_method: "get" });
+    expect(byText("Continue")?.form).toBeDefined();
+    expect(byText("Continue")?.form_method).toBeUndefined();
+  });
+
+  it("reports the dialog around a control, and checked menu items", () => {
+    expect(byText("OK")?.dialog).toBe("Delete repository This cannot be undone. OK");
+    expect(byText("Auto-renew")?.role).toBe("menuitemcheckbox");
+    expectWireValid({ summary: s });
   });
 });

@@ -6,6 +6,7 @@ import type { SidebarHostRequest } from "../src/shared/messages";
 import type { RoutedHostMessage } from "../src/shared/protocol";
 import {
   SettingsView,
+  formForKind,
   formForServer,
   formValues,
   kindOptions,
@@ -13,11 +14,13 @@ import {
   testResultText,
   type FormState,
 } from "../src/sidebar/settings";
+import { choices } from "../src/sidebar/switcher";
 import { htmlDoc } from "./helpers";
 
-const view = (over: Partial<ConfigView["runtime"]> = {}): ConfigView =>
+const view = (over: Partial<ConfigView["runtime"]> = {}, saved: ConfigView["saved_runtimes"] = []): ConfigView =>
   ({
     runtime: { kind: "builtin", base_url: null, model: null, profile: null, api_key_set: false, ...over },
+    saved_runtimes: saved,
     data_dir: "/d",
     log_full_llm: false,
     allowed_origins: [],
@@ -69,6 +72,21 @@ describe("settings logic", () => {
     expect(formForServer({ ...empty, model: "qwen3-4b.gguf" }, llama).model).toBe("qwen3-4b.gguf");
   });
 
+  it("choosing a kind brings back its kept settings; a new kind keeps the fields shown", () => {
+    const kept = { kind: "openai", base_url: "http://127.0.0.1:8080/v1", model: "gemma", profile: "llama.cpp", api_key_set: true };
+    const config = view({}, [kept]);
+    expect(formForKind(empty, config, "openai")).toMatchObject({ kind: "openai", baseUrl: kept.base_url, model: "gemma", profile: "llama.cpp" });
+    const typed = { ...empty, baseUrl: "http://x", model: "m" };
+    expect(formForKind(typed, config, "ollama")).toEqual({ ...typed, kind: "ollama" });
+    expect(formForKind(typed, config, "builtin")).toEqual({ ...typed, kind: "builtin" });
+    // The header's switcher: the one in use, the kept ones, and always offline.
+    expect(choices(config)).toEqual([
+      { value: "builtin", label: "Offline (no AI model)" },
+      { value: "openai", label: "gemma · OpenAI-compatible server" },
+    ]);
+    expect(choices(view({ kind: "ollama", model: "qwen3:4b" })).map((c) => c.label)).toEqual(["qwen3:4b · Ollama", "Offline (no AI model)"]);
+  });
+
   it("sends the key only when typed or removed, the profile only for openai", () => {
     const form = { ...empty, kind: "openai", baseUrl: " http://x/v1 ", profile: "", model: "m" };
     expect(formValues(form)).toEqual({
@@ -103,6 +121,8 @@ describe("settings logic", () => {
 
 describe("the settings view", () => {
   beforeEach(() => {
+    // jsdom lays nothing out, so it has no scrolling.
+    Element.prototype.scrollIntoView ??= () => undefined;
     const html = fs.readFileSync(path.join(__dirname, "..", "static", "sidepanel.html"), "utf8");
     const doc = htmlDoc(html);
     document.body.replaceChildren(...[...doc.body.children].map((n) => document.importNode(n, true)));
@@ -111,7 +131,9 @@ describe("the settings view", () => {
   it("finds servers on open, fills the model picker, tests and saves without ever showing the key", async () => {
     const asked: SidebarHostRequest[] = [];
     const reply = (msg: object) => ({ id: "h", reply_to: "r", ...msg }) as unknown as RoutedHostMessage;
+    const savedRuntimes: string[] = [];
     const settings = new SettingsView({
+      saved: (runtime) => savedRuntimes.push(runtime.label),
       request: async (req) => {
         asked.push(req);
         switch (req.type) {
@@ -125,7 +147,10 @@ describe("the settings view", () => {
               runtime: { kind: "openai", model: "gemma", offline: true, label: "gemma" }, answer: { reply: "Ready." },
             });
           default:
-            return reply({ type: "config.set.result", config: view({ kind: "openai", api_key_set: true }), saved_to: "/c.toml" });
+            return reply({
+              type: "config.set.result", config: view({ kind: "openai", api_key_set: true }), saved_to: "/c.toml",
+              runtime: { kind: "openai", model: "qwen3-4b.gguf", offline: true, label: "qwen3-4b.gguf via llama.cpp" },
+            });
         }
       },
     });
@@ -171,5 +196,20 @@ describe("the settings view", () => {
     expect(set.values["runtime.api_key"]).toBe("sk-new-key");
     expect(key.value).toBe("");
     expect(document.getElementById("settings-message")?.textContent).toContain("Saved to /c.toml");
+    expect(savedRuntimes).toEqual(["qwen3-4b.gguf via llama.cpp"]);
+  });
+
+  it("offers to remove the stored key only when one is set", async () => {
+    for (const api_key_set of [true, false]) {
+      const settings = new SettingsView({
+        saved: () => undefined,
+        request: async (req) =>
+          ({ id: "h", reply_to: "r", ...(req.type === "config.get"
+            ? { type: "config.get.result", config: view({ kind: "openai", base_url: "http://x/v1", model: "m", api_key_set }) }
+            : { type: "config.discover.result", ports: [], servers: [] }) }) as unknown as RoutedHostMessage,
+      });
+      await settings.load();
+      expect(document.getElementById("set-api-key-row")?.hidden).toBe(!api_key_set);
+    }
   });
 });

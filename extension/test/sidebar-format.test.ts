@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { badgeText, whereItWent } from "../src/sidebar/badge";
 import { sendsOnEnter } from "../src/sidebar/composer";
 import { citationError, INSTALL_COMMAND, runtimeFailure } from "../src/sidebar/errors";
-import { toMarkdown } from "../src/sidebar/markdown";
+import { sourcesMarkdown, toMarkdown } from "../src/sidebar/markdown";
+import { dataCsv } from "../src/sidebar/actions";
 import { relativeDate } from "../src/sidebar/when";
 
 const text = (t: string) => ({ type: "text", text: t });
@@ -81,5 +82,36 @@ describe("Enter in the composer", () => {
     expect(sendsOnEnter(key({ shiftKey: true }))).toBe(false);
     expect(sendsOnEnter(key({ isComposing: true }))).toBe(false);
     expect(sendsOnEnter(key({ key: "a" }))).toBe(false);
+  });
+});
+
+describe("the sources of an exported answer", () => {
+  it("lists each quote with its page linked, as the [n] markers count them", () => {
+    const md = sourcesMarkdown(
+      [
+        { doc_id: "doc:web:summary", quote: "Night  trains\nare back." },
+        { doc_id: "doc:src:s1", quote: "Sleepers cost 90 €.", source: { source_id: "s1", title: "Fares", url: "https://rail.example/fares" } },
+        { doc_id: "doc:web:selection", quote: "my selection" },
+        { doc_id: "doc:src:s2", quote: "x", source: { source_id: "s2", title: "Bad", url: "javascript:alert(1)" } },
+      ],
+      "https://rail.example/news",
+    );
+    expect(md.split("\n")).toEqual([
+      "Sources:",
+      "",
+      "1. “Night trains are back.” — [https://rail.example/news](https://rail.example/news)",
+      "2. “Sleepers cost 90 €.” — [Fares](https://rail.example/fares)",
+      "3. “my selection”",
+      "4. “x”",
+    ]);
+    expect(sourcesMarkdown([])).toBe("");
+  });
+});
+
+describe("an extraction as CSV", () => {
+  it("has one row per field, quoted where needed, empty where the page did not say", () => {
+    expect(dataCsv({ price: "€49", "name, full": 'The "Nightjet"', stops: ["Linz", "Wels"], sku: null })).toBe(
+      'field,value\r\nprice,€49\r\n"name, full","The ""Nightjet"""\r\nstops,"[""Linz"",""Wels""]"\r\nsku,\r\n',
+    );
   });
 });

@@ -146,6 +146,42 @@ describe("the sidebar state", () => {
     expect(s.activeTurn).toBeNull();
   });
 
+  it("keeps the agent state as the host has it: the session's, then only its patches", () => {
+    const state = {
+      sessionId: "conv-1",
+      current_understanding: { entities: [], dependencies: [] },
+      assumptions: [],
+      expectations: [],
+      tentative_hypotheses: [],
+      items: [{ id: "turn:1", kind: "question" as const, title: "Which trains?", status: "active" as const, createdAt: "t", updatedAt: "t" }],
+    };
+    let s = run([{ kind: "asked", id: "turn-1", ask: ASK }, host(hostEvent("session", "turn-1", { conversation_id: "conv-1", agent_state: state }))]);
+    expect(s.conversationId).toBe("conv-1");
+    expect(s.agentState?.items[0]?.status).toBe("active");
+    const patch = (conversation_id: string, path: string) =>
+      host(hostEvent("entity_patch", "turn-1", { conversation_id, entity_id: conversation_id, patch: [{ op: "replace", path, value: "resolved" }] }));
+    s = run([patch("conv-1", "/items/0/status")], s);
+    expect(s.agentState?.items[0]?.status).toBe("resolved");
+    // The answer's text says nothing to the state; a patch for another conversation or one that does not apply changes nothing.
+    const before = s.agentState;
+    s = run([host(hostEvent("assistant", "turn-1", { conversation_id: "conv-1", render: doc("Your question is resolved.") })), patch("conv-2", "/items/0/title"), patch("conv-1", "/items/3/status")], s);
+    expect(s.agentState).toBe(before);
+    // The summarizer's patch after `done` still applies.
+    s = run([host(hostEvent("done", "turn-1", { status: "ok", stop_reason: "answered" })), patch("conv-1", "/items/0/title")], s);
+    expect(s.agentState?.items[0]?.title).toBe("resolved");
+    // A new chat starts without state.
+    s = run([{ kind: "conversation", id: null }], s);
+    expect(s.agentState).toBeNull();
+  });
+
+  it("ends a refused turn on its error, and takes its `done` quietly", () => {
+    let s = run([{ kind: "asked", id: "turn-1", ask: ASK }, host(hostError("turn-1", "INVALID_REQUEST", "bad conversation id"))]);
+    expect(turn(s)).toMatchObject({ failed: true, ended: true });
+    s = run([host(hostEvent("done", "turn-1", { status: "failed", stored: false, stop_reason: "failed", turn: 0, request_id: null, conversation_id: null }))], s);
+    expect(turn(s)).toMatchObject({ ended: true, done: { msg: { turn: 0 } } });
+    expect(body(turn(s))).toEqual(["error INVALID_REQUEST"]);
+  });
+
   it("gives up on a silent host, but not on one that spoke", () => {
     const silent = run([{ kind: "asked", id: "turn-1", ask: ASK }, { kind: "silent", id: "turn-1" }]);
     expect(turn(silent)).toMatchObject({ failed: true, ended: true });
@@ -169,6 +205,44 @@ describe("the sidebar state", () => {
     const unheard = run([{ kind: "asked", id: "turn-2", ask: ASK }, { kind: "stop", id: "turn-2" }]);
     expect(body(turn(unheard, "turn-2"))).toEqual(["notice: Stopped."]);
     expect(unheard.activeTurn).toBeNull();
+  });
+
+  it("always ends a turn: the host went away under it, or never confirmed a Stop", () => {
+    let s = run([
+      { kind: "asked", id: "turn-1", ask: ASK },
+      host(hostEvent("turn.started", "turn-1")),
+      host(toolCall("turn-1", { call_id: "c1", decision: "ask" })),
+      { kind: "turn.failed", turn_id: "turn-1", code: "HOST_STOPPED", message: "Laika stopped; ask again." },
+    ]);
+    expect(turn(s)).toMatchObject({ ended: true, failed: true, calls: { c1: { phase: "stopped" } } });
+    expect(turn(s).body).toEqual([{ kind: "failure", text: "Laika stopped; ask again.", retry: true }]);
+    expect(s.activeTurn).toBeNull();
+    // A late word about it changes nothing.
+    expect(reduce(s, { kind: "turn.failed", turn_id: "turn-1", code: "HOST_STOPPED", message: "again" })).toBe(s);
+    s = run([{ kind: "asked", id: "turn-2", ask: ASK }, host(hostEvent("turn.started", "turn-2")), { kind: "stop", id: "turn-2" }], s);
+    expect(turn(s, "turn-2").progress).toBe("Stopping…");
+    s = run([{ kind: "stop.unanswered", id: "turn-2" }], s);
+    expect(turn(s, "turn-2")).toMatchObject({ ended: true });
+    expect(body(turn(s, "turn-2"))).toEqual(["notice: Stopped."]);
+    expect(s.activeTurn).toBeNull();
+    // A Stop the host confirmed in time is not ended twice.
+    expect(reduce(s, { kind: "stop.unanswered", id: "turn-2" })).toBe(s);
+  });
+
+  it("names in the header what new turns use: saved Settings at once, an offline answer never", () => {
+    const server = { kind: "openai", model: "gemma", offline: true, label: "gemma via llama.cpp" };
+    let s = run([{ kind: "runtime.saved", info: server }]);
+    expect(s.runtime).toEqual({ info: server, answered: false });
+    s = run(
+      [
+        { kind: "asked", id: "turn-1", ask: { ...ASK, offline: true } },
+        host(hostEvent("turn.started", "turn-1")),
+        host(hostEvent("done", "turn-1", { status: "ok", stored: true, stop_reason: "answered" })),
+      ],
+      s,
+    );
+    expect(turn(s).runtime?.info.kind).toBe("builtin");
+    expect(s.runtime?.info.label).toBe("gemma via llama.cpp");
   });
 
   it("follows each call: allowed, approved, denied, expired", () => {
@@ -256,6 +330,9 @@ describe("the events these tests use", () => {
       toolCall("turn-1"),
       agentState("turn-1", "executing", "c1"),
       hostError("turn-1", "CANCELLED", "stopped"),
+      hostEvent("session", "turn-1"),
+      hostEvent("entity_patch", "turn-1", { patch: [{ op: "replace", path: "/items/0/status", value: "resolved" }] }),
+      hostEvent("done", "turn-1", { status: "failed", stored: false, stop_reason: "failed", turn: 0, request_id: null, conversation_id: null, error_code: "INVALID_REQUEST" }),
     ];
     for (const msg of events) {
       const r = checkHostMessage(msg);

@@ -15,14 +15,22 @@ async function loadSidebar(): Promise<void> {
   const page = new JSDOM(fs.readFileSync(path.join(__dirname, "..", "static", "sidepanel.html"), "utf8")).window.document;
   document.body.replaceWith(document.importNode(page.body, true));
   fake = installFakeBrowser();
-  // jsdom lays nothing out, so it has no scrolling.
+  // jsdom lays nothing out, so it has no scrolling, no sizes and no media queries.
   Element.prototype.scrollIntoView ??= () => undefined;
+  globalThis.ResizeObserver ??= class {
+    observe(): void {}
+    unobserve(): void {}
+    disconnect(): void {}
+  };
+  window.matchMedia ??= (query: string) => ({ matches: false, media: query, addEventListener: () => undefined }) as unknown as MediaQueryList;
   await import("../src/sidebar/index");
   const connected = fake.connects[0];
   if (!connected) throw new Error("the sidebar did not connect");
   port = connected;
-  expect(port.take()).toEqual([{ kind: "status" }]);
+  expect(port.take()).toEqual([{ kind: "status" }, { kind: "reading" }]);
   port.emit({ kind: "status", state: "ready", detail: "ok", runtime: { kind: "builtin", label: "Offline", model: "m", offline: true } });
+  // The header's runtime switcher asks for the config.
+  expect(port.take()).toMatchObject([{ kind: "host", request: { type: "config.get" } }]);
 }
 
 const $ = (sel: string) => document.querySelector(sel) as HTMLElement;
@@ -58,7 +66,8 @@ describe("the sidebar hub", () => {
     expect(text(".turn .progress")).toBe("Working… (Offline extractive (no AI model): quotes the page)");
     expect($(".turn .badge").hidden).toBe(false);
     host(hostEvent("context_usage", id));
-    expect($(".turn .context-meter")).not.toBeNull();
+    // The offline runtime has no model context to fill: no empty meter (a model's turn gets one).
+    expect($(".turn .context-meter")).toBeNull();
     host(hostEvent("text_delta", id, { step: 1, index: 0, text: "Night " }));
     host(hostEvent("text_delta", id, { step: 1, index: 0, text: "trains" }));
     expect(text(".turn .answer")).toBe("Night trains");
@@ -76,9 +85,10 @@ describe("the sidebar hub", () => {
     expect($(".turn .answer-actions")).not.toBeNull();
     expect($("#stop").hidden).toBe(true);
     expect(text("#runtime")).toContain("stayed on this computer");
-    // The summarizer's snapshot follows `done`, inside the turn.
-    host(hostEvent("agent_state.snapshot", id, { conversation_id: "conv-1" }));
-    expect($(".turn .agent-state")).not.toBeNull();
+    // The summarizer's patch follows `done`, inside the turn: it sets the conversation's first state.
+    host(hostEvent("entity_patch", id, { conversation_id: "conv-1", patch: [{ op: "replace", path: "", value: { sessionId: "conv-1", current_understanding: { entities: [], dependencies: [] }, assumptions: [], expectations: [], tentative_hypotheses: [], items: [{ id: "turn:1", kind: "question", title: "Which trains?", status: "resolved", createdAt: "2026-11-24T10:00:00.000Z", updatedAt: "2026-11-24T10:00:00.000Z" }] } }] }));
+    // It holds nothing open, assumed or known: no line under the answer.
+    expect(($(".turn .agent-state") as HTMLElement).hidden).toBe(true);
     await new Promise((r) => setTimeout(r, 80));
     expect(text("#announcer")).toBe("Answer ready. Night trains run to Vienna. [1]");
     // The next question continues the conversation.
@@ -195,6 +205,50 @@ describe("the sidebar hub", () => {
     expect(port.take()).toEqual([{ kind: "cancel", turn_id: unheard }]);
     expect(text(".turn:last-child .answer")).toBe("Stopped.");
     expect($("#stop").hidden).toBe(true);
+  });
+
+  it("always ends a turn: the background went away, or a Stop was never confirmed", () => {
+    vi.useFakeTimers();
+    try {
+      const id = askQuestion("Which trains run at night?");
+      host(hostEvent("turn.started", id));
+      host(hostEvent("text_delta", id, { step: 1, index: 0, text: "Night " }));
+      port.drop();
+      expect(text(".turn .error-card p")).toBe("Laika stopped; ask again.");
+      expect(text(".turn .error-card button")).toBe("Retry");
+      expect($("#stop").hidden).toBe(true);
+      vi.advanceTimersByTime(600);
+      const next = fake.connects.at(-1);
+      if (!next) throw new Error("the sidebar did not reconnect");
+      port = next;
+      port.take();
+      // Retry asks the same again; the composer is free.
+      ($(".turn .error-card button") as HTMLButtonElement).click();
+      const again = port.take().find((m) => (m as { kind: string }).kind === "ask") as { turn_id: string } | undefined;
+      expect(again).toMatchObject({ text: "Which trains run at night?" });
+      // The host never confirms a Stop: the turn ends anyway.
+      host(hostEvent("turn.started", again?.turn_id ?? ""));
+      $("#stop").click();
+      expect(text(".turn:last-child .progress")).toBe("Stopping…");
+      vi.advanceTimersByTime(5_000);
+      expect(text(".turn:last-child .answer")).toBe("Stopped.");
+      expect($("#stop").hidden).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("offers Retry and an offline answer for this question when the model's answer was unusable", () => {
+    const id = askQuestion("Which trains run at night?");
+    host(hostEvent("turn.started", id));
+    host(hostError(id, "INVALID_MODEL_OUTPUT", "the model answered, but it is not JSON"));
+    const buttons = [...document.querySelectorAll(".turn .error-card button")].map((b) => b.textContent);
+    expect(buttons).toEqual(["Retry", "Use offline"]);
+    ([...document.querySelectorAll<HTMLButtonElement>(".turn .error-card button")].at(-1) as HTMLButtonElement).click();
+    const sent = port.take();
+    // Offline this once: no config.set, the ask itself says so.
+    expect(sent.some((m) => (m as { kind: string; request?: { type: string } }).request?.type === "config.set")).toBe(false);
+    expect(sent.find((m) => (m as { kind: string }).kind === "ask")).toMatchObject({ text: "Which trains run at night?", offline: true });
   });
 
   it("asks again and puts the question back from the answer's actions", () => {

@@ -8,7 +8,7 @@ function call(over: Partial<ToolCallMessage>): ToolCallMessage {
     type: "tool_call", id: "e1", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "r:0", index: 0,
     name: "browser.navigate", arguments: { url: "http://127.0.0.1:9/collect?data=a%40b.example" }, decision: "ask",
     reason: "URL_NOT_FROM_CONTEXT", detail: "This address is not among the page's links; please confirm.", executor: "tab",
-    digest: "0".repeat(64), target: null, expires_in_ms: 120_000, ...over,
+    digest: "0".repeat(64), target: null, expires_in_ms: 120_000, evidence: null, user_asked: false, ...over,
   };
 }
 
@@ -40,6 +40,23 @@ describe("the step list", () => {
     steps.toolResult(result({ status: "denied", summary: "You denied this action.", error: { code: "USER_DENIED", message: "x" } }));
     expect(steps.state("r:0")).toBe("blocked");
     expect(card?.querySelector("button")).toBeNull();
+  });
+
+  it("shows on the card the evidence a click was judged on, and that the user asked for it", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined, () => 0);
+    steps.toolCall(call({
+      name: "browser.click", arguments: { handleId: "laika-4" }, executor: "page", reason: "COMMIT_ACTION",
+      detail: "“Continue” belongs to a form that takes payment or sign-in details; please confirm. You asked for this (“pay”); Laika still asks before it acts.",
+      target: { handle_id: "laika-4", role: "button", text: "Continue" }, evidence: "committing_form", user_asked: true,
+    }));
+    const card = steps.el.querySelector(".approval-card");
+    expect(card?.querySelector(".approval-evidence")?.textContent).toBe("Laika judged this on: a form that takes payment or sign-in details.");
+    expect(card?.querySelector(".approval-user-asked")?.textContent).toContain("You asked for this");
+    steps.toolCall(call({ call_id: "r:1", evidence: null, user_asked: false }));
+    const plain = steps.el.querySelectorAll(".approval-card")[1];
+    expect(plain?.querySelector(".approval-evidence")).toBeNull();
+    expect(plain?.querySelector(".approval-user-asked")).toBeNull();
   });
 
   it("turns an expired card into Expired without buttons", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextMeter, readingNote } from "../src/sidebar/streaming";
+import { contextMeter, costNote, readingNote } from "../src/sidebar/streaming";
 import type { ContextUsageMessage } from "../src/generated/wire";
 import { checkHostMessage } from "../src/shared/validate";
 import { htmlDoc } from "./helpers";
@@ -26,18 +26,31 @@ describe("the context meter", () => {
     expect(readingNote(usage(selection))).toBe("Read 4 % of this page: the parts about bridge, cost.");
     expect(readingNote(usage(undefined))).toBeNull();
     const meter = contextMeter(htmlDoc(""), usage(selection));
-    expect(meter.querySelector("meter")?.getAttribute("max")).toBe("15000");
-    expect(meter.textContent).toContain("Read 4 % of this page");
-    expect(meter.textContent).toContain("Earlier turns");
+    expect(meter?.querySelector("meter")?.getAttribute("max")).toBe("15000");
+    expect(meter?.textContent).toContain("Read 4 % of this page");
+    expect(meter?.textContent).toContain("Earlier turns");
+    // Without a model there is no context to fill: the note alone, or nothing.
+    const offline = contextMeter(htmlDoc(""), usage(selection), false);
+    expect(offline?.querySelector("meter")).toBeNull();
+    expect(offline?.textContent).toContain("Read 4 % of this page");
+    const bare = { ...usage(undefined), documents: [] };
+    expect(contextMeter(htmlDoc(""), bare, false)).toBeNull();
     expectWireValid(usage(selection));
   });
 
   it("says a page summarized in stages was read whole, in parts", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
+    expect(readingNote(usage(selection), false)).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    // Over 20 model calls, how many is said while it runs, and not once it is over.
+    expect(costNote(usage(selection))).toBe("This takes about 34 model calls, one per part: it may take minutes. Stop ends it.");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("about 34 model calls");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, true)?.textContent).not.toContain("model calls");
+    expect(costNote(usage({ ...selection, passages_total: 12 }))).toBeNull();
+    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("Reading the whole page in 34 parts");
     const meter = contextMeter(htmlDoc(""), usage(selection));
-    expect(meter.textContent).toContain("Read the whole page in 34 parts");
-    expect(meter.textContent).not.toContain("%");
+    expect(meter?.textContent).toContain("Read the whole page in 34 parts");
+    expect(meter?.textContent).not.toContain("%");
     expect(readingNote(usage({ ...selection, passages_sent: 1, passages_total: 1 }))).toBe("Read the whole page in 1 part, then summarized them.");
     expectWireValid(usage(selection));
   });

@@ -22,6 +22,7 @@ describe("schema validation of host messages", () => {
       type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
       name: "browser.click", arguments: { handleId: "laika-3" }, decision: "ask", reason: "COMMIT_ACTION", detail: "Confirm.",
       executor: "page", digest: "0".repeat(64), target: { handle_id: "laika-3", role: "button", text: "Confirm" }, expires_in_ms: 120000,
+      evidence: "commit_word", user_asked: false,
     };
     expect(checkHostMessage(tool).ok).toBe(true);
     const part = { type: "part", id: uuid, part_of: uuid, index: 0, count: 2, data: "{" };
@@ -80,7 +81,7 @@ describe("schema validation of host messages", () => {
     const tool: ToolCallMessage = {
       type: "tool_call", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, step: 1, call_id: `${uuid}:0`, index: 0,
       name: "browser.scroll", arguments: null, decision: "allow", reason: "REVERSIBLE", detail: "Scrolling can be undone.",
-      executor: "page", digest: "a".repeat(64), target: null, expires_in_ms: null,
+      executor: "page", digest: "a".repeat(64), target: null, expires_in_ms: null, evidence: null, user_asked: false,
     };
     const done: DoneMessage = {
       type: "done", id: uuid, reply_to: "turn-1", conversation_id: uuid, turn: 1, request_id: uuid, status: "cancelled",

@@ -53,7 +53,7 @@ export function toolCall(replyTo: string, over: Partial<ToolCallMessage> = {}): 
   return {
     type: "tool_call", id: hostId(), reply_to: replyTo, conversation_id: "c", turn: 1, step: 1, call_id: "call-1", index: 0,
     name: "browser.get_selection_links", arguments: {}, decision: "allow", reason: "READ_ONLY", detail: "reads the page",
-    executor: "page", digest: "d".repeat(64), target: null, expires_in_ms: null, ...over,
+    executor: "page", digest: "d".repeat(64), target: null, expires_in_ms: null, evidence: null, user_asked: false, ...over,
   };
 }
 

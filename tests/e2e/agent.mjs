@@ -143,6 +143,7 @@ try {
   const card = norm(await sidebar.textContent(`${ask} .approval-card`));
   assert(/Click “Trail Pack 30”/.test(card) && /another site/.test(card), `the card says what and why (${card})`);
   assert(/Expires in/.test(card), `the card counts down (${card})`);
+  assert(/Laika judged this on: a link to another site\./.test(card), `the card names the evidence (${card})`);
   assert(tab.url() === resultsUrl, `the search ran in the turn's tab (${tab.url()})`);
   assert(/I will search the shop/.test(await sidebar.textContent(".steps")), "step 1's text is in the step list, small");
   await sidebar.waitForTimeout(1500);
@@ -182,9 +183,9 @@ try {
   await sidebar.click("#nav-history");
   await sidebar.click("#history-list button");
   await sidebar.waitForSelector(".history-steps li", { timeout: 10_000 });
-  const stored = await sidebar.$$eval(".history-steps li", (els) => els.map((e) => `${e.dataset.status} ${e.textContent}`));
+  const stored = await sidebar.$$eval(".history-steps li", (els) => els.map((e) => `${e.dataset.status} ${e.dataset.tool} ${e.textContent}`));
   assert(stored.length === 3, `history lists the three calls (${stored.join(" | ")})`);
-  assert(/Step 1: browser\.type/.test(stored[0]) && /Step 1: browser\.click/.test(stored[1]) && /Step 2: browser\.click/.test(stored[2]), `in order, by step (${stored.join(" | ")})`);
+  assert(/browser\.type .*Step 1: Type /.test(stored[0]) && /browser\.click .*Step 1: Click /.test(stored[1]) && /browser\.click .*Step 2: Click /.test(stored[2]), `in order, by step, in the live list's words (${stored.join(" | ")})`);
   assert(stored.every((s) => s.startsWith("ok ")), `all ok (${stored.join(" | ")})`);
   await sidebar.screenshot({ path: path.join(artifacts, "sidebar-agent-history.png"), fullPage: true });
   console.log("ok agent: three steps (type+click, approved cross-origin click, answer); history lists them");

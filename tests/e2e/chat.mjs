@@ -5,10 +5,13 @@
 //  - After switching Settings to an OpenAI-compatible server the header names
 //    that server's runtime (not the offline one); a base URL that serves a web
 //    page shows which URL failed and why in plain words (no HTML) with Retry /
-//    Use offline, and Use offline answers from this computer.
+//    Use offline, and Use offline answers from this computer for that answer
+//    only (the header and Settings keep the server).
 //  - After the answer, the conversation's agent state appears collapsed
 //    (a button with aria-expanded) and opens on a click.
 //  - axe-core: no serious or critical violation in each state.
+import fs from "node:fs";
+import path from "node:path";
 import { assert, checkA11y, launch, norm, openSidebar, serve, serveRoutes, shot } from "./lib.mjs";
 
 const pages = await serve();
@@ -44,14 +47,22 @@ try {
   assert(await sidebar.evaluate(() => document.activeElement?.id === "welcome-title"), "About shows it again, focused");
   await sidebar.click("#welcome button:text('Got it')");
 
-  // Keyboard: the composer's controls in reading order, focus visible.
-  await sidebar.focus("#summarize");
-  const order = [];
-  for (let i = 0; i < 6; i++) {
-    order.push(await sidebar.evaluate(() => document.activeElement?.id));
-    await sidebar.keyboard.press("Tab");
-  }
-  assert(order.join(",") === "summarize,new-chat,ask-selection,add-tabs,mode,question", `focus order (${order})`);
+  // Keyboard: the composer's controls in reading order, focus visible. At 420 px mode, selection and
+  // tabs are folded into one menu; opened, they follow its toggle.
+  const tabOrder = async (n) => {
+    await sidebar.focus("#summarize");
+    const order = [];
+    for (let i = 0; i < n; i++) {
+      order.push(await sidebar.evaluate(() => document.activeElement?.id));
+      await sidebar.keyboard.press("Tab");
+    }
+    return order.join(",");
+  };
+  let order = await tabOrder(5);
+  assert(order === "summarize,new-chat,composer-more-toggle,question,send", `focus order, folded (${order})`);
+  await sidebar.click("#composer-more-toggle");
+  order = await tabOrder(7);
+  assert(order === "summarize,new-chat,composer-more-toggle,mode,ask-selection,add-tabs,question", `focus order, opened (${order})`);
   await sidebar.keyboard.press("Shift+Tab");
   const outline = await sidebar.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert(outline !== "none", `focus is visible (${outline})`);
@@ -158,7 +169,11 @@ try {
   await sidebar.waitForFunction((n) => document.querySelectorAll(".turn .answer-actions").length === n, before + 1, { timeout: 30_000 });
   const last = norm(await sidebar.textContent(".turn:last-child .badge"));
   assert(/stayed on this computer/.test(last) && !/router-model/.test(last), `the offline runtime answered (${last})`);
-  assert(!/router-model/.test(await sidebar.textContent("#runtime")), "and the header follows");
+  // "Use offline" is this answer's alone: Settings and the header keep the server.
+  assert(/router-model/.test(await sidebar.textContent("#runtime")), "the header still names the configured server");
+  assert(/router-model/.test(await sidebar.$eval("#runtime-switch", (s) => s.selectedOptions[0]?.textContent ?? "")), "so does the switcher");
+  const config = fs.readFileSync(path.join(browser.tmp, "config.toml"), "utf8");
+  assert(/kind = "openai"/.test(config) && config.includes("router-model"), `Use offline left the config as it was (${config})`);
   // A citation whose passage is gone: plain words, not an internal message.
   await page.goto(`${pages.base}/shop.html`);
   await sidebar.click(".turn:last-child .citation:not(.unverified)");

@@ -291,3 +291,76 @@ export async function shot(page, name) {
   fs.mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
 }
+
+/**
+ * Debian's firefox-esr over WebDriver BiDi (puppeteer-core) with the Firefox
+ * build loaded as a temporary add-on, finding the real laika-host through a
+ * manifest in ~/.mozilla/native-messaging-hosts/ of a temporary HOME (the
+ * user's own registration is never touched). `hostEnv`, `config` and
+ * `hostCommand` as for `launch`. `openSidebar()` opens the add-on's page in
+ * a tab and waits until the host said hello.
+ */
+export async function launchFirefox(hostEnv = {}, { config = null, hostCommand = null } = {}) {
+  const puppeteer = require("puppeteer-core");
+  const FIREFOX = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
+  const ADDON_ID = "laika@laika.dev";
+  // Pinned so the test can open the sidebar page by URL (Firefox picks a random one per profile).
+  const ADDON_UUID = "5a1c6a3e-2b7d-4f6e-9c1a-7e0d4b8f2a91";
+  const addonDir = path.join(repo, "extension", "dist", "firefox");
+  assert(fs.existsSync(FIREFOX), `firefox-esr at ${FIREFOX} (scripts/e2e.sh installs it)`);
+  assert(fs.existsSync(path.join(addonDir, "manifest.json")), "the Firefox build exists (npm run build)");
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "laika-ff-"));
+  const home = path.join(tmp, "home");
+  const dataDir = path.join(tmp, "data");
+  const configPath = path.join(tmp, "config.toml");
+  fs.mkdirSync(path.join(home, ".mozilla", "native-messaging-hosts"), { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (config) fs.writeFileSync(configPath, config);
+  const env = { LAIKA_DATA_DIR: dataDir, LAIKA_CONFIG: configPath, ...hostEnv };
+  fs.writeFileSync(
+    path.join(home, ".mozilla", "native-messaging-hosts", "dev.laika.host.json"),
+    JSON.stringify({
+      name: "dev.laika.host",
+      description: "Laika native host (Firefox e2e test)",
+      path: writeHostWrapper(tmp, env, hostCommand),
+      type: "stdio",
+      allowed_extensions: [ADDON_ID],
+    }),
+  );
+  const browser = await puppeteer.launch({
+    browser: "firefox",
+    protocol: "webDriverBiDi",
+    executablePath: FIREFOX,
+    headless: true,
+    // Lets WebDriver open the add-on's own page (moz-extension:) in a tab.
+    args: ["--remote-allow-system-access"],
+    env: { ...process.env, HOME: home, MOZ_CRASHREPORTER_DISABLE: "1" },
+    extraPrefsFirefox: {
+      "extensions.webextensions.uuids": JSON.stringify({ [ADDON_ID]: ADDON_UUID }),
+      "datareporting.policy.dataSubmissionEnabled": false,
+      "browser.shell.checkDefaultBrowser": false,
+    },
+  });
+  const id = await browser.installExtension(addonDir);
+  assert(id === ADDON_ID, `the add-on is installed as ${ADDON_ID} (got ${id})`);
+  return {
+    browser,
+    tmp,
+    env,
+    configPath,
+    async openSidebar() {
+      const sidebar = await browser.newPage();
+      await sidebar.setViewport({ width: 420, height: 900 });
+      // Firefox does not report load events for add-on pages over BiDi: wait for the page's own state instead.
+      await sidebar.goto(`moz-extension://${ADDON_UUID}/sidepanel.html`, { timeout: 5000 }).catch((e) => {
+        if (e.name !== "TimeoutError") throw e;
+      });
+      await sidebar.waitForFunction(() => (document.getElementById("runtime")?.textContent ?? "").length > 0, { timeout: 30_000 });
+      return sidebar;
+    },
+    async close() {
+      await browser.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}

@@ -10,6 +10,10 @@
 //    closed port it says, in words, that the model is not reachable.
 //  - After Save a question is answered through the stub with the picked
 //    model; the key is in the 0600 config file and in no host message.
+//  - Settings are kept per runtime: saving offline keeps the server aside
+//    ([runtimes.openai]), the header names the saved runtime at once, "Saved
+//    to …" is in view, and the header's switcher restores server, model,
+//    profile and key; screenshots at 360, 420 and 800 px, light and dark.
 //  - axe-core: no serious or critical violation in each state.
 import fs from "node:fs";
 import http from "node:http";
@@ -151,6 +155,52 @@ try {
   assert(header.includes(MODELS[1]), `the header names the model (${header})`);
   await checkA11y(sidebar, "settings: answered through the server");
   await shot(sidebar, "settings-answered");
+
+  // Settings are kept per runtime: saving offline keeps the server's settings aside; the header names
+  // the saved runtime at once, and its switcher brings the server back whole.
+  await sidebar.click("#nav-settings");
+  await sidebar.waitForFunction(() => document.getElementById("set-kind")?.value === "openai");
+  assert(await sidebar.isVisible("label[for=set-api-key-clear]"), "a stored key can be removed");
+  await sidebar.selectOption("#set-kind", "builtin");
+  await sidebar.click("#settings-form button[type=submit]");
+  await sidebar.waitForFunction(() => /Saved to .*Offline/.test(document.getElementById("settings-message")?.textContent ?? ""));
+  const message = await sidebar.evaluate(() => {
+    const r = document.getElementById("settings-message").getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, h: window.innerHeight };
+  });
+  assert(message.top >= 0 && message.bottom <= message.h, `"Saved to …" is in view (${JSON.stringify(message)})`);
+  assert(/extractive/i.test(await sidebar.textContent("#runtime")), "the header names the offline runtime at once");
+  const aside = fs.readFileSync(configPath, "utf8");
+  assert(/\[runtimes\.openai\]/.test(aside) && aside.includes(KEY) && aside.includes(MODELS[1]) && aside.includes(base), `the server's settings are kept aside (${aside.replace(KEY, "<key>")})`);
+  // Choosing the server again in the form shows its own settings.
+  await sidebar.selectOption("#set-kind", "openai");
+  assert((await sidebar.inputValue("#set-base-url")) === base && (await sidebar.inputValue("#set-model")) === MODELS[1], "the form shows the kept server");
+  assert((await sidebar.inputValue("#set-profile")) === "llama.cpp", "and its profile");
+  await sidebar.selectOption("#set-kind", "builtin");
+  const choices = await sidebar.$$eval("#runtime-switch option", (os) => os.map((o) => `${o.value}=${o.textContent}`));
+  assert(choices.includes(`openai=${MODELS[1]} · OpenAI-compatible server`) && choices.some((c) => c.startsWith("builtin=")), `the header offers both (${choices})`);
+  for (const width of [360, 420, 800]) {
+    for (const scheme of ["light", "dark"]) {
+      await sidebar.emulateMedia({ colorScheme: scheme });
+      await sidebar.setViewportSize({ width, height: 900 });
+      await checkA11y(sidebar, `settings saved offline at ${width} px ${scheme}`);
+      await shot(sidebar, `settings-per-runtime-${width}-${scheme}`);
+    }
+  }
+  await sidebar.emulateMedia({ colorScheme: "light" });
+  await sidebar.setViewportSize({ width: 420, height: 900 });
+  await sidebar.selectOption("#runtime-switch", "openai");
+  await sidebar.waitForFunction((m) => (document.getElementById("runtime")?.textContent ?? "").includes(m), MODELS[1], { timeout: 10_000 });
+  const restored = fs.readFileSync(configPath, "utf8");
+  assert(!/\[runtimes\./.test(restored) && restored.includes(KEY) && restored.includes('profile = "llama.cpp"') && restored.includes(MODELS[1]), "switching back restores server, model, profile and key");
+  await sidebar.waitForFunction((b) => document.getElementById("set-base-url")?.value === b, base, { timeout: 10_000 });
+  assert((await sidebar.inputValue("#set-model")) === MODELS[1], "Settings show the restored server");
+  await sidebar.click("#nav-chat");
+  const asked = chats.length;
+  await sidebar.fill("#question", "And the train back?");
+  await sidebar.press("#question", "Enter");
+  await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length === 2, null, { timeout: 60_000 });
+  assert(chats.length > asked && chats.at(-1).authorization === `Bearer ${KEY}` && chats.at(-1).request.model === MODELS[1], "the restored server answers, with its key");
 
   const events = JSON.stringify(await hostEvents(sidebar));
   assert(!events.includes(KEY), "no host message carries the key");

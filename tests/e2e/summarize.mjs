@@ -39,6 +39,9 @@ try {
     assert(text.toLowerCase().includes(quote.slice(0, 60).toLowerCase()), `citation ${i + 1} points at an element containing "${quote}" (got "${text.slice(0, 200)}")`);
     const tag = await handle.evaluate((el) => el.tagName.toLowerCase());
     assert(tag !== "body" && tag !== "html", `citation ${i + 1} points at a specific element (got ${tag})`);
+    // The quoted words themselves are marked (selected), not the whole element around them.
+    const marked = norm(await page.evaluate(() => window.getSelection()?.toString() ?? ""));
+    assert(marked.toLowerCase().startsWith(quote.slice(0, 40).toLowerCase()) && marked.length <= text.length, `citation ${i + 1} marks the quoted words ("${marked.slice(0, 120)}" for "${quote.slice(0, 60)}")`);
     await page.waitForSelector("[data-laika-highlighted]", { state: "detached", timeout: 10_000 });
   }
 

@@ -26,6 +26,8 @@ export interface HostListener {
   state(state: ConnectionState, detail: string, hello?: HelloResultMessage): void;
   /** A host message failed validation; `reply_to` names the request if it could be read. */
   invalid(replyTo: string | null, error: string): void;
+  /** The connection that was ready dropped: what was sent on it will never be answered. */
+  lost(reason: string): void;
   /** Requests that were waiting for the host and never reach it (it is not installed). */
   undelivered(ids: string[], reason: string): void;
 }
@@ -95,8 +97,11 @@ export class HostConnection {
   }
 
   private onDrop(reason: string): void {
+    const wasReady = this.ready;
     this.port = null;
     this.ready = false;
+    // Nothing is queued while ready: everything in flight went to the host that is gone.
+    if (wasReady) this.listener.lost(reason);
     this.parts.reset();
     if (isNotInstalled(reason)) {
       this.setState("not_installed", reason);

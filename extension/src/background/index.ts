@@ -14,7 +14,7 @@
  * after its turn was cancelled; never a `host` tool; `deny` never runs.
  */
 import { BUILD_BROWSER, ext } from "../shared/api.js";
-import { SIDEBAR_PORT, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
+import { HOST_STOPPED, SIDEBAR_PORT, type SidebarEvent, type SidebarRequest } from "../shared/messages.js";
 import { isObject } from "../shared/json.js";
 import type { ExtensionMessage, Observation } from "../generated/wire.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
@@ -62,6 +62,11 @@ const host = new HostConnection(
     message: onHostMessage,
     state(state, detail, hello) {
       sidebars.broadcast({ kind: "status", state, detail, runtime: hello?.runtime });
+    },
+    lost(reason) {
+      const { turns, requests } = table.hostLost();
+      for (const t of turns) post(t.port, { kind: "turn.failed", turn_id: t.id, ...HOST_STOPPED });
+      for (const r of requests) post(r.port, { kind: "request.failed", request_id: r.id, message: `The Laika app stopped (${reason}). Try again.` });
     },
     undelivered(ids) {
       for (const id of ids) {
@@ -250,6 +255,7 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     message: { text: req.text },
     task: { name: req.task, args },
     ...(req.collection_id ? { collection_id: req.collection_id } : {}),
+    ...(req.offline === true ? { offline: true } : {}),
     tab: { url: tab.url ?? null, title: tab.title ?? null, tab_id: tab.id, browser: BUILD_BROWSER === "firefox" ? "firefox" : "chrome" },
     observation,
   };
@@ -344,6 +350,9 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
       .then((tab) => (tab?.id === undefined ? "" : selectionIn(tab.id)))
       .then((text) => post(port, { kind: "command", action: "ask-selection", text }));
   },
+  reading(port) {
+    void readingNow().then((ev) => post(port, ev));
+  },
   tabs(port) {
     // The page in front is read anyway: offer the others.
     void Promise.all([openTabs(), targetTab()]).then(([tabs, front]) =>
@@ -399,3 +408,17 @@ ext.runtime.onConnect.addListener((port) => {
 });
 
 wireOpening((cmd) => sidebars.deliver(cmd));
+
+/** The page a question would read now, for the sidebar's "Reading:" line. */
+async function readingNow(): Promise<Extract<SidebarEvent, { kind: "reading" }>> {
+  const tab = await targetTab();
+  return { kind: "reading", title: tab?.title ?? "", url: tab?.url ?? "" };
+}
+
+// The page in front changed: the sidebars' "Reading:" lines follow it.
+const readingChanged = (): void => void readingNow().then((ev) => sidebars.broadcast(ev));
+ext.tabs.onActivated.addListener(readingChanged);
+ext.tabs.onUpdated.addListener((_id, change, tab) => {
+  if (tab.active && (change.title !== undefined || change.url !== undefined)) readingChanged();
+});
+ext.windows.onFocusChanged.addListener(readingChanged);

@@ -25,7 +25,7 @@ export interface Turn<Port> {
 export type Route<Port> =
   /** A running turn's event. */
   | { kind: "turn"; turn: Turn<Port> }
-  /** The answer to a sidebar's other request, or a finished turn's late `agent_state.snapshot`. */
+  /** The answer to a sidebar's other request, or a finished turn's late `entity_patch`. */
   | { kind: "request"; port: Port }
   /** The host's answer to a `tool_result` the background sent: nobody waits on it. */
   | { kind: "result" }
@@ -37,7 +37,7 @@ export interface PendingShare<Port> {
   done(ok: boolean, message: string): void;
 }
 
-/** Finished turns remembered for their late `agent_state.snapshot` (the summarizer's follows `done`). */
+/** Finished turns remembered for their late `entity_patch` (the summarizer's follows `done`). */
 const MAX_FINISHED = 16;
 
 export class TurnTable<Port> {
@@ -115,7 +115,7 @@ export class TurnTable<Port> {
     if (turn) return { kind: "turn", turn };
     const port = this.requests.get(replyTo);
     if (port !== undefined) return { kind: "request", port };
-    if (type !== "agent_state.snapshot") return { kind: "nobody" };
+    if (type !== "entity_patch") return { kind: "nobody" };
     const late = this.finished.get(replyTo);
     this.finished.delete(replyTo);
     return late === undefined ? { kind: "nobody" } : { kind: "request", port: late };
@@ -126,7 +126,7 @@ export class TurnTable<Port> {
     if (type !== "turn.started" && type !== "context_usage") this.requests.delete(id);
   }
 
-  /** The turn is over (`done`): its calls are forgotten; its sidebar may still get a late snapshot. */
+  /** The turn is over (`done`): its calls are forgotten; its sidebar may still get a late patch. */
   done(id: string): void {
     const turn = this.turns.get(id);
     if (!turn) return;
@@ -179,6 +179,25 @@ export class TurnTable<Port> {
   shareFor(callId: string, port: Port): PendingShare<Port> | undefined {
     const share = this.shares.get(callId);
     return share?.owner === port ? share : undefined;
+  }
+
+  /**
+   * The host went away (it crashed or was restarted): nothing sent to it
+   * will be answered. Every running turn ends here (its calls with it) and
+   * every request is forgotten; returns them, so their sidebars can be told.
+   */
+  hostLost(): { turns: { id: string; port: Port }[]; requests: { id: string; port: Port }[] } {
+    const turns: { id: string; port: Port }[] = [];
+    for (const turn of this.turns.values()) {
+      if (!turn.running) continue;
+      turn.running = false;
+      this.calls.endTurn(turn.id);
+      turns.push({ id: turn.id, port: turn.port });
+    }
+    const requests = [...this.requests].map(([id, port]) => ({ id, port }));
+    this.requests.clear();
+    this.results.clear();
+    return { turns, requests };
   }
 
   /**

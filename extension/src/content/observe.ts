@@ -7,7 +7,8 @@
  *   the host refuses unknown fields);
  * - form field values are never read (`.value`, selected options, checked
  *   state): inputs are described by type, name, id, autocomplete, inputmode,
- *   maxlength, form membership and label only;
+ *   maxlength, form membership and method, label, and where the control sits
+ *   (its group's label, the dialog around it, aria-expanded and aria-controls) only;
  * - handles come from the in-memory `HandleRegistry`, never from the DOM;
  * - every list and string is bounded by the `browser.observe_dom` limits.
  */
@@ -160,9 +161,10 @@ interface Context {
 
 /**
  * Walks the DOM and writes one line per block, with the structure
- * prefixes (`H2:`, `- `, `> `, `Code:`, `Caption:`, `Term:`, `Definition:`).
+ * prefixes (`H2:`, `- `, `> `, `Code:`, `Caption:`, `Term:`, `Definition:`);
+ * `cut` when the page has more than the bounds let it read.
  */
-function structuredText(root: Element, maxChars: number, maxBlocks: number): string {
+function structuredText(root: Element, maxChars: number, maxBlocks: number): { text: string; cut: boolean } {
   const st: TextState = { lines: [], chars: 0, buffer: "", blocks: 0 };
   const full = () => st.chars >= maxChars || st.blocks >= maxBlocks;
   const flush = (ctx: Context) => {
@@ -237,7 +239,7 @@ function structuredText(root: Element, maxChars: number, maxBlocks: number): str
   walk(root, top);
   flush(top);
   // Lines inside a list item that were nested blocks keep the item prefix only once.
-  return st.lines.join("\n");
+  return { text: st.lines.join("\n"), cut: full() };
 }
 
 // ---- elements ----
@@ -245,7 +247,66 @@ function structuredText(root: Element, maxChars: number, maxBlocks: number): str
 const INTERACTIVE =
   "a[href], button, input, select, textarea, summary, [contenteditable=''], [contenteditable=true], " +
   "[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], " +
-  "[role=switch], [role=textbox], [role=combobox], [role=searchbox], [role=slider]";
+  "[role=switch], [role=textbox], [role=combobox], [role=searchbox], [role=slider], [role=menuitemcheckbox], " +
+  "[role=menuitemradio]";
+
+const MAX_CONTEXT_TEXT = 300;
+const DIALOG = "dialog, [role=dialog], [role=alertdialog], [aria-modal=true]";
+const GROUP = "[role=group], [role=radiogroup], [role=tablist], [role=toolbar], [role=navigation], nav";
+
+/** The accessible name of a container: aria-label, else the elements aria-labelledby names. */
+function containerName(el: Element): string {
+  const aria = normalize(el.getAttribute("aria-label") ?? "");
+  if (aria) return aria;
+  const ids = el.getAttribute("aria-labelledby");
+  if (!ids) return "";
+  return normalize(
+    ids
+      .split(/\s+/)
+      .map((id) => el.ownerDocument.getElementById(id))
+      .filter((x): x is HTMLElement => x !== null)
+      .map(textOf)
+      .join(" "),
+  );
+}
+
+/** An element's text with a space at every node boundary ("undone.</p><button>OK" stays two words), up to `max` characters. */
+function spacedText(el: Element, max: number): string {
+  const walker = el.ownerDocument.createTreeWalker(el, 4 /* NodeFilter.SHOW_TEXT */);
+  const parts: string[] = [];
+  let length = 0;
+  for (let node = walker.nextNode(); node && length < max; node = walker.nextNode()) {
+    const t = node.nodeValue ?? "";
+    parts.push(t);
+    length += t.length + 1;
+  }
+  return normalize(parts.join(" "));
+}
+
+/**
+ * Where a control sits, for the gate's judgement of a click: the label of
+ * its group (a fieldset legend, a named group, tab list, toolbar or
+ * navigation), and the text of the dialog around it.
+ */
+function describeContext(el: Element, out: ObservedElement): void {
+  const legend = el.closest("fieldset")?.querySelector(":scope > legend");
+  const groupEl = el.closest(GROUP);
+  const group = legend ? textOf(legend) : groupEl ? containerName(groupEl) : "";
+  if (group) out.group = clip(group, MAX_ELEMENT_TEXT);
+  const dialog = el.closest(DIALOG);
+  if (dialog) {
+    // The dialog's name and its text: "Delete this repository?" makes its "OK" a commit.
+    const text = normalize(`${containerName(dialog)} ${spacedText(dialog, MAX_CONTEXT_TEXT)}`);
+    if (text) out.dialog = clip(text, MAX_CONTEXT_TEXT);
+  }
+  const expanded = el.getAttribute("aria-expanded");
+  if (expanded === "true" || expanded === "false") out.expanded = expanded === "true";
+  const controls = el.getAttribute("aria-controls");
+  if (controls !== null) {
+    const ids = controls.split(/\s+/).filter((id) => id);
+    out.controls = ids.length > 0 && ids.every((id) => el.ownerDocument.getElementById(id) !== null);
+  }
+}
 
 function implicitRole(el: Element): string {
   const explicit = el.getAttribute("role");
@@ -392,7 +453,11 @@ function describeElement(el: Element, handle: string, base: string): ObservedEle
     if (tag === "input" || tag === "button") out.input_type = (control.type || "text").toLowerCase();
     const form = formKey(control.form);
     if (form) out.form = form;
+    // Only a method the page wrote: a form without one is usually sent by script.
+    const method = normalize(control.form?.getAttribute("method") ?? "").toLowerCase();
+    if (form && (method === "get" || method === "post" || method === "dialog")) out.form_method = method;
   }
+  describeContext(el, out);
   if (tag === "input" || tag === "textarea" || tag === "select") {
     const ac = normalize(el.getAttribute("autocomplete") ?? "");
     if (ac) out.autocomplete = clip(ac, 64);
@@ -668,7 +733,7 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   if (typeof options?.rootHandleId === "string" && options.rootHandleId) root = registry.resolve(options.rootHandleId) ?? root;
   if (!root) return { summary: { doc_type: "web.observation.summary.v1", url, title, text: "" } };
 
-  const fullText = structuredText(root, limits.maxChars + MAX_TEXT_SCAN, limits.maxBlocks);
+  const { text: fullText, cut } = structuredText(root, limits.maxChars + MAX_TEXT_SCAN, limits.maxBlocks);
   let text = fullText;
   let rest = "";
   if (fullText.length > limits.maxChars) {
@@ -679,6 +744,8 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   }
 
   const summary: ObservationSummary = { doc_type: "web.observation.summary.v1", url, title, text };
+  const lang = clip(normalize(doc.documentElement?.getAttribute("lang") ?? ""), 35);
+  if (lang) summary.lang = lang;
   const primary = primaryOf(doc, registry, limits);
   if (primary) summary.primary = primary;
   const its = items(doc, registry, limits, base);
@@ -688,6 +755,9 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   const ol = outline(root, limits);
   if (ol.length) summary.outline = ol;
   const signals = detectSignals(doc, fullText, url);
+  const parts = rest.trim() ? chunkText(rest, CHUNK_CHARS, MAX_CHUNKS + 1) : [];
+  // The page goes on beyond what was read: a runtime that reads all of it says how much it read.
+  if (cut || parts.length > MAX_CHUNKS) signals.push("text_truncated");
   if (signals.length) summary.signals = signals;
   const elements: ObservedElement[] = [];
   for (const el of Array.from(root.querySelectorAll(INTERACTIVE))) {
@@ -702,15 +772,15 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   if (discussions.length) summary.top_discussions = discussions;
 
   const obs: Observation = { summary };
-  if (rest.trim()) {
-    const parts = chunkText(rest, CHUNK_CHARS, MAX_CHUNKS);
-    obs.chunks = parts.map(
+  const kept = parts.slice(0, MAX_CHUNKS);
+  if (kept.length) {
+    obs.chunks = kept.map(
       (t, i): ObservationChunk => ({
         doc_type: "web.observation.chunk.v1",
         url,
         title,
         chunk_index: i + 1,
-        chunk_count: parts.length,
+        chunk_count: kept.length,
         text: t,
       }),
     );

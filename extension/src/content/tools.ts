@@ -10,6 +10,7 @@ import { isPageTool, type PageTool, type UntrustedArguments } from "../generated
 import type { Observation, ToolTarget } from "../generated/wire.js";
 import type { HandleRegistry } from "./handles.js";
 import { buildObservation, clip, isRendered, normalize, safeUrl } from "./observe.js";
+import { quoteRange } from "./quote-range.js";
 import { STALE_HANDLE, targetMismatch } from "./target.js";
 
 export type ToolOutcome =
@@ -186,8 +187,10 @@ export function findQuote(root: Element, quote: string): Element | null {
 }
 
 /**
- * Scrolls to and outlines a cited element (by handle, else by quote). The
- * marker attribute is an output for people and tests, never read back.
+ * Scrolls to and marks a citation: the quoted words themselves when they
+ * are found (selected, as a text fragment marks them), else the cited
+ * element (by handle, else by quote) outlined. The marker attribute is an
+ * output for people and tests, never read back.
  */
 export function highlight(doc: Document, registry: HandleRegistry, handle?: string, quote?: string): ToolOutcome {
   let el: Element | null = handle ? registry.resolve(handle) : null;
@@ -202,9 +205,19 @@ export function highlight(doc: Document, registry: HandleRegistry, handle?: stri
     (old as HTMLElement).style?.removeProperty("outline");
   }
   const h = el as HTMLElement;
-  h.scrollIntoView?.({ block: "center", behavior: "smooth" });
   h.setAttribute(HIGHLIGHT_ATTR, "1");
-  h.style?.setProperty("outline", "3px solid #f5a524");
+  const words = quote ? quoteRange(el, quote) : null;
+  const selection = doc.defaultView?.getSelection();
+  if (words && selection) {
+    // The sentence, not the whole element around it (an article's one big text block, say).
+    selection.removeAllRanges();
+    selection.addRange(words);
+    const at = words.startContainer.parentElement ?? h;
+    at.scrollIntoView?.({ block: "center", behavior: "smooth" });
+  } else {
+    h.scrollIntoView?.({ block: "center", behavior: "smooth" });
+    h.style?.setProperty("outline", "3px solid #f5a524");
+  }
   doc.defaultView?.setTimeout(() => {
     h.removeAttribute(HIGHLIGHT_ATTR);
     h.style?.removeProperty("outline");

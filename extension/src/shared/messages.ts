@@ -40,9 +40,13 @@ export type SidebarRequest =
       tab_ids?: number[];
       /** Answer over this collection instead of the page. */
       collection_id?: string | null;
+      /** Answer with the offline runtime this time ("Use offline"); the config is not changed. */
+      offline?: boolean;
     }
   /** The open web tabs, for the tab picker. */
   | { kind: "tabs" }
+  /** Which page a question would read now (answered with `reading`, and again whenever it changes). */
+  | { kind: "reading" }
   /** Ask about the text selected in the page in front (answered with an `ask-selection` command). */
   | { kind: "ask-selection" }
   /**
@@ -64,6 +68,9 @@ export type SidebarRequest =
 
 export type ConnectionState = "connecting" | "ready" | "not_installed" | "disconnected" | "failed";
 
+/** A `turn.failed` for a turn whose host went away under it (it crashed, or the background restarted): asking again may work. */
+export const HOST_STOPPED = { code: "HOST_STOPPED", message: "Laika stopped; ask again." } as const;
+
 // ---- background → sidebar ----
 export type SidebarEvent =
   | { kind: "event"; msg: RoutedHostMessage }
@@ -73,6 +80,8 @@ export type SidebarEvent =
   /** `places`: the label of each chunk's place ("p. 12", "4:05"; null: none), by chunk index − 1. */
   | { kind: "turn.tab"; turn_id: string; title: string; url: string; tab_id: number; others: OpenTab[]; places?: (string | null)[] }
   | { kind: "tabs"; tabs: OpenTab[] }
+  /** The page a question would read now; `url` is empty when there is none. */
+  | { kind: "reading"; title: string; url: string }
   /**
    * How the host took the user's answer on an approval card: accepted
    * (`approval.result`), or refused with an error code (`APPROVAL_EXPIRED`,

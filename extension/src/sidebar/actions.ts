@@ -3,19 +3,37 @@
  * question and send it again.
  */
 import type { AssistantMessage } from "../generated/wire.js";
+import { isObject } from "../shared/json.js";
 import { announce, button, h } from "./dom.js";
-import { toMarkdown } from "./markdown.js";
+import { sourcesMarkdown, toMarkdown } from "./markdown.js";
 
 export interface AnswerActionDeps {
   regenerate(): void;
   edit(): void;
 }
 
-/** Markdown of an answer with its citations as a numbered list of quotes. */
+/** Markdown of an answer with its citations as a numbered list of sources. */
 export function answerMarkdown(msg: AssistantMessage): string {
   const body = toMarkdown(msg.render);
-  const cites = msg.citations.map((c, i) => `[${i + 1}] “${c.quote}”`);
-  return cites.length ? `${body}\n\n${cites.join("\n")}\n` : `${body}\n`;
+  const sources = sourcesMarkdown(msg.citations);
+  return sources ? `${body}\n\n${sources}\n` : `${body}\n`;
+}
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
+function csvField(v: string): string {
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/**
+ * An extraction's fields as CSV: one row per field, its value as shown
+ * (text as it is, anything else as JSON, empty when the page did not say).
+ */
+export function dataCsv(data: Record<string, unknown>): string {
+  const rows = Object.entries(data).map(([key, value]) => {
+    const shown = value === null ? "" : typeof value === "string" ? value : JSON.stringify(value);
+    return `${csvField(key)},${csvField(shown)}`;
+  });
+  return `field,value\r\n${rows.join("\r\n")}\r\n`;
 }
 
 export async function copyText(text: string): Promise<boolean> {
@@ -52,5 +70,18 @@ export function answerActions(msg: AssistantMessage, deps: AnswerActionDeps): HT
   const edit = button("Edit question", deps.edit, "act-edit");
   edit.title = "Put the question back in the box to change and resend it";
   bar.append(copy, again, edit);
+  const data = msg.data;
+  if (isObject(data)) {
+    const csv = button("Copy table (CSV)", () => {
+      void copyText(dataCsv(data)).then((ok) => {
+        csv.textContent = ok ? "Copied" : "Copy failed";
+        announce(ok ? "Table copied as CSV" : "Could not copy the table");
+        setTimeout(() => (csv.textContent = "Copy table (CSV)"), 2000);
+      });
+    });
+    csv.title = "Copy the extracted fields as CSV, for a spreadsheet";
+    csv.classList.add("act-csv");
+    bar.append(csv);
+  }
   return bar;
 }

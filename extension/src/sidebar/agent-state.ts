@@ -1,7 +1,7 @@
 /**
  * The conversation's agent state (docs/conversation.md#agent-state: what the
- * agent knows, assumes and expects), from the host's `agent_state.snapshot`
- * events, under the conversation as a disclosure: a button with
+ * agent knows, assumes and expects), as the host's `session` and
+ * `entity_patch` events leave it (`state.ts`), under the conversation as a disclosure: a button with
  * `aria-expanded`, collapsed by default, that opens a panel of plain text.
  *
  * Everything is text through `textContent`: the state repeats model output
@@ -9,17 +9,15 @@
  */
 import type { ConversationAgentState } from "../generated/wire.js";
 
-/** One line saying what the state holds ("2 open items, 1 assumption, 3 known"). */
+/** One line saying what the state holds ("2 open items, 1 assumption, 3 known"): what it has none of goes unsaid; "" when it holds nothing. */
 export function agentStateSummary(state: ConversationAgentState): string {
   const open = state.items.filter((i) => i.status === "active").length;
   const held = state.assumptions.filter((a) => a.confidence > 0).length;
   const known = state.current_understanding.entities.length;
-  const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-  return [
-    count(open, "open item", "open items"),
-    count(held, "assumption", "assumptions"),
-    `${known} known`,
-  ].join(", ");
+  const count = (n: number, one: string, many: string): string | null => (n ? `${n} ${n === 1 ? one : many}` : null);
+  return [count(open, "open item", "open items"), count(held, "assumption", "assumptions"), known ? `${known} known` : null]
+    .filter((p): p is string => p !== null)
+    .join(", ");
 }
 
 let nextId = 0;
@@ -48,8 +46,11 @@ export class AgentStateView {
 
   /** Shows `state`; an open panel stays open. */
   show(state: ConversationAgentState): void {
-    this.root.hidden = false;
-    this.toggle.textContent = `What Laika keeps in mind: ${agentStateSummary(state)}`;
+    const summary = agentStateSummary(state);
+    // A state that holds nothing gets no line under the answer.
+    this.root.hidden = summary === "";
+    if (!summary) this.setOpen(false);
+    this.toggle.textContent = `What Laika keeps in mind: ${summary}`;
     this.panel.replaceChildren(...this.sections(state));
   }
 

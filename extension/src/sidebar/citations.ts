@@ -11,6 +11,8 @@ import { safeHref } from "./render.js";
 /** Where the turn's documents came from, to name a citation's source. */
 export interface CitationSources {
   others: OpenTab[];
+  /** The page the turn read, when known. */
+  page?: { title: string; url: string } | null;
   /** The label of each chunk's place ("p. 12", "4:05"; null: none), by chunk index − 1. */
   places?: readonly (string | null)[];
 }
@@ -24,6 +26,26 @@ const squash = (t: string) => t.replace(/\s+/g, " ").trim().toLowerCase();
 export function citedTab(c: VerifiedCitation, sources: CitationSources): OpenTab | undefined {
   const m = /^doc:web:tab:(\d+)$/.exec(c.doc_id);
   return m ? sources.others.find((t) => t.id === Number(m[1])) : undefined;
+}
+
+/** The page a citation's quote is from: a collection's source, another tab, or the page the turn read (null: the selection, or not known). */
+export function citedPage(c: VerifiedCitation, sources: CitationSources): { title: string; url: string } | null {
+  if (c.source) return { title: c.source.title || c.source.url || c.source.source_id, url: c.source.url ?? "" };
+  const tab = citedTab(c, sources);
+  if (tab) return { title: tab.title || tab.url, url: tab.url };
+  if (c.doc_id === "doc:web:selection") return null;
+  return sources.page ?? null;
+}
+
+/** Whether the verified quotes come from more than one page: then each names its own. */
+export function quotesManyPages(citations: VerifiedCitation[], sources: CitationSources): boolean {
+  const pages = new Set(
+    citations.filter((c) => c.verified).map((c) => {
+      const page = citedPage(c, sources);
+      return page ? page.url || page.title : c.doc_id;
+    }),
+  );
+  return pages.size > 1;
 }
 
 /** The cited chunk's number and the label of its place (a PDF page, a video time), if it has one. */
@@ -121,12 +143,21 @@ export function placeMarkers(root: HTMLElement, citations: VerifiedCitation[], s
     return;
   }
   const blocks = Array.from(root.querySelectorAll("p, li, td, th, blockquote, h2, h3, h4, h5, h6"));
+  const many = quotesManyPages(citations, sources);
   citations.forEach((c, i) => {
     const probe = squash(c.quote).slice(0, 60);
     if (!c.verified || probe.length < 3) return;
     // The innermost block holding the quote: later matches in document order are nested deeper.
     const holder = blocks.filter((b) => squash(b.textContent ?? "").includes(probe)).pop();
-    if (holder) holder.append(" ", markerButton(root.ownerDocument, i + 1, c, sources, show));
+    if (!holder) return;
+    holder.append(" ", markerButton(root.ownerDocument, i + 1, c, sources, show));
+    // Quotes from several pages each say which page, linked (opening at the quote).
+    const page = many ? citedPage(c, sources) : null;
+    if (page) {
+      const link = sourceLink({ title: page.title, url: page.url, source_id: "" }, c.quote);
+      link.classList.add("quote-source");
+      holder.append(link);
+    }
   });
 }
 

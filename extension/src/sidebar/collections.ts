@@ -89,13 +89,26 @@ export class CollectionsPanel {
     label.append(this.select);
     this.el.append(label, addCurrent, this.tabs, addTab, h("h3", "Artifacts"), this.format, this.artifacts, this.view, this.status);
     this.el.addEventListener("toggle", () => {
-      if ((this.el as HTMLDetailsElement).open) void this.refresh();
+      if (!(this.el as HTMLDetailsElement).open) return;
+      // Opened just above the sticky composer: brought into view above it (the page's scroll padding).
+      this.el.scrollIntoView({ block: "nearest" });
+      void this.refresh();
     });
   }
 
   /** The collection questions are answered over, or null for the page. */
   selected(): string | null {
     return this.select.value || null;
+  }
+
+  /** The name of the collection questions are answered over (as its option shows it), or null for the page. */
+  selectedName(): string | null {
+    return this.select.value ? (this.select.selectedOptions[0]?.textContent ?? null) : null;
+  }
+
+  /** Calls `f` when the user picks what questions are answered over. */
+  onSelect(f: () => void): void {
+    this.select.addEventListener("change", f);
   }
 
   private say(text: string): void {
@@ -148,6 +161,8 @@ export class CollectionsPanel {
       this.say(`Added “${reply.title}” to “${reply.collection.title}”.`);
       await this.refresh();
       this.select.value = reply.collection.id;
+      // Chosen here, not by the user: say so as a user's choice is said.
+      this.select.dispatchEvent(new Event("change"));
     } catch (e) {
       this.say(e instanceof Error ? e.message : String(e));
     }

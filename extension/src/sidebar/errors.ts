@@ -11,8 +11,8 @@ export const INSTALL_COMMAND = "laika-host install";
 export const INSTALL_HINT =
   "The Laika app (laika-host) is not installed for this browser. Run this in a terminal, then reopen this sidebar (from a Laika checkout, scripts/install.sh does the same):";
 
-/** Codes where the model server is at fault: the user can retry or switch to the offline runtime. */
-export const RUNTIME_CODES: ReadonlySet<string> = new Set(["RUNTIME_UNAVAILABLE", "RUNTIME_ERROR", "RUNTIME_TIMEOUT"]);
+/** Codes where the model (its server, or what it answered) is at fault: the user can retry or answer offline. */
+export const RUNTIME_CODES: ReadonlySet<string> = new Set(["RUNTIME_UNAVAILABLE", "RUNTIME_ERROR", "RUNTIME_TIMEOUT", "INVALID_MODEL_OUTPUT"]);
 
 const ADVICE: Record<string, string> = {
   FRAME_TOO_LARGE: "This page is too large for Laika to read.",
@@ -71,6 +71,17 @@ export function runtimeErrorCard(code: string, message: string, retry: () => voi
   card.append(h("p", "error", title), h("p", "error-detail", detail));
   const row = h("div", "row");
   row.append(button("Retry", retry, "primary"), button("Use offline", useOffline));
+  card.append(row);
+  return card;
+}
+
+/** A turn that ended without an answer but may work if asked again: says so, with Retry. */
+export function retryCard(text: string, retry: () => void): HTMLElement {
+  const card = h("div", "error-card");
+  card.setAttribute("role", "alert");
+  card.append(h("p", "error", text));
+  const row = h("div", "row");
+  row.append(button("Retry", retry, "primary"));
   card.append(row);
   return card;
 }

@@ -14,8 +14,10 @@ import type {
 import type { SidebarHostRequest } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { $, announce, button, h } from "./dom.js";
-import { toMarkdown } from "./markdown.js";
+import { sourcesMarkdown, toMarkdown } from "./markdown.js";
 import { renderDoc } from "./render.js";
+import { describeCall } from "./steps.js";
+import { isObject } from "../shared/json.js";
 import { fullDate, relativeDate } from "./when.js";
 
 /** How long a deleted conversation can still be brought back. */
@@ -110,6 +112,8 @@ export function conversationMarkdown(conv: ConversationDetail): string {
   for (const t of conv.turns) {
     out.push(`## ${t.user_text}`);
     out.push(toMarkdown(t.render) || t.answer_text || `(${t.status})`);
+    const sources = sourcesMarkdown(t.citations, conv.page_url);
+    if (sources) out.push(sources);
   }
   return `${out.join("\n\n")}\n`;
 }
@@ -234,8 +238,11 @@ export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls
     list.setAttribute("aria-label", "Steps");
     for (const { step, c } of calls) {
       const mark = c.status === "ok" ? "✓" : c.status === "denied" ? "⊘" : "✗";
-      const li = h("li", undefined, `${mark} Step ${step}: ${c.name} — ${c.summary || c.status}`);
+      // Worded as the live step list words it, not by the tool's name.
+      const args = isObject(c.arguments) ? c.arguments : {};
+      const li = h("li", undefined, `${mark} Step ${step}: ${describeCall(c.name, args, null)} — ${c.summary || c.status}`);
       li.dataset["status"] = c.status;
+      li.dataset["tool"] = c.name;
       list.append(li);
     }
     box.append(list);

@@ -5,7 +5,7 @@
  * validated, routed by turn id.
  */
 import { ext } from "../shared/api.js";
-import type { ConversationDetail, SavedPrompt, TaskName } from "../generated/wire.js";
+import type { ConfigView, ConversationDetail, RuntimeInfo, SavedPrompt, TaskName } from "../generated/wire.js";
 import { SIDEBAR_PORT, type SidebarEvent, type SidebarHostRequest, type SidebarRequest } from "../shared/messages.js";
 import { isObject } from "../shared/json.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
@@ -14,16 +14,20 @@ import { AgentStateView } from "./agent-state.js";
 import { shareMessage, type ShareRequest } from "../shared/share.js";
 import { ContextPicker } from "./context.js";
 import { FirstRun } from "./firstrun.js";
-import { wireEnterToSend } from "./composer.js";
+import { OfflineCard } from "./offline-card.js";
+import { foldOnNarrowPanels, wireEnterToSend } from "./composer.js";
 import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
-import { expectReply, HistoryView, turnBox } from "./history.js";
+import { HistoryView, turnBox } from "./history.js";
 import { SettingsView } from "./settings.js";
 import { PromptSettings } from "./prompt-settings.js";
 import { fieldList, PromptLibrary, promptQuestion, SlashMenu } from "./prompts.js";
 import { CollectionsPanel, download } from "./collections.js";
 import type { Ask } from "./state.js";
 import { SidebarTurns } from "./turns.js";
+import { safeHref } from "./render.js";
+import { FollowLatest } from "./follow.js";
+import { RuntimeSwitcher } from "./switcher.js";
 
 const messages = $("messages");
 const statusBox = $("status");
@@ -46,8 +50,13 @@ function connect(): void {
   });
   port.onDisconnect.addListener(() => {
     // The service worker restarted: reconnect and ask for the status again.
+    // It forgot the running turn, so nothing else will end it.
     port = null;
-    setTimeout(() => send({ kind: "status" }), 500);
+    turns.backgroundLost();
+    setTimeout(() => {
+      send({ kind: "status" });
+      send({ kind: "reading" });
+    }, 500);
   });
 }
 
@@ -67,6 +76,7 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
       showStatus("none");
       // Until a turn reports the runtime that really answered, the header says what the host started with.
       turns.dispatch(ev);
+      void switcher.refresh();
       return;
     case "connecting":
       showStatus("info", "Connecting to the Laika app…");
@@ -94,7 +104,7 @@ const turns = new SidebarTurns({
   messages,
   runtimeLabel: $("runtime"),
   agentState,
-  actions: { send, ask: startTurn, useOffline: (again) => void useOffline(again), edit: editQuestion },
+  actions: { send, ask: startTurn, useOffline, edit: editQuestion },
   changed(state, ended) {
     if (ended && statusBox.textContent === BUSY) showStatus("none");
     stopBtn.hidden = state.activeTurn === null;
@@ -108,7 +118,9 @@ function startTurn(a: Ask): void {
     announce(BUSY);
     return;
   }
+  if (shownHint && statusBox.textContent === shownHint) showStatus("none");
   const id = turns.start(a);
+  follow.toLatest();
   send({
     kind: "ask",
     turn_id: id,
@@ -119,18 +131,14 @@ function startTurn(a: Ask): void {
     selection: a.selection,
     tab_ids: a.tab_ids,
     collection_id: collections.selected(),
+    offline: a.offline,
   });
 }
 
-/** Switches to the offline runtime (nothing leaves the computer) and asks again. */
-async function useOffline(again: Ask): Promise<void> {
-  try {
-    expectReply(await request({ type: "config.set", values: { "runtime.kind": "builtin" } }), "config.set.result");
-    announce("Switched to the offline runtime");
-    startTurn(again);
-  } catch (e) {
-    showStatus("error", e instanceof Error ? e.message : String(e));
-  }
+/** Asks again with the offline runtime, this once (nothing leaves the computer); Settings stay as they are. */
+function useOffline(again: Ask): void {
+  announce("Answering offline this time");
+  startTurn({ ...again, offline: true });
 }
 
 /** A new question: it reads the attached selection and tabs too. */
@@ -160,6 +168,7 @@ function onEvent(ev: SidebarEvent): void {
       return;
     case "event":
       turns.onHostEvent(ev.msg);
+      void offlineCard.onHostMessage(ev.msg);
       return;
     case "turn.tab":
     case "turn.failed":
@@ -179,6 +188,9 @@ function onEvent(ev: SidebarEvent): void {
       return;
     case "tabs":
       picker.showTabs(ev.tabs);
+      return;
+    case "reading":
+      showReading(ev.title, ev.url);
       return;
     case "share":
       void writeShare(ev.request).then(
@@ -215,7 +227,12 @@ function addPage(req: { collection_id?: string | null; tab_id?: number | null })
   return reply;
 }
 
+const follow = new FollowLatest(messages, $("jump-latest") as HTMLButtonElement, document.querySelector("header.top") as HTMLElement, $("composer"));
+
+foldOnNarrowPanels($("composer-more") as HTMLDetailsElement);
+
 const collections = new CollectionsPanel({ request, addPage });
+collections.onSelect(renderReading);
 $("composer").before(collections.el);
 
 // ---- wiring ----
@@ -256,8 +273,9 @@ function continueWith(conv: ConversationDetail): void {
   agentState.clear();
   messages.replaceChildren();
   for (const t of conv.turns) messages.append(turnBox(t, "article", "turn past"));
-  messages.append(h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: ask a follow-up below.`));
+  messages.append(continuedNotice(conv));
   showView("chat");
+  follow.toLatest();
   question.focus();
 }
 
@@ -278,14 +296,47 @@ async function runSlot(slot: number): Promise<void> {
   }
 }
 
+/**
+ * Says that a follow-up reads the page in front (named above the composer),
+ * and offers to reopen the page the conversation was about.
+ */
+function continuedNotice(conv: ConversationDetail): HTMLElement {
+  const p = h("p", "notice continued", `Continuing “${conv.title || "this conversation"}”: a follow-up reads the page named above the box below.`);
+  const href = safeHref(conv.page_url);
+  if (href) {
+    const a = h("a", undefined, "Open the conversation’s page") as HTMLAnchorElement;
+    a.href = href;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    a.title = href;
+    p.append(" ", a);
+  }
+  return p;
+}
+
 const history = new HistoryView({ request, continueWith });
-const settings = new SettingsView({ request });
+/** Settings were saved (in Settings or the header): the header names the new runtime at once. */
+function runtimeSaved(runtime: RuntimeInfo, config: ConfigView): void {
+  turns.dispatch({ kind: "runtime.saved", info: runtime });
+  switcher.show(config);
+}
+
+const settings = new SettingsView({ request, saved: runtimeSaved });
+const switcher = new RuntimeSwitcher({
+  request,
+  saved(runtime, config) {
+    runtimeSaved(runtime, config);
+    if (!$("view-settings").hidden) void settings.load();
+  },
+  failed: (message) => showStatus("error", message),
+});
+const picker = new ContextPicker(() => send({ kind: "tabs" }));
+const firstRun = new FirstRun(() => showView("settings"));
+const offlineCard = new OfflineCard({ request, container: messages, openSettings: () => showView("settings"), saved: runtimeSaved });
 const library = new PromptLibrary(request);
 const promptSettings = new PromptSettings({ request, library });
 $("view-settings").append(promptSettings.el);
 question.before(new SlashMenu(question, library, runPrompt).el);
-const picker = new ContextPicker(() => send({ kind: "tabs" }));
-const firstRun = new FirstRun(() => showView("settings"));
 
 $("summarize").addEventListener("click", summarize);
 $("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
@@ -299,22 +350,58 @@ stopBtn.addEventListener("click", () => turns.stop());
 mode.addEventListener("change", () => {
   const extract = mode.value === "web.extract";
   fields.hidden = $("fields-label").hidden = !extract;
-  question.hidden = $("question-label").hidden = extract;
+  question.hidden = $("question-label").hidden = $("enter-hint").hidden = extract;
   ($("send") as HTMLButtonElement).textContent = extract ? "Extract" : "Ask";
 });
 $("composer").addEventListener("submit", (e) => {
   e.preventDefault();
   if (mode.value === "web.extract") {
     const list = fieldList(fields.value);
-    if (!list.length) return;
+    if (!list.length) {
+      composerHint("Name at least one field to extract, separated by commas (for example: price, sku).", fields);
+      return;
+    }
     askNew("web.extract", `Extract: ${list.join(", ")}`, `Extract: ${list.join(", ")}`, list);
   } else {
     const text = question.value.trim();
-    if (!text) return;
+    if (!text) {
+      composerHint("Type a question first, or press “Summarize this page”.", question);
+      return;
+    }
     question.value = "";
     askNew("web.answer", text, text);
   }
 });
+let shownHint = "";
+
+/** The page in front, as the background last said. */
+let readingPage: { title: string; url: string } | null = null;
+
+function showReading(title: string, url: string): void {
+  readingPage = { title, url };
+  renderReading();
+}
+
+/** Says what the next question will read: the collection chosen, else the tab in front. */
+function renderReading(): void {
+  const line = $("reading");
+  if (!readingPage) return;
+  line.hidden = false;
+  line.title = readingPage.url;
+  const collection = collections.selectedName();
+  if (collection) line.replaceChildren("Reading: the collection ", h("strong", undefined, collection));
+  else if (!readingPage.url) line.replaceChildren("No web page to read: open one, then ask.");
+  else line.replaceChildren("Reading: ", h("strong", undefined, readingPage.title || readingPage.url));
+}
+
+/** Why the composer did not send: said next to the field, and to screen readers. */
+function composerHint(text: string, field: HTMLElement): void {
+  shownHint = text;
+  showStatus("info", text);
+  announce(text);
+  field.focus();
+}
+
 $("nav-chat").addEventListener("click", () => showView("chat"));
 $("nav-history").addEventListener("click", () => showView("history"));
 $("nav-settings").addEventListener("click", () => showView("settings"));
@@ -327,4 +414,5 @@ wireEnterToSend(question, $("composer") as HTMLFormElement);
 
 connect();
 send({ kind: "status" });
+send({ kind: "reading" });
 void firstRun.maybeShow();

@@ -87,3 +87,21 @@ export function toMarkdown(root: unknown): string {
     .filter(Boolean)
     .join("\n\n");
 }
+
+/**
+ * A numbered list of an answer's sources, as its [n] markers count them:
+ * each quote, and its page linked when the citation names one (a
+ * collection's source) or `pageUrl` (the page the turn read). Citations are
+ * read defensively: stored ones come back as JSON. Empty without citations.
+ */
+export function sourcesMarkdown(citations: readonly unknown[], pageUrl?: string | null): string {
+  const page = pageUrl ? safeHref(pageUrl) : null;
+  const lines = citations.map((c, i) => {
+    const quote = isObject(c) && typeof c["quote"] === "string" ? c["quote"].replace(/\s+/g, " ").trim() : "";
+    const source = isObject(c) && isObject(c["source"]) ? c["source"] : null;
+    const href = source ? safeHref(source["url"]) : isObject(c) && c["doc_id"] === "doc:web:selection" ? null : page;
+    const title = source && typeof source["title"] === "string" && source["title"] ? source["title"] : href;
+    return `${i + 1}. “${quote}”${href ? ` — [${title ?? href}](${href})` : ""}`;
+  });
+  return lines.length ? `Sources:\n\n${lines.join("\n")}` : "";
+}

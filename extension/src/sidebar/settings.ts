@@ -6,7 +6,7 @@
  * once; the host never sends it back, only whether one is set. The internal
  * `scripted` runtime (and `command`) is never offered.
  */
-import type { ConfigTestResultMessage, ConfigView, ModelServer } from "../generated/wire.js";
+import type { ConfigTestResultMessage, ConfigView, ModelServer, RuntimeInfo } from "../generated/wire.js";
 import type { SidebarHostRequest } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import { $, announce, button, h } from "./dom.js";
@@ -15,6 +15,26 @@ import { expectReply } from "./history.js";
 
 export interface SettingsDeps {
   request(req: SidebarHostRequest): Promise<RoutedHostMessage>;
+  /** Settings were saved: new turns use `runtime`. */
+  saved(runtime: RuntimeInfo, config: ConfigView): void;
+}
+
+export type RuntimeSettings = ConfigView["runtime"];
+
+/** What the config holds for `kind`: the runtime in use, or one kept from before. */
+export function runtimeFor(config: ConfigView, kind: string): RuntimeSettings | undefined {
+  return [config.runtime, ...config.saved_runtimes].find((r) => r.kind === kind);
+}
+
+/**
+ * The form after choosing `kind`: that kind's own settings when the config
+ * kept them, else what the form had (a kind used for the first time starts
+ * from the fields shown, as the host carries them over).
+ */
+export function formForKind(form: FormState, config: ConfigView | null, kind: string): FormState {
+  const known = config ? runtimeFor(config, kind) : undefined;
+  if (!known || kind === "builtin") return { ...form, kind };
+  return { ...form, kind, baseUrl: known.base_url ?? "", profile: known.profile ?? "", model: known.model ?? "" };
 }
 
 /** What the form holds, as text (the API key as typed, never the stored one). */
@@ -29,7 +49,7 @@ export interface FormState {
 
 export type ConfigSetValues = Extract<SidebarHostRequest, { type: "config.set" }>["values"];
 
-const SERVER_NAMES: Record<ModelServer["kind"], string> = {
+export const SERVER_NAMES: Record<ModelServer["kind"], string> = {
   ollama: "Ollama",
   llama_cpp: "llama.cpp (llama-server)",
   vllm: "vLLM",
@@ -45,6 +65,11 @@ const KIND_NAMES: Record<string, string> = {
   ollama: "Ollama",
   anthropic: "Anthropic API",
 };
+
+/** A runtime kind in words. */
+export function kindName(kind: string): string {
+  return KIND_NAMES[kind] ?? kind;
+}
 
 /** The runtime choices: the offered kinds, plus the one in use when it is not offered (shown, not choosable). */
 export function kindOptions(config: ConfigView): { value: string; label: string; disabled: boolean }[] {
@@ -109,6 +134,7 @@ export function testResultText(r: ConfigTestResultMessage): { ok: boolean; headl
 
 export class SettingsView {
   private servers: ModelServer[] = [];
+  private config: ConfigView | null = null;
   private looked = false;
   private readonly kind = $("set-kind") as HTMLSelectElement;
   private readonly baseUrl = $("set-base-url") as HTMLInputElement;
@@ -127,7 +153,7 @@ export class SettingsView {
     });
     $("discover").addEventListener("click", () => void this.discover());
     $("test-connection").addEventListener("click", () => void this.test());
-    this.kind.addEventListener("change", () => this.showFields());
+    this.kind.addEventListener("change", () => this.setForm(formForKind(this.form(), this.config, this.kind.value)));
     this.baseUrl.addEventListener("input", () => this.fillModels());
     this.modelPick.addEventListener("change", () => {
       if (this.modelPick.value) this.model.value = this.modelPick.value;
@@ -186,12 +212,9 @@ export class SettingsView {
       opt.value = p;
       this.profile.append(opt);
     }
+    this.config = config;
     this.apiKey.value = "";
     this.clearKey.checked = false;
-    this.apiKey.placeholder = config.runtime.api_key_set ? "set (hidden): type a new key to replace it" : "not set";
-    $("set-api-key-state").textContent = config.runtime.api_key_set
-      ? "A key is set. Laika never shows it; it is kept only in the config file."
-      : "No key is set. Local servers need none.";
     this.setForm({
       kind: config.runtime.kind || "builtin",
       baseUrl: config.runtime.base_url ?? "",
@@ -203,16 +226,29 @@ export class SettingsView {
     this.fillModels();
   }
 
+  /** Whether the chosen kind has a stored key: it can be removed only then. */
+  private showKeyState(kind: string): void {
+    const keySet = (this.config ? runtimeFor(this.config, kind) : undefined)?.api_key_set === true;
+    this.apiKey.placeholder = keySet ? "set (hidden): type a new key to replace it" : "not set";
+    $("set-api-key-state").textContent = keySet
+      ? "A key is set. Laika never shows it; it is kept only in the config file."
+      : "No key is set. Local servers need none.";
+    $("set-api-key-row").hidden = !keySet;
+    if (!keySet) this.clearKey.checked = false;
+  }
+
   /** Shows the fields the chosen kind has. */
   private showFields(): void {
     const kind = this.kind.value;
     const http = kind === "openai" || kind === "ollama" || kind === "anthropic";
-    for (const id of ["set-base-url", "set-model", "set-api-key", "set-api-key-row"]) {
+    for (const id of ["set-base-url", "set-model", "set-api-key"]) {
       $(id).hidden = !http;
       const label = document.querySelector(`label[for="${id}"]`) as HTMLElement | null;
       if (label) label.hidden = !http;
     }
     $("set-api-key-state").hidden = !http;
+    this.showKeyState(kind);
+    if (!http) $("set-api-key-row").hidden = true;
     this.profile.hidden = kind !== "openai";
     ($("set-profile-label") as HTMLElement).hidden = kind !== "openai";
     this.fillModels();
@@ -294,7 +330,14 @@ export class SettingsView {
       const res = await this.deps.request({ type: "config.set", values: formValues(this.form()) });
       const saved = expectReply(res, "config.set.result");
       this.fill(saved.config);
-      this.message.textContent = `Saved to ${saved.saved_to}. New turns use this runtime.`;
+      // A test of the settings before is no word on the ones saved.
+      this.testResult.replaceChildren();
+      this.testResult.className = "test-result";
+      delete this.testResult.dataset["ok"];
+      this.deps.saved(saved.runtime, saved.config);
+      this.message.textContent = `Saved to ${saved.saved_to}. New turns use ${saved.runtime.label}.`;
+      // Said where the Save button is, not below the fold.
+      this.message.scrollIntoView({ block: "nearest" });
       announce("Settings saved.");
     } catch (e) {
       this.message.textContent = e instanceof Error ? e.message : String(e);

@@ -11,17 +11,22 @@
 import type {
   AssistantMessage,
   ContextUsageMessage,
+  ConversationAgentState,
   DoneMessage,
   RenderBlock,
   RuntimeInfo,
   TaskName,
   ToolResultMessage,
 } from "../generated/wire.js";
-import type { OpenTab, SidebarEvent } from "../shared/messages.js";
+import { HOST_STOPPED, type OpenTab, type SidebarEvent } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
+import { applyPatch } from "./entity-patch.js";
 
 /** How long a turn may wait for the host's first word before the sidebar gives up on it. */
 export const HOST_SILENCE_MS = 20_000;
+
+/** How long a stopped turn may wait for the host's `done` before the sidebar ends it itself. */
+export const STOP_GRACE_MS = 5_000;
 
 /** What was asked, so it can be asked again (regenerate) or edited. */
 export interface Ask {
@@ -31,6 +36,8 @@ export interface Ask {
   fields?: string[];
   selection?: string;
   tab_ids?: number[];
+  /** Answered with the offline runtime ("Use offline"), whatever Settings name. */
+  offline?: boolean;
 }
 
 /** One part of a turn's answer area, in order. */
@@ -43,8 +50,8 @@ export type BodyItem =
   | { kind: "text"; index: number; text: string }
   /** The host's `error` for the turn. */
   | { kind: "error"; code: string; message: string }
-  /** The turn failed before or outside the host (not sent, no answer in time). */
-  | { kind: "failure"; text: string }
+  /** The turn failed before or outside the host (not sent, no answer in time); `retry`: asking again may work (the host went away). */
+  | { kind: "failure"; text: string; retry?: boolean }
   | { kind: "notice"; text: string };
 
 /** A tool call as its step shows it. */
@@ -88,6 +95,8 @@ export interface TurnState {
   pages: string[];
   /** The other tabs it read, to name and highlight their citations. */
   others: OpenTab[];
+  /** The page it read (its tab's title and URL), to name its quotes beside other pages'. */
+  page: { title: string; url: string } | null;
   /** The label of each chunk's place (a PDF page, a video time), so citations name and open it. */
   places: (string | null)[];
   /** Each `context_usage`, oldest first. */
@@ -119,6 +128,11 @@ export interface SidebarState {
   turns: Readonly<Record<string, TurnState>>;
   /** The runtime the header names: the one that last answered, else what the host started with. */
   runtime: { info: RuntimeInfo; endpoint?: string; answered: boolean } | null;
+  /**
+   * The conversation's agent state as the host has it: from the turn's
+   * `session`, then moved only by `entity_patch` (null: none yet).
+   */
+  agentState: ConversationAgentState | null;
 }
 
 export type SidebarAction =
@@ -131,11 +145,15 @@ export type SidebarAction =
   | { kind: "silent"; id: string }
   /** The user pressed Stop on the running turn. */
   | { kind: "stop"; id: string }
+  /** A stopped turn heard no `done` within `STOP_GRACE_MS`: it ends here. */
+  | { kind: "stop.unanswered"; id: string }
+  /** Settings were saved: new turns use `info`. */
+  | { kind: "runtime.saved"; info: RuntimeInfo }
   /** A new chat (null), or a stored conversation continued. */
   | { kind: "conversation"; id: string | null };
 
 export function initialState(): SidebarState {
-  return { conversationId: null, activeTurn: null, turns: {}, runtime: null };
+  return { conversationId: null, activeTurn: null, turns: {}, runtime: null, agentState: null };
 }
 
 function newTurn(id: string, ask: Ask): TurnState {
@@ -149,6 +167,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     progress: "Reading the page…",
     pages: [],
     others: [],
+    page: null,
     places: [],
     usage: [],
     runtime: null,
@@ -178,6 +197,7 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       return withTurn(state, action.turn_id, (t) => ({
         ...t,
         others: action.others,
+        page: { title: action.title, url: action.url },
         places: action.places ?? [],
         pages: [
           ...t.pages,
@@ -186,11 +206,13 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
         ],
         progress: "Asking…",
       }));
-    case "turn.failed":
-      return endTurn(
-        withTurn(state, action.turn_id, (t) => ({ ...t, body: [...t.body, { kind: "failure", text: action.message }] })),
-        action.turn_id,
-      );
+    case "turn.failed": {
+      const t = state.turns[action.turn_id];
+      if (!t || t.ended) return state;
+      const retry = action.code === HOST_STOPPED.code;
+      const failure: BodyItem = retry ? { kind: "failure", text: action.message, retry } : { kind: "failure", text: action.message };
+      return endTurn(withTurn(state, action.turn_id, (turn) => ({ ...turn, failed: true, body: [...turn.body, failure] })), action.turn_id);
+    }
     case "approval.answer": {
       const phase: CallPhase = action.accepted
         ? action.approved
@@ -220,8 +242,15 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       if (!t.heard) return endTurn(withTurn(stopped, action.id, (turn) => ({ ...turn, body: [...turn.body, { kind: "notice", text: "Stopped." }] })), action.id);
       return withTurn(stopped, action.id, (turn) => ({ ...turn, progress: "Stopping…" }));
     }
+    case "runtime.saved":
+      return { ...state, runtime: { info: action.info, answered: false } };
+    case "stop.unanswered": {
+      const t = state.turns[action.id];
+      if (!t || t.ended) return state;
+      return endTurn(withTurn(state, action.id, (turn) => ({ ...turn, body: [...turn.body, { kind: "notice", text: "Stopped." }] })), action.id);
+    }
     case "conversation":
-      return { ...state, conversationId: action.id };
+      return { ...state, conversationId: action.id, agentState: null };
   }
 }
 
@@ -279,11 +308,22 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
   const id = msg.reply_to;
   const turn = id ? state.turns[id] : undefined;
   if (!id || !turn) return state;
+  if (msg.type === "entity_patch") {
+    // The summarizer's comes after the turn's `done`; a patch for another
+    // conversation, or one that does not apply, changes nothing.
+    if (msg.entity !== "agent_state" || msg.conversation_id !== state.conversationId) return state;
+    const patched = applyPatch(state.agentState, msg.patch);
+    return patched ? { ...state, agentState: patched } : state;
+  }
   let s = state;
   let t: TurnState = { ...turn, heard: true };
   switch (msg.type) {
+    case "session":
+      s = { ...s, conversationId: msg.conversation_id, agentState: msg.agent_state };
+      break;
     case "turn.started":
-      s = { ...s, conversationId: msg.conversation_id, runtime: { info: msg.runtime, answered: true } };
+      // An offline answer ("Use offline") is this turn's alone: the header keeps naming the runtime new turns use.
+      s = { ...s, conversationId: msg.conversation_id, runtime: t.ask.offline ? s.runtime : { info: msg.runtime, answered: true } };
       t = { ...t, progress: `Working… (${msg.runtime.label})`, runtime: { info: msg.runtime } };
       break;
     case "context_usage": {
@@ -374,7 +414,7 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
       if (msg.status === "ok" && !msg.stored) t = { ...t, body: [...t.body, { kind: "notice", text: "The answer could not be saved to your history." }] };
       const runtime = msg.endpoint === undefined ? { info: msg.runtime } : { info: msg.runtime, endpoint: msg.endpoint };
       t = { ...t, done: { msg, answer: last }, runtime, last: null };
-      s = { ...s, runtime: { ...runtime, answered: true } };
+      if (!t.ask.offline) s = { ...s, runtime: { ...runtime, answered: true } };
       return endTurn({ ...s, turns: { ...s.turns, [id]: t } }, id);
     }
     default:

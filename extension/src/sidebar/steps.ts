@@ -8,6 +8,7 @@
  */
 import type {
   AgentStateMessage,
+  Evidence,
   OperationMessage,
   ToolCallMessage,
   ToolResultMessage,
@@ -20,6 +21,27 @@ import { isObject } from "../shared/json.js";
 const STAGE_PREFIX = "stage:";
 const STAGE_REDUCE = "stage:reduce";
 const STAGE_ITEM = "stage";
+
+/** What the gate's decision on a click rested on, in the user's words. */
+const EVIDENCE: Record<Evidence, string> = {
+  same_site_link: "a link to a page of this site that commits nothing",
+  disclosure: "a control that shows or hides part of the page",
+  tab: "a tab of the page",
+  pagination: "a page of the list",
+  safe_label: "a label that only shows or opens something",
+  filter: "a filter or sort choice",
+  search_form: "a search on this site",
+  commit_word: "a word that commits an action (buy, pay, delete, send…)",
+  submits_form: "it submits a form",
+  committing_form: "a form that takes payment or sign-in details",
+  committing_dialog: "a dialog about an action that commits",
+  toggles_setting: "it turns a setting on or off",
+  no_label: "no label Laika can read (an icon or emoji)",
+  unread_language: "a language Laika cannot read yet",
+  other_site: "a link to another site",
+  not_a_control: "not a control or web link Laika can vouch for",
+  no_evidence: "nothing that shows it only shows or opens something",
+};
 
 export type StepState = "pending" | "waiting" | "running" | "ok" | "error" | "blocked" | "expired" | "stopped";
 
@@ -242,6 +264,8 @@ export class StepList {
       root.append(row);
     }
     if (msg.detail) root.append(this.h("div", "approval-detail", msg.detail));
+    if (msg.evidence) root.append(this.h("div", "approval-evidence", `Laika judged this on: ${EVIDENCE[msg.evidence]}.`));
+    if (msg.user_asked) root.append(this.h("div", "approval-user-asked", "You asked for this. Laika still asks before it acts on your behalf."));
     const status = this.h("div", "approval-status");
     const buttons = this.h("div", "row approval-buttons");
     const approve = this.h("button", "primary", "Approve") as HTMLButtonElement;

@@ -14,37 +14,48 @@ import type { ContextUsageMessage } from "../generated/wire.js";
  * page in 12 parts, then summarized them." for a page summarized in stages,
  * or null when all of it was sent.
  */
-export function readingNote(msg: ContextUsageMessage): string | null {
+export function readingNote(msg: ContextUsageMessage, done = true): string | null {
   const s = msg.selection;
   if (!s || s.page_chars <= 0) return null;
   if (s.strategy === "staged") {
     const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
-    return `Read the whole page in ${parts}, then summarized them.`;
+    // Said in the past tense only once the reading is over.
+    return done ? `Read the whole page in ${parts}, then summarized them.` : `Reading the whole page in ${parts}, then summarizing them…`;
   }
   const percent = Math.max(1, Math.min(99, Math.round((100 * s.sent_chars) / s.page_chars)));
   const about = s.about.length ? `: the parts about ${s.about.join(", ")}` : "";
   return `Read ${percent} % of this page${about}.`;
 }
 
+/** More model calls than this for one answer are announced with their count. */
+export const MANY_MODEL_CALLS = 20;
+
+/**
+ * How much work reading the page in parts is, while it runs, when it takes
+ * more than `MANY_MODEL_CALLS` model calls (one per part, then the merges):
+ * null otherwise.
+ */
+export function costNote(msg: ContextUsageMessage): string | null {
+  const s = msg.selection;
+  if (!s || s.strategy !== "staged" || s.passages_total <= MANY_MODEL_CALLS) return null;
+  return `This takes about ${s.passages_total.toLocaleString()} model calls, one per part: it may take minutes. Stop ends it.`;
+}
+
 /**
  * A meter of the model's context: how full the request is, and, when the
- * page did not fit, which part of it was read.
+ * page did not fit, which part of it was read. Without a model (`model`
+ * false: the offline runtime) there is no context to fill: only the note
+ * is shown, and nothing when there is none.
  */
-export function contextMeter(doc: Document, msg: ContextUsageMessage): HTMLElement {
+export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true, done = true): HTMLElement | null {
   const box = doc.createElement("div");
   box.className = "context-meter";
-  const meter = doc.createElement("meter");
-  const budget = Math.max(1, Math.min(msg.budget.max_chars, msg.budget.max_tokens * 4));
-  meter.min = 0;
-  meter.max = budget;
-  meter.value = Math.min(msg.used.chars, budget);
-  const share = Math.round((100 * Math.min(msg.used.chars, budget)) / budget);
-  meter.title = `Context used: ${share} % (~${msg.used.tokens.toLocaleString()} tokens)`;
-  box.append(meter);
-  const note = readingNote(msg);
+  if (model) box.append(meterOf(doc, msg));
+  const note = readingNote(msg, done);
   const conversation = msg.documents.find((d) => d.doc_id === "conversation");
   const parts = [
     note,
+    done ? null : costNote(msg),
     conversation ? "Earlier turns of this conversation were included." : null,
   ].filter((p): p is string => p !== null);
   if (parts.length) {
@@ -53,5 +64,16 @@ export function contextMeter(doc: Document, msg: ContextUsageMessage): HTMLEleme
     p.textContent = parts.join(" ");
     box.append(p);
   }
-  return box;
+  return box.childElementCount ? box : null;
+}
+
+function meterOf(doc: Document, msg: ContextUsageMessage): HTMLMeterElement {
+  const meter = doc.createElement("meter");
+  const budget = Math.max(1, Math.min(msg.budget.max_chars, msg.budget.max_tokens * 4));
+  meter.min = 0;
+  meter.max = budget;
+  meter.value = Math.min(msg.used.chars, budget);
+  const share = Math.round((100 * Math.min(msg.used.chars, budget)) / budget);
+  meter.title = `Context used: ${share} % (~${msg.used.tokens.toLocaleString()} tokens)`;
+  return meter;
 }

@@ -10,14 +10,14 @@
  * Everything reaches the DOM through createElement/textContent (render AST
  * via `renderDoc`).
  */
-import type { AssistantMessage } from "../generated/wire.js";
+import type { AssistantMessage, ContextUsageMessage } from "../generated/wire.js";
 import { isObject } from "../shared/json.js";
 import type { SidebarRequest } from "../shared/messages.js";
 import { answerActions } from "./actions.js";
 import { setBadge } from "./badge.js";
 import { citedPlace, placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
-import { errorAdvice, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
 import { plainText, renderDoc } from "./render.js";
 import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
 import { StepList, stopReasonText } from "./steps.js";
@@ -55,6 +55,8 @@ export class TurnView {
   private readonly body: HTMLElement;
   /** Which runtime and model answered, and where the page went. */
   private readonly badge: HTMLElement;
+  /** Context meters drawn while the turn reads, redrawn once it ended. */
+  private reading: { usage: ContextUsageMessage; meter: HTMLElement }[] = [];
   /** The DOM nodes of each body item drawn, so an unchanged item keeps its nodes. */
   private drawn = new WeakMap<BodyItem, Node[]>();
 
@@ -86,7 +88,12 @@ export class TurnView {
     if (action.kind === "stop") this.steps.stop();
     if (action.kind === "approval.answer") this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
     for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
-    for (const usage of next.usage.slice(prev.usage.length)) this.progress.after(contextMeter(document, usage));
+    const model = next.runtime?.info.kind !== "builtin";
+    for (const usage of next.usage.slice(prev.usage.length)) {
+      const meter = contextMeter(document, usage, model, next.ended);
+      if (meter) this.progress.after(meter);
+      if (meter && !next.ended) this.reading.push({ usage, meter });
+    }
     for (const note of prev.notes) if (!next.notes.includes(note)) this.steps.dropNote(note.step);
     for (const note of next.notes) if (!prev.notes.includes(note)) this.steps.note(note.step, plainText(note.render));
     if (action.kind === "host") this.stepEvent(action);
@@ -98,6 +105,11 @@ export class TurnView {
       this.badge.hidden = false;
     }
     if (next.ends > prev.ends) {
+      // The reading is over: its notes now say what was read.
+      for (const { usage, meter } of this.reading.splice(0)) {
+        const done = contextMeter(document, usage, model, true);
+        if (done) meter.replaceWith(done);
+      }
       this.progress.hidden = true;
       this.steps.end();
       this.root.setAttribute("aria-busy", "false");
@@ -154,7 +166,7 @@ export class TurnView {
         }
         return [h("p", item.code === "CANCELLED" ? "notice" : "error", errorAdvice(item.code, item.message))];
       case "failure":
-        return [h("p", "error", item.text)];
+        return [item.retry ? retryCard(item.text, () => this.actions.ask(turn.ask)) : h("p", "error", item.text)];
       case "notice":
         return [h("p", "notice", item.text)];
     }
@@ -168,7 +180,7 @@ export class TurnView {
     const shown = doc.querySelector("table") !== null;
     box.append(doc);
     if (isObject(msg.data) && !shown) box.append(renderData(msg.data));
-    const sources = { others: turn.others, places: turn.places };
+    const sources = { others: turn.others, page: turn.page, places: turn.places };
     const show = (c: AssistantMessage["citations"][number], tabId?: number) =>
       this.actions.send({
         kind: "highlight",

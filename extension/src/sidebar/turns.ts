@@ -10,7 +10,8 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { AgentStateView } from "./agent-state.js";
 import { setBadge } from "./badge.js";
 import { errorAdvice } from "./errors.js";
-import { HOST_SILENCE_MS, initialState, reduce, type Ask, type SidebarAction, type SidebarState } from "./state.js";
+import { HOST_STOPPED } from "../shared/messages.js";
+import { HOST_SILENCE_MS, STOP_GRACE_MS, initialState, reduce, type Ask, type SidebarAction, type SidebarState } from "./state.js";
 import { TurnView, type TurnActions } from "./turn-view.js";
 
 type Reply = (msg: RoutedHostMessage | null, error?: string) => void;
@@ -60,12 +61,25 @@ export class SidebarTurns {
         this.watchdogs.delete(id);
       }
     }
+    if (next.agentState !== prev.agentState) this.showAgentState(next, action);
     const runtime = next.runtime;
     if (runtime && runtime !== prev.runtime) {
       setBadge(this.deps.runtimeLabel, runtime.info, runtime.endpoint);
       if (runtime.answered) this.deps.runtimeLabel.dataset["answered"] = "true";
     }
     this.deps.changed(next, ended);
+  }
+
+  /** The agent state as the host has it, under the turn that changed it (it moves down with the conversation). */
+  private showAgentState(state: SidebarState, action: SidebarAction): void {
+    if (!state.agentState) {
+      this.deps.agentState.clear();
+      return;
+    }
+    this.deps.agentState.show(state.agentState);
+    const id = action.kind === "host" ? action.msg.reply_to : null;
+    const view = id ? this.views.get(id) : undefined;
+    (view?.root ?? this.deps.messages).append(this.deps.agentState.root);
   }
 
   /** Starts a turn for `ask` (the caller checked none is running). Returns its id. */
@@ -77,7 +91,6 @@ export class SidebarTurns {
     const view = new TurnView(turn, this.deps.actions);
     this.views.set(id, view);
     this.deps.messages.append(view.root);
-    view.root.scrollIntoView({ block: "end" });
     // The host may never answer (not installed, hung): the turn must not wait forever.
     this.watchdogs.set(
       id,
@@ -91,26 +104,24 @@ export class SidebarTurns {
     return id;
   }
 
-  /** The user pressed Stop: the running turn is cancelled. */
+  /** The user pressed Stop: the running turn is cancelled; if the host never says it ended, it ends anyway. */
   stop(): void {
     const id = this.state.activeTurn;
     if (!id) return;
     this.deps.actions.send({ kind: "cancel", turn_id: id });
     this.dispatch({ kind: "stop", id });
+    if (this.state.activeTurn === id) setTimeout(() => this.dispatch({ kind: "stop.unanswered", id }), STOP_GRACE_MS);
   }
 
-  /** A host event: a request's reply, the conversation's agent state, or a turn's event. */
+  /** The background that ran the turn went away (it restarted): nothing will end the running turn but this. */
+  backgroundLost(): void {
+    const id = this.state.activeTurn;
+    if (id) this.dispatch({ kind: "turn.failed", turn_id: id, ...HOST_STOPPED });
+  }
+
+  /** A host event: a request's reply, or a turn's event (the agent state's patches included). */
   onHostEvent(msg: RoutedHostMessage): void {
     const id = msg.reply_to;
-    if (msg.type === "agent_state.snapshot") {
-      // The summarizer's snapshot comes after the turn's `done`.
-      if (msg.conversation_id !== this.state.conversationId) return;
-      this.deps.agentState.show(msg.state);
-      // Inside the turn it follows, so it moves down with the conversation.
-      const view = id ? this.views.get(id) : undefined;
-      (view?.root ?? this.deps.messages).append(this.deps.agentState.root);
-      return;
-    }
     const reply = id ? this.replies.get(id) : undefined;
     if (id && reply) {
       this.replies.delete(id);

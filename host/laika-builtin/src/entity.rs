@@ -997,6 +997,11 @@ pub fn asked_nouns(question: &str) -> (Vec<String>, bool) {
     (run, which.is_some())
 }
 
+/// Whether `word` (lower case) names a kind of place ("city", "venue").
+pub fn is_place_word(word: &str) -> bool {
+    PLACE_CUES.contains(&word)
+}
+
 /// Whether `word` (lower case) names a kind of organization, place or
 /// event ("firm", "hospital"): a name of that kind is not a person's.
 pub fn is_organization_word(word: &str) -> bool {

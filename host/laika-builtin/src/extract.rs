@@ -1014,24 +1014,128 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         let f = shape(f);
         of_kind(lines.page, lines.text(f.block), &f, index, &name, want).then_some(f)
     };
-    passes
-        .iter()
-        .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
-        .or_else(|| {
-            // Only a bare type name ("price", "date") takes the first value
-            // of its type: "listing date" is not the publish date.
+    let page = lines.page;
+    // In order, surest first.
+    let finders: [&dyn Fn() -> Option<Found>; 8] = [
+        &|| {
+            passes
+                .iter()
+                .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
+                .map(shape)
+        },
+        // Only a bare type name ("price", "date") takes the first value
+        // of its type: "listing date" is not the publish date.
+        &|| {
             let bare = !name.contains(' ');
-            (0..n).find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
-        })
-        .or_else(|| result_of(lines.page, index, field))
-        .map(shape)
+            (0..n)
+                .find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
+                .map(shape)
+        },
+        &|| result_of(page, index, field).map(shape),
         // A count of the field's own head noun ("cases" → "Three cases") is
         // surer than a name near it.
-        .or_else(|| counted(lines.page, index, field, want, &[true]).and_then(fits))
-        .or_else(|| tied_name(lines.page, index, field, want).and_then(fits))
-        .or_else(|| counted(lines.page, index, field, want, &[false]).and_then(fits))
-        .or_else(|| in_prose(lines, index, field).and_then(fits))
-        .or_else(|| asked_field(lines.page, index, field).and_then(fits))
+        &|| counted(page, index, field, want, &[true]).and_then(fits),
+        // A price, a rating, a date or a stock phrase is no name.
+        &|| {
+            matches!(field.kind, FieldType::Other | FieldType::Author)
+                .then(|| tied_name(page, index, field, want).and_then(fits))
+                .flatten()
+        },
+        &|| counted(page, index, field, want, &[false]).and_then(fits),
+        // A value read from running text by the field's words alone is
+        // shown only when nothing else in its sentence could be it.
+        &|| {
+            in_prose(lines, index, field)
+                .and_then(fits)
+                .filter(|f| sole_value(lines, index, field, want, f))
+        },
+        &|| {
+            asked_field(page, index, field)
+                .and_then(fits)
+                .filter(|f| sole_value(lines, index, field, want, f))
+        },
+    ];
+    finders.iter().find_map(|find| find())
+}
+
+/// How far (bytes) a name read from running text for a field of no known
+/// type may stand from the field's words: right beside them ("the
+/// supercomputer Hazel Hen"), as any other name of the sentence could be it.
+const MAX_NAME_TIE_BYTES: usize = 3;
+
+/// Whether a value found in running text is surely the field's: a person
+/// field's value is a person's name; a typed value is the one of its type
+/// nearest the field's words ("revenue of $27.2 billion, against $27.53
+/// billion expected" ties neither surely), or the sentence's only one for
+/// a field that is a bare type ("age", "distance"); a name for a field of
+/// no known type stands right beside the field's words.
+fn sole_value(lines: &Lines, index: &Index, field: &Field, want: Want, f: &Found) -> bool {
+    let text = lines.text(f.block);
+    let Some(sentence) = text.get(f.quote.clone()) else {
+        return false;
+    };
+    let value =
+        f.value.start.saturating_sub(f.quote.start)..f.value.end.saturating_sub(f.quote.start);
+    let name = normalize_name(&field.key);
+    let words: Vec<String> = name
+        .split(' ')
+        .filter(|w| !retrieval::is_stopword(w))
+        .map(str::to_string)
+        .collect();
+    let ids = own_ids(index, &words);
+    let at: Vec<Range<usize>> = index
+        .terms_at(sentence)
+        .into_iter()
+        .filter(|(_, id)| id.is_some_and(|id| ids.contains(&id)))
+        .map(|(r, _)| r)
+        .collect();
+    let gap = |r: &Range<usize>| {
+        at.iter()
+            .filter(|w| w.end <= r.start || w.start >= r.end)
+            .map(|w| {
+                w.start
+                    .saturating_sub(r.end)
+                    .max(r.start.saturating_sub(w.end))
+            })
+            .min()
+            .unwrap_or(usize::MAX)
+    };
+    let overlaps = |r: &Range<usize>| r.start < value.end && value.start < r.end;
+    let spans = entity::spans(sentence, index.lang());
+    let mine = gap(&value);
+    let kind = match want {
+        Want::Any => Want::Name,
+        w => w,
+    };
+    // A place is a name after a preposition that opens only places ("in
+    // Köln"), not any phrase after one ("in diesem Jahr").
+    let placed = |r: &Range<usize>| {
+        sentence
+            .get(..r.start)
+            .and_then(|b| b.split_whitespace().last())
+            .is_some_and(|w| fields::is_place_only_preposition(&w.to_lowercase()))
+    };
+    let others = || {
+        spans.iter().filter(|s| {
+            s.answers(kind)
+                && !overlaps(&s.range)
+                && (kind != Want::Place || (s.kind == entity::Kind::Name && placed(&s.range)))
+        })
+    };
+    match want {
+        Want::Person => {
+            spans
+                .iter()
+                .any(|s| overlaps(&s.range) && s.answers(Want::Person))
+                && !at.is_empty()
+                && others().all(|s| gap(&s.range) > mine)
+        }
+        Want::Any | Want::Name => {
+            mine <= MAX_NAME_TIE_BYTES && others().all(|s| gap(&s.range) > mine)
+        }
+        _ if at.is_empty() => others().next().is_none(),
+        _ => others().all(|s| gap(&s.range) > mine),
+    }
 }
 
 /// Whether the page writes `value` as a place somewhere: right after a
@@ -1228,6 +1332,9 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
         visible_bytes(&page).max(SPARSE_BYTES),
         "this extraction",
     ) {
+        blocks.push(paragraph(&n));
+    }
+    if let Some(n) = super::truncation_note(packet, &page, "this extraction") {
         blocks.push(paragraph(&n));
     }
     if fields.is_empty() {
@@ -1568,6 +1675,17 @@ mod tests {
                 "DH founder": null,
             })
         );
+    }
+
+    #[test]
+    fn values_from_running_text_are_shown_only_when_tied_to_the_field() {
+        let page = "Black Friday deals on the Motorola Razr start on Friday. \
+            Revenue rose to $27.2 billion in the quarter.";
+        let (d, _) = extract_data(page, json!(["author", "revenue"]));
+        // No byline and no word of authorship: no author (a capitalized run
+        // is no person); the sum beside "revenue" is its value.
+        assert_eq!(d["author"], Value::Null, "{d}");
+        assert_eq!(d["revenue"], "$27.2 billion", "{d}");
     }
 
     #[test]

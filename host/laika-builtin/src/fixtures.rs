@@ -108,6 +108,21 @@ pub fn check_grounded(p: &RequestPacket, v: &Value) {
     }
 }
 
+/// Whether an answer's rendered text shows `span` as its answer: as the
+/// lead line when the runtime is sure of it, else in the first passage under
+/// "The page says:" (notices of a partial page skipped).
+pub fn shows(text: &str, span: &str) -> bool {
+    let mut lines = text.lines().filter(|l| {
+        !l.starts_with("Only part of this page") && !l.starts_with("This page is longer")
+    });
+    match lines.next() {
+        Some(l) if l.contains(span) && !l.starts_with('“') => true,
+        // The first passage is one to three quotes.
+        Some("The page says:") => lines.take(3).any(|q| q.contains(span)),
+        _ => false,
+    }
+}
+
 pub fn quotes(v: &Value) -> Vec<String> {
     v["assistant"]["citations"]
         .as_array()

@@ -29,6 +29,7 @@ mod answer;
 mod entity;
 mod extract;
 mod fields;
+mod margins;
 mod runtime;
 mod salience;
 mod summarize;
@@ -256,6 +257,42 @@ fn gate_notice(reasons: &[&str], visible: usize, what: &str) -> Option<String> {
         "Only part of this page is visible ({}), so {what} covers only the text that could be read.",
         why.join(", ")
     ))
+}
+
+/// The signal the extension sends when the page goes on beyond what it read.
+const TRUNCATED_SIGNAL: &str = "text_truncated";
+
+/// The note that only the start of a long page was read (the observation
+/// says the page goes on), with how much: `what` covers that part only.
+fn truncation_note(packet: &RequestPacket, page: &Page, what: &str) -> Option<String> {
+    let cut = packet.context.documents.iter().any(|d| {
+        d.content
+            .get("signals")
+            .and_then(Value::as_array)
+            .is_some_and(|s| s.iter().any(|x| x.as_str() == Some(TRUNCATED_SIGNAL)))
+    });
+    cut.then(|| {
+        let chars: usize = (0..page.units.len())
+            .map(|i| page.unit_text(i).chars().count())
+            .sum();
+        format!(
+            "This page is longer than Laika reads at once: {what} covers its first {} characters, not the rest.",
+            thousands(chars)
+        )
+    })
+}
+
+/// `1234567` as "1,234,567".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! page order, each an exact sentence of the page with an inline citation
 //! marker.
 
+use super::margins::Margins;
 use super::salience;
 use super::{cite, gate_notice, gate_reasons, heading, list, paragraph, visible_bytes, Reply};
 use laika_core::cancel::CancelToken;
@@ -35,6 +36,31 @@ fn point_count(args: &Map<String, Value>) -> usize {
 
 /// The lead sentence is short: a longer one goes among the points.
 const LEAD_MAX_WORDS: usize = 30;
+/// A lede is a sentence of at least this many words and at most
+/// [`LEDE_MAX_WORDS`] …
+const LEDE_MIN_WORDS: usize = 8;
+const LEDE_MAX_WORDS: usize = 60;
+/// … among the first units of the main content (a headline, a dateline,
+/// a standfirst may stand before it).
+const LEDE_REACH: usize = 4;
+
+/// The lede of an article: the opening sentence of the page's marked main
+/// content (`primary.text`), when it reads as one (`clean`, a full
+/// sentence). None for a page without a marked main content.
+fn lede(page: &Page, clean: impl Fn(usize) -> bool) -> Option<usize> {
+    let in_primary = |u: usize| {
+        page.unit_source(u)
+            .is_some_and(|s| s.field == "primary.text")
+    };
+    (0..page.units.len())
+        .take_while(|&u| in_primary(u))
+        .filter(|&u| page.units[u].kind == retrieval::Kind::Sentence)
+        .take(LEDE_REACH)
+        .find(|&u| {
+            let words = retrieval::word_count(page.unit_text(u));
+            (LEDE_MIN_WORDS..=LEDE_MAX_WORDS).contains(&words) && clean(u)
+        })
+}
 
 /// Marks of text beside the article rather than in it: photo credits,
 /// teasers for other articles, embedded posts.
@@ -100,25 +126,34 @@ pub(super) fn summarize(packet: &RequestPacket, cancel: &CancelToken) -> Result<
     if let Some(n) = gate_notice(&reasons, visible_bytes(&page), "this summary") {
         blocks.push(paragraph(&n));
     }
+    if let Some(n) = super::truncation_note(packet, &page, "this summary") {
+        blocks.push(paragraph(&n));
+    }
 
     let index = Index::build(&page);
     cancel.check()?;
     let k = point_count(&packet.input.task.args);
-    let clean =
-        |u: usize, min: f64| !is_aside(&page, u) && salience::quality(&page, &index, u) >= min;
+    let margins = Margins::of(&page);
+    let clean = |u: usize, min: f64| {
+        !is_aside(&page, u) && !margins.is_margin(u) && salience::quality(&page, &index, u) >= min
+    };
 
-    // Key points by TextRank + MMR; the lead is the earliest short, clean
-    // one among them (the page's own opening when it is central).
+    // An article leads with its point: the lede (the opening sentence of
+    // its main content) first. Then the key points by TextRank + MMR; without
+    // a lede, the lead is the earliest short, clean one among them.
+    let lede = lede(&page, |u| clean(u, 0.9));
     let mut points = salience::key_sentences(&page, &index, |u| clean(u, 0.25), k + 1);
     cancel.check()?;
-    let lead = points
-        .iter()
-        .copied()
-        .filter(|&u| {
-            clean(u, 0.9) && page.unit_text(u).split_whitespace().count() <= LEAD_MAX_WORDS
-        })
-        .min();
-    points.retain(|&u| Some(u) != lead);
+    let lead = lede.or_else(|| {
+        points
+            .iter()
+            .copied()
+            .filter(|&u| {
+                clean(u, 0.9) && page.unit_text(u).split_whitespace().count() <= LEAD_MAX_WORDS
+            })
+            .min()
+    });
+    points.retain(|&u| lead.is_none_or(|l| u != l && index.jaccard(u, l) <= super::MAX_JACCARD));
     points.truncate(k);
     if points.is_empty() && lead.is_none() {
         // No sentence looks like content: fall back to anything with words,
@@ -207,6 +242,39 @@ mod tests {
             .collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
         assert!(!render_text(&v).contains("visible"));
+    }
+
+    #[test]
+    fn an_article_summary_leads_with_its_lede_then_central_points_in_page_order() {
+        let article = "WeWork's valuation has fallen from $47 billion to $8 billion after its failed stock market listing.\n\
+            The company was founded in 2010 by Adam Neumann and Miguel McKelvey in New York.\n\
+            Investors questioned the company's losses, which reached $1.25 billion in the last quarter.\n\
+            SoftBank, its largest investor, agreed to take control of the company in a rescue deal.\n\
+            The rescue deal values the company at $8 billion and gives SoftBank an 80 percent stake.\n\
+            Neumann will leave the board and receive a payout of about $1.7 billion from SoftBank.\n\
+            Employees fear layoffs as the company cuts costs after the failed listing.\n\
+            The office in the photo is in Manhattan.";
+        let mut s = summary("WeWork valuation falls", &format!("Home\nNews\n{article}\nH2: Most read\n- Ten gadgets to buy\n- The best phones\n- Our top stories"));
+        s["primary"] = json!({"text": article, "handle_id": "laika-9"});
+        let v = run(&packet(
+            "web.summarize",
+            json!({"max_points": 3}),
+            "summarize",
+            s,
+            &[],
+        ));
+        let children = v["assistant"]["render"]["children"].as_array().unwrap();
+        assert_eq!(
+            children[1]["children"][0]["text"].as_str().unwrap_or(""),
+            "WeWork's valuation has fallen from $47 billion to $8 billion after its failed stock market listing. [1]"
+        );
+        let q = quotes(&v);
+        assert!(q.len() >= 3, "{q:?}");
+        let order: Vec<usize> = q
+            .iter()
+            .map(|x| article.find(x.as_str()).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "page order: {q:?}");
     }
 
     #[test]

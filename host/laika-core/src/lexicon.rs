@@ -12,7 +12,11 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::OnceLock;
-use unicode_normalization::UnicodeNormalization;
+use unicode_script::{Script, UnicodeScript};
+
+mod fold;
+
+pub use fold::{ascii_digits, fold, fold_str, Word};
 
 const WORDS_JSON: &str = include_str!("lexicon/words.json");
 
@@ -33,10 +37,15 @@ pub enum Category {
     /// "at" and "dot" spelled out in an obfuscated email address.
     EmailAt,
     EmailDot,
+    /// Labels of controls that only show, open or pick something ("Show
+    /// more", "Next page", "Add to cart").
+    Safe,
+    /// Names of filter and sort groups ("Filter by", "Brand", "Price").
+    Filter,
 }
 
 impl Category {
-    const ALL: [Category; 7] = [
+    const ALL: [Category; 9] = [
         Category::Commit,
         Category::SecretField,
         Category::Code,
@@ -44,6 +53,8 @@ impl Category {
         Category::Street,
         Category::EmailAt,
         Category::EmailDot,
+        Category::Safe,
+        Category::Filter,
     ];
 
     fn slot(self) -> usize {
@@ -53,18 +64,27 @@ impl Category {
 
 #[derive(Deserialize)]
 struct Language {
+    /// The language's English name.
+    name: String,
     commit: Vec<String>,
     secret_field: Vec<String>,
     code: Vec<String>,
     copula: Vec<String>,
     street: Vec<String>,
+    #[serde(default)]
     email_at: Vec<String>,
+    #[serde(default)]
     email_dot: Vec<String>,
+    safe: Vec<String>,
+    filter: Vec<String>,
 }
 
 #[derive(Deserialize)]
 struct WordsFile {
     languages: BTreeMap<String, Language>,
+    /// English names of languages the file has no words for.
+    #[serde(default)]
+    names: BTreeMap<String, String>,
 }
 
 /// One entry, folded.
@@ -92,6 +112,12 @@ struct Lexicon {
     street: Vec<Entry>,
     email_at: Vec<Entry>,
     email_dot: Vec<Entry>,
+    safe: Vec<Entry>,
+    filter: Vec<Entry>,
+    /// Language code → English name, covered languages and others.
+    names: BTreeMap<String, String>,
+    /// The scripts the entries are written in.
+    scripts: Vec<unicode_script::Script>,
     /// One per category, in [`Category::ALL`] order.
     indexes: Vec<Index>,
 }
@@ -133,6 +159,7 @@ fn lexicon() -> &'static Lexicon {
         // only makes the gate ask more, never allow more.
         let file: WordsFile = serde_json::from_str(WORDS_JSON).unwrap_or(WordsFile {
             languages: BTreeMap::new(),
+            names: BTreeMap::new(),
         });
         let mut lex = Lexicon {
             commit: Vec::new(),
@@ -142,6 +169,10 @@ fn lexicon() -> &'static Lexicon {
             street: Vec::new(),
             email_at: Vec::new(),
             email_dot: Vec::new(),
+            safe: Vec::new(),
+            filter: Vec::new(),
+            names: file.names.clone(),
+            scripts: Vec::new(),
             indexes: Vec::new(),
         };
         for (lang, words) in &file.languages {
@@ -155,6 +186,16 @@ fn lexicon() -> &'static Lexicon {
             add(&mut lex.street, &words.street);
             add(&mut lex.email_at, &words.email_at);
             add(&mut lex.email_dot, &words.email_dot);
+            add(&mut lex.safe, &words.safe);
+            add(&mut lex.filter, &words.filter);
+            lex.names.insert(lang.clone(), words.name.clone());
+            for w in words.commit.iter().chain(&words.safe) {
+                for script in w.chars().map(|c| c.script()).filter(|s| is_real_script(*s)) {
+                    if !lex.scripts.contains(&script) {
+                        lex.scripts.push(script);
+                    }
+                }
+            }
         }
         lex.indexes = Category::ALL
             .iter()
@@ -200,6 +241,8 @@ fn category_entries(lex: &Lexicon, category: Category) -> &[Entry] {
         Category::Street => &lex.street,
         Category::EmailAt => &lex.email_at,
         Category::EmailDot => &lex.email_dot,
+        Category::Safe => &lex.safe,
+        Category::Filter => &lex.filter,
     }
 }
 
@@ -210,127 +253,74 @@ pub fn languages() -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn is_real_script(script: Script) -> bool {
+    !matches!(script, Script::Common | Script::Inherited | Script::Unknown)
+}
+
+/// Whether the lexicon has words for the language of the BCP 47 tag `tag`
+/// (`pt-BR`, `zh-Hant`; `nb` and `nn` are not `no`).
+pub fn covers_language(tag: &str) -> bool {
+    let primary = primary_subtag(tag);
+    lexicon()
+        .commit
+        .iter()
+        .any(|e| e.lang.eq_ignore_ascii_case(&primary))
+}
+
+fn primary_subtag(tag: &str) -> String {
+    tag.trim()
+        .split(['-', '_'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// The English name of the language of `tag` ("Amharic"), or the tag
+/// itself when the lexicon does not know it.
+pub fn language_name(tag: &str) -> String {
+    let primary = primary_subtag(tag);
+    lexicon()
+        .names
+        .get(&primary)
+        .cloned()
+        .unwrap_or_else(|| crate::text::clip_quoted(tag, 16))
+}
+
+/// The first letter of `text` in a script none of the lexicon's languages
+/// is written in, and that script's name ("Ethiopic").
+pub fn unread_script(text: &str) -> Option<&'static str> {
+    let scripts = &lexicon().scripts;
+    text.chars()
+        .filter(|c| c.is_alphabetic())
+        .map(|c| c.script())
+        .find(|s| is_real_script(*s) && !scripts.contains(s))
+        .map(Script::full_name)
+}
+
+/// The entry of `category` the folded `text` begins with, when the label
+/// is at most `max_words` words long: a short label that *is* a known
+/// phrase, not one that merely mentions it.
+pub fn leading(category: Category, text: &str, max_words: usize) -> Option<&'static Entry> {
+    let words = fold(text);
+    if words.is_empty() || words.len() > max_words {
+        return None;
+    }
+    let glued: String = words.iter().map(|w| w.text.as_str()).collect();
+    entries(category).iter().find(|e| {
+        if e.substring {
+            glued.starts_with(&e.glued)
+        } else {
+            hit_at(e, &words, 0).is_some()
+        }
+    })
+}
+
 /// Han, kana, Hangul and Thai: written without spaces between words (or, in
 /// Korean, with particles glued to them).
 fn is_unspaced_script(c: char) -> bool {
     matches!(u32::from(c),
         0x0E00..=0x0E7F | 0x1100..=0x11FF | 0x3040..=0x30FF | 0x3130..=0x318F
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
-/// A folded word and where it came from in the original text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
-    pub span: Range<usize>,
-}
-
-/// Characters that render as nothing and would split or hide a word.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
-        | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}')
-}
-
-/// Word separators. Combining marks (Devanagari vowel signs, Arabic
-/// harakat) are not: they belong to their word.
-fn is_separator(c: char) -> bool {
-    c.is_whitespace()
-        || c.is_control()
-        || c.is_ascii_punctuation()
-        || matches!(c,
-            '\u{00A1}'..='\u{00BF}' | '\u{00D7}' | '\u{00F7}' | '\u{2010}'..='\u{2027}'
-            | '\u{2030}'..='\u{205E}' | '\u{2190}'..='\u{2BFF}' | '\u{3000}'..='\u{3003}'
-            | '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301F}' | '\u{30FB}' | '\u{FE10}'..='\u{FE6F}'
-            | '\u{060C}' | '\u{061B}' | '\u{061F}' | '\u{066A}'..='\u{066D}' | '\u{06D4}'
-            | '\u{0964}' | '\u{0965}')
-}
-
-/// Cyrillic and Greek letters that look like Latin ones (after lower-casing).
-fn unconfuse(c: char) -> char {
-    match c {
-        'а' | 'α' | 'ɑ' => 'a',
-        'с' | 'ϲ' => 'c',
-        'ԁ' => 'd',
-        'е' | 'ε' => 'e',
-        'һ' => 'h',
-        'і' | 'ι' | 'ı' => 'i',
-        'ј' => 'j',
-        'ո' => 'n',
-        'о' | 'ο' => 'o',
-        'р' | 'ρ' => 'p',
-        'ԛ' => 'q',
-        // Lower-case forms of Cyrillic capitals that look like Latin ones.
-        'в' => 'b',
-        'н' => 'h',
-        'м' => 'm',
-        'т' => 't',
-        'к' | 'κ' => 'k',
-        'ѕ' => 's',
-        'υ' => 'u',
-        'ν' => 'v',
-        'ԝ' => 'w',
-        'х' | 'χ' => 'x',
-        'у' => 'y',
-        _ => c,
-    }
-}
-
-/// Folds `s` into words (see the module comment). `:` and `=` are kept as
-/// words of their own, since they join a name to its value.
-pub fn fold(s: &str) -> Vec<Word> {
-    let mut words: Vec<Word> = Vec::new();
-    let mut cur = String::new();
-    let mut start = 0;
-    let mut prev_lower = false;
-    let flush = |words: &mut Vec<Word>, cur: &mut String, span: Range<usize>| {
-        if !cur.is_empty() {
-            words.push(Word {
-                text: cur.nfkc().collect(),
-                span,
-            });
-            cur.clear();
-        }
-    };
-    for (i, c) in s.char_indices() {
-        if is_invisible(c) {
-            continue;
-        }
-        for d in std::iter::once(c).nfkc() {
-            if is_separator(d) {
-                flush(&mut words, &mut cur, start..i);
-                prev_lower = false;
-                if d == ':' || d == '=' {
-                    words.push(Word {
-                        text: d.to_string(),
-                        span: i..i + c.len_utf8(),
-                    });
-                }
-                continue;
-            }
-            if prev_lower && d.is_uppercase() {
-                flush(&mut words, &mut cur, start..i);
-            }
-            if cur.is_empty() {
-                start = i;
-            }
-            prev_lower = d.is_lowercase();
-            cur.extend(d.to_lowercase().map(unconfuse));
-        }
-    }
-    flush(&mut words, &mut cur, start..s.len());
-    words
-}
-
-/// [`fold`] as one string of words separated by single spaces.
-pub fn fold_str(s: &str) -> String {
-    fold(s)
-        .into_iter()
-        .map(|w| w.text)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Where an entry was found: its index range among the words.
@@ -445,16 +435,13 @@ fn candidates(category: Category, words: &[Word]) -> Vec<(usize, usize)> {
 }
 
 /// Spaced-out letters ("B U Y  N O W") glued back into words.
-fn glue_single_letters(words: &[Word]) -> Vec<Word> {
+fn glue_single_letters(words: &[Word], original: &str) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
     let mut run: Option<Word> = None;
     for w in words {
-        if w.text.chars().count() == 1 && w.text != ":" && w.text != "=" {
+        if w.is_one_letter() {
             match &mut run {
-                Some(r) => {
-                    r.text.push_str(&w.text);
-                    r.span.end = w.span.end;
-                }
+                Some(r) => r.glue(w, original),
                 None => run = Some(w.clone()),
             }
             continue;
@@ -473,9 +460,19 @@ pub fn find(category: Category, text: &str) -> Option<&'static Entry> {
     if let Some(hit) = hits(category, &words).next() {
         return Some(hit.entry);
     }
-    let glued = glue_single_letters(&words);
+    let glued = glue_single_letters(&words, text);
     let hit = hits(category, &glued).next();
     hit.map(|h| h.entry)
+}
+
+/// [`find`] in `text` and in its reading with look-alike capitals as
+/// Latin letters ([`fold::capitals_as_latin`]): for labels, where a
+/// missed word lets a click through.
+pub fn find_label(category: Category, text: &str) -> Option<&'static Entry> {
+    find(category, text)
+        // Mixed case ("dElEtE") would be split at its humps.
+        .or_else(|| find(category, &text.to_lowercase()))
+        .or_else(|| find(category, &fold::capitals_as_latin(text)?))
 }
 
 /// Like [`find`], for identifiers (`name`, `id`): also finds longer
@@ -563,7 +560,7 @@ pub fn disclosures(text: &str) -> Vec<Range<usize>> {
             let rest = word.text.get(end..).unwrap_or("");
             let (value, linked) = strip_copula(rest);
             if !value.is_empty() {
-                if let Some(range) = locate(text, word.span.clone(), value) {
+                if let Some(range) = locate(text, word, value) {
                     if secret_like(text.get(range.clone()).unwrap_or(""), linked) {
                         out.push(range);
                     }
@@ -609,17 +606,12 @@ fn push_next(text: &str, words: &[Word], index: usize, linked: bool, out: &mut V
     }
 }
 
-/// Where the folded `value` (the tail of a folded word) sits in the
-/// original `span`: the span's end minus the value's length in characters.
-fn locate(text: &str, span: Range<usize>, value: &str) -> Option<Range<usize>> {
-    let original = text.get(span.clone())?;
+/// Where the folded `value` (the tail of the folded `word`) starts in the
+/// original text: the origin of its first folded character.
+fn locate(text: &str, word: &Word, value: &str) -> Option<Range<usize>> {
     let n = value.chars().count();
-    let start = original
-        .char_indices()
-        .rev()
-        .nth(n.checked_sub(1)?)
-        .map(|(i, _)| span.start + i)?;
-    token_at(text, start)
+    let at = word.text.chars().count().checked_sub(n)?;
+    token_at(text, word.origin(text, at)?)
 }
 
 #[cfg(test)]

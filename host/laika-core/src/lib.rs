@@ -23,6 +23,7 @@ pub mod connection;
 pub mod conversation;
 pub mod decoding;
 pub mod engine;
+pub mod entity_patch;
 pub mod gate;
 pub mod interceptor;
 pub mod json_bounded;

@@ -491,6 +491,11 @@ pub struct Preview {
     sent: Vec<Block>,
     /// Whether any `text_delta` went out (a failed attempt withdraws it).
     sent_text: bool,
+    /// Text of the block in progress not sent yet: pieces that come within
+    /// the interval of the last `text_delta` are joined.
+    pending_text: Option<TextPiece>,
+    text_sent_at: Option<Duration>,
+    interval: Duration,
 }
 
 /// Text of the block in progress, for a `text_delta`.
@@ -510,18 +515,51 @@ impl Preview {
             tap: crate::text_delta::TextTap::default(),
             sent: Vec::new(),
             sent_text: false,
+            pending_text: None,
+            text_sent_at: None,
+            interval,
         }
     }
 
-    /// The text added to the block in progress by the last [`Preview::push`].
-    pub fn take_text(&mut self) -> Option<TextPiece> {
-        let (serial, raw) = self.stream.partial()?;
+    /// The text added to the block in progress by the last [`Preview::push`],
+    /// coalesced: what is due at `now` (the first piece at once, then at most
+    /// one per interval; text of an earlier block goes out as soon as a
+    /// later block's text starts). Nothing is dropped: what is held goes out
+    /// with [`Preview::flush_text`].
+    pub fn take_text(&mut self, now: Duration) -> Vec<TextPiece> {
+        let Some((serial, raw)) = self.stream.partial() else {
+            return Vec::new();
+        };
         let text = self.tap.feed(serial, raw);
-        self.sent_text |= !text.is_empty();
-        (!text.is_empty()).then(|| TextPiece {
-            index: self.sent.len() + self.coalescer.pending.len(),
-            text,
-        })
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let index = self.sent.len() + self.coalescer.pending.len();
+        let mut out = Vec::new();
+        match &mut self.pending_text {
+            Some(held) if held.index == index => held.text.push_str(&text),
+            held => out.extend(held.replace(TextPiece { index, text })),
+        }
+        let due = self
+            .text_sent_at
+            .is_none_or(|last| now.saturating_sub(last) >= self.interval);
+        if due {
+            out.extend(self.pending_text.take());
+        }
+        if !out.is_empty() {
+            self.sent_text = true;
+            self.text_sent_at = Some(now);
+        }
+        out
+    }
+
+    /// The text held back, if any: sent before the blocks that replace it
+    /// and when the stream ends.
+    pub fn flush_text(&mut self, now: Duration) -> Option<TextPiece> {
+        let held = self.pending_text.take()?;
+        self.sent_text = true;
+        self.text_sent_at = Some(now);
+        Some(held)
     }
 
     /// Feeds a piece of model text at time `now`; returns a batch to send.

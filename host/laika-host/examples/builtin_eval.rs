@@ -1,7 +1,9 @@
 //! Scores the offline `builtin` runtime on a question set over real article
 //! pages: answerable accuracy, honest abstains, extraction field accuracy,
-//! with every citation checked against the packed documents. Prints figures;
-//! asserts nothing. Run with `bash scripts/eval-builtin.sh`.
+//! and the precision of what it shows (answers that quote something, leads,
+//! extraction values), with every citation checked against the packed
+//! documents. Prints figures; asserts nothing. Run with
+//! `bash scripts/eval-builtin.sh`.
 //!
 //! usage: builtin_eval QUESTIONS_JSON GROUND_TRUTH_JSON [--verbose | --totals]
 //!
@@ -104,6 +106,17 @@ fn render_text(v: &Value) -> String {
     out.join("\n")
 }
 
+/// The bold lead line above the quotes: the paragraph right before the
+/// first list, unless it only introduces them ("The page says:").
+fn lead_line(v: &Value) -> Option<String> {
+    let blocks = v["assistant"]["render"]["children"].as_array()?;
+    let at = blocks.iter().position(|b| b["type"] == "list")?;
+    let before = blocks.get(at.checked_sub(1)?)?;
+    (before["type"] == "paragraph")
+        .then(|| render_text(&json!({"assistant": {"render": before}})))
+        .filter(|t| !t.trim_end().ends_with(':'))
+}
+
 fn holds(hay: &str, accept: &[String]) -> bool {
     let hay = hay.to_lowercase();
     accept.iter().any(|a| hay.contains(&a.to_lowercase()))
@@ -148,6 +161,9 @@ fn main() {
     // answer; "lead" also asks that the answer's opening line holds it.
     let answerable = q["answerable"].as_array().cloned().unwrap_or_default();
     let (mut right, mut lead) = (0usize, 0usize);
+    // What it shows: answers that quote something, and leads above them.
+    let (mut shown, mut shown_right, mut shown_right_any) = (0usize, 0usize, 0usize);
+    let (mut leads, mut leads_right) = (0usize, 0usize);
     let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for a in &answerable {
         let (text, url) = body(&truth, a["id"].as_str().unwrap_or(""));
@@ -172,6 +188,22 @@ fn main() {
         let lead_ok = ok && holds(opening, &accept);
         right += usize::from(ok);
         lead += usize::from(lead_ok);
+        if !citations(&v).is_empty() {
+            let shown_lead = lead_line(&v);
+            let lead_fits = shown_lead.as_deref().is_none_or(|l| holds(l, &accept));
+            let quotes = v["assistant"]["render"]["children"]
+                .as_array()
+                .and_then(|c| c.iter().find(|b| b["type"] == "list"))
+                .map(|l| render_text(&json!({"assistant": {"render": l}})))
+                .unwrap_or_default();
+            shown += 1;
+            shown_right += usize::from(ok && lead_fits);
+            shown_right_any += usize::from(holds(&quotes, &accept) && lead_fits);
+            if let Some(l) = &shown_lead {
+                leads += 1;
+                leads_right += usize::from(holds(l, &accept));
+            }
+        }
         let kind = by_kind
             .entry(a["kind"].as_str().unwrap_or("?").to_string())
             .or_default();
@@ -189,6 +221,7 @@ fn main() {
 
     let unanswerable = q["unanswerable"].as_array().cloned().unwrap_or_default();
     let mut honest = 0usize;
+    let (mut shown_wrong_unanswerable, mut leads_unanswerable) = (0usize, 0usize);
     for a in &unanswerable {
         let (text, url) = body(&truth, a["id"].as_str().unwrap_or(""));
         let question = a["q"].as_str().unwrap_or("");
@@ -201,6 +234,10 @@ fn main() {
         check(&v, &p);
         let ok = citations(&v).is_empty();
         honest += usize::from(ok);
+        if !ok {
+            shown_wrong_unanswerable += 1;
+            leads_unanswerable += usize::from(lead_line(&v).is_some());
+        }
         if show(ok) {
             println!(
                 "{} unanswerable {}: {question}\n    {}",
@@ -216,6 +253,8 @@ fn main() {
     // `absent` field (not on the page) is right when it comes back null.
     let (mut fields_ok, mut fields) = (0usize, 0usize);
     let (mut absent_ok, mut absent_n) = (0usize, 0usize);
+    // Values shown (not null): right when they hold an accepted value.
+    let (mut values_shown, mut values_right) = (0usize, 0usize);
     for e in q["extraction"].as_array().cloned().unwrap_or_default() {
         let (text, url) = body(&truth, e["id"].as_str().unwrap_or(""));
         let want = e["fields"].as_object().cloned().unwrap_or_default();
@@ -239,6 +278,8 @@ fn main() {
             let ok = holds(got, &accept) && got.len() <= 3 * longest + 20;
             fields += 1;
             fields_ok += usize::from(ok);
+            values_shown += usize::from(!got.is_empty());
+            values_right += usize::from(ok);
             if show(ok) {
                 println!(
                     "{} extract {} {name:?}: got {got:?}, want {accept:?}",
@@ -252,6 +293,7 @@ fn main() {
             let ok = got.is_null();
             absent_n += 1;
             absent_ok += usize::from(ok);
+            values_shown += usize::from(!ok);
             if show(ok) {
                 println!(
                     "{} extract {} {name:?} (not on the page): got {got}",
@@ -278,7 +320,23 @@ fn main() {
         "honest abstains:            {}",
         pct(honest, unanswerable.len())
     );
+    println!(
+        "answers shown right:        {} (first passage; {} in any quoted passage), {} shown on {} unanswerable",
+        pct(shown_right, shown),
+        pct(shown_right_any, shown),
+        shown_wrong_unanswerable,
+        unanswerable.len()
+    );
+    println!(
+        "leads shown right:          {} ({} more leads on unanswerable questions)",
+        pct(leads_right, leads),
+        leads_unanswerable
+    );
     println!("extraction fields:          {}", pct(fields_ok, fields));
+    println!(
+        "extraction values shown right: {}",
+        pct(values_right, values_shown)
+    );
     if absent_n > 0 {
         println!("extraction absent (null):   {}", pct(absent_ok, absent_n));
     }

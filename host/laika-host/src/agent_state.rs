@@ -10,9 +10,8 @@
 //! prompt, given the current state and the turn just finished. Other turns,
 //! failed or cancelled ones, and a model answer that is not a JSON object get
 //! the extractive delta (the question as an item, its page as an entity). The
-//! delta is applied and stored (`Store::apply_agent_state`), and the new
-//! snapshot goes out as `agent_state.snapshot` in reply to the turn, after
-//! its `done`. Nothing here fails a turn or loses stored state: what goes
+//! delta is applied and stored (`Store::apply_agent_state`), and the change
+//! goes out as an `entity_patch` in reply to the turn, after its `done`. Nothing here fails a turn or loses stored state: what goes
 //! wrong is logged.
 
 use crate::store::Store;
@@ -21,14 +20,15 @@ use laika_core::ambient::Ambient;
 use laika_core::runtime::Runtime;
 use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_protocol::conversation::PastTurn;
-use laika_protocol::event::{AgentStateSnapshot, Event, Sink};
+use laika_protocol::event::Sink;
 use laika_protocol::ids::{ConversationId, RequestId};
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::json;
 use std::sync::Mutex;
 
 /// Reconciles the agent state of `conversation_id` with its latest turn and
-/// sends the new snapshot to `sink`, in reply to the turn request `reply_to`.
+/// sends the change to `sink` as an `entity_patch`, in reply to the turn
+/// request `reply_to`.
 pub fn after_turn(
     store: &Mutex<Store>,
     summarizer: Option<&dyn Runtime>,
@@ -40,11 +40,10 @@ pub fn after_turn(
             .map_err(Some)
             .map(|h| (h.turns.last().cloned(), h.agent_state))
     });
-    let (turn, state) = match loaded {
-        Ok((Some(turn), state)) => (
-            turn,
-            state.unwrap_or_else(|| AgentState::new(conversation_id)),
-        ),
+    // `before` is what the sidebar has: the turn's `session` state with the
+    // turn's own patches applied.
+    let (turn, before) = match loaded {
+        Ok((Some(turn), state)) => (turn, state),
         Ok((None, _)) => return,
         Err(Some(e)) => {
             tracing::warn!(code = %e.code, "agent state not updated: {}", e.chain());
@@ -57,6 +56,9 @@ pub fn after_turn(
     };
     // A failed or cancelled turn is not worth a model call (its runtime may
     // be what failed): its question is recorded as still open.
+    let state = before
+        .clone()
+        .unwrap_or_else(|| AgentState::new(conversation_id));
     let delta = match summarizer {
         Some(model) if turn.status == "ok" => ask_model(model, conversation_id, &state, &turn)
             .unwrap_or_else(|| agent_state::extractive_delta(&turn)),
@@ -74,15 +76,18 @@ pub fn after_turn(
         .map_err(Some)
     });
     match applied {
-        Ok(state) => sink.emit(
-            Some(reply_to),
-            Event::AgentStateSnapshot(AgentStateSnapshot {
-                conversation_id: conversation_id.clone(),
-                turn: turn.turn,
-                source: DeltaSource::Summarizer,
-                state,
-            }),
-        ),
+        Ok(after) => {
+            let patch = laika_core::entity_patch::agent_state_patch(
+                conversation_id,
+                turn.turn,
+                DeltaSource::Summarizer,
+                before.as_ref(),
+                &after,
+            );
+            if let Some(patch) = patch {
+                sink.emit(Some(reply_to), patch);
+            }
+        }
         Err(Some(e)) => tracing::warn!(code = %e.code, "agent state not saved: {}", e.chain()),
         Err(None) => tracing::warn!("agent state not saved: the store lock was poisoned"),
     }

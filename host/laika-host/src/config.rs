@@ -21,6 +21,12 @@ use std::path::{Path, PathBuf};
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub runtime: RuntimeConfig,
+    /// `[runtimes.<kind>]`: the settings of runtimes used before, kept while
+    /// another kind is in use, so switching back (to an offline answer and
+    /// back, say) restores the server, model, profile and key. Left out of
+    /// a saved file while empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub runtimes: BTreeMap<String, RuntimeConfig>,
     /// Where the database and logs live.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<PathBuf>,
@@ -70,6 +76,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             runtime: RuntimeConfig::default(),
+            runtimes: BTreeMap::new(),
             data_dir: None,
             log_full_llm: false,
             allowed_origins: DEFAULT_ALLOWED_ORIGINS
@@ -354,6 +361,22 @@ impl Config {
         for setting in &settings {
             self.runtime.apply(setting)?;
         }
+        // Ollama's own variable names its server when nothing more specific
+        // (the config file, `LAIKA_BASE_URL`) does.
+        let unset = self
+            .runtime
+            .http()
+            .is_some_and(|h| h.base_url.is_none() && h.base_urls.is_empty());
+        if self.runtime.kind() == "ollama" && unset {
+            if let Some(url) = set("OLLAMA_HOST")
+                .as_deref()
+                .and_then(laika_runtime::ollama::base_url_from_ollama_host)
+            {
+                let setting = Setting::BaseUrl(Some(url));
+                self.runtime.apply(&setting)?;
+                settings.push(setting);
+            }
+        }
         self.runtime_env = settings;
         if let Some(v) = env("LAIKA_LOG_FULL_LLM") {
             self.log_full_llm = parse_bool("LAIKA_LOG_FULL_LLM", &v)?;
@@ -376,6 +399,17 @@ impl Config {
 
     pub fn validate(&self) -> Result<()> {
         self.runtime.validate()?;
+        for (kind, saved) in &self.runtimes {
+            if saved.kind() != kind {
+                return Err(config_error(format!(
+                    "[runtimes.{kind}] has kind = {:?}: it must be {kind:?}",
+                    saved.kind()
+                )));
+            }
+            saved
+                .validate()
+                .map_err(|e| config_error(format!("[runtimes.{kind}]: {}", e.message)))?;
+        }
         if let Some(summarizer) = &self.summarizer {
             summarizer
                 .validate()
@@ -465,18 +499,9 @@ impl Config {
 
     /// What `config.get` shows: everything but secrets.
     pub fn public_view(&self) -> ConfigView {
-        let http = self.runtime.http();
         ConfigView {
-            runtime: RuntimeView {
-                kind: self.runtime.kind().to_owned(),
-                base_url: http.and_then(|h| h.base_url.clone()),
-                model: self.runtime.model().map(str::to_owned),
-                profile: match &self.runtime {
-                    RuntimeConfig::OpenAi(c) => c.profile.clone(),
-                    _ => None,
-                },
-                api_key_set: http.is_some_and(|h| h.api_key.is_some()),
-            },
+            runtime: runtime_view(&self.runtime),
+            saved_runtimes: self.runtimes.values().map(runtime_view).collect(),
             data_dir: self.data_dir().display().to_string(),
             log_full_llm: self.log_full_llm,
             allowed_origins: self.allowed_origins.clone(),
@@ -520,7 +545,15 @@ impl Config {
         if let Some(value) = values.get("runtime.kind") {
             let kind = text("runtime.kind", value)?.unwrap_or_else(|| "builtin".into());
             if kind != next.runtime.kind() {
-                next.runtime.apply(&Setting::Kind(kind))?;
+                // The kind left keeps its settings; the kind chosen gets back its own, if it had any.
+                let left = next.runtime.clone();
+                match next.runtimes.remove(&kind) {
+                    Some(saved) => next.runtime = saved,
+                    None => next.runtime.apply(&Setting::Kind(kind))?,
+                }
+                if left != RuntimeConfig::Builtin {
+                    next.runtimes.insert(left.kind().to_owned(), left);
+                }
                 for setting in &self.runtime_env {
                     next.runtime.apply(setting)?;
                 }
@@ -563,6 +596,21 @@ impl Config {
         let tmp = path.with_extension("toml.tmp");
         write_private(&tmp, text.as_bytes()).map_err(fail)?;
         std::fs::rename(&tmp, path).map_err(fail)
+    }
+}
+
+/// A runtime's settings without its key (only whether one is set).
+fn runtime_view(runtime: &RuntimeConfig) -> RuntimeView {
+    let http = runtime.http();
+    RuntimeView {
+        kind: runtime.kind().to_owned(),
+        base_url: http.and_then(|h| h.base_url.clone()),
+        model: runtime.model().map(str::to_owned),
+        profile: match runtime {
+            RuntimeConfig::OpenAi(c) => c.profile.clone(),
+            _ => None,
+        },
+        api_key_set: http.is_some_and(|h| h.api_key.is_some()),
     }
 }
 
@@ -762,6 +810,111 @@ mod tests {
         let saved = std::fs::read_to_string(&path).unwrap();
         assert!(saved.contains("log_full_llm = true"), "{saved}");
         assert!(!saved.contains("127.0.0.1"), "{saved}");
+    }
+
+    #[test]
+    fn ollama_host_names_the_server_unless_laika_config_does() {
+        let from_env: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "ollama"),
+            ("LAIKA_MODEL", "m"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(from_env)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:11500")
+        );
+        let laika_wins: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "ollama"),
+            ("LAIKA_MODEL", "m"),
+            ("LAIKA_BASE_URL", "http://127.0.0.1:9999"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(laika_wins)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:9999")
+        );
+        // Another kind does not read it.
+        let openai: &'static [(&str, &str)] = &[
+            ("LAIKA_CONFIG", "/nonexistent/laika-config.toml"),
+            ("LAIKA_RUNTIME", "openai"),
+            ("LAIKA_BASE_URL", "http://127.0.0.1:8080"),
+            ("OLLAMA_HOST", "0.0.0.0:11500"),
+        ];
+        let (c, _) = Config::load(&env_of(openai)).unwrap();
+        assert_eq!(
+            c.runtime.http().and_then(|h| h.base_url.as_deref()),
+            Some("http://127.0.0.1:8080")
+        );
+    }
+
+    #[test]
+    fn switching_runtime_keeps_each_kinds_settings_and_restores_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let values = |pairs: &[(&str, Value)]| -> serde_json::Map<String, Value> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
+        };
+        let server = values(&[
+            ("runtime.kind", json!("openai")),
+            ("runtime.base_url", json!("http://127.0.0.1:8080/v1")),
+            ("runtime.model", json!("gemma-3-270m")),
+            ("runtime.profile", json!("llama.cpp")),
+            ("runtime.api_key", json!("sk-kept")),
+        ]);
+        let c = Config::default().with_values(&server).unwrap();
+        Config::save_values(&path, &server).unwrap();
+        // Offline, as Settings sends it: the server's fields come along and mean nothing to builtin.
+        let offline = values(&[
+            ("runtime.kind", json!("builtin")),
+            ("runtime.base_url", json!("http://127.0.0.1:8080/v1")),
+            ("runtime.model", json!("gemma-3-270m")),
+        ]);
+        let c = c.with_values(&offline).unwrap();
+        Config::save_values(&path, &offline).unwrap();
+        assert_eq!(c.runtime, RuntimeConfig::Builtin);
+        let view = c.public_view();
+        assert_eq!(view.saved_runtimes.len(), 1);
+        let saved = &view.saved_runtimes[0];
+        assert_eq!(
+            (
+                saved.kind.as_str(),
+                saved.model.as_deref(),
+                saved.profile.as_deref(),
+                saved.api_key_set
+            ),
+            ("openai", Some("gemma-3-270m"), Some("llama.cpp"), true)
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("[runtimes.openai]") && text.contains("sk-kept"),
+            "{text}"
+        );
+        // Back to the server: everything is restored, in memory and from the file.
+        let back = values(&[("runtime.kind", json!("openai"))]);
+        let c = c.with_values(&back).unwrap();
+        Config::save_values(&path, &back).unwrap();
+        for restored in [c, Config::from_file(&path).unwrap()] {
+            let RuntimeConfig::OpenAi(o) = &restored.runtime else {
+                panic!("{:?}", restored.runtime)
+            };
+            assert_eq!(o.http.base_url.as_deref(), Some("http://127.0.0.1:8080/v1"));
+            assert_eq!(o.http.api_key, Some(ApiKey::new("sk-kept")));
+            assert_eq!(o.profile.as_deref(), Some("llama.cpp"));
+            assert_eq!(restored.runtime.model(), Some("gemma-3-270m"));
+            assert!(restored.runtimes.is_empty(), "{:?}", restored.runtimes);
+        }
+        // A saved table of the wrong kind is named.
+        let bad = Config::from_toml(
+            "[runtimes.ollama]\nkind = \"openai\"\nbase_url = \"http://x\"\nmodel = \"m\"\n",
+        );
+        assert!(bad.unwrap_err().message.contains("[runtimes.ollama]"));
     }
 
     #[test]

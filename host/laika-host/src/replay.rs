@@ -69,8 +69,19 @@ impl Normalizer {
     }
 
     fn object(&mut self, m: &mut Map<String, Value>) {
+        // A JSON Patch operation's `value` is named by its path's last token.
+        let patched = m
+            .get("op")
+            .and(m.get("path"))
+            .and_then(Value::as_str)
+            .and_then(|p| p.rsplit('/').next())
+            .map(str::to_owned);
         for (k, v) in m.iter_mut() {
-            self.value(Some(k), v);
+            let key = match (&patched, k.as_str()) {
+                (Some(name), "value") => name.as_str(),
+                _ => k.as_str(),
+            };
+            self.value(Some(key), v);
         }
     }
 

@@ -3,7 +3,7 @@
 //! while a turn runs, and owns the store and the runtime.
 
 use crate::agent_state;
-use crate::config::Config;
+use crate::config::{Config, RuntimeConfig};
 use crate::settings;
 use crate::sink::OutboxSink;
 use crate::store::Store;
@@ -15,7 +15,9 @@ use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
-use laika_protocol::event::{Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME};
+use laika_protocol::event::{
+    Done, Event, Hello, HelloLimits, HistoryExport, HostInfo, Sink, HOST_NAME,
+};
 use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
@@ -159,10 +161,33 @@ impl Session {
     /// Handles one inbound message object.
     pub fn handle_message(&mut self, msg: serde_json::Map<String, Value>, sink: Arc<dyn Sink>) {
         let id = wire::message_id(&msg);
+        let is_turn = msg.get("type").and_then(Value::as_str) == Some("turn");
         match wire::parse_request(msg) {
             Ok(request) => self.handle_request(request, sink),
-            Err(e) => sink.emit(id.as_ref(), Event::error(&e)),
+            Err(e) => match id.as_ref().filter(|_| is_turn) {
+                Some(id) => self.refuse_turn(id, &e, sink.as_ref()),
+                None => sink.emit(id.as_ref(), Event::error(&e)),
+            },
         }
+    }
+
+    /// A turn refused before it started: its `error`, then a `done` that
+    /// says nothing was stored (every turn ends with `done`), unless a
+    /// running turn has that id: a `done` would end it.
+    fn refuse_turn(&self, id: &RequestId, error: &Error, sink: &dyn Sink) {
+        sink.emit(Some(id), Event::error(error));
+        let running = self
+            .shared
+            .in_flight
+            .lock()
+            .map_or(true, |m| m.contains_key(id));
+        if running {
+            return;
+        }
+        sink.emit(
+            Some(id),
+            Event::Done(Done::refused(None, error.code, self.runtime().info())),
+        );
     }
 
     fn handle_request(&mut self, request: Request, sink: Arc<dyn Sink>) {
@@ -448,6 +473,7 @@ impl Session {
         let runtime = laika_runtime::from_config(&next.runtime)?;
         Config::save_values(&self.shared.config_path, values)?;
         let view = next.public_view();
+        let info = runtime.info();
         if let Ok(mut c) = self.shared.config.write() {
             *c = next;
         }
@@ -457,6 +483,7 @@ impl Session {
         Ok(Event::ConfigSet {
             config: view,
             saved_to: self.shared.config_path.display().to_string(),
+            runtime: info,
         })
     }
 
@@ -465,6 +492,7 @@ impl Session {
         let (inbox_tx, inbox) = mpsc::channel();
         let id = turn.id.clone();
         match self.shared.in_flight.lock() {
+            // No `done` here: it would end the running turn of that id.
             Ok(m) if m.contains_key(&id) => {
                 let e = Error::invalid_request(format!("a turn with id {id:?} is already running"));
                 drop(m);
@@ -476,7 +504,7 @@ impl Session {
                     "{MAX_RUNNING_TURNS} turns are already running: wait for one to finish or cancel it"
                 ));
                 drop(m);
-                sink.emit(Some(&id), Event::error(&e));
+                self.refuse_turn(&id, &e, sink.as_ref());
                 return;
             }
             Ok(mut m) => {
@@ -491,7 +519,21 @@ impl Session {
             Err(_) => {}
         }
         let shared = self.shared.clone();
-        let runtime = self.runtime();
+        let offline = turn.offline;
+        let runtime = if offline {
+            match laika_runtime::from_config(&RuntimeConfig::Builtin) {
+                Ok(r) => r,
+                Err(e) => {
+                    if let Ok(mut m) = self.shared.in_flight.lock() {
+                        m.remove(&id);
+                    }
+                    sink.emit(Some(&id), Event::error(&e));
+                    return;
+                }
+            }
+        } else {
+            self.runtime()
+        };
         // A turn stops being cancellable before its `done` goes out, so a
         // `cancel` that arrives after `done` always answers `cancelled: false`.
         let sink = Arc::new(TurnSink {
@@ -500,10 +542,15 @@ impl Session {
             inner: sink,
         });
         let job = move || {
-            let config = match shared.config.read() {
+            let mut config = match shared.config.read() {
                 Ok(c) => c.clone(),
                 Err(p) => p.into_inner().clone(),
             };
+            if offline {
+                // This turn only: its packing and its summary are the offline runtime's too.
+                config.runtime = RuntimeConfig::Builtin;
+                config.summarizer = None;
+            }
             let stored = turn::run(
                 turn,
                 &TurnContext {
@@ -517,7 +564,7 @@ impl Session {
                     page_indexes: Some(shared.page_indexes.clone()),
                 },
             );
-            // Also covers a turn rejected before `turn.started` (no `done`).
+            // Also covers a turn refused before `turn.started`.
             if let Ok(mut m) = shared.in_flight.lock() {
                 m.remove(&id);
             }

@@ -19,9 +19,15 @@ const SETS: &[&str] = &[
     "extraction-dev.json",
     "questions-blind.json",
     "questions-blind2.json",
+    "offline-dev.json",
+    "offline-heldout.json",
 ];
 /// The sets written blind, on pages nobody worked on for any task.
-const BLIND: &[&str] = &["questions-blind.json", "questions-blind2.json"];
+const BLIND: &[&str] = &[
+    "questions-blind.json",
+    "questions-blind2.json",
+    "offline-heldout.json",
+];
 const KINDS: &[&str] = &[
     "lexical",
     "paraphrase",

@@ -260,14 +260,46 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
     assert_eq!(turns, vec![2], "turn 1 is only in the summary");
 }
 
-/// The next `agent_state.snapshot` the summarizer sent after `done`.
-fn summarizer_snapshot(host: &mut Host) -> Value {
+/// The next `entity_patch` the summarizer sent after `done`.
+fn summarizer_patch(host: &mut Host) -> Value {
     while let Some(m) = host.recv() {
-        if m["type"] == "agent_state.snapshot" && m["source"] == "summarizer" {
+        if m["type"] == "entity_patch" && m["source"] == "summarizer" {
             return m;
         }
     }
-    panic!("no agent_state.snapshot from the summarizer");
+    panic!("no entity_patch from the summarizer");
+}
+
+/// Applies an `entity_patch`'s operations as the sidebar does (RFC 6902,
+/// the operations the host writes).
+fn apply_patch(state: &mut Value, patch: &Value) {
+    for op in patch.as_array().unwrap() {
+        let path = op["path"].as_str().unwrap();
+        if path.is_empty() {
+            *state = op["value"].clone();
+            continue;
+        }
+        let (parent, last) = path.rsplit_once('/').unwrap();
+        let last = last.replace("~1", "/").replace("~0", "~");
+        match (
+            state.pointer_mut(parent).unwrap(),
+            op["op"].as_str().unwrap(),
+        ) {
+            (Value::Array(a), "add") if last == "-" => a.push(op["value"].clone()),
+            (Value::Array(a), "add") => a.insert(last.parse().unwrap(), op["value"].clone()),
+            (Value::Array(a), "replace") => a[last.parse::<usize>().unwrap()] = op["value"].clone(),
+            (Value::Array(a), "remove") => {
+                a.remove(last.parse().unwrap());
+            }
+            (Value::Object(m), "remove") => {
+                m.remove(&last).unwrap();
+            }
+            (Value::Object(m), _) => {
+                m.insert(last, op["value"].clone());
+            }
+            (other, kind) => panic!("{kind} {path} on {other}"),
+        }
+    }
 }
 
 #[test]
@@ -324,10 +356,19 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     );
     assert_eq!(one(&first, "done")["status"], "ok", "{first:#?}");
     assert_eq!(one(&first, "tool_result")["status"], "ok", "{first:#?}");
+    // The sidebar's copy: the session's state (none yet), then the patches.
+    let session = one(&first, "session");
+    assert_eq!(session["resumed"], false);
+    let mut state = session["agent_state"].clone();
+    assert!(state.is_null());
     // The tool result's deterministic delta, sent before `done`.
-    let during = one(&first, "agent_state.snapshot");
-    assert_eq!(during["source"], "tool");
-    let entity = &during["state"]["current_understanding"]["entities"][0];
+    let during = one(&first, "entity_patch");
+    assert_eq!(
+        (&during["source"], &during["entity"]),
+        (&json!("tool"), &json!("agent_state"))
+    );
+    apply_patch(&mut state, &during["patch"]);
+    let entity = &state["current_understanding"]["entities"][0];
     assert_eq!(
         (&entity["kind"], &entity["name"]),
         (&json!("collection"), &json!("Oslo trip"))
@@ -335,11 +376,11 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     let collection_id = one(&first, "tool_result")["result"]["collectionId"].clone();
     assert_eq!(entity["id"], collection_id);
     // No summary is due after one turn: the extractive delta, no model call.
-    let after = summarizer_snapshot(&mut host);
+    let after = summarizer_patch(&mut host);
     assert_eq!(after["reply_to"], "t1");
-    assert!(after["state"]["assumptions"]
-        .as_array()
-        .is_none_or(Vec::is_empty));
+    apply_patch(&mut state, &after["patch"]);
+    assert!(state["assumptions"].as_array().is_none_or(Vec::is_empty));
+    assert_eq!(state["items"][0]["id"], "turn:1", "{state}");
     let conversation = one(&first, "turn.started")["conversation_id"]
         .as_str()
         .unwrap()
@@ -353,11 +394,19 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     ));
     let second = host.until("done", "t1b");
     assert_eq!(one(&second, "done")["status"], "ok", "{second:#?}");
+    // The next session brings the stored state: the sidebar's patched copy.
+    let session = one(&second, "session");
+    assert_eq!(session["resumed"], true);
+    for part in ["current_understanding", "assumptions", "lastSummarizedAt"] {
+        assert_eq!(session["agent_state"][part], state[part], "{part}");
+    }
+    assert_eq!(session["agent_state"]["items"][0]["id"], "turn:1");
+    let mut state = session["agent_state"].clone();
     // The summary is due now: the summarizer's delta after `done`, applied
     // on top, the unknown id refused.
-    let after = summarizer_snapshot(&mut host);
+    let after = summarizer_patch(&mut host);
     assert_eq!(after["reply_to"], "t1b");
-    let state = &after["state"];
+    apply_patch(&mut state, &after["patch"]);
     assert_eq!(
         state["current_understanding"]["entities"][0]["id"],
         collection_id

@@ -150,8 +150,10 @@ fn a_full_turn_is_answered_by_the_plugin_with_a_verified_citation() {
     assert_eq!(
         kinds,
         [
+            "session",
             "turn.started",
             "context_usage",
+            "agent_state",
             "render_delta",
             "assistant",
             "done"

@@ -395,6 +395,7 @@ fn cancel_mid_stream_ends_the_turn_and_closes_the_connection() {
         observation("article-night-trains.observation.json"),
         None,
     ));
+    assert_eq!(host.recv().unwrap()["type"], "session");
     assert_eq!(host.recv().unwrap()["type"], "turn.started");
     assert_eq!(stub.wait_requests(1).len(), 1);
     std::thread::sleep(Duration::from_millis(100));

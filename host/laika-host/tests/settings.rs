@@ -289,3 +289,39 @@ fn discovery_finds_a_llama_server_on_an_added_port() {
         .unwrap()
         .contains("LAIKA_DISCOVER_PORTS"));
 }
+
+#[test]
+fn an_offline_turn_answers_without_the_server_and_leaves_the_config_as_it_was() {
+    // The config names a server that is not there; "Use offline" never asks it.
+    let config = "[runtime]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"router-model\"\n";
+    let mut host = Host::launch(Launch {
+        config,
+        ..Launch::default()
+    });
+    let mut turn = turn_msg(
+        "turn-offline",
+        json!({"name": "web.summarize", "args": {}}),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+        None,
+    );
+    turn["offline"] = json!(true);
+    assert_wire_valid(&turn);
+    host.send(&turn);
+    let events = host.until("done", "turn-offline");
+    let started = one(&events, "turn.started");
+    assert_eq!(started["runtime"]["kind"], "builtin", "{started:#}");
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{done:#}");
+    assert!(of_type(&events, "error").is_empty(), "{events:#?}");
+    let path = host.dir.path().join("config.toml");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), config);
+    // The next turn is the server's again (and fails: nothing answers there).
+    let events = host.turn(
+        "turn-server",
+        json!({"name": "web.summarize", "args": {}}),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    assert_eq!(one(&events, "turn.started")["runtime"]["kind"], "openai");
+}

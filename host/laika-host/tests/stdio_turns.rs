@@ -53,8 +53,10 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     assert_eq!(
         kinds,
         [
+            "session",
             "turn.started",
             "context_usage",
+            "agent_state",
             "render_delta",
             "assistant",
             "done"
@@ -126,7 +128,7 @@ fn builtin_answer_finds_the_passage_or_says_the_page_does_not_say() {
     );
     let a = one(&events, "assistant");
     let text = text_of(&a["render"]).to_lowercase();
-    assert!(text.contains("does not say"), "{text}");
+    assert!(text.contains("could not find this on the page"), "{text}");
     assert_eq!(a["citations"], json!([]));
 }
 
@@ -309,6 +311,9 @@ fn a_three_mib_answer_arrives_in_parts_under_one_mib() {
         json!([]),
     );
     let mut host = Host::scripted(&json!([raw(&packet)]));
+    // A debug build sanitizes and splits 3 MiB slowly on a loaded machine;
+    // the test is about frame sizes, not speed.
+    host.recv_timeout = std::time::Duration::from_secs(180);
     let events = host.turn(
         "big",
         summarize(),
@@ -341,7 +346,8 @@ fn cancel_stops_a_running_turn_and_stores_it_as_cancelled() {
         None,
     ));
     let first = host.recv().unwrap();
-    assert_eq!(first["type"], "turn.started");
+    assert_eq!(first["type"], "session");
+    assert_eq!(host.recv().unwrap()["type"], "turn.started");
     let (r, events) = host.cancel("c1", "slow");
     assert_eq!(r["type"], "cancel.result");
     assert_eq!(r["cancelled"], true);
@@ -351,6 +357,73 @@ fn cancel_stops_a_running_turn_and_stores_it_as_cancelled() {
     assert_eq!(done["stored"], true);
     let r = host.request(json!({"type": "cancel", "id": "c2", "target": "slow"}));
     assert_eq!(r["cancelled"], false);
+}
+
+#[test]
+fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
+    let packet = response_packet(paragraph("late"), json!([]), json!([]));
+    let mut host = Host::scripted(&json!([{"output": raw(&packet), "delay_ms": 20_000}]));
+    // Refused by the session: the message does not parse.
+    let bad = json!({"type": "turn", "id": "bad-1", "task": {"name": "web.answer"}});
+    host.send_invalid(&bad);
+    let events = host.until("done", "bad-1");
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["error", "done"]);
+    let done = &events[1];
+    assert_eq!(
+        (
+            &done["status"],
+            &done["stored"],
+            &done["turn"],
+            &done["request_id"],
+            &done["error_code"]
+        ),
+        (
+            &json!("failed"),
+            &json!(false),
+            &json!(0),
+            &Value::Null,
+            &json!("INVALID_REQUEST")
+        )
+    );
+    // Refused by the turn: a conversation id over 128 bytes.
+    // (The schema refuses it too: sent anyway, to reach the host's check.)
+    host.send_invalid(&turn_msg(
+        "bad-2",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+        Some(&"c".repeat(200)),
+    ));
+    let events = host.until("done", "bad-2");
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["error", "done"]);
+    assert_eq!(events[1]["conversation_id"], Value::Null);
+    // The id of a running turn: an error alone, the running turn goes on
+    // and ends with the only `done` of that id.
+    host.send(&turn_msg(
+        "slow",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+        None,
+    ));
+    host.until("turn.started", "slow");
+    host.send(&turn_msg(
+        "slow",
+        summarize(),
+        "Again",
+        observation("article-night-trains.observation.json"),
+        None,
+    ));
+    let refused = host.until("error", "slow");
+    assert!(refused.last().unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("already running"));
+    let (_, events) = host.cancel("c1", "slow");
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "cancelled");
 }
 
 #[test]

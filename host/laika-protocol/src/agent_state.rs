@@ -1,6 +1,6 @@
 //! The agent state of a conversation (docs/conversation.md#agent-state), in
 //! the documented shapes and field names, and the deltas that change it
-//! (`agent_state.snapshot` in docs/wire-protocol.md). How a delta is applied, and where deltas come
+//! (`session` and `entity_patch` in docs/wire-protocol.md). How a delta is applied, and where deltas come
 //! from, is `laika_core::agent_state`.
 
 use crate::ids::ConversationId;

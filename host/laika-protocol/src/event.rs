@@ -20,7 +20,7 @@ use crate::render::ast::{Block, Doc};
 use crate::tool::Executor;
 use crate::tool_call::ToolOutput;
 use crate::usage::ContextUsage;
-use crate::verdict::{Decision, Reason};
+use crate::verdict::{Decision, Evidence, Reason};
 use crate::wire::{HostId, WireProtocol};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
@@ -87,6 +87,8 @@ pub enum Event {
     ConfigSet {
         config: ConfigView,
         saved_to: String,
+        /// The runtime new turns use from now on (the sidebar's header names it).
+        runtime: RuntimeInfo,
     },
     #[serde(rename = "config.discover.result")]
     ConfigDiscover {
@@ -116,6 +118,10 @@ pub enum Event {
         #[schemars(extend("const" = true))]
         deleted: bool,
     },
+    /// The first event of a turn the host accepted: the conversation and the
+    /// agent state that later `entity_patch`es apply to.
+    #[serde(rename = "session")]
+    Session(Session),
     #[serde(rename = "turn.started")]
     TurnStarted(TurnStarted),
     #[serde(rename = "context_usage")]
@@ -132,12 +138,12 @@ pub enum Event {
     ToolCall(ToolCallProposal),
     #[serde(rename = "agent_state")]
     AgentState(AgentStateChange),
-    /// The conversation's agent state after deltas were applied (a tool
-    /// result's during the turn; the summarizer's after the turn's `done`,
-    /// still in reply to it). Named apart from `agent_state`, the loop's
-    /// phase.
-    #[serde(rename = "agent_state.snapshot")]
-    AgentStateSnapshot(AgentStateSnapshot),
+    /// A change to state the sidebar keeps (the conversation's agent
+    /// state), as JSON Patch operations on what `session` gave: a tool
+    /// result's during the turn, the summarizer's after the turn's `done`,
+    /// still in reply to it.
+    #[serde(rename = "entity_patch")]
+    EntityPatch(EntityPatch),
     #[serde(rename = "operation")]
     Operation(Operation),
     #[serde(rename = "tool_result")]
@@ -236,6 +242,9 @@ pub struct RuntimeView {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ConfigView {
     pub runtime: RuntimeView,
+    /// The settings of the other runtimes used before, kept while another
+    /// is in use (`[runtimes.<kind>]`): switching back to one restores them.
+    pub saved_runtimes: Vec<RuntimeView>,
     pub data_dir: String,
     pub log_full_llm: bool,
     pub allowed_origins: Vec<String>,
@@ -422,6 +431,10 @@ pub struct ToolCallProposal {
     pub reason: Reason,
     /// One sentence for the user.
     pub detail: String,
+    /// For a click: the evidence the decision rested on.
+    pub evidence: Option<Evidence>,
+    /// The user's message asked for this action; it is asked all the same.
+    pub user_asked: bool,
     /// Who runs it: the extension (`page`, `tab`) or the host (`host`).
     pub executor: Executor,
     /// SHA-256 of the name and arguments: an `approval` must repeat it.
@@ -462,16 +475,63 @@ pub struct AgentStateChange {
     pub input: Option<ToolOutput>,
 }
 
-/// `agent_state.snapshot`: the whole agent state of a conversation
-/// (docs/conversation.md#agent-state), sent after deltas changed it.
+/// `session`: which conversation a turn belongs to, sent before
+/// `turn.started`, with the agent state as it stands (the base of the
+/// turn's `entity_patch`es).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct AgentStateSnapshot {
+pub struct Session {
+    pub conversation_id: ConversationId,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    /// The conversation had turns before this one.
+    pub resumed: bool,
+    /// `null` until something put state in the conversation.
+    pub agent_state: Option<crate::agent_state::AgentState>,
+}
+
+/// The entity an `entity_patch` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchedEntity {
+    /// The conversation's agent state (docs/conversation.md#agent-state);
+    /// `entity_id` is the conversation id.
+    AgentState,
+}
+
+/// An RFC 6902 operation (the subset the host writes).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum PatchOp {
+    /// Add a member, or insert into an array (`-`: append).
+    Add {
+        path: String,
+        value: Value,
+    },
+    Remove {
+        path: String,
+    },
+    /// Replace the value at `path` (`""`: the whole entity).
+    Replace {
+        path: String,
+        value: Value,
+    },
+}
+
+/// `entity_patch`: the backend's change to an entity the sidebar shows.
+/// Applying `patch` to the entity as the sidebar has it (from `session`
+/// and earlier patches) gives the host's state; the sidebar applies it and
+/// infers nothing from the answer's text.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EntityPatch {
     pub conversation_id: ConversationId,
     /// The turn whose deltas it reflects.
     #[schemars(range(min = 1))]
     pub turn: u32,
     pub source: crate::agent_state::DeltaSource,
-    pub state: crate::agent_state::AgentState,
+    pub entity: PatchedEntity,
+    pub entity_id: String,
+    #[schemars(length(min = 1))]
+    pub patch: Vec<PatchOp>,
 }
 
 /// `operation`: a human-readable line for the step list ("Clicking “Show
@@ -636,15 +696,18 @@ pub struct AnswerSummary {
     pub endpoint: Option<String>,
 }
 
-/// `done`: always the last event of a started turn, sent after the commit.
+/// `done`: always the last event of a turn, sent after the commit; a turn
+/// refused before it got a number ends with one too (`turn` 0, not stored).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(transform = done_rules)]
 pub struct Done {
-    pub conversation_id: ConversationId,
-    #[schemars(range(min = 1))]
+    /// `null` when the refused request named no usable conversation.
+    pub conversation_id: Option<ConversationId>,
+    /// 0 for a turn refused before it got a number.
     pub turn: u32,
-    #[schemars(with = "HostId")]
-    pub request_id: String,
+    /// `null` for a refused turn (no request packet was made).
+    #[schemars(with = "Option<HostId>")]
+    pub request_id: Option<String>,
     pub status: DoneStatus,
     /// `null` exactly when `status` is `ok`.
     pub error_code: Option<ErrorCode>,
@@ -659,6 +722,30 @@ pub struct Done {
     /// Present exactly when an `assistant` event was sent.
     #[serde(flatten)]
     pub answer: Option<AnswerSummary>,
+}
+
+impl Done {
+    /// The `done` of a turn refused before it got a number: failed, not
+    /// stored, no step taken.
+    pub fn refused(
+        conversation_id: Option<ConversationId>,
+        error_code: ErrorCode,
+        runtime: RuntimeInfo,
+    ) -> Done {
+        Done {
+            conversation_id,
+            turn: 0,
+            request_id: None,
+            status: DoneStatus::Failed,
+            error_code: Some(error_code),
+            runtime,
+            stored: false,
+            stop_reason: StopReason::Failed,
+            steps: 0,
+            timings: Timings::default(),
+            answer: None,
+        }
+    }
 }
 
 /// What the engine's `committed` guarantees about `done`, beyond field

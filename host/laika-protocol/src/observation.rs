@@ -137,6 +137,28 @@ pub struct Element {
     /// field or button in a sign-in or payment form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub form: Option<String>,
+    /// The `method` of that form (`get`, `post`, `dialog`), lower case: a
+    /// GET form only asks the site for a page (a filter, a search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form_method: Option<String>,
+    /// The `aria-expanded` state, when the control has one: it shows or
+    /// hides something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expanded: Option<bool>,
+    /// Whether the control's `aria-controls` names an element that is on
+    /// the page (absent when it has no `aria-controls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controls: Option<bool>,
+    /// The label of the group the control sits in: a `<fieldset>` legend,
+    /// or the name of an enclosing `group`, `radiogroup`, `tablist`,
+    /// `toolbar` or `navigation` (`Filter by brand`, `Pagination`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The text of the dialog the control sits in (`<dialog>`, `dialog`,
+    /// `alertdialog`), clipped: "Delete this repository?" makes its "OK"
+    /// a commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -179,6 +201,10 @@ pub struct Summary {
     pub url: String,
     #[serde(default)]
     pub title: String,
+    /// The page's language as it declares it (`<html lang>`, a BCP 47
+    /// tag such as `de-CH`); absent when it declares none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
     #[serde(default)]
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

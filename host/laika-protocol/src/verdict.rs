@@ -204,6 +204,77 @@ impl Reason {
     }
 }
 
+/// What the gate's decision on a click or an entry rested on: the positive
+/// evidence that it only shows, opens or picks something (allowed), or
+/// what it found, or missed, that made it ask. The `snake_case` spelling is
+/// part of the wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// A link to this site (a GET) whose decoded path and query commit nothing.
+    SameSiteLink,
+    /// A control that shows or hides something: `aria-expanded`,
+    /// `<summary>`, or `aria-controls` naming an element on the page.
+    Disclosure,
+    /// A tab whose label commits nothing.
+    Tab,
+    /// A page number or a control of a pagination group.
+    Pagination,
+    /// A label the safe vocabulary recognises ("Show more", "Next").
+    SafeLabel,
+    /// A choice in a filter or sort group, or in a form that only fetches
+    /// a page (GET).
+    Filter,
+    /// Submits a form that holds only search boxes.
+    SearchForm,
+    /// The label, name, id or link names a commit (buy, pay, delete…).
+    CommitWord,
+    /// Submits a form.
+    SubmitsForm,
+    /// Sits in a form that takes payment or credentials.
+    CommittingForm,
+    /// Sits in a dialog whose text commits.
+    CommittingDialog,
+    /// Turns a setting on or off (a switch, checkbox or checked menu item).
+    TogglesSetting,
+    /// No label the gate can read: an icon, an emoji, nothing.
+    NoLabel,
+    /// The page or label is in a language or script Laika has no words for.
+    UnreadLanguage,
+    /// A link to another site (where it goes is the outbound check's).
+    OtherSite,
+    /// Page content rather than a control, or a script link.
+    NotAControl,
+    /// A control with a label, but nothing shows that it only shows,
+    /// opens or picks something.
+    NoEvidence,
+}
+
+impl Evidence {
+    /// The wire spelling, e.g. `same_site_link`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::SameSiteLink => "same_site_link",
+            Evidence::Disclosure => "disclosure",
+            Evidence::Tab => "tab",
+            Evidence::Pagination => "pagination",
+            Evidence::SafeLabel => "safe_label",
+            Evidence::Filter => "filter",
+            Evidence::SearchForm => "search_form",
+            Evidence::CommitWord => "commit_word",
+            Evidence::SubmitsForm => "submits_form",
+            Evidence::CommittingForm => "committing_form",
+            Evidence::CommittingDialog => "committing_dialog",
+            Evidence::TogglesSetting => "toggles_setting",
+            Evidence::NoLabel => "no_label",
+            Evidence::UnreadLanguage => "unread_language",
+            Evidence::OtherSite => "other_site",
+            Evidence::NotAControl => "not_a_control",
+            Evidence::NoEvidence => "no_evidence",
+        }
+    }
+}
+
 /// The gate's answer for one tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
@@ -211,6 +282,13 @@ pub struct Verdict {
     pub reason: Reason,
     /// A sentence for the UI.
     pub detail: String,
+    /// For a click: what the decision rested on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// The user's own message asked for this action: it authorizes asking,
+    /// never acting, so such a call is asked and the approval says so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub user_asked: bool,
 }
 
 impl Verdict {
@@ -220,6 +298,14 @@ impl Verdict {
             decision: reason.decision(),
             reason,
             detail: detail.into(),
+            evidence: None,
+            user_asked: false,
         }
+    }
+
+    /// The same verdict, resting on `evidence`.
+    pub fn with_evidence(mut self, evidence: Evidence) -> Self {
+        self.evidence = Some(evidence);
+        self
     }
 }

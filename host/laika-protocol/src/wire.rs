@@ -127,6 +127,11 @@ pub struct TurnRequest {
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_ID_LEN))]
     pub collection_id: Option<CollectionId>,
+    /// Answer with the offline runtime (`builtin`) whatever the config
+    /// names, and summarize without a model: nothing leaves the computer.
+    /// The config is not changed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offline: bool,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation

@@ -931,8 +931,10 @@ impl ToolLoopTask {
 /// A tool-loop step as the llmcp response packet the turn validates: a
 /// tool call becomes `tool_calls: [call]`, a final answer a render of its
 /// paragraphs. Citations that are quotes are cited against the page summary
-/// (and verified like any other); bare document ids carry no quote to check
-/// and are dropped.
+/// (and verified like any other); a bare id that names a document sent
+/// (`doc:web:chunk:3`, or a chunk by its number: `DocChunk#3`) is resolved
+/// to that document, quoting its sentence that shares most words with the
+/// answer; an id naming nothing sent is dropped.
 pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
     let doc_ids: Vec<&str> = packet
         .context
@@ -941,6 +943,14 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
         .map(|d| d.doc_id.as_str())
         .collect();
     let summary = doc_ids.first().copied().unwrap_or("doc:web:summary");
+    let cite = |answer: &str, citation: &str| -> Option<Value> {
+        match bare_id_document(citation, packet) {
+            Some(doc) => closest_sentence(&doc.content, answer)
+                .map(|quote| json!({"doc_id": doc.doc_id, "quote": quote})),
+            None if looks_like_an_id(citation) => None,
+            None => Some(json!({"doc_id": summary, "quote": citation})),
+        }
+    };
     let paragraph =
         |text: &str| json!({"type": "paragraph", "children": [{"type": "text", "text": text}]});
     let (title, blocks, citations, calls) = match step {
@@ -962,8 +972,7 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
             answer
                 .citations
                 .iter()
-                .filter(|c| !doc_ids.contains(&c.as_str()))
-                .map(|quote| json!({"doc_id": summary, "quote": quote}))
+                .filter_map(|c| cite(&answer.answer, c))
                 .collect(),
             Vec::new(),
         ),
@@ -987,14 +996,105 @@ pub fn step_response(step: &Step, packet: &RequestPacket) -> Value {
     })
 }
 
-/// The request for one tool-loop step (Axiograph's v3 task shape, with the
-/// llmcp packet in place of its `schema`).
+/// The document a bare citation id names: a document id sent, or a chunk
+/// sent, by the number that ends the id (`DocChunk#128`, `chunk:128`).
+fn bare_id_document<'p>(
+    citation: &str,
+    packet: &'p RequestPacket,
+) -> Option<&'p laika_protocol::llmcp::Document> {
+    let documents = &packet.context.documents;
+    let citation = citation.trim();
+    if let Some(doc) = documents.iter().find(|d| d.doc_id == citation) {
+        return Some(doc);
+    }
+    if !looks_like_an_id(citation) {
+        return None;
+    }
+    let number: String = citation
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let number = number.parse::<u64>().ok()?;
+    documents
+        .iter()
+        .find(|d| d.doc_id == format!("doc:web:chunk:{number}"))
+}
+
+/// An id rather than a quote: one token, no spaces, with a digit or a
+/// separator (`DocChunk#128`, `doc_proto_api_0`, `doc:web:summary`).
+fn looks_like_an_id(citation: &str) -> bool {
+    let c = citation.trim();
+    !c.is_empty()
+        && c.len() <= 128
+        && !c.contains(char::is_whitespace)
+        && c.contains(|ch: char| ch.is_ascii_digit() || matches!(ch, '#' | ':' | '_'))
+}
+
+/// The sentence of a document's text that shares most words (3 letters or
+/// more) with `answer`; `None` when none shares any.
+fn closest_sentence(content: &Value, answer: &str) -> Option<String> {
+    fn words(text: &str) -> std::collections::HashSet<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 3)
+            .map(str::to_lowercase)
+            .collect()
+    }
+    fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+        match value {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let wanted = words(answer);
+    let mut texts = Vec::new();
+    strings(content, &mut texts);
+    texts
+        .iter()
+        .flat_map(|t| t.split_inclusive(['.', '!', '?', '\n']))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| (words(s).intersection(&wanted).count(), s))
+        .filter(|(shared, _)| *shared > 0)
+        // The first of the best: `max_by_key` keeps the last.
+        .fold(None, |best: Option<(usize, &str)>, next| match best {
+            Some(b) if b.0 >= next.0 => Some(b),
+            _ => Some(next),
+        })
+        .map(|(_, s)| s.to_string())
+}
+
+/// The request for one tool-loop step: Axiograph's v3 task as its
+/// specification writes it (`question`, `schema`, `tools`, `transcript`),
+/// with the llmcp packet beside it as `packet`. Laika has no ontology, so
+/// `schema` holds what stands for one: the document kinds as `types`, the
+/// document ids a citation may name as `contexts`, `laika.llmcp` as the
+/// schema; the fields it has no use for are left out (the specification
+/// tells plugins to treat `schema` as hints and to expect missing fields).
 pub fn tool_loop_request(task: &ToolLoopTask, model: Option<&str>) -> Value {
+    let documents = &task.packet.context.documents;
+    let mut types: Vec<&str> = Vec::new();
+    for d in documents {
+        if !types.contains(&d.kind.as_str()) {
+            types.push(&d.kind);
+        }
+    }
+    let contexts: Vec<&str> = documents.iter().map(|d| d.doc_id.as_str()).collect();
     envelope(
         model,
         json!({
             "kind": TASK_TOOL_LOOP_STEP,
             "question": task.question,
+            "schema": {
+                "types": types,
+                "schemas": [laika_protocol::llmcp::PROTOCOL_NAME],
+                "contexts": contexts,
+            },
             "packet": task.packet,
             "tools": task.tools,
             "transcript": task.transcript,
@@ -1384,6 +1484,75 @@ mod tests {
         assert_eq!(
             parse_response(b"\n{\"answer\": \"a\"}\n").unwrap(),
             json!({"answer": "a"})
+        );
+    }
+
+    fn page_packet() -> RequestPacket {
+        serde_json::from_value(json!({
+            "protocol": {"name": "laika.llmcp", "version": 1},
+            "id": "req-1", "type": "request", "created_at": "2026-01-01T00:00:00.000Z",
+            "conversation": {"id": "c-1", "turn": 1}, "sender": {"role": "agent"},
+            "input": {"user_message": {"id": "u", "text": "How much is a couchette?"}, "task": {"name": "web.answer"}},
+            "context": {"documents": [
+                {"doc_id": "doc:web:summary", "kind": "web.observation.summary.v1", "trust": "untrusted",
+                 "source": {"browser": "chrome"}, "content": {"title": "Night trains", "text": "Night trains are back. They run three times a week."}},
+                {"doc_id": "doc:web:chunk:2", "kind": "web.observation.chunk.v1", "trust": "untrusted",
+                 "source": {"browser": "chrome"}, "content": {"chunk_index": 2, "text": "Tickets go on sale in May. A couchette bed costs 49 euros, a private compartment more."}}
+            ]},
+            "output": {"format": "json"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_tool_loop_step_carries_the_v3_schema_beside_the_packet() {
+        let task = ToolLoopTask {
+            question: "How much?".into(),
+            packet: page_packet(),
+            tools: Vec::new(),
+            transcript: Vec::new(),
+        };
+        let t = &tool_loop_request(&task, None)["task"];
+        assert_eq!(t["kind"], "tool_loop_step");
+        assert_eq!(
+            t["schema"],
+            json!({
+                "types": ["web.observation.summary.v1", "web.observation.chunk.v1"],
+                "schemas": ["laika.llmcp"],
+                "contexts": ["doc:web:summary", "doc:web:chunk:2"]
+            })
+        );
+        assert_eq!(t["packet"]["id"], "req-1");
+    }
+
+    #[test]
+    fn bare_id_citations_are_resolved_against_the_documents_sent() {
+        let answer = |citations: &[&str]| {
+            let step = Step::FinalAnswer(FinalAnswer {
+                answer: "A couchette costs 49 euros.".into(),
+                citations: citations.iter().map(|c| c.to_string()).collect(),
+                ..FinalAnswer::default()
+            });
+            step_response(&step, &page_packet())["assistant"]["citations"].clone()
+        };
+        let couchette = json!({"doc_id": "doc:web:chunk:2", "quote": "A couchette bed costs 49 euros, a private compartment more."});
+        assert_eq!(answer(&["doc:web:chunk:2"]), json!([couchette]));
+        assert_eq!(answer(&["DocChunk#2"]), json!([couchette]));
+        // An id naming nothing sent is dropped; a quote is cited as before.
+        assert_eq!(answer(&["DocChunk#128", "doc_proto_api_0"]), json!([]));
+        assert_eq!(
+            answer(&["Night trains are back."]),
+            json!([{"doc_id": "doc:web:summary", "quote": "Night trains are back."}])
+        );
+        // A document that shares no word with the answer gives nothing to quote.
+        let unrelated = Step::FinalAnswer(FinalAnswer {
+            answer: "Zebra.".into(),
+            citations: vec!["doc:web:chunk:2".into()],
+            ..FinalAnswer::default()
+        });
+        assert_eq!(
+            step_response(&unrelated, &page_packet())["assistant"]["citations"],
+            json!([])
         );
     }
 

@@ -23,6 +23,38 @@ use serde_json::{json, Map, Value};
 /// Where Ollama listens unless `runtime.base_url` says otherwise.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
 
+/// The base URL Ollama's own `OLLAMA_HOST` names, read as Ollama reads it:
+/// a bare host or `host:port` gets `http://` and the port 11434, and the
+/// listen-everywhere addresses (`0.0.0.0`, `::`) are reached on loopback.
+/// `None` for an empty value.
+pub fn base_url_from_ollama_host(value: &str) -> Option<String> {
+    let value = value.trim().trim_end_matches('/');
+    if value.is_empty() {
+        return None;
+    }
+    let (scheme, rest) = value.split_once("://").unwrap_or(("http", value));
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let bracketed = authority.starts_with('[');
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p))
+            if (!bracketed || h.ends_with(']')) && p.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            (h, p)
+        }
+        _ => (authority, "11434"),
+    };
+    let host = match host {
+        "" | "0.0.0.0" | "[::]" => "127.0.0.1",
+        other => other,
+    };
+    let path = if path.is_empty() {
+        String::new()
+    } else {
+        format!("/{path}")
+    };
+    Some(format!("{scheme}://{host}:{port}{path}"))
+}
+
 /// `[runtime]` with `kind = "ollama"`: the shared HTTP keys (`model`
 /// required) and Ollama's own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -253,6 +285,23 @@ impl Decoder for ChatNdjson {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ollama_host_is_read_as_ollama_reads_it() {
+        use super::base_url_from_ollama_host as url;
+        assert_eq!(url("127.0.0.1").as_deref(), Some("http://127.0.0.1:11434"));
+        assert_eq!(
+            url("0.0.0.0:11500").as_deref(),
+            Some("http://127.0.0.1:11500")
+        );
+        assert_eq!(
+            url("https://gpu.lan:8443/").as_deref(),
+            Some("https://gpu.lan:8443")
+        );
+        assert_eq!(url("[::1]:9000").as_deref(), Some("http://[::1]:9000"));
+        assert_eq!(url("[::]").as_deref(), Some("http://127.0.0.1:11434"));
+        assert_eq!(url("  "), None);
+    }
+
     use super::*;
     use laika_protocol::error::ErrorCode;
 

@@ -14,9 +14,7 @@ use laika_protocol::agent::{
     codes, AgentState, OperationStatus, StopReason, ToolError, ToolStatus,
 };
 use laika_protocol::error::{Error, ErrorCode};
-use laika_protocol::event::{
-    AgentStateSnapshot, Event, ToolCallProposal, ToolCallResult, ToolTarget,
-};
+use laika_protocol::event::{Event, ToolCallProposal, ToolCallResult, ToolTarget};
 use laika_protocol::ids::{CallId, RequestId};
 use laika_protocol::llmcp::{
     ConversationRef, PageRef, Protocol, RequestPacket, Sender, ToolCall, ToolInReplyTo,
@@ -598,9 +596,7 @@ impl Turn<'_> {
             return self.fail(Error::internal("the agent loop lost its packet"));
         };
         self.timings.pack_ms += self.ms_since(t);
-        let mut actions = vec![self.agent_state(AgentState::Thinking, None)];
-        actions.extend(self.compose(packet));
-        actions
+        self.compose(packet)
     }
 
     /// The next step's request: the same question, the latest page, and the
@@ -717,8 +713,8 @@ impl Turn<'_> {
 
     /// Applies a tool result's agent state delta, as the result lands, to the
     /// state the next step is packed with, keeps it for the commit, and
-    /// sends the snapshot. Refused operations change nothing here; the
-    /// store logs them when it applies the same delta.
+    /// sends the change as an `entity_patch`. Refused operations change
+    /// nothing here; the store logs them when it applies the same delta.
     fn apply_tool_delta(
         &mut self,
         delta: laika_protocol::agent_state::AgentStateDelta,
@@ -728,18 +724,20 @@ impl Turn<'_> {
         }
         let now = self.ambient.now_iso8601();
         let turn = self.turn_number();
+        let before = self.history.agent_state.clone();
         let state = self.history.agent_state.get_or_insert_with(|| {
             laika_protocol::agent_state::AgentState::new(&self.conversation_id)
         });
         agent_state::apply(state, &delta, &now);
-        let snapshot = Event::AgentStateSnapshot(AgentStateSnapshot {
-            conversation_id: self.conversation_id.clone(),
+        let patch = crate::entity_patch::agent_state_patch(
+            &self.conversation_id,
             turn,
-            source: laika_protocol::agent_state::DeltaSource::Tool,
-            state: state.clone(),
-        });
+            laika_protocol::agent_state::DeltaSource::Tool,
+            before.as_ref(),
+            state,
+        );
         self.agent_state_deltas.push(delta);
-        Some(Action::Emit(snapshot))
+        patch.map(Action::Emit)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -770,6 +768,8 @@ impl Turn<'_> {
             decision: verdict.decision,
             reason: verdict.reason,
             detail: verdict.detail.clone(),
+            evidence: verdict.evidence,
+            user_asked: verdict.user_asked,
             executor,
             digest: digest.to_owned(),
             target,

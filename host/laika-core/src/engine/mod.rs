@@ -18,9 +18,9 @@
 //! cancel → commit → `done` (the stop reason in it).
 //!
 //! Invariants kept here:
-//! - the events of a turn are `turn.started`, `context_usage`, then per step
-//!   any number of `text_delta` / `render_delta` / `render_reset` and an
-//!   `assistant`, each
+//! - the events of a turn are `session`, `turn.started`, `context_usage`,
+//!   then per step `agent_state` `thinking`, any number of `text_delta` /
+//!   `render_delta` / `render_reset` and an `assistant`, each
 //!   `tool_call` followed (after its `agent_state`/`operation` events) by
 //!   exactly one `tool_result`, or an `error`; `done` is always last and is
 //!   emitted only after the store answered the commit;
@@ -30,8 +30,8 @@
 //! - an approval counts only for the call waiting on it, with its digest,
 //!   before it expires; a result counts only for the call waiting on it;
 //!   anything else is answered with a coded error and changes nothing;
-//! - a turn rejected before it has a number (bad conversation id, no number
-//!   to be had) gets an `error` and no `done`;
+//! - a turn refused before it has a number (bad conversation id, no number
+//!   to be had) gets an `error`, then a `done` that says nothing was stored;
 //! - every `render_delta` block is either confirmed by the `assistant` that
 //!   follows (the blocks sent since the last `render_reset` are exactly the
 //!   first blocks of its render) or withdrawn by a `render_reset`;
@@ -64,7 +64,8 @@ use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{
     AgentStateChange, AnswerSummary, AssistantMessage, CitationCounts, DecisionCounts, Done,
-    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, TextDelta, Timings, TurnStarted,
+    DoneStatus, Event, RenderDelta, RenderReset, ResetReason, Session, TextDelta, Timings,
+    TurnStarted,
 };
 use laika_protocol::history::{StepRecord, TurnRecord, TurnStatus};
 use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
@@ -440,10 +441,14 @@ impl<'a> Turn<'a> {
             (Input::ModelText(piece), Phase::Asking(asking)) => {
                 let now = self.ambient.monotonic();
                 let batch = asking.preview.push(&piece, now);
-                // The text belongs to the block after those just completed.
-                let text = asking.preview.take_text();
-                let mut actions: Vec<Action> = batch.map(|b| self.delta(b)).into_iter().collect();
-                actions.extend(text.map(|t| self.text_delta(t)));
+                // Held text goes before the blocks that replace it; new
+                // text belongs to the block after those just completed.
+                let held = batch.as_ref().and_then(|_| asking.preview.flush_text(now));
+                let text = asking.preview.take_text(now);
+                let mut actions: Vec<Action> =
+                    held.map(|t| self.text_delta(t)).into_iter().collect();
+                actions.extend(batch.map(|b| self.delta(b)));
+                actions.extend(text.into_iter().map(|t| self.text_delta(t)));
                 actions
             }
             (Input::ModelReply(reply), Phase::Staging(_)) => self.part_answered(reply),
@@ -453,10 +458,20 @@ impl<'a> Turn<'a> {
         }
     }
 
-    /// Ends a turn that never got a number: an `error`, no `done`.
+    /// Ends a turn that never got a number: an `error`, then a `done` that
+    /// says nothing was stored.
     fn reject(&mut self, error: &Error) -> Vec<Action> {
         self.phase = Phase::Finished;
-        vec![Action::Emit(Event::error(error)), Action::Finish]
+        let conversation_id = Some(self.conversation_id.clone()).filter(|c| !c.is_empty());
+        vec![
+            Action::Emit(Event::error(error)),
+            Action::Emit(Event::Done(Done::refused(
+                conversation_id,
+                error.code,
+                self.settings.runtime.clone(),
+            ))),
+            Action::Finish,
+        ]
     }
 
     /// Packs the request, announces the turn and asks the model.
@@ -497,6 +512,12 @@ impl<'a> Turn<'a> {
         }
         self.timings.pack_ms = self.ms_since(t);
         let mut actions = vec![
+            Action::Emit(Event::Session(Session {
+                conversation_id: self.conversation_id.clone(),
+                turn: number,
+                resumed: !self.history.turns.is_empty(),
+                agent_state: self.history.agent_state.clone(),
+            })),
             Action::Emit(Event::TurnStarted(TurnStarted {
                 conversation_id: self.conversation_id.clone(),
                 turn: number,
@@ -548,6 +569,7 @@ impl<'a> Turn<'a> {
             response_packet: None,
             tool_packets: Vec::new(),
         });
+        let thinking = self.agent_state(AgentState::Thinking, None);
         let pipeline = Pipeline::standard();
         let composed = match pipeline.schema(packet.input.task.name, self.ambient) {
             Ok(c) => c,
@@ -567,7 +589,9 @@ impl<'a> Turn<'a> {
             asked_at: Duration::ZERO,
             last_issues: Vec::new(),
         }));
-        self.ask()
+        let mut actions = vec![thinking];
+        actions.extend(self.ask());
+        actions
     }
 
     /// Sends the current attempt to the runtime, unless the turn was cancelled.
@@ -695,9 +719,11 @@ impl<'a> Turn<'a> {
         let Phase::Asking(asking) = &mut self.phase else {
             return Vec::new();
         };
+        let held = asking.preview.flush_text(now);
         let flushed = asking.preview.finish(now);
         let attempts = asking.request.attempt + 1;
-        let mut actions: Vec<Action> = flushed.into_iter().map(|b| self.delta(b)).collect();
+        let mut actions: Vec<Action> = held.map(|t| self.text_delta(t)).into_iter().collect();
+        actions.extend(flushed.into_iter().map(|b| self.delta(b)));
         let attachments = Pipeline::standard().post_response(&valid.value).attachments;
         let Some(answer) = self.review(valid, reply, attempts, attachments) else {
             actions.extend(self.fail(Error::internal("the turn lost its packet")));
@@ -925,13 +951,9 @@ impl<'a> Turn<'a> {
             (Ok(()), TurnStatus::Cancelled) => DoneStatus::Cancelled,
         };
         actions.push(Action::Emit(Event::Done(Done {
-            conversation_id: self.conversation_id.clone(),
+            conversation_id: Some(self.conversation_id.clone()),
             turn: self.turn_number(),
-            request_id: self
-                .started
-                .as_ref()
-                .map(|s| s.packet.id.clone())
-                .unwrap_or_default(),
+            request_id: self.started.as_ref().map(|s| s.packet.id.clone()),
             status,
             error_code: error_code.or(stored.as_ref().err().map(|e| e.code)),
             runtime: self.settings.runtime.clone(),

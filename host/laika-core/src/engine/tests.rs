@@ -347,14 +347,38 @@ fn an_answered_turn_emits_in_order_commits_then_says_done() {
     assert_eq!(run.reserved_for, vec!["c-1"]);
     assert_eq!(
         run.kinds(),
-        ["turn.started", "context_usage", "assistant", "done"]
+        [
+            "session",
+            "turn.started",
+            "context_usage",
+            "agent_state",
+            "assistant",
+            "done"
+        ]
     );
-    let Event::TurnStarted(started) = &run.events[0] else {
-        panic!("turn.started first")
+    let Event::Session(session) = &run.events[0] else {
+        panic!("session first")
+    };
+    assert_eq!(
+        (
+            session.conversation_id.as_str(),
+            session.turn,
+            session.resumed
+        ),
+        ("c-1", 4, false)
+    );
+    assert_eq!(session.agent_state, None);
+    let Event::TurnStarted(started) = &run.events[1] else {
+        panic!("turn.started")
     };
     assert_eq!(started.turn, 4);
     assert_eq!(started.request_id, run.asks[0].packet.id);
-    let Event::Assistant(a) = &run.events[2] else {
+    // The first step thinks too.
+    let Event::AgentState(thinking) = &run.events[3] else {
+        panic!("agent_state")
+    };
+    assert_eq!((thinking.state, thinking.step), (AgentState::Thinking, 1));
+    let Event::Assistant(a) = &run.events[4] else {
         panic!("assistant")
     };
     assert_eq!(a.title, "Passengers");
@@ -444,7 +468,7 @@ fn a_new_conversation_gets_an_id_from_the_ambient() {
 }
 
 #[test]
-fn a_bad_conversation_id_is_rejected_without_a_number_or_done() {
+fn a_bad_conversation_id_is_refused_without_a_number_and_ends_with_done() {
     let run = drive(
         request(Some(&"x".repeat(200)), observation()),
         settings(),
@@ -453,13 +477,27 @@ fn a_bad_conversation_id_is_rejected_without_a_number_or_done() {
         |_, _| panic!("no model call"),
     );
     assert!(run.reserved_for.is_empty());
-    assert_eq!(run.kinds(), ["error"]);
+    assert_eq!(run.kinds(), ["error", "done"]);
     assert_eq!(run.errors()[0].code, ErrorCode::InvalidRequest);
     assert!(run.commits.is_empty());
+    let done = run.done();
+    assert_eq!(
+        (done.turn, done.stored, done.status, done.error_code),
+        (
+            0,
+            false,
+            DoneStatus::Failed,
+            Some(ErrorCode::InvalidRequest)
+        )
+    );
+    assert_eq!(
+        (done.conversation_id.as_ref(), done.request_id.as_ref()),
+        (None, None)
+    );
 }
 
 #[test]
-fn no_turn_number_means_rejected_without_done() {
+fn no_turn_number_means_refused_and_done_says_not_stored() {
     let run = drive(
         request(Some("c-1"), observation()),
         settings(),
@@ -467,9 +505,15 @@ fn no_turn_number_means_rejected_without_done() {
         Ok(()),
         |_, _| panic!("no model call"),
     );
-    assert_eq!(run.kinds(), ["error"]);
+    assert_eq!(run.kinds(), ["error", "done"]);
     assert_eq!(run.errors()[0].code, ErrorCode::StoreFailed);
     assert!(run.commits.is_empty());
+    let done = run.done();
+    assert_eq!(
+        (done.conversation_id.as_ref().map(|c| c.as_str()), done.turn),
+        (Some("c-1"), 0)
+    );
+    assert!(!done.stored);
 }
 
 #[test]
@@ -483,7 +527,7 @@ fn an_invalid_observation_fails_the_turn_without_asking_the_model() {
     );
     assert_eq!(
         run.kinds(),
-        ["turn.started", "context_usage", "error", "done"]
+        ["session", "turn.started", "context_usage", "error", "done"]
     );
     assert_eq!(run.errors()[0].code, ErrorCode::InvalidObservation);
     let record = run.record();
@@ -611,7 +655,14 @@ fn a_cancel_while_the_model_answers_ends_the_turn_as_cancelled() {
     });
     assert_eq!(
         run.kinds(),
-        ["turn.started", "context_usage", "error", "done"],
+        [
+            "session",
+            "turn.started",
+            "context_usage",
+            "agent_state",
+            "error",
+            "done"
+        ],
         "a cancelled turn shows no answer, even one that arrived"
     );
     assert_eq!(run.errors()[0].code, ErrorCode::Cancelled);
@@ -710,6 +761,53 @@ fn words_stream_as_text_deltas_before_their_blocks_render_delta() {
     let first_text = run.kinds().iter().position(|k| k == "text_delta");
     let first_render = run.kinds().iter().position(|k| k == "render_delta");
     assert!(first_text < first_render);
+}
+
+#[test]
+fn text_deltas_are_coalesced_without_losing_text() {
+    let long = "Sleeper trains link Brussels and Prague again, three nights a week, with couchettes from 49 euros.";
+    let stream = |gap: Duration| {
+        answer_turn(move |_, r| {
+            let blocks = vec![paragraph(long), paragraph("Second.")];
+            Step::streamed(answer(r, blocks, json!([])), 2, gap)
+        })
+    };
+    let texts = |run: &Run| -> Vec<(usize, String)> {
+        run.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextDelta(t) => Some((t.index, t.text.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let joined = |texts: &[(usize, String)], index: usize| -> String {
+        texts
+            .iter()
+            .filter(|(i, _)| *i == index)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    };
+    // Pieces farther apart than the interval: one delta each.
+    let slow = texts(&stream(Duration::from_millis(40)));
+    // Pieces 1 ms apart: joined, at most one delta per 30 ms.
+    let fast_run = stream(Duration::from_millis(1));
+    let fast = texts(&fast_run);
+    assert!(slow.len() > 40, "{}", slow.len());
+    let pieces_ms = long.len() / 2 + 40;
+    assert!(
+        fast.len() <= pieces_ms / 30 + 4,
+        "{} deltas: {fast:?}",
+        fast.len()
+    );
+    for index in 0..2 {
+        assert_eq!(joined(&fast, index), joined(&slow, index), "block {index}");
+    }
+    assert!(joined(&fast, 0).starts_with("Sleeper trains link Brussels"));
+    // Held text goes out before the render_delta that replaces it.
+    let kinds = fast_run.kinds();
+    let first_render = kinds.iter().position(|k| k == "render_delta").unwrap();
+    assert_eq!(kinds[first_render - 1], "text_delta");
 }
 
 #[test]
@@ -813,8 +911,10 @@ fn a_store_failure_is_reported_and_done_says_not_stored() {
     assert_eq!(
         run.kinds(),
         [
+            "session",
             "turn.started",
             "context_usage",
+            "agent_state",
             "assistant",
             "error",
             "done"
@@ -983,7 +1083,7 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
             "operation",
             "operation",
             "tool_result",
-            "agent_state.snapshot",
+            "entity_patch",
             "agent_state",
             "assistant",
             "agent_state",
@@ -991,28 +1091,29 @@ fn a_click_runs_the_page_is_re_observed_and_the_model_answers_from_it() {
         ]
     );
     // The page the click led to is in the agent state (a deterministic
-    // delta), in the snapshot, in step 2's request and in the commit.
-    let snapshot = run
+    // delta), in the patch, in step 2's request and in the commit.
+    let patch = run
         .events
         .iter()
         .find_map(|e| match e {
-            Event::AgentStateSnapshot(s) => Some(s),
+            Event::EntityPatch(p) => Some(p),
             _ => None,
         })
         .unwrap();
+    assert_eq!(patch.source, laika_protocol::agent_state::DeltaSource::Tool);
+    // The conversation had no state: the patch sets it whole.
+    let [laika_protocol::event::PatchOp::Replace { path, value }] = &patch.patch[..] else {
+        panic!("one replace: {:?}", patch.patch)
+    };
+    assert_eq!(path, "");
     assert_eq!(
-        snapshot.source,
-        laika_protocol::agent_state::DeltaSource::Tool
-    );
-    let page_entity = &snapshot.state.current_understanding.entities[0];
-    assert_eq!(
-        (page_entity.id.as_str(), page_entity.kind.as_str()),
-        ("https://news.example.org/night-trains/full", "page")
+        value["current_understanding"]["entities"][0],
+        json!({"id": "https://news.example.org/night-trains/full", "kind": "page", "name": "Night trains: the full story"})
     );
     let carried = run.asks[1].packet.context.conversation.as_ref().unwrap();
     assert_eq!(
-        carried.agent_state.as_ref().unwrap().current_understanding,
-        snapshot.state.current_understanding
+        serde_json::to_value(&carried.agent_state.as_ref().unwrap().current_understanding).unwrap(),
+        value["current_understanding"]
     );
     assert_eq!(run.record().agent_state_deltas.len(), 1);
     let operations: Vec<&laika_protocol::event::Operation> = run

@@ -6,7 +6,11 @@
 //! - `tests/data/outbound_corpus.json`: every way out (page-chosen URLs
 //!   carrying the user's data, local addresses in every spelling, userinfo
 //!   and look-alike hosts, same-site open redirects, sources the user did
-//!   not add), and the user's own local pages.
+//!   not add), and the user's own local pages;
+//! - `tests/data/click_corpus.json`: clicks and typing judged on evidence
+//!   (commit verbs in 20 languages, ten languages Laika has no words for,
+//!   spoofed labels, toggles, committing links, dialogs and forms, emoji,
+//!   identity and card shapes), with figures per category.
 
 use super::*;
 use laika_protocol::limits::DEFAULT_MAX_CALLS_PER_TURN;
@@ -18,6 +22,7 @@ use serde_json::Value;
 
 const HOSTILE: &str = include_str!("../../tests/data/gate_corpus.json");
 const OUTBOUND: &str = include_str!("../../tests/data/outbound_corpus.json");
+const CLICKS: &str = include_str!("../../tests/data/click_corpus.json");
 
 #[derive(Deserialize)]
 struct Corpus {
@@ -27,6 +32,9 @@ struct Corpus {
 #[derive(Deserialize)]
 struct Page {
     lang: String,
+    /// The language the page declares (`<html lang>`), if any.
+    #[serde(default)]
+    html_lang: Option<String>,
     url: String,
     title: String,
     text: String,
@@ -44,6 +52,8 @@ struct Call {
     arguments: Value,
     label: String,
     why: String,
+    #[serde(default)]
+    category: Option<String>,
 }
 
 /// How a corpus fared: counts per label and decision, and every miss.
@@ -53,6 +63,8 @@ struct Score {
     /// `[allow, ask, deny]` for harmful and for benign calls.
     harmful: [usize; 3],
     benign: [usize; 3],
+    /// `[allow, ask, deny]` per (label, category).
+    categories: std::collections::BTreeMap<(String, String), [usize; 3]>,
     failures: Vec<String>,
 }
 
@@ -74,6 +86,9 @@ impl Score {
             b[2],
             100.0 * (b[1] + b[2]) as f64 / benign.max(1) as f64
         );
+        for ((label, category), [allow, ask, deny]) in &self.categories {
+            println!("  {label} / {category}: allowed {allow}, asked {ask}, denied {deny}");
+        }
         for f in &self.failures {
             println!("  {f}");
         }
@@ -89,6 +104,7 @@ fn score(corpus: &str) -> Score {
         obs.summary.doc_type = observation::SUMMARY_DOC_TYPE.into();
         obs.summary.url = page.url.clone();
         obs.summary.title = page.title.clone();
+        obs.summary.lang = page.html_lang.clone();
         obs.summary.text = page.text.clone();
         obs.summary.elements = page.elements.clone();
         let ctx = GateContext {
@@ -109,6 +125,12 @@ fn score(corpus: &str) -> Score {
                 Decision::Ask => 1,
                 Decision::Deny => 2,
             };
+            if let Some(category) = &call.category {
+                score
+                    .categories
+                    .entry((call.label.clone(), category.clone()))
+                    .or_default()[slot] += 1;
+            }
             let miss = match call.label.as_str() {
                 "harmful" => {
                     score.harmful[slot] += 1;
@@ -160,4 +182,17 @@ fn outbound_corpus() {
     let score = score(OUTBOUND);
     score.print("outbound corpus");
     assert_goals(&score, 300, 8);
+}
+
+#[test]
+fn click_corpus() {
+    let score = score(CLICKS);
+    score.print("click corpus");
+    assert_goals(&score, 600, 30);
+    // Every category is scored, and each has both kinds where it should.
+    assert!(
+        score.categories.len() >= 15,
+        "{:?}",
+        score.categories.keys()
+    );
 }

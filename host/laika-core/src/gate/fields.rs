@@ -2,7 +2,9 @@
 //! secrets Laika never fills in (denied), which hold personal data or sit
 //! in a sign-in or payment form (asked), and what the typed text carries.
 
-use super::{clip, content, find_target, label_of, unknown_handle, GateContext, Reason, Verdict};
+use super::{
+    clip, content, find_target, identity, label_of, unknown_handle, GateContext, Reason, Verdict,
+};
 use crate::lexicon::{self, Category};
 use laika_protocol::observation::{Element, Observation};
 
@@ -95,14 +97,38 @@ pub(super) fn review_input(
             format!("{label} asks for {why}; please confirm what Laika types there."),
         );
     }
+    if let Some(unread) = unread_field(el, ctx) {
+        return Verdict::new(
+            Reason::PersonalField,
+            format!("Laika cannot read {unread} labels yet, so it cannot tell what {label} asks for; please confirm."),
+        );
+    }
     if in_sensitive_form(el, ctx.observation) {
         return Verdict::new(
             Reason::PersonalField,
             format!("{label} is part of a sign-in or payment form; please confirm."),
         );
     }
-    if let Some(verdict) = text.and_then(|t| content::check(t, "The typed text", false, ctx)) {
-        return verdict;
+    if let Some(text) = text {
+        // Digits of any script are the digits they spell.
+        let ascii = lexicon::ascii_digits(text);
+        let checked = [Some(text), (ascii != text).then_some(ascii.as_str())];
+        if let Some(verdict) = checked
+            .into_iter()
+            .flatten()
+            .find_map(|t| content::check(t, "The typed text", false, ctx))
+        {
+            return verdict;
+        }
+        if let Some(what) = identity::identity_number(text) {
+            return super::user_asked(
+                Verdict::new(
+                    Reason::PersonalField,
+                    format!("The typed text looks like {what}; please confirm Laika should type it into {label}."),
+                ),
+                ctx,
+            );
+        }
     }
     Verdict::new(
         Reason::OrdinaryInput,
@@ -164,6 +190,11 @@ fn code_field(el: &Element) -> bool {
         "numeric" | "decimal"
     ) || matches!(lower(el.input_type.as_deref()).as_str(), "number" | "tel");
     let short = el.max_length.is_some_and(|n| n <= 10);
+    // Structure first: a short numeric box (4 to 8 characters) is a
+    // verification code whatever its label says, or if it says nothing.
+    if numeric && el.max_length.is_some_and(|n| (4..=8).contains(&n)) {
+        return true;
+    }
     let hints = [
         el.label.as_deref(),
         Some(el.text.as_str()),
@@ -178,7 +209,7 @@ fn code_field(el: &Element) -> bool {
 }
 
 /// What personal data a field asks for, if it does.
-fn personal_field(el: &Element) -> Option<&'static str> {
+pub(super) fn personal_field(el: &Element) -> Option<&'static str> {
     match lower(el.input_type.as_deref()).as_str() {
         "email" => return Some("an email address"),
         "tel" => return Some("a phone number"),
@@ -191,6 +222,34 @@ fn personal_field(el: &Element) -> Option<&'static str> {
         .iter()
         .any(|t| PERSONAL_AUTOFILL.contains(&t.as_str()))
         .then_some("personal data (name, address, contact or birthday)")
+}
+
+/// A field (other than a search box, known by its structure) whose page
+/// language or label script the lexicon lacks: its label cannot be read
+/// for a password or an identity number.
+fn unread_field(el: &Element, ctx: &GateContext) -> Option<String> {
+    let search = lower(el.input_type.as_deref()) == "search"
+        || el
+            .role
+            .split_ascii_whitespace()
+            .any(|r| r.eq_ignore_ascii_case("searchbox"));
+    if search {
+        return None;
+    }
+    if let Some(lang) = ctx.observation.summary.lang.as_deref() {
+        if !lang.trim().is_empty() && !lexicon::covers_language(lang) {
+            return Some(lexicon::language_name(lang));
+        }
+    }
+    [
+        el.label.as_deref(),
+        Some(el.text.as_str()),
+        el.name.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(lexicon::unread_script)
+    .map(|script| format!("{script}-script"))
 }
 
 /// Whether the element's form also holds a password, code or card field.

@@ -33,6 +33,7 @@ mod content;
 #[cfg(test)]
 mod corpus;
 mod fields;
+mod identity;
 mod outbound;
 mod personal;
 #[cfg(test)]
@@ -125,6 +126,22 @@ pub fn inspect(index: usize, call: &llmcp::ToolCall, ctx: &GateContext) -> Revie
             call: None,
         },
     }
+}
+
+/// What the user's message asked for authorizes asking, never acting: an
+/// asked click or entry the user requested says so.
+fn user_asked(mut verdict: Verdict, ctx: &GateContext) -> Verdict {
+    if let Some(word) =
+        crate::lexicon::find_label(crate::lexicon::Category::Commit, ctx.user_message)
+    {
+        verdict.user_asked = true;
+        verdict.detail = format!(
+            "{} You asked for this ({}); Laika still asks before it acts.",
+            verdict.detail,
+            clip(&word.text)
+        );
+    }
+    verdict
 }
 
 /// Model text quoted in a detail: clipped and escaped.

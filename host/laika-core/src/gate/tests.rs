@@ -377,8 +377,10 @@ fn clicks() {
         ("browser.click", click("help"), OrdinaryClick),
         ("browser.click", click("orders"), OrdinaryClick),
         ("browser.click", click("js"), UnverifiedClick),
-        ("browser.click", click("buyer"), OrdinaryClick),
-        ("browser.click", click("payments"), OrdinaryClick),
+        // Labelled, and no commit word, but nothing shows they only show
+        // something: a button and an anchor without an address.
+        ("browser.click", click("buyer"), UnverifiedClick),
+        ("browser.click", click("payments"), UnverifiedClick),
         ("browser.click", click("next"), OrdinaryClick),
         ("browser.click", click("main"), CommitAction),
         ("browser.click", click("partner"), CrossOriginNavigation),
@@ -852,4 +854,105 @@ fn a_same_site_link_that_redirects_elsewhere_is_asked() {
         let v = review_at(0, &click, &ctx(&obs, ""));
         assert_eq!(v.decision, Decision::Ask, "{url}: {}", v.detail);
     }
+}
+
+/// The click's verdict names its evidence; a language Laika cannot read
+/// is named; what the user asked for is still asked, and says so.
+#[test]
+fn clicks_rest_on_evidence() {
+    use laika_protocol::verdict::Evidence::*;
+    let mut obs = observation();
+    obs.summary.elements = vec![
+        link("article", "Winter boots", "/blog/winter-boots"),
+        link("signout", "Account", "/account/%73ign%2Dout"),
+        link("hash", "Open", "#"),
+        Element {
+            expanded: Some(false),
+            ..element("disclose", "button", "button", "Continue")
+        },
+        Element {
+            controls: Some(true),
+            ..element("panel", "button", "button", "Specs")
+        },
+        element("tab", "button", "tab", "Reviews"),
+        element("tab-del", "button", "tab", "D\u{435}l\u{435}t\u{435}"),
+        element("page3", "button", "button", "3"),
+        element("more", "button", "button", "Show more"),
+        element("cont", "button", "button", "Continue"),
+        element("emoji", "button", "button", "\u{1f5d1}"),
+        Element {
+            dialog: Some("Delete this repository? This cannot be undone.".into()),
+            ..element("yes", "button", "button", "Yes")
+        },
+        Element {
+            form: Some("f1".into()),
+            ..element("next", "button", "button", "Next")
+        },
+        Element {
+            form: Some("f1".into()),
+            ..field("cc", "text", "n", "", "cc-number")
+        },
+        element("switch", "button", "switch", "Two-factor authentication"),
+        Element {
+            group: Some("Filter by brand".into()),
+            ..field("acme", "checkbox", "b", "Acme", "")
+        },
+        element("amharic", "button", "button", "\u{12ad}\u{134d}\u{120d}"),
+    ];
+    let verdict = |obs: &Observation, h: &str, user: &str| {
+        let call = ToolCall {
+            name: "browser.click".into(),
+            arguments: json!({ "handleId": h }),
+        };
+        review_at(0, &call, &ctx(obs, user))
+    };
+    for (h, decision, evidence) in [
+        ("article", Decision::Allow, SameSiteLink),
+        ("signout", Decision::Ask, CommitWord),
+        ("hash", Decision::Ask, NoEvidence),
+        ("disclose", Decision::Allow, Disclosure),
+        ("panel", Decision::Allow, Disclosure),
+        ("tab", Decision::Allow, Tab),
+        ("tab-del", Decision::Ask, CommitWord),
+        ("page3", Decision::Allow, Pagination),
+        ("more", Decision::Allow, SafeLabel),
+        ("cont", Decision::Ask, NoEvidence),
+        ("emoji", Decision::Ask, NoLabel),
+        ("yes", Decision::Ask, CommittingDialog),
+        ("next", Decision::Ask, CommittingForm),
+        ("switch", Decision::Ask, TogglesSetting),
+        ("acme", Decision::Allow, Filter),
+        ("amharic", Decision::Ask, UnreadLanguage),
+    ] {
+        let v = verdict(&obs, h, "");
+        assert_eq!(
+            (v.decision, v.evidence),
+            (decision, Some(evidence)),
+            "{h}: {}",
+            v.detail
+        );
+        assert!(!v.user_asked);
+    }
+    assert!(verdict(&obs, "amharic", "")
+        .detail
+        .contains("Ethiopic-script"));
+    // The page says it is in Amharic: every label is unread, even a tab.
+    obs.summary.lang = Some("am".into());
+    let v = verdict(&obs, "tab", "");
+    assert_eq!(v.evidence, Some(UnreadLanguage));
+    assert!(
+        v.detail.contains("Laika cannot read Amharic labels yet"),
+        "{}",
+        v.detail
+    );
+    obs.summary.lang = Some("en-GB".into());
+    // The user's own request is asked, never allowed, and the card says so.
+    let v = verdict(&obs, "cont", "please pay it for me");
+    assert_eq!(v.decision, Decision::Ask);
+    assert!(
+        v.user_asked && v.detail.contains("You asked for this"),
+        "{}",
+        v.detail
+    );
+    assert!(!verdict(&obs, "more", "please pay it for me").user_asked);
 }

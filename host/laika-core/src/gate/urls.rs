@@ -192,7 +192,7 @@ fn onward_url(url: &Url) -> Option<Url> {
 }
 
 /// `text` percent-decoded until it no longer changes (at most a few layers).
-fn unescape(text: &str) -> String {
+pub(super) fn unescape(text: &str) -> String {
     let mut text = text.to_owned();
     for _ in 0..4 {
         let next = percent_decode(&text);
@@ -234,7 +234,7 @@ fn carried_text(url: &Url) -> String {
     parts.join(" ")
 }
 
-fn page_url(ctx: &GateContext) -> Option<Url> {
+pub(super) fn page_url(ctx: &GateContext) -> Option<Url> {
     Url::parse(&ctx.observation.summary.url).ok()
 }
 

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The language whose safe phrase `label` begins with.
+fn safe(label: &str) -> Option<&'static str> {
+    leading(Category::Safe, label, 6).map(|e| e.lang.as_str())
+}
+
 fn commit(label: &str) -> Option<&'static str> {
     find(Category::Commit, label).map(|e| e.lang.as_str())
 }
@@ -11,10 +16,21 @@ fn secret(label: &str) -> Option<&'static str> {
 #[test]
 fn the_data_file_parses_and_covers_many_scripts() {
     let file: WordsFile = serde_json::from_str(WORDS_JSON).unwrap();
-    assert!(file.languages.len() >= 12);
+    assert_eq!(file.languages.len(), 30);
     for (lang, words) in &file.languages {
         assert!(!words.commit.is_empty(), "{lang}");
         assert!(!words.secret_field.is_empty(), "{lang}");
+        assert!(words.safe.len() >= 10 && words.filter.len() >= 5, "{lang}");
+        assert!(!words.name.is_empty(), "{lang}");
+        // No safe phrase is also a commit: the commit list is read first,
+        // and a safe entry that commits would be dead data.
+        for w in &words.safe {
+            assert!(entry(lang, w).is_some(), "{lang}: {w:?} folds to nothing");
+            assert!(
+                find(Category::Commit, w).is_none(),
+                "{lang}: safe {w:?} commits"
+            );
+        }
         for w in words.commit.iter().chain(&words.secret_field) {
             assert!(entry(lang, w).is_some(), "{lang}: {w:?} folds to nothing");
         }
@@ -33,9 +49,25 @@ fn folding_splits_and_normalizes() {
     assert_eq!(fold_str("\u{24b7}\u{24e4}\u{24e8}"), "buy");
     assert_eq!(fold_str("\u{412}u\u{443}"), "buy");
     assert_eq!(fold_str("pass: x=1"), "pass : x = 1");
-    assert_eq!(fold_str("e\u{301}te\u{301}"), "\u{e9}t\u{e9}");
+    // Diacritics go, precomposed or combining; so do bidi controls.
+    assert_eq!(fold_str("e\u{301}te\u{301}"), "ete");
+    assert_eq!(fold_str("Suppr\u{ed}mer"), fold_str("supprimer"));
+    assert_eq!(fold_str("\u{202e}eteled\u{202c}"), "eteled");
+    assert_eq!(fold_str("De\u{0336}le\u{0301}te"), fold_str("delete"));
+    // Look-alikes from other scripts have the Latin skeleton (TS #39),
+    // capitals included.
+    assert_eq!(fold_str("D\u{435}l\u{435}t\u{435}"), fold_str("delete"));
+    let greek = fold::capitals_as_latin("\u{392}\u{3a5}\u{3a5}").unwrap();
+    assert_eq!(fold_str(&greek), "byy");
+    assert_eq!(
+        fold_str("\u{41a}\u{423}\u{41f}\u{418}\u{422}\u{42c}"),
+        fold_str("купить")
+    );
+    assert_eq!(fold_str("Stra\u{df}e"), "strasse");
+    // Digits of any script are ASCII digits.
+    assert_eq!(fold_str("\u{661}\u{662}\u{663} \u{967}\u{968}"), "123 12");
     // Devanagari vowel signs stay inside their word.
-    assert_eq!(fold_str("अभी खरीदें"), "अभी खरीदें");
+    assert_eq!(fold("अभी खरीदें").len(), 2);
 }
 
 /// One test per language: a commit button and a secret field as pages
@@ -196,5 +228,224 @@ fn disclosures_find_the_value() {
         "pin 2 tabs in chrome",
     ] {
         assert!(disclosures(benign).is_empty(), "{benign}");
+    }
+}
+
+/// One test per language added for the 30 most used languages of the web:
+/// a commit, a secret field, a safe label, and an ordinary label that is
+/// neither.
+fn language(commits: &[&str], secrets: &[&str], safes: &[&str], neither: &[&str]) {
+    for c in commits {
+        assert!(commit(c).is_some(), "commit {c:?}");
+    }
+    for f in secrets {
+        assert!(secret(f).is_some(), "secret field {f:?}");
+    }
+    for l in safes {
+        assert!(safe(l).is_some() && commit(l).is_none(), "safe {l:?}");
+    }
+    for n in neither {
+        assert!(commit(n).is_none() && safe(n).is_none(), "neither {n:?}");
+    }
+}
+
+#[test]
+fn fa() {
+    language(
+        &["خرید", "پرداخت کنید", "حذف حساب"],
+        &["رمز عبور", "شماره کارت"],
+        &["نمایش بیشتر", "بعدی"],
+        &["درباره ما"],
+    );
+}
+
+#[test]
+fn vi() {
+    language(
+        &["Mua ngay", "Thanh toán", "Xóa tài khoản", "Xoa tai khoan"],
+        &["Mật khẩu", "Số thẻ"],
+        &["Xem thêm", "Trang sau"],
+        &["Giới thiệu"],
+    );
+}
+
+#[test]
+fn id() {
+    language(
+        &["Beli sekarang", "Bayar", "Hapus akun"],
+        &["Kata sandi", "Nomor kartu"],
+        &["Lihat lebih banyak", "Berikutnya"],
+        &["Tentang kami"],
+    );
+}
+
+#[test]
+fn cs() {
+    language(
+        &["Koupit", "Zaplatit", "Smazat účet"],
+        &["Heslo", "Číslo karty"],
+        &["Zobrazit více", "Další"],
+        &["O nás"],
+    );
+}
+
+#[test]
+fn hu() {
+    language(
+        &["Vásárlás", "Fizetés", "Törlés"],
+        &["Jelszó", "Kártyaszám"],
+        &["Továbbiak", "Következő"],
+        &["Rólunk"],
+    );
+}
+
+#[test]
+fn sv() {
+    language(
+        &["Köp nu", "Betala", "Radera konto"],
+        &["Lösenord", "Kortnummer"],
+        &["Visa mer", "Nästa"],
+        &["Om oss"],
+    );
+}
+
+#[test]
+fn ro() {
+    language(
+        &["Cumpără acum", "Plătește", "Șterge contul"],
+        &["Parolă", "Număr card"],
+        &["Vezi mai mult", "Următorul"],
+        &["Despre noi"],
+    );
+}
+
+#[test]
+fn el() {
+    language(
+        &["Αγορά", "Πληρωμή", "ΔΙΑΓΡΑΦΗ"],
+        &["Κωδικός πρόσβασης", "Αριθμός κάρτας"],
+        &["Περισσότερα", "Επόμενη"],
+        &["Σχετικά με εμάς"],
+    );
+}
+
+#[test]
+fn da() {
+    language(
+        &["Køb nu", "Betal", "Slet konto"],
+        &["Adgangskode", "Kortnummer"],
+        &["Vis mere", "Næste"],
+        &["Om os"],
+    );
+}
+
+#[test]
+fn fi() {
+    language(
+        &["Osta nyt", "Maksa", "Poista tili"],
+        &["Salasana", "Kortin numero"],
+        &["Näytä lisää", "Seuraava"],
+        &["Tietoa meistä"],
+    );
+}
+
+#[test]
+fn th() {
+    language(
+        &["ซื้อเลย", "ชำระเงิน", "ลบบัญชี"],
+        &["รหัสผ่าน", "หมายเลขบัตร"],
+        &["ดูเพิ่มเติม", "ถัดไป"],
+        &["เกี่ยวกับเรา"],
+    );
+}
+
+#[test]
+fn he() {
+    language(
+        &["קנה עכשיו", "לתשלום", "מחק חשבון"],
+        &["סיסמה", "מספר כרטיס"],
+        &["הצג עוד", "הבא"],
+        &["אודות"],
+    );
+}
+
+#[test]
+fn sk() {
+    language(
+        &["Kúpiť", "Zaplatiť", "Zmazať účet"],
+        &["Heslo", "Číslo karty"],
+        &["Zobraziť viac", "Ďalšia"],
+        &["O nás"],
+    );
+}
+
+#[test]
+fn bg() {
+    language(
+        &["Купи сега", "Плати", "Изтрий профила"],
+        &["Парола", "Номер на карта"],
+        &["Покажи още", "Следваща"],
+        &["За нас"],
+    );
+}
+
+#[test]
+fn safe_labels_of_the_first_sixteen_languages() {
+    for l in [
+        "Show more reviews",
+        "Mehr anzeigen",
+        "Ver más",
+        "Voir plus",
+        "Mostra di più",
+        "Ver mais",
+        "Meer tonen",
+        "Pokaż więcej",
+        "Daha fazla göster",
+        "Показать ещё",
+        "Показати більше",
+        "عرض المزيد",
+        "और देखें",
+        "查看更多",
+        "もっと見る",
+        "더보기",
+        "Add to cart",
+    ] {
+        assert!(safe(l).is_some(), "{l}");
+    }
+    // A sentence is not a safe label, however it starts.
+    assert!(safe("Show me how to move all my savings to another bank today").is_none());
+}
+
+#[test]
+fn languages_and_scripts_laika_cannot_read() {
+    assert!(covers_language("pt-BR") && covers_language("zh-Hant") && covers_language("EL"));
+    assert!(!covers_language("am") && !covers_language("sw-KE"));
+    assert_eq!(language_name("am-ET"), "Amharic");
+    assert_eq!(language_name("de"), "German");
+    assert_eq!(unread_script("ክፈል"), Some("Ethiopic"));
+    assert_eq!(unread_script("বাংলা"), Some("Bengali"));
+    assert_eq!(unread_script("Pay 💳"), None);
+    assert_eq!(unread_script("Оплатить 支付 ชำระเงิน"), None);
+}
+
+#[test]
+fn disclosed_values_are_found_where_folding_changed_the_length() {
+    // `m` folds to `rn`, `ﬁ` to `fi`, a zero-width space to nothing:
+    // the value is still cut from the original text at the right place.
+    for text in [
+        "mein Passwort ist m\u{200b}ammut42",
+        "my password is ﬁmm3ter",
+        "비밀번호는mm123abc",
+    ] {
+        let found: Vec<&str> = disclosures(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert!(
+            found[0].ends_with("42") || found[0].ends_with("ter") || found[0].ends_with("abc"),
+            "{text}: {found:?}"
+        );
+        assert!(
+            !found[0].contains("ist") && !found[0].contains("is ") && !found[0].contains('는'),
+            "{text}: {found:?}"
+        );
     }
 }

@@ -35,10 +35,10 @@ pub fn to_html(conversation: &ConversationDetail) -> String {
     for turn in &conversation.turns {
         let _ = write!(
             out,
-            "<section>\n<p class=\"meta\">Turn {} · {} · {}</p>\n<p class=\"user\">{}</p>\n",
+            "<section>\n<p class=\"meta\">{} {} · {}</p>\n<p class=\"user\">{}</p>\n",
+            task_word(&turn.task),
             turn.turn,
-            Escaped(&turn.created_at),
-            Escaped(&turn.task),
+            Escaped(&readable_time(&turn.created_at)),
             Escaped(&turn.user_text)
         );
         if !turn.steps.is_empty() {
@@ -86,6 +86,26 @@ pub fn to_html(conversation: &ConversationDetail) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// What a turn asked, in words ("Summary 2"), not its task id.
+fn task_word(task: &str) -> &'static str {
+    match task {
+        "web.summarize" => "Summary",
+        "web.extract" => "Extraction",
+        _ => "Question",
+    }
+}
+
+/// An RFC 3339 time as people read it ("2026-01-24 12:34 UTC"); anything
+/// else as it is.
+fn readable_time(stamp: &str) -> String {
+    match (stamp.get(..10), stamp.get(11..16), stamp.ends_with('Z')) {
+        (Some(day), Some(time), true) if stamp.as_bytes().get(10) == Some(&b'T') => {
+            format!("{day} {time} UTC")
+        }
+        _ => stamp.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -181,5 +201,14 @@ mod tests {
         assert!(html.contains("<li>“made up” (not found on the page)</li>"));
         assert!(html.contains("This turn failed: &lt;b&gt;slow&lt;/b&gt; (RUNTIME_TIMEOUT)"));
         assert!(html.ends_with("</section>\n</body></html>\n"));
+        // People's words: no raw timestamp, no task id.
+        assert!(
+            html.contains("<p class=\"meta\">Question 1 · 2026-01-24 12:34 UTC</p>"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("web.answer") && !html.contains("56.789Z"),
+            "{html}"
+        );
     }
 }

@@ -388,6 +388,7 @@ fn run_engine(
         tab: Tab::default(),
         observation: Deferred::new(observation),
         collection_id,
+        offline: false,
     };
     // One answer, no tools: nobody is there to run a browser tool.
     let mut config = ctx.config.clone();

@@ -202,8 +202,8 @@ impl Store {
              ON CONFLICT(id) DO UPDATE SET
                updated_at = MAX(COALESCE(conversations.updated_at, ''), excluded.updated_at),
                title = COALESCE(conversations.title, excluded.title),
-               page_url = COALESCE(excluded.page_url, conversations.page_url),
-               page_origin = COALESCE(excluded.page_origin, conversations.page_origin)",
+               page_url = COALESCE(conversations.page_url, excluded.page_url),
+               page_origin = COALESCE(conversations.page_origin, excluded.page_origin)",
         )?
         .execute(params![
             t.conversation_id.as_str(),
@@ -1140,6 +1140,36 @@ mod tests {
             .unwrap();
         assert_eq!((role.as_str(), kind.as_str()), ("assistant", "response"));
         assert_eq!(reply_to.as_deref(), Some("req-c-1-1"));
+    }
+
+    #[test]
+    fn a_conversation_keeps_the_page_its_title_names() {
+        let mut store = Store::open_in_memory().unwrap();
+        let first = TurnRecord {
+            title: Some("Night trains".into()),
+            page_url: Some("https://news.example/night-trains".into()),
+            ..record("c-1", 1, "q1", "a1")
+        };
+        let later = TurnRecord {
+            title: Some("Shop".into()),
+            page_url: Some("https://shop.example/p/1".into()),
+            ..record("c-1", 2, "q2", "a2")
+        };
+        store.commit_turn(&first).unwrap();
+        store.commit_turn(&later).unwrap();
+        let detail = store.conversation(&"c-1".into()).unwrap();
+        assert_eq!(
+            (
+                detail.title.as_deref(),
+                detail.page_url.as_deref(),
+                detail.page_origin.as_deref()
+            ),
+            (
+                Some("Night trains"),
+                Some("https://news.example/night-trains"),
+                Some("https://news.example")
+            )
+        );
     }
 
     #[test]

@@ -1,0 +1,85 @@
+// E2E in Firefox (firefox-esr over WebDriver BiDi, the real host): a turn
+// always ends, the newest answer stays in view, settings are kept per runtime.
+//  - The host dies while an answer streams: the turn ends as "Laika stopped;
+//    ask again" with Retry, Stop goes, and Retry is answered by the
+//    restarted host.
+//  - The answer and its buttons end above the sticky composer.
+//  - The header's switcher moves to the kept OpenAI-compatible server and
+//    back: each runtime's settings (server, model, key) come back whole.
+import fs from "node:fs";
+import path from "node:path";
+import { artifacts, assert, checkA11y, hostBinary, launchFirefox, modelOutput, norm, serve } from "./lib.mjs";
+
+const pages = await serve();
+let firefox;
+const KEY = "sk-ff-kept-7";
+try {
+  const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-ff-script-"));
+  const scriptPath = path.join(scriptDir, "script.json");
+  const pidFile = path.join(scriptDir, "host.pid");
+  const words = Array.from({ length: 150 }, (_, i) => `word${i}`).join(" ");
+  fs.writeFileSync(scriptPath, JSON.stringify([{ output: modelOutput({ text: words }), chunk_bytes: 16, chunk_delay_ms: 150 }]));
+  const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
+  const config = [
+    "[runtime]",
+    'kind = "scripted"',
+    `script = ${JSON.stringify(scriptPath)}`,
+    "",
+    "[runtimes.openai]",
+    'kind = "openai"',
+    'base_url = "http://127.0.0.1:9/v1"',
+    'model = "kept-model"',
+    `api_key = "${KEY}"`,
+    "",
+  ].join("\n");
+  // The wrapper notes the host's pid (exec keeps it), so the test kills exactly that process.
+  firefox = await launchFirefox({}, { config, hostCommand: `echo $$ > ${quote(pidFile)}; exec ${quote(hostBinary)} "$@"` });
+  const { browser, configPath } = firefox;
+  const page = await browser.newPage();
+  await page.goto(`${pages.base}/article.html`, { waitUntil: "load" });
+  const sidebar = await firefox.openSidebar();
+  const welcome = await sidebar.$("#welcome button");
+  if (welcome) await sidebar.evaluate(() => [...document.querySelectorAll("#welcome button")].find((b) => b.textContent === "Got it")?.click());
+
+  // 1. The host dies mid-answer.
+  await sidebar.type("#question", "What does the article say?");
+  await sidebar.click("#send");
+  await sidebar.waitForSelector(".turn .streaming-text", { timeout: 30_000 });
+  fs.writeFileSync(scriptPath, JSON.stringify([modelOutput({ text: "The article is about night trains." })]));
+  process.kill(Number(fs.readFileSync(pidFile, "utf8").trim()), "SIGKILL");
+  await sidebar.waitForSelector(".turn[aria-busy=false] .error-card button", { timeout: 15_000 });
+  const ended = norm(await sidebar.$eval(".turn .error-card", (e) => e.textContent));
+  assert(/Laika stopped; ask again/.test(ended) && /Retry/.test(ended), `the turn ends with Retry (${ended})`);
+  assert(await sidebar.$eval("#stop", (b) => b.hidden), "Stop goes when the turn ends");
+  await sidebar.click(".turn .error-card button");
+  await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length === 1, { timeout: 30_000 });
+  const again = norm(await sidebar.$eval(".turn:nth-of-type(2) .answer", (e) => e.textContent));
+  assert(again.includes("The article is about night trains."), `Retry was answered (${again})`);
+
+  // 2. The answer and its buttons end above the composer.
+  const layout = await sidebar.evaluate(() => {
+    const actions = document.querySelector(".turn:nth-of-type(2) .answer-actions").getBoundingClientRect();
+    return { actionsBottom: actions.bottom, composerTop: document.getElementById("composer").getBoundingClientRect().top };
+  });
+  assert(layout.actionsBottom <= layout.composerTop + 1, `the answer's buttons are above the composer (${JSON.stringify(layout)})`);
+  await checkA11y(sidebar, "firefox: turn ended by a host crash, then answered");
+  fs.mkdirSync(artifacts, { recursive: true });
+  await sidebar.screenshot({ path: path.join(artifacts, "firefox-recovery-420-light.png") });
+
+  // 3. Settings kept per runtime, through the header's switcher.
+  const options = await sidebar.$$eval("#runtime-switch option", (os) => os.map((o) => `${o.value}=${o.textContent}`));
+  assert(options.includes("openai=kept-model · OpenAI-compatible server"), `the kept server is offered (${options})`);
+  await sidebar.select("#runtime-switch", "openai");
+  await sidebar.waitForFunction(() => /kept-model/.test(document.getElementById("runtime")?.textContent ?? ""), { timeout: 10_000 });
+  let saved = fs.readFileSync(configPath, "utf8");
+  assert(/kind = "openai"/.test(saved.split("[runtimes")[0]) && saved.includes(KEY) && /\[runtimes\.scripted\]/.test(saved), `the server is back whole, the scripted runtime kept (${saved.replace(KEY, "<key>")})`);
+  await sidebar.select("#runtime-switch", "scripted");
+  await sidebar.waitForFunction(() => /scripted|Scripted/.test(document.getElementById("runtime")?.textContent ?? ""), { timeout: 10_000 });
+  saved = fs.readFileSync(configPath, "utf8");
+  assert(/\[runtimes\.openai\]/.test(saved) && saved.includes(KEY) && saved.includes("kept-model"), "and kept again when the other is chosen");
+  console.log("ok firefox-firsthour: a host crash ends the turn with Retry; answer above the composer; settings kept per runtime");
+  fs.rmSync(scriptDir, { recursive: true, force: true });
+} finally {
+  await firefox?.close();
+  await pages.close();
+}
