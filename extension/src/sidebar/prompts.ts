@@ -64,7 +64,7 @@ export function matchPrompts(prompts: readonly SavedPrompt[], query: string): Sa
   return [...starts, ...within];
 }
 
-/** The `/` menu over the composer's text field (an ARIA combobox listbox). */
+/** The `/` menu over the composer's text field: a listbox the field points into (`aria-activedescendant`). */
 export class SlashMenu {
   readonly el: HTMLElement;
   private shown: SavedPrompt[] = [];
@@ -83,8 +83,8 @@ export class SlashMenu {
     this.el.setAttribute("aria-label", "Saved prompts");
     this.el.hidden = true;
     field.setAttribute("aria-controls", this.el.id);
+    // A textbox (not a combobox: it also takes questions) that suggests a list.
     field.setAttribute("aria-autocomplete", "list");
-    field.setAttribute("aria-expanded", "false");
     field.addEventListener("input", () => void this.update());
     // Capture: the menu's keys win over Enter-to-send.
     field.addEventListener("keydown", (e) => this.onKey(e), { capture: true });
@@ -117,7 +117,6 @@ export class SlashMenu {
   close(): void {
     this.el.hidden = true;
     this.shown = [];
-    this.field.setAttribute("aria-expanded", "false");
     this.field.removeAttribute("aria-activedescendant");
   }
 
@@ -137,7 +136,6 @@ export class SlashMenu {
     });
     this.el.replaceChildren(...(items.length ? items : [h("li", "slash-empty", empty)]));
     this.el.hidden = false;
-    this.field.setAttribute("aria-expanded", "true");
     if (items.length) this.field.setAttribute("aria-activedescendant", `slash-item-${this.active}`);
     else this.field.removeAttribute("aria-activedescendant");
   }
