@@ -8,13 +8,16 @@ import { htmlDoc } from "./helpers";
 
 function setup() {
   const doc = htmlDoc(`<main><button id=b>Show more comments</button><a id=l href="/next">Next page</a>
-    <input id=q type=search aria-label="Search the shop"></main>`);
+    <input id=q type=search aria-label="Search the shop">
+    <form id=f1><input id=note name=note aria-label="Note"></form><form id=f2></form></main>`);
   const reg = new HandleRegistry();
   const obs = buildObservation(doc, reg);
+  // The target the host sends: every part of the element its verdict rested on.
   const target = (text: string): ToolTarget => {
     const e = obs.summary.elements?.find((x) => x.text === text || x.label === text);
     if (!e) throw new Error(`no ${text}`);
-    return { handle_id: e.handle_id, role: e.role ?? "", text: e.text ?? "" };
+    const { handle_id, role, text: t, href, label, name, id, form, input_type, autocomplete } = e;
+    return { handle_id, role: role ?? "", text: t ?? "", href, label, name, id, form, input_type, autocomplete };
   };
   return { doc, reg, target };
 }
@@ -61,6 +64,31 @@ describe("the target re-check", () => {
     expect(runPageTool(doc, reg, "browser.click", { handleId: other.handle_id }, t)).toMatchObject({ ok: false, code: "STALE_HANDLE" });
     doc.getElementById("b")?.remove();
     expect(runPageTool(doc, reg, "browser.click", { handleId: t.handle_id }, t)).toMatchObject({ ok: false, code: "STALE_HANDLE" });
+  });
+
+  it("refuses with STALE_HANDLE when the link, label, name or form changed", () => {
+    const { doc, reg, target } = setup();
+    const link = target("Next page");
+    doc.getElementById("l")?.setAttribute("href", "https://evil.example/steal");
+    expect(targetMismatch(doc.getElementById("l") as Element, link)).toContain("href");
+    expect(runPageTool(doc, reg, "browser.click", { handleId: link.handle_id }, link)).toMatchObject({ ok: false, code: "STALE_HANDLE" });
+
+    const note = target("Note");
+    const field = doc.getElementById("note") as HTMLInputElement;
+    expect(targetMismatch(field, note)).toBeNull();
+    field.setAttribute("aria-label", "Email address");
+    expect(targetMismatch(field, note)).toContain("label");
+    field.setAttribute("aria-label", "Note");
+    field.setAttribute("name", "email");
+    expect(targetMismatch(field, note)).toContain("name");
+    field.setAttribute("name", "note");
+    doc.getElementById("f2")?.appendChild(field);
+    expect(targetMismatch(field, note)).toContain("form");
+    expect(runPageTool(doc, reg, "browser.type", { handleId: note.handle_id, text: "hi" }, note)).toMatchObject({
+      ok: false,
+      code: "STALE_HANDLE",
+    });
+    expect(field.value).toBe("");
   });
 
   it("uses the same role and text as observations", () => {

@@ -433,7 +433,8 @@ export function elementText(el: Element): string {
   return clip(accessibleName(el), MAX_ELEMENT_TEXT);
 }
 
-function describeElement(el: Element, handle: string, base: string): ObservedElement {
+/** An element exactly as observations describe it. */
+export function describeElement(el: Element, handle: string, base: string): ObservedElement {
   const tag = el.tagName.toLowerCase();
   const out: ObservedElement = {
     handle_id: handle,

@@ -362,7 +362,7 @@ pub fn extractive_delta(turn: &laika_protocol::conversation::PastTurn) -> AgentS
                 id: format!("turn:{}", turn.turn),
                 kind: ItemKind::Question,
                 title,
-                details: Some(crate::text::clip(turn.answer_text.trim(), 300))
+                details: Some(crate::redact::clip_scrubbed(turn.answer_text.trim(), 300))
                     .filter(|d| !d.is_empty()),
                 status: if answered {
                     ItemStatus::Resolved

@@ -97,7 +97,7 @@ pub fn assemble(
     while let Some(mut t) = turns.pop() {
         let mut cost = json_chars(&t) + 1;
         if size + cost > max_chars && t.answer.chars().count() > 500 {
-            t.answer = clip(&t.answer, 500);
+            t.answer = crate::redact::clip_scrubbed(&t.answer, 500);
             cost = json_chars(&t) + 1;
         }
         if size + cost > max_chars {
@@ -176,7 +176,7 @@ pub fn extractive_summary(previous: Option<&str>, turns: &[PastTurn]) -> String 
                 "Turn {} ({}): the user asked “{}”",
                 t.turn,
                 t.task,
-                clip(t.user_text.trim(), 300)
+                crate::redact::clip_scrubbed(t.user_text.trim(), 300)
             );
             if let Some(page) = &t.page {
                 line.push_str(&format!(" on “{}” ({})", clip(&page.title, 80), page.url));

@@ -25,9 +25,12 @@
 //! Invariant: every value valid against the answer schema, once the
 //! envelope is filled, is valid against the composed schema (tested).
 
+pub mod caps;
 pub mod fields;
 
 use crate::tools;
+pub use caps::{Caps, CutRecord, Regime, DEFAULT_MAX_TOKENS};
+use caps::{MAX_TEXT, MIN_TEXT};
 use laika_protocol::llmcp::{RequestPacket, TaskName, PROTOCOL_NAME, PROTOCOL_VERSION};
 use serde_json::{json, Map, Value};
 
@@ -35,14 +38,13 @@ use serde_json::{json, Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Decoding {
     /// The server constrains decoding to the schema (a grammar, guided
-    /// decoding, Ollama `format`): the prompt then only sketches the shape.
+    /// decoding, Ollama `format`): the prompt then leaves the shape to it.
     pub enforced: bool,
     /// The runtime's cap on output tokens, when it has one.
     pub max_tokens: Option<u32>,
+    /// Which caps the answer gets ([`caps`]).
+    pub regime: Regime,
 }
-
-/// The budget assumed when the runtime sets no output cap.
-pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 
 /// The envelope fields the host fills; the answer schema leaves them out.
 pub const HOST_FILLED: &[&str] = &[
@@ -59,124 +61,34 @@ pub const HOST_FILLED: &[&str] = &[
 /// (`{"type":"text","text":"`) tokenizes at about 2 characters a token,
 /// prose at about 4. A bound on the answer's characters divided by this is
 /// the token figure the caps are chosen against.
-const CHARS_PER_TOKEN: u32 = 3;
-/// Shortest and longest text a render `text` node may be given.
-const MIN_TEXT: usize = 24;
-const MAX_TEXT: usize = 600;
-/// A text long enough for one point of a summary: structure grows only
-/// while its texts can still be this long.
+pub const CHARS_PER_TOKEN: u32 = 3;
+/// A text long enough for one point of a summary: a small answer's
+/// structure grows only while its texts can still be this long.
 const GOOD_TEXT: usize = 100;
-/// The longest title, memory summary, quote and tool argument string.
-const MAX_TITLE: usize = 80;
-const MAX_QUOTE: usize = 160;
-const MAX_SUMMARY: usize = 300;
-const MAX_ARG_STRING: usize = 256;
-const MIN_ARG_STRING: usize = 48;
-const MAX_HREF: usize = 200;
-
-/// How many of each part the answer may have; sized from the budget.
-#[derive(Debug, Clone, Copy)]
-struct Caps {
-    blocks: usize,
-    inlines: usize,
-    list_items: usize,
-    rows: usize,
-    cells: usize,
-    citations: usize,
-    tool_calls: usize,
-    text: usize,
-}
-
-impl Caps {
-    /// The smallest structure: one block, a list of three, one citation.
-    const MIN: Caps = Caps {
-        blocks: 1,
-        inlines: 1,
-        list_items: 3,
-        rows: 2,
-        cells: 2,
-        citations: 1,
-        tool_calls: 1,
-        text: MIN_TEXT,
-    };
-
-    /// One step bigger, in the order an answer gains most from: more list
-    /// items and blocks, a second citation, wider tables, more tool calls;
-    /// `None` at the largest structure.
-    fn bigger(self) -> Option<Caps> {
-        let c = self;
-        let steps: [(bool, Caps); 9] = [
-            (
-                c.list_items < 5,
-                Caps {
-                    list_items: c.list_items + 1,
-                    ..c
-                },
-            ),
-            (c.blocks < 2, Caps { blocks: 2, ..c }),
-            (c.citations < 2, Caps { citations: 2, ..c }),
-            (c.inlines < 2, Caps { inlines: 2, ..c }),
-            (
-                c.blocks < 4,
-                Caps {
-                    blocks: c.blocks + 1,
-                    ..c
-                },
-            ),
-            (
-                c.list_items < 8,
-                Caps {
-                    list_items: c.list_items + 1,
-                    ..c
-                },
-            ),
-            (
-                c.rows < 8,
-                Caps {
-                    rows: c.rows + 1,
-                    ..c
-                },
-            ),
-            (
-                c.cells < 4,
-                Caps {
-                    cells: c.cells + 1,
-                    ..c
-                },
-            ),
-            (
-                c.citations < 4 || c.tool_calls < 3 || c.blocks < 8,
-                Caps {
-                    citations: (c.citations + 1).min(4),
-                    tool_calls: (c.tool_calls + 1).min(3),
-                    blocks: (c.blocks + 1).min(8),
-                    ..c
-                },
-            ),
-        ];
-        steps
-            .into_iter()
-            .find(|(room, _)| *room)
-            .map(|(_, next)| next)
-    }
-}
 
 /// The answer schema for `packet`, derived from the composed response
-/// schema and sized for `max_tokens` (see the module docs): the structure
-/// grows from [`Caps::MIN`] while texts of [`GOOD_TEXT`] characters still
-/// fit, then texts take what is left. Below the smallest answer the floors
-/// hold (the runtime's cap then cuts, as it would without this schema).
-pub fn answer_schema(composed: &Value, packet: &RequestPacket, max_tokens: Option<u32>) -> Value {
+/// schema and the caps of `decoding.regime`: [`Caps::FULL`], or for a small
+/// model the caps sized for `max_tokens` (see [`small_caps`]).
+pub fn answer_schema(composed: &Value, packet: &RequestPacket, decoding: Decoding) -> Value {
+    let ctx = Request::of(packet);
+    let caps = match decoding.regime {
+        Regime::Full => Caps::FULL,
+        Regime::Small => small_caps(composed, &ctx, decoding.max_tokens),
+    };
+    build(composed, &ctx, caps, decoding.regime)
+}
+
+/// The small regime's caps: the structure grows from [`Caps::MIN`] while
+/// texts of [`GOOD_TEXT`] characters still fit `max_tokens`, then texts
+/// take what is left. Below the smallest answer the floors hold (the
+/// runtime's cap then cuts, as it would without this schema).
+fn small_caps(composed: &Value, ctx: &Request, max_tokens: Option<u32>) -> Caps {
     let tokens = max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let budget = usize::try_from(tokens.saturating_mul(CHARS_PER_TOKEN)).unwrap_or(usize::MAX);
-    let ctx = Request::of(packet);
-    let fits = |caps: Caps| max_chars(&build(composed, &ctx, caps)) <= budget;
+    let fits = |caps: Caps| max_chars(&build(composed, ctx, caps, Regime::Small)) <= budget;
     let mut caps = Caps::MIN;
     while let Some(next) = caps.bigger() {
-        if !fits(Caps {
-            text: GOOD_TEXT,
-            ..next
-        }) {
+        if !fits(next.with_text(GOOD_TEXT)) {
             break;
         }
         caps = next;
@@ -185,13 +97,13 @@ pub fn answer_schema(composed: &Value, packet: &RequestPacket, max_tokens: Optio
     let (mut lo, mut hi) = (MIN_TEXT, MAX_TEXT);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if fits(Caps { text: mid, ..caps }) {
+        if fits(caps.with_text(mid)) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    build(composed, &ctx, Caps { text: lo, ..caps })
+    caps.with_text(lo)
 }
 
 /// What of the request the answer schema pins.
@@ -199,6 +111,12 @@ struct Request {
     task: TaskName,
     doc_ids: Vec<String>,
     fields: Vec<String>,
+    /// The documents hold code (`Code:` lines): only then may a small
+    /// model's answer be a code block, which it otherwise fills with a
+    /// fragment of prose.
+    has_code: bool,
+    /// The tools the request offers (`tools::for_request`).
+    tools: Vec<&'static tools::Tool>,
 }
 
 impl Request {
@@ -213,13 +131,29 @@ impl Request {
             task: packet.input.task.name,
             doc_ids,
             fields: fields::requested_fields(packet),
+            has_code: packet
+                .context
+                .documents
+                .iter()
+                .any(|d| has_code(&d.content)),
+            tools: tools::for_request(packet),
         }
     }
 }
 
-fn build(composed: &Value, req: &Request, caps: Caps) -> Value {
+/// Whether a document's text holds a `Code:` line.
+fn has_code(content: &Value) -> bool {
+    let code = |text: &Value| {
+        text.as_str()
+            .is_some_and(|t| t.starts_with("Code:") || t.contains("\nCode:"))
+    };
+    code(&content["text"]) || code(&content["primary"]["text"])
+}
+
+fn build(composed: &Value, req: &Request, caps: Caps, regime: Regime) -> Value {
     let mut defs = Map::new();
-    render_defs(&mut defs, caps);
+    let code = regime == Regime::Full || req.has_code;
+    render_defs(&mut defs, caps, code);
     let mut walker = Walker {
         root: composed,
         caps,
@@ -271,7 +205,7 @@ impl Walker<'_> {
         match pointer {
             "/properties/assistant/properties/data" => return self.data(schema),
             "/properties/assistant/properties/title" => {
-                return Some(with_max_length(schema, MAX_TITLE.min(self.caps.text)))
+                return Some(with_max_length(schema, self.caps.title))
             }
             "/properties/assistant/properties/citations" => {
                 let item = self.bound(&json!({"$ref": "#/$defs/citation"}), "")?;
@@ -282,14 +216,14 @@ impl Walker<'_> {
                 return Some(described(schema, json!({"enum": self.req.doc_ids})));
             }
             "/properties/memory/properties/summary" => {
-                return Some(with_max_length(schema, MAX_SUMMARY.min(self.caps.text)))
+                return Some(with_max_length(schema, self.caps.memory))
             }
             // Ids the verifier can find from the quote: not the model's to copy.
             "/$defs/citation/properties/node_id" | "/$defs/citation/properties/handle_id" => {
                 return None
             }
             "/$defs/citation/properties/quote" => {
-                return Some(with_max_length(schema, MAX_QUOTE.min(self.caps.text)))
+                return Some(with_max_length(schema, self.caps.quote))
             }
             _ => {}
         }
@@ -372,8 +306,7 @@ impl Walker<'_> {
         if self.req.task != TaskName::Extract || self.req.fields.is_empty() {
             return None;
         }
-        let value =
-            json!({"type": ["string", "null"], "maxLength": self.caps.text.min(MAX_ARG_STRING)});
+        let value = json!({"type": ["string", "null"], "maxLength": self.caps.arg_string});
         let properties: Map<String, Value> = self
             .req
             .fields
@@ -394,9 +327,14 @@ impl Walker<'_> {
     /// `tool_calls`: one closed object per offered tool, its name a constant
     /// and its arguments that tool's own schema, bounded.
     fn tool_calls(&mut self, schema: &Value) -> Value {
+        if self.req.tools.is_empty() {
+            return described(schema, json!({"type": "array", "maxItems": 0}));
+        }
         let saved = self.caps;
-        self.caps.text = MAX_ARG_STRING.min(self.caps.text.saturating_mul(2).max(MIN_ARG_STRING));
-        let variants: Vec<Value> = tools::offered()
+        self.caps.text = self.caps.arg_string;
+        let tools = self.req.tools.clone();
+        let variants: Vec<Value> = tools
+            .into_iter()
             .filter_map(|tool| {
                 let mut needed = tool.arguments.clone();
                 first_alternative(&mut needed);
@@ -542,7 +480,7 @@ fn list_of(def: &str, max: usize) -> Value {
 
 /// The render tree, unrolled: `doc` → top-level blocks → (inside a list
 /// item, quote or table cell) leaf blocks or inline nodes, and no deeper.
-fn render_defs(defs: &mut Map<String, Value>, caps: Caps) {
+fn render_defs(defs: &mut Map<String, Value>, caps: Caps, code: bool) {
     let text = json!({"type": "string", "minLength": 1, "maxLength": caps.text});
     defs.insert("text".into(), node("text", &[("text", text.clone())]));
     defs.insert(
@@ -552,7 +490,7 @@ fn render_defs(defs: &mut Map<String, Value>, caps: Caps) {
             &[
                 (
                     "href",
-                    json!({"type": "string", "minLength": 1, "maxLength": MAX_HREF.min(caps.text.max(MIN_ARG_STRING))}),
+                    json!({"type": "string", "minLength": 1, "maxLength": caps.href}),
                 ),
                 ("children", list_of("text", 1)),
             ],
@@ -626,6 +564,7 @@ fn render_defs(defs: &mut Map<String, Value>, caps: Caps) {
         "table",
     ]
     .iter()
+    .filter(|b| code || **b != "code_block")
     .map(|b| json!({"$ref": format!("#/$defs/{b}")}))
     .collect();
     defs.insert("block".into(), json!({"anyOf": blocks}));

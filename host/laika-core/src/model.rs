@@ -65,6 +65,7 @@ impl ModelRequest {
                 history: None,
                 recent_turns: 0,
                 ambient,
+                for_model: true,
             },
             Budget {
                 max_chars: 0,

@@ -124,6 +124,58 @@ pub fn extract_json_object(raw: &str) -> Result<Extracted, OutputError> {
     })
 }
 
+/// The object of an output cut before it closed (at the token limit), kept
+/// up to its last complete value and closed there: a string, number or
+/// container cut halfway is left out whole, the containers still open are
+/// closed. `None` when the output holds no object start. One forward scan,
+/// no recursion while scanning; `serde_json` parses the closed text.
+pub fn close_cut_object(raw: &str) -> Option<Value> {
+    let mut notes = Repairs::default();
+    let rest = skip_reasoning(trim_ws_start(raw), &mut notes).ok()?;
+    let text = rest.get(rest.find('{')?..)?;
+    let mut open: Vec<u8> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    // Where the text can be closed, and how many containers are open there.
+    let mut cut: Option<(usize, usize)> = None;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                open.push(b);
+                cut = Some((i + 1, open.len()));
+            }
+            b'}' | b']' => {
+                let opened = open.pop()?;
+                if (opened, b) != (b'{', b'}') && (opened, b) != (b'[', b']') {
+                    return None;
+                }
+                if open.is_empty() {
+                    // The object closed after all: it is whole.
+                    return parse_object(text.get(..=i)?).ok().map(|(v, _)| v);
+                }
+                cut = Some((i + 1, open.len()));
+            }
+            b',' if !open.is_empty() => cut = Some((i, open.len())),
+            _ => {}
+        }
+    }
+    let (end, depth) = cut?;
+    let mut closed = text.get(..end)?.to_string();
+    for b in open.get(..depth)?.iter().rev() {
+        closed.push(if *b == b'{' { '}' } else { ']' });
+    }
+    parse_object(&closed).ok().map(|(v, _)| v)
+}
+
 /// What was removed around the object. Counted rather than logged per
 /// occurrence so a hostile output with a million think blocks yields a few
 /// short notes.
@@ -677,5 +729,27 @@ mod tests {
             let x = extract_json_object(&raw).map_err(|e| TestCaseError::fail(e.message))?;
             prop_assert_eq!(x.value, object);
         }
+    }
+
+    #[test]
+    fn a_cut_object_is_closed_at_its_last_complete_value() {
+        use serde_json::json;
+        assert_eq!(
+            close_cut_object(r#"{"a":{"b":[1,2,{"c":"x,}"}],"d":"cut he"#),
+            Some(json!({"a": {"b": [1, 2, {"c": "x,}"}]}}))
+        );
+        assert_eq!(close_cut_object(r#"{"a":[1,"#), Some(json!({"a": [1]})));
+        assert_eq!(close_cut_object("{"), Some(json!({})));
+        assert_eq!(
+            close_cut_object(r#"<think>x</think> {"a":1}"#),
+            Some(json!({"a": 1}))
+        );
+        assert_eq!(
+            close_cut_object(r#"{"a":"q\"}","b":[{"#),
+            Some(json!({"a": "q\"}", "b": [{}]}))
+        );
+        assert_eq!(close_cut_object("Sure! Here is"), None);
+        assert_eq!(close_cut_object(r#"{"a":[1}"#), None);
+        assert_eq!(close_cut_object(&"[".repeat(100_000)), None);
     }
 }

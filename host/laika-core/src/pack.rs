@@ -35,6 +35,10 @@ pub const SUMMARY_DOC_ID: &str = "doc:web:summary";
 /// How `context_usage` names the conversation block.
 pub const CONVERSATION_DOC_ID: &str = "conversation";
 pub const SELECTION_DOC_ID: &str = "doc:web:selection";
+/// The page's elements a question names (`task_view`), after the page's
+/// other documents.
+pub const ELEMENTS_DOC_ID: &str = "doc:web:elements";
+pub const ELEMENTS_DOC_TYPE: &str = "web.observation.elements.v1";
 
 /// The document id of another tab the user included.
 pub fn tab_doc_id(tab_id: &str) -> String {
@@ -173,6 +177,9 @@ pub struct PackInput<'a> {
     pub recent_turns: usize,
     /// The packet's id and `created_at` come from here.
     pub ambient: &'a dyn crate::ambient::Ambient,
+    /// A model reads the packet: the page goes as its task uses it
+    /// (`task_view`). The offline builtin reads the page whole.
+    pub for_model: bool,
 }
 
 pub struct Packed {
@@ -423,6 +430,7 @@ pub fn pack_with(
     let mut used = 0usize;
 
     let mut selection = None;
+    let mut named_elements = None;
     if let Some(obs) = input.observation {
         if let Some(sel) = &obs.selection {
             let mut content = serde_json::to_value(sel).unwrap_or(Value::Null);
@@ -454,6 +462,20 @@ pub fn pack_with(
         let tabs_room = tabs_wanted.min(limit.saturating_sub(used) / 2);
         let limit_summary = limit.saturating_sub(used + tabs_room);
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
+        let named = if input.for_model {
+            crate::task_view::fit(&mut content, input.task.name, input.user_text)
+        } else {
+            Vec::new()
+        };
+        if !named.is_empty() {
+            let mut elements = serde_json::json!({
+                "doc_type": ELEMENTS_DOC_TYPE,
+                "url": obs.summary.url,
+                "elements": named,
+            });
+            redacted += crate::redact::redact_value(&mut elements);
+            named_elements = Some(elements);
+        }
         redacted += crate::redact::redact_value(&mut content);
         let original = json_chars(&content);
         // A chunk's text is redacted and measured where it lies: only the
@@ -659,6 +681,35 @@ pub fn pack_with(
                 content,
             ));
         }
+        // Bounded by `task_view::MAX_ELEMENTS_FOR_QUESTION`; dropped only
+        // when nothing is left of the budget.
+        if let Some(content) = named_elements {
+            let size = json_chars(&content);
+            let fits = used + size <= limit;
+            usage_docs.push(document_usage(
+                ELEMENTS_DOC_ID,
+                ELEMENTS_DOC_TYPE,
+                size,
+                fits,
+                false,
+            ));
+            if fits {
+                used += size;
+                documents.push(document(
+                    ELEMENTS_DOC_ID.into(),
+                    ELEMENTS_DOC_TYPE,
+                    input.browser,
+                    &tab_id,
+                    content,
+                ));
+            } else {
+                cut.push(Cut {
+                    doc_id: ELEMENTS_DOC_ID.into(),
+                    field: None,
+                    chars_removed: size,
+                });
+            }
+        }
     }
 
     let user_text = crate::redact::redact_urls_in_text(input.user_text);
@@ -730,7 +781,7 @@ mod tests {
                 "title": "A",
                 "text": text,
                 "primary": {"text": text, "handle_id": "laika-1"},
-                "elements": [{"handle_id": "laika-2", "role": "link", "href": "https://example.com/b?api_key=zzz"}]
+                "elements": [{"handle_id": "laika-2", "role": "link", "text": "Example", "href": "https://example.com/b?api_key=zzz"}]
             },
             "chunks": (1..=chunks).map(|i| json!({
                 "doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "title": "A",
@@ -753,6 +804,7 @@ mod tests {
             history: None,
             recent_turns: 8,
             ambient: &FIXED,
+            for_model: true,
         }
     }
 
@@ -885,8 +937,39 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("q=1"));
-        assert!(p.usage.redacted_strings >= 3);
+        assert!(p.usage.redacted_strings >= 2);
         assert!(p.usage.cut.is_empty());
+        // A summary never acts: no element goes. A question naming one gets
+        // it in its own document, after the page's, redacted too.
+        assert!(!text.contains("laika-2"), "{text}");
+        assert!(
+            docs[0]["content"]["primary"].get("text").is_none(),
+            "the text goes once"
+        );
+        let question = Task {
+            name: TaskName::Answer,
+            args: Default::default(),
+        };
+        let mut asked = input(&obs, &question);
+        asked.user_text = "open the example link";
+        let p = pack(
+            &asked,
+            Budget {
+                max_chars: 1 << 20,
+                max_tokens: 1 << 20,
+            },
+        );
+        let last = p.packet.context.documents.last().unwrap();
+        assert_eq!(last.doc_id, ELEMENTS_DOC_ID);
+        assert_eq!(last.kind, ELEMENTS_DOC_TYPE);
+        assert_eq!(last.trust, "untrusted");
+        assert_eq!(last.content["elements"][0]["handle_id"], "laika-2");
+        assert!(!last.content.to_string().contains("zzz"));
+        assert!(p
+            .usage
+            .documents
+            .iter()
+            .any(|d| d.doc_id == ELEMENTS_DOC_ID && d.included));
     }
 
     #[test]
@@ -1026,11 +1109,7 @@ mod tests {
             .find(|d| d.doc_id == SUMMARY_DOC_ID)
             .unwrap();
         assert!(page_doc.included && !page_doc.truncated, "{page_doc:?}");
-        assert!(
-            page_doc.chars > budget.char_limit() / 2,
-            "{}",
-            page_doc.chars
-        );
+        assert!(page_doc.chars > page.len(), "{}", page_doc.chars);
         let conv = p
             .usage
             .documents
@@ -1068,6 +1147,10 @@ mod tests {
             .iter()
             .any(|c| c.field.as_deref() == Some("text")));
         let content = &p.packet.context.documents[0].content;
-        assert!(content["primary"]["text"].as_str().unwrap().chars().count() < 50_000);
+        assert!(content["text"].as_str().unwrap().chars().count() < 20_000);
+        assert!(
+            content["primary"].get("text").is_none(),
+            "the primary text the text holds is not sent again"
+        );
     }
 }

@@ -77,6 +77,18 @@ fn rewrite_strings(value: &mut Value, f: impl Fn(&str) -> Cow<'_, str>) -> usize
     changed
 }
 
+/// `text` clipped to `max` chars ([`crate::text::clip`]) after its secrets
+/// are scrubbed: a key cut first would leave a half no detector knows.
+pub fn clip_scrubbed(text: &str, max: usize) -> String {
+    crate::text::clip(&scrub_text(text), max)
+}
+
+/// The first `max` chars of `text` once its secrets are scrubbed (see
+/// [`clip_scrubbed`]).
+pub fn prefix_scrubbed(text: &str, max: usize) -> String {
+    crate::text::prefix_chars(&scrub_text(text), max).to_owned()
+}
+
 /// Free text as it may be stored: credentials stripped from its
 /// `scheme://` URLs (prose like `a:b@c` is left alone) and every secret
 /// ([`crate::secrets`]) replaced. Unchanged text comes back borrowed.
@@ -1392,5 +1404,18 @@ mod tests {
             let _ = redact_urls_in_text(&text);
             let _ = strip_url_credentials(&text);
         }
+    }
+
+    #[test]
+    fn a_clip_never_keeps_half_a_key() {
+        let key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghij";
+        let text = format!("{}{key} more", "x ".repeat(140));
+        let cut = clip_scrubbed(&text, 300);
+        assert!(!cut.contains("sk-ant"), "{cut}");
+        assert!(!prefix_scrubbed(&text, 300).contains("AbCd"));
+        assert!(
+            crate::secrets::find(&crate::text::clip(&text, 300)).is_empty(),
+            "cutting first keeps half a key no detector sees"
+        );
     }
 }

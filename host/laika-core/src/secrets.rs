@@ -172,41 +172,65 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
 /// their boundaries kept: context in one part counts for a secret in the
 /// next ("my password is " then a link "hunter2"), and the end of a part
 /// stays the end of a word (a key followed by a link is still a key). A
-/// secret across a boundary is cut from every part it touches. `None` for
-/// a part left unchanged.
+/// secret across a boundary, or split by one (`ghp_abc` then `def…`), is
+/// cut from every part it touches. `None` for a part left unchanged.
 pub fn scrub_parts(parts: &[&str]) -> Vec<Option<String>> {
-    let mut joined = String::new();
-    let mut starts = Vec::with_capacity(parts.len());
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            joined.push(' ');
-        }
-        starts.push(joined.len());
-        joined.push_str(part);
-    }
     let mut cuts: Vec<Vec<Range<usize>>> = vec![Vec::new(); parts.len()];
-    for f in find(&joined) {
-        let first = starts
-            .partition_point(|&s| s <= f.range.start)
-            .saturating_sub(1);
-        for (i, (&start, part)) in starts.iter().zip(parts).enumerate().skip(first) {
-            if start >= f.range.end {
-                break;
+    // Read with a space at each boundary, then glued: a key a page split
+    // across two nodes (`<b>ghp_abc</b>def…`) is one key again glued, and
+    // only what crosses a boundary is taken from that reading.
+    for separator in [" ", ""] {
+        let mut joined = String::new();
+        let mut starts = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                joined.push_str(separator);
             }
-            let (from, to) = (
-                f.range.start.max(start),
-                f.range.end.min(start + part.len()),
-            );
-            if let Some(cut) = cuts.get_mut(i).filter(|_| from < to) {
-                cut.push(from - start..to - start);
+            starts.push(joined.len());
+            joined.push_str(part);
+        }
+        for f in find(&joined) {
+            let first = starts
+                .partition_point(|&s| s <= f.range.start)
+                .saturating_sub(1);
+            let crosses = starts
+                .get(first + 1)
+                .is_some_and(|&next| next < f.range.end);
+            if separator.is_empty() && !crosses {
+                continue;
+            }
+            for (i, (&start, part)) in starts.iter().zip(parts).enumerate().skip(first) {
+                if start >= f.range.end {
+                    break;
+                }
+                let (from, to) = (
+                    f.range.start.max(start),
+                    f.range.end.min(start + part.len()),
+                );
+                if let Some(cut) = cuts.get_mut(i).filter(|_| from < to) {
+                    cut.push(from - start..to - start);
+                }
             }
         }
     }
     parts
         .iter()
         .zip(cuts)
-        .map(|(part, cut)| (!cut.is_empty()).then(|| redacted(part, &cut)))
+        .map(|(part, cut)| (!cut.is_empty()).then(|| redacted(part, &merged(cut))))
         .collect()
+}
+
+/// `ranges` sorted, overlapping ones made one.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 /// `text` with the sorted, disjoint `ranges` replaced by [`REDACTED`].
@@ -559,5 +583,27 @@ mod tests {
             ]
         );
         assert_eq!(scrub_parts(&["plain", "words"]), vec![None, None]);
+    }
+
+    #[test]
+    fn a_key_split_across_two_nodes_is_cut_from_both() {
+        let parts = scrub_parts(&[
+            "token ghp_16C7e42F292c69",
+            "12rtyuio67890poiuyTREWQ0a1 for CI",
+        ]);
+        assert_eq!(
+            parts,
+            vec![
+                Some("token [redacted]".to_owned()),
+                Some("[redacted] for CI".to_owned())
+            ]
+        );
+        let parts = scrub_parts(&["AKIAIOSF", "ODNN7EXAMPLE"]);
+        assert_eq!(
+            parts,
+            vec![Some(REDACTED.to_owned()), Some(REDACTED.to_owned())]
+        );
+        // Glued words that are no secret stay as they are.
+        assert_eq!(scrub_parts(&["Read", "More"]), vec![None, None]);
     }
 }

@@ -115,6 +115,8 @@ pub struct Plan {
     pub reduce_room: usize,
     /// The answer's tokens of a part call.
     pub output_tokens: Option<u32>,
+    /// The turn's answer caps, which part calls keep.
+    pub regime: crate::decoding::Regime,
     /// Chars of the page's text (summary text and chunks).
     pub page_chars: usize,
     /// The page's chunk count.
@@ -261,8 +263,8 @@ pub fn plan(
     let cap = window.map_or(PART_OUTPUT_TOKENS, |w| PART_OUTPUT_TOKENS.min(w as u32 / 8));
     let output_tokens = decoding.max_tokens.map(|t| t.min(cap));
     let part_decoding = Decoding {
-        enforced: decoding.enforced,
         max_tokens: output_tokens,
+        ..decoding
     };
     let limit = match window {
         Some(window) => Budget::for_window(
@@ -337,6 +339,7 @@ pub fn plan(
         reduce_room,
         parts,
         output_tokens,
+        regime: decoding.regime,
         page_chars,
         chunk_count: obs.chunks.len(),
     })
@@ -360,6 +363,7 @@ pub fn part_request(
         Decoding {
             enforced,
             max_tokens: plan.output_tokens,
+            regime: plan.regime,
         },
         ambient,
     )
@@ -444,6 +448,7 @@ pub fn merge_request(
         Decoding {
             enforced,
             max_tokens: plan.output_tokens,
+            regime: plan.regime,
         },
         ambient,
     )
@@ -756,6 +761,7 @@ mod tests {
         let decoding = Decoding {
             enforced: false,
             max_tokens: Some(2_048),
+            ..Decoding::default()
         };
         let plan = plan(
             &obs,

@@ -17,7 +17,7 @@
 use laika_protocol::tool::Executor;
 use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::OnceLock;
 
 /// One tool of the registry.
@@ -47,7 +47,9 @@ impl Tool {
         self.executor != Executor::Unavailable
     }
 
-    /// `name(required, optional?)`, as the model is shown the tool.
+    /// `name(required, …)`, as the model is shown the tool: the arguments
+    /// a call needs. Optional ones have defaults, and the answer schema a
+    /// server enforces offers only these (`decoding`).
     pub fn signature(&self) -> String {
         let required: Vec<&str> = self.arguments["required"]
             .as_array()
@@ -55,18 +57,7 @@ impl Tool {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let optional = self.arguments["properties"]
-            .as_object()
-            .into_iter()
-            .flat_map(Map::keys)
-            .filter(|k| !required.contains(&k.as_str()))
-            .map(|k| format!("{k}?"));
-        let keys: Vec<String> = required
-            .iter()
-            .map(|k| k.to_string())
-            .chain(optional)
-            .collect();
-        format!("{}({})", self.name, keys.join(", "))
+        format!("{}({})", self.name, required.join(", "))
     }
 }
 
@@ -183,6 +174,39 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 /// Where tool `name` runs.
 pub fn executor(name: ToolName) -> Executor {
     spec(name).1
+}
+
+/// Required arguments that name something a tool made or the turn's
+/// collection holds: a tool needing one is offered only where the request
+/// can give it.
+const REFERENCES: &[&str] = &["collectionId", "sourceId", "artifactId"];
+
+/// The tools offered for `packet` (the prompt lists them and the answer
+/// schema's tool calls are a union of them): none where the task never acts;
+/// for a question, every offered tool whose required ids the request can
+/// give, which are all of them over a collection or once the agent loop has
+/// run a call (its outcomes are in the transcript), and otherwise those
+/// needing no collection, source or artifact id.
+pub fn for_request(packet: &laika_protocol::llmcp::RequestPacket) -> Vec<&'static Tool> {
+    if !crate::task_view::task_may_act(packet.input.task.name) {
+        return Vec::new();
+    }
+    let ids_at_hand = !packet.context.transcript.is_empty()
+        || packet
+            .context
+            .documents
+            .iter()
+            .any(|d| d.kind == crate::collection::INDEX_DOC_TYPE);
+    offered()
+        .filter(|t| {
+            ids_at_hand
+                || !t.arguments["required"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r.as_str().is_some_and(|r| REFERENCES.contains(&r)))
+        })
+        .collect()
 }
 
 /// The tools offered to the model: those with an executor.
@@ -334,11 +358,12 @@ mod tests {
     }
 
     #[test]
-    fn signatures_mark_optional_arguments() {
+    fn signatures_name_the_required_arguments() {
         let sig = |n: &str| find(n).unwrap().signature();
         assert_eq!(sig("browser.type"), "browser.type(handleId, text)");
         assert_eq!(sig("browser.back"), "browser.back()");
-        assert_eq!(sig("search"), "search(query, engine?, newTab?)");
+        assert_eq!(sig("search"), "search(query)");
+        assert_eq!(sig("browser.observe_dom"), "browser.observe_dom()");
     }
 
     #[test]

@@ -178,6 +178,7 @@ fn packed(
             history: Some(history),
             recent_turns: 8,
             ambient: &ambient,
+            for_model: true,
         },
         budget,
         indexes,

@@ -279,6 +279,7 @@ fn pack_and_answer(obs: &Value, runs: usize) -> Vec<f64> {
                     history: None,
                     recent_turns: 8,
                     ambient: &laika_runtime::SystemAmbient,
+                    for_model: true,
                 },
                 Budget::for_runtime("builtin", &Default::default()),
             );

@@ -78,6 +78,7 @@ fn run(obs: &Value, task: TaskName, args: Value, message: &str) -> (Value, Reque
             history: None,
             recent_turns: 0,
             ambient: &AMBIENT,
+            for_model: true,
         },
         Budget::for_runtime("builtin", &Default::default()),
     );

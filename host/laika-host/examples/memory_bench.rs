@@ -187,6 +187,7 @@ fn assembly_packed(
             history: Some(history),
             recent_turns: 8,
             ambient: &laika_runtime::SystemAmbient,
+            for_model: true,
         },
         budget,
         indexes,
@@ -233,6 +234,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             page_indexes: None,
             decoding: Default::default(),
             integrations: Vec::new(),
+            cancel: laika_core::cancel::CancelToken::default(),
         };
         let (mut turn, _) = Turn::start(request, settings, &ambient);
         let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));

@@ -281,8 +281,17 @@ impl Config {
     /// (a `base_url` from `LAIKA_BASE_URL`, say), so [`Config::load`]
     /// validates the whole.
     pub fn from_file(path: &Path) -> Result<Config> {
+        Config::from_file_for(path, None)
+    }
+
+    /// The file, its `[runtime]` table read as of `kind` when the file
+    /// names none (the kind `LAIKA_RUNTIME` gives): the file and the
+    /// environment are one config, so a file without `kind` holding
+    /// `max_tokens` is an `openai` table when the environment says
+    /// `openai`, not a `builtin` one with a stray key.
+    fn from_file_for(path: &Path, kind: Option<&str>) -> Result<Config> {
         match std::fs::read_to_string(path) {
-            Ok(text) => Config::parse(&text)
+            Ok(text) => Config::parse_for(&text, kind)
                 .map_err(|e| config_error(format!("{}: {}", path.display(), e.message))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(config_error(format!(
@@ -295,7 +304,8 @@ impl Config {
     /// Loads the file (if present) and applies environment overrides.
     pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<(Config, PathBuf)> {
         let path = config_path(env);
-        let mut config = Config::from_file(&path)?;
+        let kind = env("LAIKA_RUNTIME").filter(|v| !v.is_empty());
+        let mut config = Config::from_file_for(&path, kind.as_deref())?;
         config.apply_env(env)?;
         config.validate()?;
         Ok((config, path))
@@ -316,6 +326,24 @@ impl Config {
     fn parse(text: &str) -> Result<Config> {
         // toml's messages name the offending key and line.
         toml::from_str(text).map_err(|e| config_error(e.to_string()))
+    }
+
+    /// [`Config::parse`], with `kind` for a `[runtime]` table without one.
+    fn parse_for(text: &str, kind: Option<&str>) -> Result<Config> {
+        let Some(kind) = kind else {
+            return Config::parse(text);
+        };
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| config_error(e.to_string()))?;
+        match table.get_mut("runtime") {
+            Some(toml::Value::Table(runtime)) if !runtime.contains_key("kind") => {
+                runtime.insert("kind".into(), toml::Value::String(kind.into()));
+            }
+            _ => return Config::parse(text),
+        }
+        table
+            .try_into()
+            .map_err(|e: toml::de::Error| config_error(e.to_string()))
     }
 
     pub fn to_toml(&self) -> Result<String> {
@@ -438,6 +466,12 @@ impl Config {
         if l.max_retries > MAX_RETRIES {
             return Err(config_error(format!(
                 "limits.max_retries must be 0..={MAX_RETRIES}"
+            )));
+        }
+        if l.max_tool_calls > laika_protocol::limits::MAX_CALLS_PER_ANSWER {
+            return Err(config_error(format!(
+                "limits.max_tool_calls must be 0..={}",
+                laika_protocol::limits::MAX_CALLS_PER_ANSWER
             )));
         }
         if !(1..=laika_protocol::agent::MAX_STEPS).contains(&l.max_steps) {
@@ -661,6 +695,11 @@ mod tests {
         let e = Config::from_toml("[runtime]\nkind = \"builtin\"\nmodle = \"x\"\n").err();
         let msg = e.map(|e| e.message).unwrap_or_default();
         assert!(msg.contains("modle"), "{msg}");
+        let e = Config::from_toml("[limits]\nmax_tool_calls = 65\n").err();
+        assert!(e
+            .map(|e| e.message)
+            .unwrap_or_default()
+            .contains("limits.max_tool_calls must be 0..=64"));
         let e = Config::from_toml("[limits]\nmax_steps = 33\n").err();
         assert!(e
             .map(|e| e.message)
@@ -810,6 +849,61 @@ mod tests {
         let saved = std::fs::read_to_string(&path).unwrap();
         assert!(saved.contains("log_full_llm = true"), "{saved}");
         assert!(!saved.contains("127.0.0.1"), "{saved}");
+    }
+
+    #[test]
+    fn a_file_without_kind_takes_the_kind_of_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[runtime]\nmax_tokens = 900\nprofile = \"llama.cpp\"\n[limits]\nmax_retries = 2\n",
+        )
+        .unwrap();
+        let path_s: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+        let pairs: &'static [(&str, &str)] = Box::leak(Box::new([
+            ("LAIKA_CONFIG", path_s),
+            ("LAIKA_RUNTIME", "openai"),
+        ]));
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime.kind(), "openai");
+        let RuntimeConfig::OpenAi(openai) = &c.runtime else {
+            panic!("{:?}", c.runtime)
+        };
+        assert_eq!(openai.max_tokens, Some(900));
+        assert_eq!(openai.profile.as_deref(), Some("llama.cpp"));
+        assert_eq!(c.limits.max_retries, 2);
+        // Without the environment the same file is a builtin table with a
+        // key builtin does not take, and says so.
+        let alone = Config::load(&env_of(Box::leak(Box::new([("LAIKA_CONFIG", path_s)]))));
+        let e = alone.err().unwrap();
+        assert_eq!(e.code, ErrorCode::ConfigInvalid);
+        assert!(
+            e.message.contains("runtime.max_tokens does not apply"),
+            "{}",
+            e.message
+        );
+        // The environment's kind must still take every key of the file.
+        let ollama: &'static [(&str, &str)] = Box::leak(Box::new([
+            ("LAIKA_CONFIG", path_s),
+            ("LAIKA_RUNTIME", "ollama"),
+        ]));
+        let e = Config::load(&env_of(ollama)).err().unwrap();
+        assert!(
+            e.message
+                .contains("does not apply to runtime.kind = \"ollama\""),
+            "{}",
+            e.message
+        );
+        // A file that names its kind keeps it; the environment switches it
+        // as before.
+        std::fs::write(
+            &path,
+            "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\nmax_tokens = 900\n",
+        )
+        .unwrap();
+        let (c, _) = Config::load(&env_of(pairs)).unwrap();
+        assert_eq!(c.runtime.kind(), "openai");
     }
 
     #[test]

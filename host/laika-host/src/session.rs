@@ -10,6 +10,7 @@ use crate::store::Store;
 use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
+use laika_core::decoding::{CutRecord, Regime};
 use laika_core::engine::Input;
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
@@ -22,6 +23,7 @@ use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
+use laika_runtime::context_window::ModelFacts;
 use laika_runtime::CancelToken;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -47,8 +49,12 @@ struct Shared {
     /// Tool call id → the id of the running turn that made it, so the
     /// extension's results and approvals reach that turn.
     calls: Mutex<HashMap<CallId, RequestId>>,
-    /// The runtime's context window, asked once per runtime configuration.
-    window: Mutex<Option<(String, Option<ContextWindow>)>>,
+    /// What the runtime's server says of its model (its context window and
+    /// size), asked once per runtime configuration.
+    model: Mutex<Option<(String, ModelFacts)>>,
+    /// The model's record of answers cut at its token limit, per runtime
+    /// configuration (forgotten when it changes).
+    cuts: Mutex<(String, CutRecord)>,
     /// Page indexes kept for the next step or follow-up on the same page.
     page_indexes: Arc<crate::page_index::PageIndexCache>,
 }
@@ -58,29 +64,81 @@ impl Shared {
     /// when set, else what the configured runtime says (asked on the first
     /// turn after each runtime change, then remembered).
     fn context_window(&self, config: &Config) -> Option<ContextWindow> {
-        if let Some(window) = config.configured_window() {
-            return Some(window);
+        config
+            .configured_window()
+            .or_else(|| self.model(config).window)
+    }
+
+    /// The answer's caps for the configured model: the small regime when
+    /// the model's record says it cannot stop, else as its size says
+    /// (`laika_core::decoding::caps`).
+    fn regime(&self, config: &Config) -> Regime {
+        let key = runtime_key(config);
+        let recorded = self
+            .cuts
+            .lock()
+            .ok()
+            .filter(|c| c.0 == key)
+            .and_then(|c| c.1.regime());
+        recorded.unwrap_or_else(|| Regime::for_params(self.model(config).size.map(|s| s.params)))
+    }
+
+    /// Adds a turn to the model's record of cut answers.
+    fn record_cut(&self, config: &Config, cut: bool) {
+        let key = runtime_key(config);
+        if let Ok(mut cuts) = self.cuts.lock() {
+            if cuts.0 != key {
+                *cuts = (key, CutRecord::default());
+            }
+            let before = cuts.1.regime();
+            cuts.1.record(cut);
+            if cuts.1.regime() != before {
+                tracing::info!(
+                    regime = cuts.1.regime().unwrap_or_default().as_str(),
+                    "answer caps changed by the model's record of answers cut at max_tokens"
+                );
+            }
         }
-        let key = serde_json::to_string(&config.runtime).unwrap_or_default();
-        if let Ok(cache) = self.window.lock() {
-            if let Some((k, window)) = &*cache {
+    }
+
+    /// What the configured runtime's server says of its model, asked on the
+    /// first turn after each runtime change, then remembered.
+    fn model(&self, config: &Config) -> ModelFacts {
+        let key = runtime_key(config);
+        if let Ok(cache) = self.model.lock() {
+            if let Some((k, facts)) = &*cache {
                 if *k == key {
-                    return window.clone();
+                    return facts.clone();
                 }
             }
         }
-        let found = laika_runtime::context_window::probe(&config.runtime);
-        match &found {
+        let found = laika_runtime::context_window::probe_model(&config.runtime);
+        match &found.window {
             Some(w) => {
                 tracing::info!(tokens = w.tokens, source = %w.source, "runtime context window")
             }
             None => tracing::info!("runtime context window unknown: using the fixed budget"),
         }
-        if let Ok(mut cache) = self.window.lock() {
+        let regime = Regime::for_params(found.size.as_ref().map(|s| s.params));
+        match &found.size {
+            Some(size) => tracing::info!(
+                params = size.params,
+                source = %size.source,
+                regime = regime.as_str(),
+                "runtime model size"
+            ),
+            None => tracing::info!(regime = regime.as_str(), "runtime model size unknown"),
+        }
+        if let Ok(mut cache) = self.model.lock() {
             *cache = Some((key, found.clone()));
         }
         found
     }
+}
+
+/// The runtime configuration a probe and a record of cut answers belong to.
+fn runtime_key(config: &Config) -> String {
+    serde_json::to_string(&config.runtime).unwrap_or_default()
 }
 
 /// A running turn, as the session reaches it: by its request id.
@@ -125,7 +183,8 @@ impl Session {
                 store: Mutex::new(store),
                 in_flight: Mutex::new(HashMap::new()),
                 calls: Mutex::new(HashMap::new()),
-                window: Mutex::new(None),
+                model: Mutex::new(None),
+                cuts: Mutex::new((String::new(), CutRecord::default())),
                 page_indexes: Arc::default(),
             }),
             workers: Vec::new(),
@@ -562,8 +621,12 @@ impl Session {
                     sink: sink.as_ref(),
                     context_window: shared.context_window(&config),
                     page_indexes: Some(shared.page_indexes.clone()),
+                    regime: shared.regime(&config),
                 },
             );
+            if let Some(stored) = &stored {
+                shared.record_cut(&config, stored.cut);
+            }
             // Also covers a turn refused before `turn.started`.
             if let Ok(mut m) = shared.in_flight.lock() {
                 m.remove(&id);

@@ -36,6 +36,9 @@ pub struct TurnContext<'a> {
     pub context_window: Option<laika_core::model::ContextWindow>,
     /// The session's page indexes (`page_index`), if it keeps them.
     pub page_indexes: Option<std::sync::Arc<dyn laika_core::select::PageIndexes>>,
+    /// The answer's caps, as chosen for the runtime's model
+    /// (`laika_core::decoding::caps`).
+    pub regime: laika_core::decoding::Regime,
 }
 
 /// A turn that was stored, as the summarizer needs it.
@@ -45,6 +48,8 @@ pub struct Stored {
     /// The chars its requests gave the conversation block, when its budget
     /// was worked out (`pack::conversation_share`).
     pub conversation_share: Option<usize>,
+    /// The model's output was cut at its token limit in this turn.
+    pub cut: bool,
 }
 
 /// Runs one turn to its end. Never panics; every failure becomes an `error`
@@ -57,9 +62,13 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         runtime: ctx.runtime.info(),
         store_full_packets: ctx.config.log_full_llm,
         context_window: ctx.context_window.clone(),
-        decoding: ctx.runtime.decoding(),
+        decoding: laika_core::decoding::Decoding {
+            regime: ctx.regime,
+            ..ctx.runtime.decoding()
+        },
         page_indexes: ctx.page_indexes.clone(),
         integrations: ctx.config.integrations.keys().cloned().collect(),
+        cancel: ctx.cancel.clone(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -190,6 +199,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
     turn.conversation().map(|id| Stored {
         conversation_id: id.clone(),
         conversation_share: turn.conversation_share(),
+        cut: turn.was_cut(),
     })
 }
 

@@ -293,3 +293,77 @@ fn a_tool_loop_plugin_drives_the_same_loop_until_its_final_answer() {
         (Some("ok"), Some("answered"), Some(2))
     );
 }
+
+#[test]
+fn an_answer_with_sixty_thousand_calls_runs_the_cap_and_stores_a_bounded_turn() {
+    let flood: Vec<Value> = (0..60_000)
+        .map(|n| json!({"name": "browser.scroll", "arguments": {"deltaY": n}}))
+        .collect();
+    let outputs = json!([
+        raw(&response_packet(
+            paragraph("On it."),
+            json!([]),
+            Value::Array(flood)
+        )),
+        raw(&response_packet(
+            paragraph("All done."),
+            json!([]),
+            json!([])
+        )),
+    ]);
+    let mut host = Host::scripted_with(&outputs, "[limits]\nmax_steps = 4\nmax_tool_calls = 8\n");
+    let started = std::time::Instant::now();
+    let (events, _) = run_turn(
+        &mut host,
+        "flood",
+        "Scroll down",
+        observation("article-night-trains.observation.json"),
+        User::Denies,
+        None,
+    );
+    let took = started.elapsed();
+    let proposals = of_type(&events, "tool_call");
+    let results = of_type(&events, "tool_result");
+    // The cap's 8 calls, and one refusal standing for the other 59,992.
+    assert_eq!(
+        (proposals.len(), results.len()),
+        (9, 9),
+        "{:?}",
+        proposals.len()
+    );
+    let refused = results.last().unwrap();
+    assert_eq!(refused["status"], "denied");
+    assert_eq!(refused["error"]["code"], "TOO_MANY_CALLS");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("59992"),
+        "{refused}"
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["stop_reason"], "answered");
+    assert_eq!(done["tool_calls"], json!({"allow": 8, "ask": 0, "deny": 1}));
+    assert!(events.len() < 100, "{} events", events.len());
+    let dir = host.into_dir();
+    let db = rusqlite::Connection::open(dir.path().join("data/history.sqlite3")).unwrap();
+    let packets: i64 = db
+        .query_row(
+            "SELECT count(*) FROM messages WHERE packet_type = 'tool'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(packets, 9);
+    let stored: i64 = db
+        .query_row("SELECT sum(length(packet_json)) FROM messages", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(stored < 200_000, "{stored} bytes of packets stored");
+    eprintln!(
+        "60,000 calls in one answer: {} events, {packets} tool packets, {stored} bytes of packets, {:.1} s",
+        events.len(),
+        took.as_secs_f64()
+    );
+}

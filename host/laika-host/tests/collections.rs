@@ -533,6 +533,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             sink: &sink,
             context_window: None,
             page_indexes: None,
+            regime: Default::default(),
         },
     );
     let events = sink.take();
@@ -573,6 +574,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             sink: &sink,
             context_window: None,
             page_indexes: None,
+            regime: Default::default(),
         },
     );
     let events = sink.take();

@@ -59,7 +59,9 @@ fn llama_cpp_props_window_is_filled_but_not_overflowed() {
         assert!(!usage["cut"].as_array().unwrap().is_empty());
         used.push(usage["used"]["chars"].as_u64().unwrap());
     }
-    assert!(used[1] > used[0] * 4, "{used:?}");
+    // Twice the window, more than twice the context: what every request
+    // carries besides it (prompts, the answer's share) is paid once.
+    assert!(used[1] > used[0] * 2, "{used:?}");
 }
 
 #[test]

@@ -112,6 +112,7 @@ fn model_request(task: &Value, text: &str, fixture: &str, rt: &OpenAiRuntime) ->
             history: None,
             recent_turns: 8,
             ambient: &laika_runtime::SystemAmbient,
+            for_model: true,
         },
         Budget {
             max_chars: CONTEXT_TOKENS * 4,
@@ -591,6 +592,7 @@ fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
                     history,
                     recent_turns: 8,
                     ambient: &laika_runtime::SystemAmbient,
+                    for_model: true,
                 },
                 budget,
             );

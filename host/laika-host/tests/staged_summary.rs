@@ -86,7 +86,7 @@ fn model_with(body: &Value, extra: usize) -> String {
             .collect::<Vec<_>>()
             .join("\n");
         let mut points: Vec<&str> = text.lines().filter(|l| l.contains("tunnel")).collect();
-        points.extend(text.lines().take(extra));
+        points.extend(text.lines().filter(|l| !l.trim().is_empty()).take(extra));
         return response(&p, points.iter().map(|l| paragraph(l)).collect(), json!([]));
     }
     if is_merge(body) {
@@ -305,8 +305,15 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
 
 #[test]
 fn part_summaries_too_long_for_the_summary_call_are_combined_first() {
-    // Six points a part: the summaries of 34 parts overflow the reduce call.
-    let stub = stub(|body, _| sse_answer(&model_with(body, 6), 200, "stop"));
+    // A window half as large: twice the parts, whose summaries overflow the
+    // reduce call.
+    let stub = Stub::with_probes(
+        |path| {
+            (path == "/props")
+                .then(|| json!({"default_generation_settings": {"n_ctx": WINDOW / 2}}))
+        },
+        |body, _| sse_answer(&model_with(body, 6), 200, "stop"),
+    );
     let mut host = host(&stub);
     let events = host.turn("t1", summarize(), "Summarize this page", long_page());
     assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");

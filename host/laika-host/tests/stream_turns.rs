@@ -139,10 +139,11 @@ fn a_streamed_invalid_attempt_is_reset_before_the_retry() {
 }
 
 #[test]
-fn output_cut_at_the_token_limit_fails_without_a_retry() {
+fn output_cut_at_the_token_limit_is_never_retried() {
     let packet = response_packet(blocks(3), json!([]), json!([]));
     let text = raw(&packet);
-    let cut = text[..text.len() * 2 / 3].to_string();
+    // Inside the first block: nothing whole to show.
+    let cut = text[..text.find("Block 0").unwrap()].to_string();
     let good = raw(&packet);
     for (name, first) in [
         // Truncated text, no reason given by the runtime.
@@ -164,7 +165,7 @@ fn output_cut_at_the_token_limit_fails_without_a_retry() {
         assert_eq!(err["code"], "INVALID_MODEL_OUTPUT", "{name}");
         let msg = err["message"].as_str().unwrap();
         assert!(
-            msg.contains("cut off") && msg.contains("maximum output tokens"),
+            msg.contains("cut off") && msg.contains("runtime.max_tokens"),
             "{name}: {msg}"
         );
         assert!(of_type(&events, "assistant").is_empty(), "{name}: no retry");
@@ -177,6 +178,25 @@ fn output_cut_at_the_token_limit_fails_without_a_retry() {
             assert_eq!(one(&events, "render_reset")["reason"], "failed");
         }
     }
+    // Inside the third block: the two whole blocks are the answer, with a
+    // note, and the preview that showed them stands.
+    let cut = text[..text.find("Block 2").unwrap()].to_string();
+    let mut host = Host::scripted(&json!([
+        {"output": cut, "chunk_bytes": 64, "finish_reason": "length"},
+        good
+    ]));
+    let events = host.turn(
+        "t3",
+        summarize(),
+        "Summarize",
+        observation("article-night-trains.observation.json"),
+    );
+    assert_eq!(one(&events, "done")["status"], "ok");
+    assert!(of_type(&events, "render_reset").is_empty());
+    let shown = one(&events, "assistant")["render"]["children"].clone();
+    assert_eq!(shown.as_array().unwrap().len(), 3, "{shown}");
+    assert!(shown[1].to_string().contains("Block 1"));
+    assert!(shown[2].to_string().contains("cut short"), "{shown}");
 }
 
 #[test]

@@ -448,12 +448,47 @@ pub struct ToolCallProposal {
     pub expires_in_ms: Option<u64>,
 }
 
-/// The element behind a call's `handleId`.
+/// The element behind a call's `handleId`, with everything about it the
+/// gate's verdict rested on (as the observation described it): the
+/// extension acts only if the element still matches all of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ToolTarget {
     pub handle_id: String,
     pub role: String,
     pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The key of the form the control belongs to (`form-1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autocomplete: Option<String>,
+}
+
+impl ToolTarget {
+    /// The target an observed element makes.
+    pub fn of(element: &crate::observation::Element) -> ToolTarget {
+        ToolTarget {
+            handle_id: element.handle_id.clone(),
+            role: element.role.clone(),
+            text: element.text.clone(),
+            href: element.href.clone(),
+            label: element.label.clone(),
+            name: element.name.clone(),
+            id: element.id.clone(),
+            form: element.form.clone(),
+            input_type: element.input_type.clone(),
+            autocomplete: element.autocomplete.clone(),
+        }
+    }
 }
 
 /// `agent_state`: where the agent loop is.

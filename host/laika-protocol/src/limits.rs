@@ -17,8 +17,11 @@ pub const MAX_RETRIES: u32 = 3;
 /// server usually serves a few slots; more only queue there.
 pub const DEFAULT_TRANSFORM_CONCURRENCY: usize = 4;
 pub const MAX_TRANSFORM_CONCURRENCY: usize = 32;
-/// How many tool calls one turn may propose before the rest are denied.
+/// How many tool calls of one model answer are looked at; the rest are
+/// refused in one result (`TOO_MANY_CALLS`) the model reads next step.
 pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
+/// The most `max_tool_calls` may be configured to.
+pub const MAX_CALLS_PER_ANSWER: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -50,6 +53,8 @@ pub struct Limits {
     /// …or their text (questions and answers) exceeds this many chars.
     #[schemars(range(min = 1))]
     pub summary_after_chars: usize,
+    /// Tool calls of one model answer that are looked at and may run.
+    #[schemars(range(max = MAX_CALLS_PER_ANSWER))]
     pub max_tool_calls: usize,
     /// Validation retries after the first attempt.
     #[schemars(range(max = MAX_RETRIES))]

@@ -117,6 +117,7 @@ impl Runtime for AnthropicRuntime {
         Decoding {
             enforced: false,
             max_tokens: Some(self.max_tokens),
+            ..Decoding::default()
         }
     }
 
@@ -280,7 +281,8 @@ mod tests {
             rt.decoding(),
             Decoding {
                 enforced: false,
-                max_tokens: Some(900)
+                max_tokens: Some(900),
+                ..Decoding::default()
             }
         );
         assert_eq!(rt.info().kind, "anthropic");

@@ -43,22 +43,67 @@ pub fn configured(config: &RuntimeConfig) -> Option<ContextWindow> {
 /// The window of the configured runtime: configured, else asked of its
 /// server; `None` when neither says (or for runtimes without a server).
 pub fn probe(config: &RuntimeConfig) -> Option<ContextWindow> {
-    if let Some(window) = configured(config) {
-        return Some(window);
-    }
-    let http = config.http()?;
+    probe_model(config).window
+}
+
+/// What the configured runtime's server says of its model: its context
+/// window and its size. The size picks the answer's caps
+/// (`laika_core::decoding::Regime`): llama.cpp `/v1/models`
+/// `meta.n_params`, Ollama `/api/show` `general.parameter_count` (or
+/// `details.parameter_size`), else the size the model's name states
+/// (`gemma-3-270m`, `qwen3:4b`), the configured name or the one the server
+/// reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFacts {
+    pub window: Option<ContextWindow>,
+    pub size: Option<ModelSize>,
+}
+
+/// A model's number of parameters, and where the figure comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSize {
+    pub params: u64,
+    pub source: String,
+}
+
+/// [`ModelFacts`] of the configured runtime (see [`probe`] for the window).
+pub fn probe_model(config: &RuntimeConfig) -> ModelFacts {
+    let named = || {
+        config.model().and_then(|m| {
+            laika_core::decoding::caps::params_from_name(m).map(|params| ModelSize {
+                params,
+                source: "runtime.model name".into(),
+            })
+        })
+    };
+    let configured_window = configured(config);
+    let Some(http) = config.http() else {
+        return ModelFacts {
+            window: configured_window,
+            size: named(),
+        };
+    };
     let bases = match config {
-        RuntimeConfig::OpenAi(c) => c.endpoints(&c.profile().ok()?).ok()?,
+        RuntimeConfig::OpenAi(c) => c
+            .profile()
+            .ok()
+            .and_then(|p| c.endpoints(&p).ok())
+            .unwrap_or_default(),
         RuntimeConfig::Ollama(c) => c.endpoints(),
-        _ => return None,
+        _ => Vec::new(),
     };
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(PROBE_TIMEOUT)
         .connect_timeout(PROBE_TIMEOUT)
         .user_agent(concat!("laika-host/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .ok()?;
+        .build();
+    let Ok(client) = client else {
+        return ModelFacts {
+            window: configured_window,
+            size: named(),
+        };
+    };
     let ollama = matches!(config, RuntimeConfig::Ollama(_));
     let work = |runtime: &tokio::runtime::Runtime, _: &mut laika_core::runtime::TextSink<'_>| {
         runtime.block_on(async {
@@ -68,53 +113,77 @@ pub fn probe(config: &RuntimeConfig) -> Option<ContextWindow> {
                 } else {
                     ask_openai(&client, http, base).await
                 };
-                if found.is_some() {
+                if found.window.is_some() || found.size.is_some() {
                     return found;
                 }
             }
-            None
+            ModelFacts::default()
         })
     };
-    crate::executor::run(work, &mut |_| {}).ok().flatten()
+    let mut facts = crate::executor::run(work, &mut |_| {}).unwrap_or_default();
+    if configured_window.is_some() {
+        facts.window = configured_window;
+    }
+    if facts.size.is_none() {
+        facts.size = named();
+    }
+    facts
 }
 
-async fn ask_openai(
-    client: &reqwest::Client,
-    http: &HttpConfig,
-    base: &str,
-) -> Option<ContextWindow> {
+async fn ask_openai(client: &reqwest::Client, http: &HttpConfig, base: &str) -> ModelFacts {
     let root = server_root(base);
     let model = http.model();
+    let mut facts = ModelFacts::default();
+    let mut served_name = None;
     if let Some(props) = get_json(client, http, &format!("{root}/props")).await {
-        if let Some(tokens) = llama_cpp_n_ctx(&props) {
-            return window(tokens, "llama.cpp /props");
-        }
+        facts.window = llama_cpp_n_ctx(&props).and_then(|t| window(t, "llama.cpp /props"));
+        served_name = ["model_alias", "model_path"]
+            .iter()
+            .find_map(|k| props.get(*k).and_then(Value::as_str).map(str::to_string));
     }
-    if let Some(models) = get_json(
+    let models = get_json(
         client,
         http,
         &format!("{}/models", base.trim_end_matches('/')),
     )
-    .await
-    {
-        if let Some(tokens) = max_model_len(&models, model) {
-            return window(tokens, "/v1/models max_model_len");
+    .await;
+    if let Some(models) = &models {
+        if facts.window.is_none() {
+            facts.window =
+                max_model_len(models, model).and_then(|t| window(t, "/v1/models max_model_len"));
+        }
+        facts.size = n_params(models, model).map(|params| ModelSize {
+            params,
+            source: "llama.cpp /v1/models".into(),
+        });
+        served_name = served_name.or_else(|| model_id(models, model));
+    }
+    if facts.window.is_none() {
+        if let Some(models) = get_json(client, http, &format!("{root}/api/v0/models")).await {
+            facts.window = lm_studio_context(&models, model)
+                .and_then(|t| window(t, "LM Studio /api/v0/models"));
         }
     }
-    let models = get_json(client, http, &format!("{root}/api/v0/models")).await?;
-    window(
-        lm_studio_context(&models, model)?,
-        "LM Studio /api/v0/models",
-    )
+    if facts.size.is_none() {
+        facts.size = served_name
+            .as_deref()
+            .and_then(laika_core::decoding::caps::params_from_name)
+            .map(|params| ModelSize {
+                params,
+                source: "the model name the server reports".into(),
+            });
+    }
+    facts
 }
 
-async fn ask_ollama(
-    client: &reqwest::Client,
-    http: &HttpConfig,
-    base: &str,
-) -> Option<ContextWindow> {
+async fn ask_ollama(client: &reqwest::Client, http: &HttpConfig, base: &str) -> ModelFacts {
     let url = format!("{}/api/show", server_root(base));
-    let body = serde_json::to_vec(&json!({"model": http.model()?})).ok()?;
+    let Some(model) = http.model() else {
+        return ModelFacts::default();
+    };
+    let Ok(body) = serde_json::to_vec(&json!({ "model": model })) else {
+        return ModelFacts::default();
+    };
     let mut request = client
         .post(url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -122,8 +191,16 @@ async fn ask_ollama(
     if let Some(key) = &http.api_key {
         request = request.bearer_auth(key.expose());
     }
-    let body = read_json(request).await?;
-    window(ollama_context(&body)?, "Ollama /api/show")
+    let Some(body) = read_json(request).await else {
+        return ModelFacts::default();
+    };
+    ModelFacts {
+        window: ollama_context(&body).and_then(|t| window(t, "Ollama /api/show")),
+        size: ollama_params(&body).map(|params| ModelSize {
+            params,
+            source: "Ollama /api/show".into(),
+        }),
+    }
 }
 
 async fn get_json(client: &reqwest::Client, http: &HttpConfig, url: &str) -> Option<Value> {
@@ -184,6 +261,42 @@ pub fn max_model_len(models: &Value, model: Option<&str>) -> Option<usize> {
         })
         .or_else(|| data.first())?;
     entry.get("max_model_len").and_then(as_tokens)
+}
+
+/// The `/v1/models` entry of `model`, else the first.
+fn model_entry<'a>(models: &'a Value, model: Option<&str>) -> Option<&'a Value> {
+    let data = models.get("data")?.as_array()?;
+    model
+        .and_then(|m| {
+            data.iter()
+                .find(|e| e.get("id").and_then(Value::as_str) == Some(m))
+        })
+        .or_else(|| data.first())
+}
+
+/// llama.cpp `/v1/models`: `meta.n_params` of the model.
+pub fn n_params(models: &Value, model: Option<&str>) -> Option<u64> {
+    model_entry(models, model)?
+        .pointer("/meta/n_params")
+        .and_then(Value::as_u64)
+}
+
+fn model_id(models: &Value, model: Option<&str>) -> Option<String> {
+    model_entry(models, model)?
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Ollama `/api/show`: `general.parameter_count` in `model_info`, else
+/// `details.parameter_size` (`"270.0M"`, `"4B"`).
+pub fn ollama_params(show: &Value) -> Option<u64> {
+    show.pointer("/model_info/general.parameter_count")
+        .and_then(Value::as_u64)
+        .or_else(|| {
+            let size = show.pointer("/details/parameter_size")?.as_str()?;
+            laika_core::decoding::caps::params_from_name(size)
+        })
 }
 
 /// LM Studio `/api/v0/models`: the loaded context length of `model` (else
@@ -265,6 +378,32 @@ mod tests {
             Some(131072)
         );
         assert_eq!(ollama_context(&json!({})), None);
+    }
+
+    #[test]
+    fn reads_the_model_size_each_server_gives() {
+        let llama = json!({"object": "list", "data": [{"id": "gemma-3-270m-it-Q4_K_M.gguf", "meta": {"n_params": 268_098_176u64, "n_ctx_train": 32768}}]});
+        assert_eq!(n_params(&llama, None), Some(268_098_176));
+        assert_eq!(
+            model_id(&llama, Some("other")).as_deref(),
+            Some("gemma-3-270m-it-Q4_K_M.gguf")
+        );
+        assert_eq!(
+            n_params(
+                &json!({"data": [{"id": "Qwen/Qwen3-4B", "max_model_len": 32768}]}),
+                None
+            ),
+            None
+        );
+        assert_eq!(
+            ollama_params(&json!({"model_info": {"general.parameter_count": 4_022_468_096u64}})),
+            Some(4_022_468_096)
+        );
+        assert_eq!(
+            ollama_params(&json!({"details": {"parameter_size": "270.0M"}})),
+            Some(270_000_000)
+        );
+        assert_eq!(ollama_params(&json!({})), None);
     }
 
     #[test]

@@ -174,6 +174,7 @@ impl Runtime for OllamaRuntime {
         Decoding {
             enforced: true,
             max_tokens: None,
+            ..Decoding::default()
         }
     }
 

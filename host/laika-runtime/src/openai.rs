@@ -174,6 +174,7 @@ impl Runtime for OpenAiRuntime {
         Decoding {
             enforced: self.profile.capability() == Capability::NativeSchema,
             max_tokens: self.max_tokens,
+            ..Decoding::default()
         }
     }
 
@@ -450,7 +451,7 @@ mod tests {
             packet,
             response_schema: json!({"type": "object"}),
             system_prompt: laika_core::prompt::system_prompt(
-                laika_core::prompt::base_rules(),
+                &laika_core::prompt::base_rules(),
                 TaskName::Summarize,
                 &laika_core::prompt::AnswerShape {
                     sketch: "{}".into(),
@@ -561,7 +562,8 @@ mod tests {
                 d,
                 Decoding {
                     enforced,
-                    max_tokens: Some(640)
+                    max_tokens: Some(640),
+                    ..Decoding::default()
                 },
                 "{profile}"
             );
@@ -576,7 +578,8 @@ mod tests {
             d,
             Decoding {
                 enforced: false,
-                max_tokens: None
+                max_tokens: None,
+                ..Decoding::default()
             }
         );
     }

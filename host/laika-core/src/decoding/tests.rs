@@ -24,6 +24,15 @@ fn packet(task: &str, args: Value) -> RequestPacket {
     .unwrap()
 }
 
+/// The small regime at `tokens`, which sizes the caps.
+fn small(max_tokens: Option<u32>) -> Decoding {
+    Decoding {
+        enforced: true,
+        max_tokens,
+        regime: Regime::Small,
+    }
+}
+
 fn composed(task: TaskName) -> Value {
     Pipeline::standard()
         .schema(task, &crate::ambient::Fixed::new())
@@ -116,7 +125,7 @@ fn instance(schema: &Value, root: &Value, pick: usize, full: bool) -> Value {
 fn answer_schemas_compile_and_leave_the_envelope_to_the_host() {
     for (task, p) in tasks() {
         for tokens in [Some(64), Some(384), None, Some(8192)] {
-            let answer = answer_schema(&composed(task), &p, tokens);
+            let answer = answer_schema(&composed(task), &p, small(tokens));
             schema::compile(&answer).unwrap();
             let props = answer["properties"].as_object().unwrap();
             for field in HOST_FILLED {
@@ -137,8 +146,14 @@ fn every_answer_the_decoder_allows_is_a_valid_response_once_filled() {
         let full_schema = Pipeline::standard()
             .schema(task, &crate::ambient::Fixed::new())
             .unwrap();
-        for tokens in [Some(96), Some(384), Some(4096)] {
-            let answer = answer_schema(&composed(task), &p, tokens);
+        for decoding in [
+            small(Some(96)),
+            small(Some(384)),
+            small(Some(4096)),
+            Decoding::default(),
+        ] {
+            let tokens = (decoding.regime, decoding.max_tokens);
+            let answer = answer_schema(&composed(task), &p, decoding);
             let own = schema::compile(&answer).unwrap();
             for pick in 0..24 {
                 for full in [true, false] {
@@ -171,7 +186,7 @@ fn every_answer_the_decoder_allows_is_a_valid_response_once_filled() {
 fn the_longest_answer_fits_the_token_budget() {
     for (task, p) in tasks() {
         for tokens in [256u32, 384, 512, 1024, 4096] {
-            let answer = answer_schema(&composed(task), &p, Some(tokens));
+            let answer = answer_schema(&composed(task), &p, small(Some(tokens)));
             let chars = max_chars(&answer);
             let text = answer["$defs"]["text"]["properties"]["text"]["maxLength"].as_u64();
             // Over budget only at the floors.
@@ -187,16 +202,16 @@ fn the_longest_answer_fits_the_token_budget() {
             }
         }
         // A bigger budget allows longer texts and more blocks.
-        let small = answer_schema(&composed(task), &p, Some(384));
-        let big = answer_schema(&composed(task), &p, Some(4096));
+        let little = answer_schema(&composed(task), &p, small(Some(384)));
+        let big = answer_schema(&composed(task), &p, small(Some(4096)));
         let text = |s: &Value| s["$defs"]["text"]["properties"]["text"]["maxLength"].as_u64();
-        assert!(text(&small) < text(&big));
-        assert!(max_chars(&small) < max_chars(&big));
+        assert!(text(&little) < text(&big));
+        assert!(max_chars(&little) < max_chars(&big));
     }
     // Below what the smallest answer needs the floors hold: the runtime's
     // cap then decides, as without an answer schema.
     let (task, p) = &tasks()[0];
-    let tiny = answer_schema(&composed(*task), p, Some(8));
+    let tiny = answer_schema(&composed(*task), p, small(Some(8)));
     assert_eq!(
         tiny["$defs"]["text"]["properties"]["text"]["maxLength"],
         json!(MIN_TEXT)
@@ -206,7 +221,7 @@ fn the_longest_answer_fits_the_token_budget() {
 #[test]
 fn request_values_are_pinned() {
     let (_, p) = &tasks()[2];
-    let answer = answer_schema(&composed(TaskName::Extract), p, Some(512));
+    let answer = answer_schema(&composed(TaskName::Extract), p, small(Some(512)));
     let data = &answer["properties"]["assistant"]["properties"]["data"];
     assert_eq!(data["required"], json!(["price", "Garantie (Jahre)", "色"]));
     assert_eq!(data["additionalProperties"], json!(false));
@@ -214,20 +229,28 @@ fn request_values_are_pinned() {
         .pointer("/properties/assistant/properties/citations/items/properties/doc_id/enum")
         .unwrap();
     assert_eq!(doc_id, &json!(["doc:web:summary", "doc:web:chunk:1"]));
-    // Summaries and answers have no data field to invent.
+    // Summaries and answers have no data field to invent, and a summary
+    // never acts: no tool call at all.
     let (_, p) = &tasks()[0];
-    let answer = answer_schema(&composed(TaskName::Summarize), p, Some(512));
+    let answer = answer_schema(&composed(TaskName::Summarize), p, small(Some(512)));
     assert!(answer
         .pointer("/properties/assistant/properties/data")
         .is_none());
+    assert_eq!(answer["properties"]["tool_calls"]["maxItems"], json!(0));
+    let (_, p) = &tasks()[1];
+    let answer = answer_schema(&composed(TaskName::Answer), p, small(Some(512)));
     // Tool calls are the offered tools, each with its own arguments.
     let variants = answer["$defs"]["tool_call"]["anyOf"].as_array().unwrap();
     let names: Vec<&str> = variants
         .iter()
         .map(|v| v["properties"]["name"]["const"].as_str().unwrap())
         .collect();
-    let offered: Vec<&str> = tools::offered().map(|t| t.name).collect();
+    let offered: Vec<&str> = tools::for_request(p).iter().map(|t| t.name).collect();
     assert_eq!(names, offered);
+    assert!(
+        !names.contains(&"transform.run"),
+        "no collection to run it on"
+    );
     let click = &variants[names.iter().position(|n| *n == "browser.click").unwrap()];
     assert_eq!(click["required"], json!(["name", "arguments"]));
     assert_eq!(
@@ -272,7 +295,7 @@ fn fill_keeps_what_the_model_wrote_and_adds_the_rest() {
 #[test]
 fn the_sketch_is_much_shorter_than_the_schema() {
     for (task, p) in tasks() {
-        let answer = answer_schema(&composed(task), &p, Some(384));
+        let answer = answer_schema(&composed(task), &p, small(Some(384)));
         let sketch = sketch(&answer);
         let schema_len = serde_json::to_string(&answer).unwrap().len();
         assert!(
@@ -286,10 +309,96 @@ fn the_sketch_is_much_shorter_than_the_schema() {
             sketch.contains("\ndoc: {\"children\": [block, at most"),
             "{sketch}"
         );
-        assert!(
+        assert_eq!(
             sketch.contains("\ntool_call: {\"name\": \"browser.observe_dom\"|"),
+            task == TaskName::Answer,
             "{sketch}"
         );
         assert!(sketch.contains("\nblock: heading | paragraph | list"));
     }
+}
+
+/// A ten-point summary with a table and six citations, as a capable model
+/// writes it: `points` list items of `point` characters.
+fn capable_answer(points: usize, point: usize) -> Value {
+    let text = |n: usize| json!({"type": "text", "text": "é".repeat(n)});
+    let items: Vec<Value> = (0..points)
+        .map(|_| json!({"type": "list_item", "children": [{"type": "paragraph", "children": [text(point)]}]}))
+        .collect();
+    let cell =
+        |header: bool| json!({"type": "table_cell", "header": header, "children": [text(20)]});
+    let rows: Vec<Value> = (0..8)
+        .map(|r| json!({"type": "table_row", "cells": (0..6).map(|_| cell(r == 0)).collect::<Vec<_>>()}))
+        .collect();
+    let paragraph = json!({"type": "paragraph", "children": [
+        text(400),
+        {"type": "link", "href": "https://example.org/a", "children": [text(30)]},
+        text(200),
+    ]});
+    let citations: Vec<Value> = (0..6)
+        .map(|_| json!({"doc_id": "doc:web:summary", "quote": "é".repeat(150)}))
+        .collect();
+    json!({
+        "assistant": {
+            "title": "Night trains are back",
+            "render": {"type": "doc", "children": [
+                {"type": "heading", "level": 2, "children": [text(40)]},
+                paragraph,
+                {"type": "list", "ordered": false, "items": items},
+                {"type": "table", "rows": rows},
+                {"type": "paragraph", "children": [text(300)]},
+                {"type": "heading", "level": 3, "children": [text(40)]},
+                {"type": "paragraph", "children": [text(300)]},
+                {"type": "paragraph", "children": [text(300)]},
+            ]},
+            "citations": citations,
+        },
+        "tool_calls": []
+    })
+}
+
+#[test]
+fn the_full_regime_admits_a_real_answer_and_the_default_budget_holds_it() {
+    let caps = Caps::FULL;
+    assert!(caps.blocks >= 8 && caps.list_items >= 10 && caps.text >= 400);
+    assert!(caps.inlines >= 3 && caps.rows >= 8 && caps.cells >= 6 && caps.citations >= 6);
+    for (task, p) in tasks() {
+        let answer = answer_schema(&composed(task), &p, Decoding::default());
+        let own = schema::compile(&answer).unwrap();
+        let mut capable = capable_answer(10, 120);
+        if task == TaskName::Extract {
+            capable["assistant"]["data"] =
+                json!({"price": "12 €", "Garantie (Jahre)": "2", "色": null});
+        }
+        let errors: Vec<String> = own.iter_errors(&capable).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{task:?}: {errors:?}");
+        let text = crate::render::text::doc_text(
+            &crate::render::sanitize(&capable["assistant"]["render"], &Default::default()).render,
+        );
+        assert!(text.chars().count() >= 2_500, "{}", text.chars().count());
+        // Sized to hold it: the answer's JSON within the default budget.
+        let chars = capable.to_string().chars().count();
+        assert!(
+            chars <= (DEFAULT_MAX_TOKENS * CHARS_PER_TOKEN) as usize,
+            "{chars} chars"
+        );
+        // The small regime at the same budget cannot hold it.
+        let tight = answer_schema(&composed(task), &p, small(Some(DEFAULT_MAX_TOKENS)));
+        assert!(!schema::compile(&tight).unwrap().is_valid(&capable));
+    }
+}
+
+#[test]
+fn a_small_answer_gets_a_code_block_only_where_the_page_has_code() {
+    let (task, mut p) = tasks().remove(0);
+    let blocks = |p: &RequestPacket| {
+        answer_schema(&composed(task), p, small(Some(512)))["$defs"]["block"]["anyOf"].to_string()
+    };
+    assert!(!blocks(&p).contains("code_block"));
+    p.context.documents[0].content = json!({"text": "H1: Install\nCode: cargo build"});
+    assert!(blocks(&p).contains("code_block"));
+    let full = answer_schema(&composed(task), &tasks()[0].1, Decoding::default());
+    assert!(full["$defs"]["block"]["anyOf"]
+        .to_string()
+        .contains("code_block"));
 }

@@ -23,7 +23,7 @@ use laika_protocol::llmcp::{
 use laika_protocol::observation::Observation;
 use laika_protocol::tool::Executor;
 use laika_protocol::tool_call;
-use laika_protocol::verdict::{Decision, Verdict};
+use laika_protocol::verdict::{Decision, Reason, Verdict};
 use laika_protocol::wire::ToolResultRequest;
 use serde_json::Value;
 use std::time::Duration;
@@ -42,17 +42,40 @@ pub(super) struct Acting {
     /// An earlier call of this step did not succeed: the rest are not run.
     halted: bool,
     waiting: Option<Waiting>,
+    /// Calls past the per-answer cap: the first of them (reported once for
+    /// all) and how many there were. None of them is looked at.
+    refused: Option<(ToolCall, usize)>,
 }
 
 impl Acting {
-    pub(super) fn new(response_id: String, calls: Vec<ToolCall>) -> Acting {
+    /// The first `max_calls` of an answer's calls; the rest are refused in
+    /// one result the model reads at its next step, so an answer with
+    /// thousands of calls costs as much as one with `max_calls + 1`.
+    pub(super) fn new(response_id: String, mut calls: Vec<ToolCall>, max_calls: usize) -> Acting {
+        let extra = calls.len().saturating_sub(max_calls);
+        let refused = calls
+            .drain(max_calls.min(calls.len())..)
+            .next()
+            .map(|first| (first, extra));
         Acting {
             response_id,
             calls,
             next: 0,
             halted: false,
             waiting: None,
+            refused,
         }
+    }
+
+    /// The calls that will be looked at, and the first refused one.
+    pub(super) fn proposed(&self) -> Vec<ToolCall> {
+        let mut calls = self.calls.clone();
+        calls.extend(self.refused.as_ref().map(|(call, _)| call.clone()));
+        calls
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.refused.is_none()
     }
 }
 
@@ -113,6 +136,9 @@ impl Turn<'_> {
             };
             let index = acting.next;
             let Some(call) = acting.calls.get(index).cloned() else {
+                if let Some((call, extra)) = acting.refused.take() {
+                    actions.extend(self.refuse_extra(index, &call, extra));
+                }
                 actions.extend(self.next_step());
                 return actions;
             };
@@ -147,8 +173,14 @@ impl Turn<'_> {
                     max_calls: self.settings.limits.max_tool_calls,
                     integrations: &self.settings.integrations,
                     user_sources: &self.user_sources,
+                    provenance: Some(&self.provenance),
+                    cancel: Some(&self.settings.cancel),
                 },
             );
+            if self.settings.cancel.is_cancelled() {
+                actions.extend(self.fail(Error::cancelled()));
+                return actions;
+            }
             let verdict = review.verdict;
             let executor = review.tool.map_or(Executor::Unavailable, tools::executor);
             actions.push(self.proposal(
@@ -213,6 +245,36 @@ impl Turn<'_> {
         }
     }
 
+    /// Says once that the calls past the per-answer cap were not run: one
+    /// proposal and one result, whatever their number.
+    fn refuse_extra(&mut self, index: usize, call: &ToolCall, extra: usize) -> Vec<Action> {
+        let max = self.settings.limits.max_tool_calls;
+        let verdict = Verdict::new(
+            Reason::TooManyCalls,
+            format!(
+                "This answer proposed {} tool calls; at most {max} run per answer, \
+                 so the other {extra} (this one and all after it) were not run. \
+                 Propose at most {max} calls at a time.",
+                max + extra
+            ),
+        );
+        let call_id = CallId::from(self.ambient.new_id());
+        let digest = agent::call_digest(&call.name, &call.arguments);
+        self.decisions.deny += 1;
+        let mut actions = vec![self.proposal(
+            &call_id,
+            index,
+            call,
+            &verdict,
+            Executor::Unavailable,
+            &digest,
+            None,
+        )];
+        let outcome = Outcome::failed(ToolStatus::Denied, verdict.reason.as_str(), verdict.detail);
+        actions.extend(self.conclude(&call_id, call, outcome));
+        actions
+    }
+
     /// Starts a call that may run: a host tool runs here and now, a browser
     /// tool is handed to the extension and waited on.
     fn execute(&mut self, mut waiting: Waiting) -> Vec<Action> {
@@ -275,6 +337,9 @@ impl Turn<'_> {
     /// step if it did not succeed.
     fn finish_call(&mut self, waiting: &Waiting, outcome: Outcome) -> Vec<Action> {
         self.timings.tools_ms += self.ms_since(waiting.since);
+        if let Some(result) = &outcome.result {
+            self.note_result(result);
+        }
         let status = if outcome.status == ToolStatus::Ok {
             OperationStatus::Success
         } else {
@@ -413,6 +478,7 @@ impl Turn<'_> {
                         title: page.summary.title.clone(),
                     });
                     self.page = Some(page);
+                    self.note_page();
                 }
                 Err(e) => {
                     outcome.summary =
@@ -633,6 +699,7 @@ impl Turn<'_> {
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
+                for_model: self.settings.runtime.kind != super::BUILTIN_KIND,
             },
             budget,
             self.settings.page_indexes.as_deref(),
@@ -847,12 +914,7 @@ impl Turn<'_> {
 /// The element a handle call acts on, if the observation lists it.
 fn target_of(page: &Observation, call: &ToolCall) -> Option<ToolTarget> {
     let handle = call.arguments.get("handleId")?.as_str()?;
-    let element = page.element(handle)?;
-    Some(ToolTarget {
-        handle_id: element.handle_id.clone(),
-        role: element.role.clone(),
-        text: element.text.clone(),
-    })
+    page.element(handle).map(ToolTarget::of)
 }
 
 fn reply_error(to: &RequestId, code: ErrorCode, message: impl Into<String>) -> Action {

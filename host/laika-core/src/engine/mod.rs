@@ -84,9 +84,6 @@ use std::time::Duration;
 const MAX_CONVERSATION_ID_LEN: usize = 128;
 /// `RuntimeInfo.kind` of the extractive runtime.
 const BUILTIN_KIND: &str = "builtin";
-/// The answer's tokens reserved in a known context window when none are
-/// configured: a long structured answer with citations fits.
-const DEFAULT_OUTPUT_TOKENS: usize = 2_048;
 /// The least the answer gets of a tight window…
 const MIN_OUTPUT_TOKENS: usize = 256;
 /// …and the least the context gets before the answer's share shrinks.
@@ -112,6 +109,9 @@ pub struct TurnSettings {
     /// The names of the configured integrations `integration.invoke` may
     /// call (the gate denies any other).
     pub integrations: Vec<String>,
+    /// The turn's cancel token (the driver cancels it with the runtime):
+    /// long checks stop when it is cancelled.
+    pub cancel: crate::cancel::CancelToken,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number, what
@@ -306,6 +306,11 @@ pub struct Turn<'a> {
     history: History,
     /// The ids of the collection sources the user added (from the store).
     user_sources: Vec<String>,
+    /// Everything from outside the user this conversation saw (the gate
+    /// asks before outgoing text carries it): earlier answers from the
+    /// history, then every page, attached tab, collection source and tool
+    /// result of this turn as it comes.
+    provenance: crate::provenance::Outside,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -317,6 +322,9 @@ pub struct Turn<'a> {
     collection: Option<Result<CollectionPack>>,
     /// A staged summary's parts, once read (`staging`).
     staged: Option<staging::Staged>,
+    /// The model's output was cut at the token limit in this turn (its
+    /// answer closed at its last complete block, or failed).
+    cut: bool,
 }
 
 impl<'a> Turn<'a> {
@@ -353,11 +361,13 @@ impl<'a> Turn<'a> {
             stop: StopReason::Answered,
             history: History::default(),
             user_sources: Vec::new(),
+            provenance: crate::provenance::Outside::new(),
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
             collection: None,
             staged: None,
+            cut: false,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -382,6 +392,12 @@ impl<'a> Turn<'a> {
     /// outgrows it.
     pub fn conversation_share(&self) -> Option<usize> {
         self.budget.as_ref().map(pack::conversation_share)
+    }
+
+    /// Whether the model's output was cut at the token limit in this turn:
+    /// the model's record of cut answers (`decoding::CutRecord`) counts it.
+    pub fn was_cut(&self) -> bool {
+        self.cut
     }
 
     pub fn is_finished(&self) -> bool {
@@ -500,6 +516,7 @@ impl<'a> Turn<'a> {
                 history: Some(&self.history),
                 recent_turns: self.settings.limits.recent_turns,
                 ambient: self.ambient,
+                for_model: self.settings.runtime.kind != BUILTIN_KIND,
             },
             budget,
             self.settings.page_indexes.as_deref(),
@@ -548,6 +565,9 @@ impl<'a> Turn<'a> {
                 }),
         });
         self.page = observation;
+        self.note_history();
+        self.note_page();
+        self.note_collection();
         let next = match (invalid, plan) {
             (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
             (None, Some(Ok(plan))) => self.stage(plan, first),
@@ -576,8 +596,8 @@ impl<'a> Turn<'a> {
             Err(e) => return self.fail(e),
         };
         let decoding = Decoding {
-            enforced: self.settings.decoding.enforced,
             max_tokens: self.output_tokens(),
+            ..self.settings.decoding
         };
         let request = pipeline.model_request(packet, &composed, decoding);
         let base_user_prompt = request.user_prompt.clone();
@@ -636,12 +656,28 @@ impl<'a> Turn<'a> {
             &|| ambient.new_id(),
             &|| ambient.now_iso8601(),
         );
+        let length = reply.finish_reason.as_deref() == Some("length");
+        // Cut at the token limit: asking again with the same limit would
+        // cut it again, so what was written whole is kept.
+        let closed = match &checked {
+            Err(rejected) if rejected.truncated || length => output::close_cut(
+                &reply.text,
+                &asking.request.packet,
+                asking.composed.validator(),
+                &|| ambient.new_id(),
+                &|| ambient.now_iso8601(),
+            ),
+            _ => None,
+        };
         self.timings.validate_ms += self.ms_since(now);
         match checked {
             Ok(valid) => self.accept(valid, reply),
             Err(rejected) => {
-                let length = reply.finish_reason.as_deref() == Some("length");
                 if rejected.truncated || length {
+                    self.cut = true;
+                    if let Some(valid) = closed {
+                        return self.accept(valid, reply);
+                    }
                     let why = if length {
                         "the runtime stopped at its token limit".to_string()
                     } else {
@@ -654,7 +690,7 @@ impl<'a> Turn<'a> {
                     let mut actions = self.reset(ResetReason::Failed);
                     actions.extend(self.fail(Error::new(
                         ErrorCode::InvalidModelOutput,
-                        format!("the model's output was cut off before the answer was complete ({why}); raise the runtime's maximum output tokens"),
+                        format!("the model's output was cut off before any part of the answer was complete ({why}); raise runtime.max_tokens"),
                     )));
                     return actions;
                 }
@@ -725,7 +761,7 @@ impl<'a> Turn<'a> {
         let mut actions: Vec<Action> = held.map(|t| self.text_delta(t)).into_iter().collect();
         actions.extend(flushed.into_iter().map(|b| self.delta(b)));
         let attachments = Pipeline::standard().post_response(&valid.value).attachments;
-        let Some(answer) = self.review(valid, reply, attempts, attachments) else {
+        let Some(mut answer) = self.review(valid, reply, attempts, attachments) else {
             actions.extend(self.fail(Error::internal("the turn lost its packet")));
             return actions;
         };
@@ -744,16 +780,20 @@ impl<'a> Turn<'a> {
             "Summarized.".into(),
         ));
         actions.push(self.assistant(&answer));
-        let calls = answer.response.tool_calls.clone();
+        let calls = std::mem::take(&mut answer.response.tool_calls);
         let response_id = answer.response.id.clone();
+        let acting = Acting::new(response_id, calls, self.settings.limits.max_tool_calls);
+        // The stored response keeps the calls that were looked at, and the
+        // first refused one.
+        answer.response.tool_calls = acting.proposed();
         if let Some(step) = self.steps.last_mut() {
             step.response_packet = Some(stored_response(&answer));
         }
         self.last = Some(answer);
-        if calls.is_empty() {
+        if acting.is_empty() {
             actions.extend(self.finish_loop(StopReason::Answered));
         } else {
-            self.phase = Phase::Acting(Box::new(Acting::new(response_id, calls)));
+            self.phase = Phase::Acting(Box::new(acting));
             actions.extend(self.act());
         }
         actions
@@ -802,6 +842,14 @@ impl<'a> Turn<'a> {
                         .cloned(),
                 );
                 page_docs = docs;
+                &page_docs
+            }
+            // The page's handles (its main region, items, comments and
+            // elements) name where a quote stands on the page, though the
+            // model was sent the page's text once, without them.
+            (None, Some(page)) => {
+                page_docs =
+                    crate::task_view::with_handles(&asking.request.packet.context.documents, page);
                 &page_docs
             }
             _ => &asking.request.packet.context.documents,
@@ -913,6 +961,9 @@ impl<'a> Turn<'a> {
             "steps": self.step,
             "stop_reason": self.stop,
         });
+        if self.cut {
+            record.timings["cut_short"] = serde_json::json!(true);
+        }
         let mut actions = Vec::new();
         // Only a loop that acted has a state worth closing in the step list.
         if !self.transcript.is_empty() {
@@ -1053,12 +1104,13 @@ impl<'a> Turn<'a> {
                         history: None,
                         recent_turns: 0,
                         ambient: self.ambient,
+                        for_model: self.settings.runtime.kind != BUILTIN_KIND,
                     },
                     Budget::for_runtime(&self.settings.runtime.kind, limits),
                 );
                 let decoding = Decoding {
-                    enforced: self.settings.decoding.enforced,
                     max_tokens: Some(wanted),
+                    ..self.settings.decoding
                 };
                 let bare = pipeline.model_request(bare.packet, &composed, decoding);
                 let fixed = bare.system_prompt.chars().count() + bare.user_prompt.chars().count();
@@ -1080,14 +1132,14 @@ impl<'a> Turn<'a> {
     }
 
     /// The answer's token limit: as worked out by [`Turn::budget`], else as
-    /// configured, else, when the window is known, a quarter of it (at most
-    /// [`DEFAULT_OUTPUT_TOKENS`]).
+    /// configured, else, when the window is known, a third of it (at most
+    /// [`crate::decoding::DEFAULT_MAX_TOKENS`], which holds a full answer).
     fn output_tokens(&self) -> Option<u32> {
         if self.output.is_some() {
             return self.output;
         }
         let window = self.window()?;
-        let default = (window.tokens / 4).min(DEFAULT_OUTPUT_TOKENS) as u32;
+        let default = (window.tokens / 3).min(crate::decoding::DEFAULT_MAX_TOKENS as usize) as u32;
         Some(
             self.settings
                 .decoding
@@ -1108,6 +1160,57 @@ impl<'a> Turn<'a> {
 
     /// A turn over a collection packs the collection instead of the page;
     /// a question (`web.answer`) puts the passages that answer it first.
+    /// Adds what came from outside the user to the provenance. Reading
+    /// stops if the turn is cancelled, and the turn ends as cancelled.
+    fn note_outside(
+        &mut self,
+        add: impl FnOnce(
+            &mut crate::provenance::Outside,
+            Option<&crate::cancel::CancelToken>,
+        ) -> std::result::Result<(), crate::provenance::Cancelled>,
+    ) {
+        let cancel = self.settings.cancel.clone();
+        if add(&mut self.provenance, Some(&cancel)).is_err() {
+            self.cancelled = true;
+        }
+    }
+
+    fn note_history(&mut self) {
+        let history = std::mem::take(&mut self.history);
+        self.note_outside(|p, c| p.elsewhere().add_history(&history, c));
+        self.history = history;
+    }
+
+    /// The page as it is now (each one the turn sees, so one left by a
+    /// redirect stays known), with the tabs the user attached.
+    pub(super) fn note_page(&mut self) {
+        let Some(page) = self.page.take() else {
+            return;
+        };
+        self.note_outside(|p, c| p.note_page(&page, c));
+        self.page = Some(page);
+    }
+
+    fn note_collection(&mut self) {
+        let Some(Ok(collection)) = self.collection.take() else {
+            return;
+        };
+        self.note_outside(|p, c| {
+            let p = p.elsewhere();
+            collection.sources.iter().try_for_each(|s| {
+                p.add(&s.title, c)?;
+                p.add(&s.text, c)?;
+                s.url.as_deref().map_or(Ok(()), |u| p.add(u, c))
+            })
+        });
+        self.collection = Some(Ok(collection));
+    }
+
+    /// A tool's result, as the model will read it.
+    pub(super) fn note_result(&mut self, result: &Value) {
+        self.note_outside(|p, c| p.elsewhere().add_value(result, c));
+    }
+
     fn pack_collection(&self, packed: &mut pack::Packed, budget: Budget) {
         let Some(Ok(collection)) = &self.collection else {
             return;

@@ -85,8 +85,8 @@ impl Turn<'_> {
             return None;
         }
         let decoding = crate::decoding::Decoding {
-            enforced: self.settings.decoding.enforced,
             max_tokens: self.output_tokens(),
+            ..self.settings.decoding
         };
         Some(staged::plan(
             obs,

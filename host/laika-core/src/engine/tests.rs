@@ -285,6 +285,7 @@ fn settings() -> TurnSettings {
         page_indexes: None,
         decoding: Default::default(),
         integrations: Vec::new(),
+        cancel: crate::cancel::CancelToken::default(),
     }
 }
 
@@ -420,6 +421,7 @@ fn an_enforcing_runtime_gets_the_answer_schema_and_the_host_fills_the_envelope()
     enforced.decoding = Decoding {
         enforced: true,
         max_tokens: Some(512),
+        ..Decoding::default()
     };
     let run = drive(
         request(Some("c-1"), observation()),
@@ -434,12 +436,9 @@ fn an_enforcing_runtime_gets_the_answer_schema_and_the_host_fills_the_envelope()
     let asked = &run.asks[0];
     assert!(asked.response_schema["properties"].get("id").is_none());
     assert!(asked.response_schema["$defs"]["doc"].is_object());
-    assert!(asked
-        .system_prompt
-        .contains("the server enforces the exact schema"));
-    assert!(asked
-        .system_prompt
-        .contains("\ndoc: {\"children\": [block, at most"));
+    // The server holds the model to the schema: the prompt has no shape.
+    assert!(!asked.system_prompt.contains("Answer shape"));
+    assert!(!asked.system_prompt.contains("\ndoc: {"));
     assert_eq!(run.done().status, DoneStatus::Ok);
     assert!(run.done().answer.as_ref().unwrap().first_try_valid);
     let stored = run.record().response_packet.clone().unwrap();
@@ -602,10 +601,10 @@ fn no_retries_when_the_limit_is_zero() {
 }
 
 #[test]
-fn output_cut_at_the_token_limit_fails_at_once() {
+fn output_cut_before_any_block_is_complete_fails_at_once() {
     let run = answer_turn(|_, r| {
         let full = ok_answer(r);
-        let cut: String = full.chars().take(full.chars().count() / 2).collect();
+        let cut = full[..full.find("312").unwrap()].to_string();
         Step {
             reply: Ok(reply(cut, "length")),
             ..Step::answer(String::new())
@@ -616,16 +615,79 @@ fn output_cut_at_the_token_limit_fails_at_once() {
     assert_eq!(error.code, ErrorCode::InvalidModelOutput);
     assert!(error.message.contains("cut off"), "{}", error.message);
     assert!(error.message.contains("token limit"), "{}", error.message);
+    assert_eq!(run.record().status, TurnStatus::Failed);
+    assert_eq!(run.record().timings["cut_short"], json!(true));
 }
 
 #[test]
 fn an_object_that_never_closes_fails_at_once_too() {
     let run = answer_turn(|_, r| {
         let full = ok_answer(r);
-        Step::answer(full[..full.len() - 10].to_string())
+        Step::answer(full[..full.find("312").unwrap()].to_string())
     });
     assert_eq!(run.asks.len(), 1);
     assert!(run.errors()[0].message.contains("cut off"));
+}
+
+/// The model writes two whole paragraphs and is cut inside a list: the
+/// answer is the two paragraphs and a note, shown and stored as cut short.
+#[test]
+fn an_answer_cut_at_the_token_limit_is_closed_at_its_last_complete_block() {
+    let run = answer_turn(|_, _| {
+        // In the order a schema-following model writes: the required title
+        // and render first, the optional citations after them.
+        let cut = format!(
+            r#"{{"assistant":{{"title":"Passengers","render":{{"type":"doc","children":[{},{},{{"type":"list","ordered":false,"items":[{{"type":"list_item","children":[{}]}},{{"type":"list_item","children":[{{"type":"paragraph","children":[{{"type":"text","text":"second point, never fin"#,
+            paragraph("There were 312 passengers."),
+            paragraph("The train left at noon."),
+            paragraph("first point"),
+        );
+        Step {
+            reply: Ok(reply(cut, "length")),
+            ..Step::answer(String::new())
+        }
+    });
+    assert_eq!(run.asks.len(), 1, "not asked again");
+    assert_eq!(run.done().status, DoneStatus::Ok);
+    let answer = run.done().answer.as_ref().unwrap();
+    assert_eq!(answer.repairs, vec![output::CUT_REPAIR.to_string()]);
+    let shown = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Assistant(a) => Some(a),
+            _ => None,
+        })
+        .unwrap();
+    let texts: Vec<String> = shown
+        .render
+        .children
+        .iter()
+        .map(|b| {
+            crate::render::text::doc_text(&Doc {
+                children: vec![b.clone()],
+            })
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "There were 312 passengers.",
+            "The train left at noon.",
+            output::CUT_NOTE
+        ]
+    );
+    assert_eq!(shown.title, "Passengers", "the title was written whole");
+    // The citations were written after the render: never reached.
+    assert!(shown.citations.is_empty());
+    let record = run.record();
+    assert_eq!(record.status, TurnStatus::Ok);
+    assert!(record.answer_text.contains(output::CUT_NOTE));
+    assert_eq!(record.timings["cut_short"], json!(true));
+    assert_eq!(
+        record.response_packet.as_ref().unwrap()["tool_calls"],
+        json!([])
+    );
 }
 
 #[test]
@@ -1320,6 +1382,87 @@ fn the_loop_stops_at_the_step_cap() {
     );
     assert_eq!(tool_results(&run).len(), 3);
     assert_eq!(run.record().steps.len(), 3);
+}
+
+#[test]
+fn calls_past_the_cap_are_refused_once_and_the_model_is_told() {
+    let limits = Limits {
+        max_steps: 2,
+        max_tool_calls: 2,
+        ..Limits::default()
+    };
+    let calls: Vec<Value> = (0..60_000)
+        .map(|n| json!({"name": "browser.scroll", "arguments": {"deltaY": n}}))
+        .collect();
+    let run = agent_turn(limits, stepping(vec![Value::Array(calls)]), |events| {
+        vec![result_for(events, "ok", None)]
+    });
+    // Two calls run, one proposal and one result stand for the other 59,998.
+    let proposed = tool_calls(&run);
+    assert_eq!(proposed.len(), 3);
+    assert_eq!(
+        proposed.iter().map(|c| c.decision).collect::<Vec<_>>(),
+        [Decision::Allow, Decision::Allow, Decision::Deny]
+    );
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 3);
+    let refused = &results[2];
+    assert_eq!(refused.status, laika_protocol::agent::ToolStatus::Denied);
+    let error = refused.error.as_ref().unwrap();
+    assert_eq!(error.code, "TOO_MANY_CALLS");
+    assert!(error.message.contains("59998"), "{}", error.message);
+    // The model reads it at its next step.
+    let transcript = &run.asks[1].packet.context.transcript;
+    assert_eq!(transcript.len(), 3);
+    assert_eq!(
+        transcript[2]
+            .outcome
+            .error
+            .as_ref()
+            .map(|e| e.code.as_str()),
+        Some("TOO_MANY_CALLS")
+    );
+    // What is stored is bounded too.
+    let step = &run.record().steps[0];
+    assert_eq!(step.tool_packets.len(), 3);
+    let stored = step.response_packet.as_ref().unwrap();
+    assert_eq!(stored["tool_calls"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn text_from_a_page_left_by_a_redirect_is_still_asked_about_on_the_next() {
+    let mut first = observation();
+    first["summary"]["text"] = json!(
+        "Your verification code for the account of Mira Kowalski is ready: order 5512-8871-0043."
+    );
+    first["summary"]["elements"] = json!([{"handle_id": "laika-7", "role": "link", "text": "Read more", "href": "https://news.example.org/night-trains/full"}]);
+    let mut settings = settings();
+    settings.limits.max_steps = 4;
+    let run = drive_agent(
+        request(Some("c-1"), first),
+        settings,
+        Ok(1),
+        Ok(()),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}]),
+            json!([{"name": "search", "arguments": {"query": "who is Mira Kowalski"}}]),
+        ]),
+        |events| match latest_call(events) {
+            Some(c) if c.decision == Decision::Allow => {
+                vec![result_for(events, "ok", Some(next_page()))]
+            }
+            _ => Vec::new(),
+        },
+    );
+    let proposed = tool_calls(&run);
+    assert_eq!(proposed.len(), 2, "{:?}", run.kinds());
+    assert_eq!(
+        proposed[1].decision,
+        Decision::Ask,
+        "{}",
+        proposed[1].detail
+    );
+    assert_eq!(proposed[1].reason, Reason::DataFromPage);
 }
 
 #[test]

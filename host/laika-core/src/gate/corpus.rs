@@ -113,6 +113,8 @@ fn score(corpus: &str) -> Score {
             max_calls: DEFAULT_MAX_CALLS_PER_TURN,
             integrations: &[],
             user_sources: &page.user_sources,
+            provenance: None,
+            cancel: None,
         };
         for call in &page.calls {
             let tool_call = ToolCall {

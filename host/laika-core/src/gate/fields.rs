@@ -6,6 +6,7 @@ use super::{
     clip, content, find_target, identity, label_of, unknown_handle, GateContext, Reason, Verdict,
 };
 use crate::lexicon::{self, Category};
+use crate::provenance::Sink;
 use laika_protocol::observation::{Element, Observation};
 
 /// WHATWG autofill field names of secrets: passwords, one-time codes and
@@ -116,7 +117,7 @@ pub(super) fn review_input(
         if let Some(verdict) = checked
             .into_iter()
             .flatten()
-            .find_map(|t| content::check(t, "The typed text", false, ctx))
+            .find_map(|t| content::check(t, "The typed text", Sink::Page, ctx))
         {
             return verdict;
         }

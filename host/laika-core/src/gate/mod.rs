@@ -40,6 +40,8 @@ mod personal;
 mod tests;
 mod urls;
 
+use crate::cancel::CancelToken;
+use crate::provenance::Outside;
 pub use arguments::{parse, Rejection};
 use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
@@ -58,6 +60,12 @@ pub struct GateContext<'a> {
     /// by id: the store knows who added each; any other source is read
     /// again only with the user's approval.
     pub user_sources: &'a [String],
+    /// What came from outside the user in this conversation (every page,
+    /// tab, source, result and earlier answer); `None`: the observation's
+    /// text only.
+    pub provenance: Option<&'a Outside>,
+    /// The turn's cancel token: long checks stop when it is cancelled.
+    pub cancel: Option<&'a CancelToken>,
 }
 
 /// Reviews the tool calls of one model answer: one verdict per call, same

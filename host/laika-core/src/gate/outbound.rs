@@ -5,6 +5,7 @@
 //! user did not add is asked.
 
 use super::{clip, content, urls, GateContext, Reason, Verdict};
+use crate::provenance::Sink;
 use laika_protocol::tool_call::ToolCall;
 use laika_protocol::verdict::Decision;
 
@@ -30,7 +31,7 @@ pub(super) fn review(call: &ToolCall, ctx: &GateContext) -> Option<Verdict> {
         .chain(
             out.data
                 .iter()
-                .map(|sent| content::check(&sent.text, sent.what, true, ctx)),
+                .map(|sent| content::check(&sent.text, sent.what, Sink::ThirdParty, ctx)),
         )
         .flatten();
     let mut strictest: Option<Verdict> = None;

@@ -125,6 +125,8 @@ fn ctx<'a>(obs: &'a Observation, user: &'a str) -> GateContext<'a> {
         max_calls: DEFAULT_MAX_CALLS_PER_TURN,
         integrations: &[],
         user_sources: &[],
+        provenance: None,
+        cancel: None,
     }
 }
 
@@ -714,6 +716,8 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
         max_calls: 8,
         integrations: &configured,
         user_sources: &[],
+        provenance: None,
+        cancel: None,
     };
     let v = review_at(0, &call, &gate);
     assert_eq!(v.decision, Decision::Deny);
@@ -755,6 +759,8 @@ fn only_sources_the_user_added_are_read_again_unasked() {
     let mine = ["s-user".to_string()];
     let gate = GateContext {
         user_sources: &mine,
+        provenance: None,
+        cancel: None,
         ..ctx(&obs, "")
     };
     let refresh = |id: &str| ToolCall {

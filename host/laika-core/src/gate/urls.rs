@@ -8,6 +8,7 @@
 //! link whose parameters lead on to another site (an open redirect).
 
 use super::{clip, content, find_target, GateContext, Reason, Verdict};
+use crate::provenance::Sink;
 use url::{Position, Url};
 
 mod local;
@@ -34,7 +35,8 @@ pub(super) fn review_destination(raw: &str, ctx: &GateContext) -> Option<Verdict
                 ),
             ));
         }
-        if let Some(verdict) = content::check(&carried_text(&url), "The URL", true, ctx) {
+        if let Some(verdict) = content::check(&carried_text(&url), "The URL", Sink::ThirdParty, ctx)
+        {
             return Some(verdict);
         }
         return Some(Verdict::new(

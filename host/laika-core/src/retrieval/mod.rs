@@ -304,7 +304,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Words that only frame a question ("what does the page say about …").
-const QUESTION_FILLER: &[&str] = &[
+pub(crate) const QUESTION_FILLER: &[&str] = &[
     "page",
     "article",
     "site",

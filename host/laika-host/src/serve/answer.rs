@@ -408,6 +408,7 @@ fn run_engine(
             // unless the config names a window (no probe on this path).
             context_window: ctx.config.configured_window(),
             page_indexes: None,
+            regime: Default::default(),
         },
     );
     let events = match events.0.into_inner() {

@@ -224,7 +224,7 @@ fn tool_line(packet: &Value) -> String {
         "{} → {}: {}",
         text("/tool_call/name"),
         text("/outcome/status"),
-        laika_core::text::clip(text("/outcome/summary"), 200)
+        laika_core::redact::clip_scrubbed(text("/outcome/summary"), 200)
     )
 }
 

@@ -12,7 +12,7 @@
 //! Full packets are stored only when the caller asks (`LAIKA_LOG_FULL_LLM=1`);
 //! that decision is the store's, not this module's.
 
-use laika_core::text::prefix_chars;
+use laika_core::redact::prefix_scrubbed;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -54,7 +54,7 @@ pub fn redact_response_packet(packet: &Value) -> Value {
     for citation in citations.into_iter().flatten() {
         if let Some(quote) = citation.get_mut("quote") {
             if let Some(text) = quote.as_str() {
-                *quote = Value::String(prefix_chars(text, QUOTE_CHARS).to_owned());
+                *quote = Value::String(prefix_scrubbed(text, QUOTE_CHARS));
             }
         }
     }
@@ -75,11 +75,11 @@ pub fn redact_tool_packet(packet: &Value) -> Value {
             *result = opaque(result);
         }
         if let Some(Value::String(summary)) = outcome.get_mut("summary") {
-            *summary = prefix_chars(summary, PREVIEW_CHARS).to_owned();
+            *summary = prefix_scrubbed(summary, PREVIEW_CHARS);
         }
         if let Some(Value::String(title)) = outcome.get_mut("page").and_then(|p| p.get_mut("title"))
         {
-            *title = prefix_chars(title, TITLE_CHARS).to_owned();
+            *title = prefix_scrubbed(title, TITLE_CHARS);
         }
     }
     out
@@ -196,7 +196,7 @@ fn redact_content(content: &Value) -> Value {
     out.insert("digest".into(), Value::String(content_digest(content)));
     out.insert(
         "preview".into(),
-        Value::String(prefix_chars(text, PREVIEW_CHARS).to_owned()),
+        Value::String(prefix_scrubbed(text, PREVIEW_CHARS)),
     );
     out.insert("chars".into(), Value::from(text.chars().count()));
     out.insert(
@@ -208,13 +208,13 @@ fn redact_content(content: &Value) -> Value {
     out.insert(
         "title".into(),
         meta("title").map_or(Value::Null, |t| {
-            Value::String(prefix_chars(t, TITLE_CHARS).to_owned())
+            Value::String(prefix_scrubbed(t, TITLE_CHARS))
         }),
     );
     out.insert(
         "doc_type".into(),
         meta("doc_type").map_or(Value::Null, |t| {
-            Value::String(prefix_chars(t, TITLE_CHARS).to_owned())
+            Value::String(prefix_scrubbed(t, TITLE_CHARS))
         }),
     );
     Value::Object(out)
