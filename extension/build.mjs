@@ -199,6 +199,11 @@ function manifest(browser) {
         suggested_key: { default: "Alt+Shift+K" },
         description: "Ask Laika about the selected text",
       },
+      // No default keys: browsers allow four suggested ones; people pick
+      // their own (chrome://extensions/shortcuts, about:addons).
+      ...Object.fromEntries(
+        [1, 2, 3].map((n) => [`run-prompt-${n}`, { description: `Run saved prompt ${n} on this page` }]),
+      ),
     },
     content_security_policy: {
       extension_pages: "script-src 'self'; object-src 'none'; base-uri 'none'",

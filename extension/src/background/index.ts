@@ -53,6 +53,9 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "ping",
   "collections.list",
   "artifact.export",
+  "prompts.list",
+  "prompts.save",
+  "prompts.delete",
 ]);
 
 const post = (port: Port | undefined, ev: SidebarEvent): void => sidebars.post(port, ev);

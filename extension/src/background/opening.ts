@@ -7,6 +7,12 @@ import { ext } from "../shared/api.js";
 import { selectionIn } from "./context.js";
 import type { SidebarCommand } from "./sidebars.js";
 
+/** The shortcut slot a "run-prompt-N" command names (build.mjs declares them), else null. */
+export function promptSlot(command: string): number | null {
+  const m = /^run-prompt-([1-9])$/.exec(command);
+  return m ? Number(m[1]) : null;
+}
+
 type FirefoxSidebar = { sidebarAction?: { open(): Promise<void> } };
 
 async function openSidebar(tab: chrome.tabs.Tab | undefined): Promise<void> {
@@ -51,6 +57,10 @@ export function wireOpening(deliver: (cmd: SidebarCommand) => void): void {
   ext.commands.onCommand.addListener((name, tab) => {
     if (name === "open-sidebar") void openSidebar(tab).catch(() => undefined);
     else if (name === "ask-selection") askSelection(tab);
+    else {
+      const slot = promptSlot(name);
+      if (slot !== null) command({ kind: "command", action: "run-prompt", slot }, tab);
+    }
   });
 
   if (ext.sidePanel?.setPanelBehavior) {

@@ -20,7 +20,7 @@ type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 export type SidebarHostRequest = OmitEach<
   Extract<
     ExtensionMessage,
-    { type: `history.${string}` | `config.${string}` | "ping" | "collections.list" | "artifact.export" }
+    { type: `history.${string}` | `config.${string}` | `prompts.${string}` | "ping" | "collections.list" | "artifact.export" }
   >,
   "id"
 >;
@@ -94,7 +94,9 @@ export type SidebarEvent =
   | { kind: "share"; call_id: string; request: ShareRequest }
   | { kind: "command"; action: "summarize" }
   /** Ask about this selected text (context menu or shortcut). */
-  | { kind: "command"; action: "ask-selection"; text: string };
+  | { kind: "command"; action: "ask-selection"; text: string }
+  /** Run the saved prompt in this shortcut slot on the current page. */
+  | { kind: "command"; action: "run-prompt"; slot: number };
 
 /** An open web tab, as the tab picker and citations name it. */
 export interface OpenTab {

@@ -39,6 +39,8 @@ const ADVICE: Record<string, string> = {
   PDF_TIMEOUT: "This PDF took too long to read.",
   PDF_ENCRYPTED: "This PDF is password-protected.",
   PDF_NO_TEXT: "This PDF has no text to read (it looks scanned).",
+  PROMPT_INVALID: "This prompt can't be saved.",
+  PROMPT_NAME_TAKEN: "A saved prompt already has this name.",
   INVALID_HOST_MESSAGE: "Laika received an invalid answer from the host.",
 };
 
@@ -98,6 +100,6 @@ export function citationError(message: string): string {
 export function errorAdvice(code: string, message: string): string {
   const advice = ADVICE[code];
   if (!advice) return `Error ${code}: ${message}`;
-  if (code === "RUNTIME_ERROR" || code === "CONFIG_INVALID") return `${advice} (${message})`;
+  if (code === "RUNTIME_ERROR" || code === "CONFIG_INVALID" || code === "PROMPT_INVALID") return `${advice} (${message})`;
   return advice;
 }

@@ -5,7 +5,7 @@
  * validated, routed by turn id.
  */
 import { ext } from "../shared/api.js";
-import type { ConfigView, ConversationDetail, RuntimeInfo, TaskName } from "../generated/wire.js";
+import type { ConfigView, ConversationDetail, RuntimeInfo, SavedPrompt, TaskName } from "../generated/wire.js";
 import { SIDEBAR_PORT, type SidebarEvent, type SidebarHostRequest, type SidebarRequest } from "../shared/messages.js";
 import { isObject } from "../shared/json.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
@@ -20,6 +20,8 @@ import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
 import { HistoryView, turnBox } from "./history.js";
 import { SettingsView } from "./settings.js";
+import { PromptSettings } from "./prompt-settings.js";
+import { fieldList, PromptLibrary, promptQuestion, SlashMenu } from "./prompts.js";
 import { CollectionsPanel, download } from "./collections.js";
 import type { Ask } from "./state.js";
 import { SidebarTurns } from "./turns.js";
@@ -181,6 +183,7 @@ function onEvent(ev: SidebarEvent): void {
       return;
     case "command":
       if (ev.action === "summarize") summarize();
+      else if (ev.action === "run-prompt") void runSlot(ev.slot);
       else askAboutSelection(ev.text);
       return;
     case "tabs":
@@ -258,7 +261,10 @@ function showView(name: "chat" | "history" | "settings"): void {
     $(`nav-${v}`).setAttribute("aria-pressed", String(v === name));
   }
   if (name === "history") void history.load("");
-  if (name === "settings") void settings.load();
+  if (name === "settings") {
+    void settings.load();
+    void promptSettings.load();
+  }
 }
 
 /** Opens a stored conversation in the chat view; the next question continues it. */
@@ -271,6 +277,23 @@ function continueWith(conv: ConversationDetail): void {
   showView("chat");
   follow.toLatest();
   question.focus();
+}
+
+/** Runs a saved prompt on the current page, as a new question. */
+function runPrompt(p: SavedPrompt): void {
+  showView("chat");
+  const q = promptQuestion(p);
+  askNew(q.task, q.text, q.label, q.fields);
+}
+
+async function runSlot(slot: number): Promise<void> {
+  try {
+    const p = await library.inSlot(slot);
+    if (p) runPrompt(p);
+    else showStatus("info", `No saved prompt has shortcut ${slot}. Choose one in Settings → Saved prompts.`);
+  } catch (e) {
+    showStatus("error", e instanceof Error ? e.message : String(e));
+  }
 }
 
 /**
@@ -310,6 +333,10 @@ const switcher = new RuntimeSwitcher({
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
 const offlineCard = new OfflineCard({ request, container: messages, openSettings: () => showView("settings"), saved: runtimeSaved });
+const library = new PromptLibrary(request);
+const promptSettings = new PromptSettings({ request, library });
+$("view-settings").append(promptSettings.el);
+question.before(new SlashMenu(question, library, runPrompt).el);
 
 $("summarize").addEventListener("click", summarize);
 $("ask-selection").addEventListener("click", () => send({ kind: "ask-selection" }));
@@ -329,11 +356,7 @@ mode.addEventListener("change", () => {
 $("composer").addEventListener("submit", (e) => {
   e.preventDefault();
   if (mode.value === "web.extract") {
-    const list = fields.value
-      .split(",")
-      .map((f) => f.trim())
-      .filter(Boolean)
-      .slice(0, 32);
+    const list = fieldList(fields.value);
     if (!list.length) {
       composerHint("Name at least one field to extract, separated by commas (for example: price, sku).", fields);
       return;

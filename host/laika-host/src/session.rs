@@ -369,6 +369,25 @@ impl Session {
                 });
                 return;
             }
+            Request::PromptsList { .. } => self.with_store(|s| {
+                Ok(Event::PromptsList {
+                    prompts: s.list_prompts()?,
+                })
+            }),
+            Request::PromptsSave { prompt, .. } => self.with_store(|s| {
+                let prompt = s.save_prompt(&prompt)?;
+                Ok(Event::PromptsSave {
+                    prompt,
+                    prompts: s.list_prompts()?,
+                })
+            }),
+            Request::PromptsDelete { prompt_id, .. } => self.with_store(|s| {
+                s.delete_prompt(&prompt_id)?;
+                Ok(Event::PromptsDelete {
+                    prompt_id,
+                    deleted: true,
+                })
+            }),
             // The turn answers these itself (a result only when it is stale).
             Request::ToolResult(result) => {
                 let call_id = result.call_id.clone();

@@ -69,6 +69,11 @@ pub enum ErrorCode {
     /// A PDF without a text layer (scanned pages): there is nothing to read
     /// without OCR.
     PdfNoText,
+    /// A saved prompt with an empty or too long name or text, an unknown
+    /// task or a shortcut slot out of range (`prompts.save`).
+    PromptInvalid,
+    /// Another saved prompt already has that name (`prompts.save`).
+    PromptNameTaken,
     /// A bug in the host. The message says where.
     Internal,
 }
@@ -103,6 +108,8 @@ impl ErrorCode {
             ErrorCode::PdfTimeout => "PDF_TIMEOUT",
             ErrorCode::PdfEncrypted => "PDF_ENCRYPTED",
             ErrorCode::PdfNoText => "PDF_NO_TEXT",
+            ErrorCode::PromptInvalid => "PROMPT_INVALID",
+            ErrorCode::PromptNameTaken => "PROMPT_NAME_TAKEN",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -101,6 +101,23 @@ pub enum Event {
     ConfigTest(ConnectionTest),
     #[serde(rename = "pdf.read.result")]
     PdfRead(PdfRead),
+    #[serde(rename = "prompts.list.result")]
+    PromptsList {
+        prompts: Vec<crate::saved_prompt::SavedPrompt>,
+    },
+    #[serde(rename = "prompts.save.result")]
+    PromptsSave {
+        prompt: crate::saved_prompt::SavedPrompt,
+        /// The whole library after the save (a slot may have moved).
+        prompts: Vec<crate::saved_prompt::SavedPrompt>,
+    },
+    #[serde(rename = "prompts.delete.result")]
+    PromptsDelete {
+        prompt_id: crate::ids::PromptId,
+        /// Always true: deleting what is not there is `NOT_FOUND`.
+        #[schemars(extend("const" = true))]
+        deleted: bool,
+    },
     /// The first event of a turn the host accepted: the conversation and the
     /// agent state that later `entity_patch`es apply to.
     #[serde(rename = "session")]

@@ -258,6 +258,9 @@ pub struct ExportDocument {
     /// RFC 3339 UTC.
     pub exported_at: String,
     pub conversation: ConversationDetail,
+    /// The saved prompts, which belong to no conversation but to the same
+    /// history file.
+    pub prompts: Vec<crate::saved_prompt::SavedPrompt>,
 }
 
 #[cfg(test)]

@@ -147,3 +147,9 @@ string_id!(
     ArtifactId
 );
 plain_string_schema!(ArtifactId);
+
+string_id!(
+    /// A saved prompt's id.
+    PromptId
+);
+plain_string_schema!(PromptId);

@@ -31,6 +31,7 @@ pub mod llmcp;
 pub mod model;
 pub mod observation;
 pub mod render;
+pub mod saved_prompt;
 pub mod tool;
 pub mod tool_call;
 pub mod usage;

@@ -30,6 +30,13 @@ impl TaskName {
             TaskName::Extract => "web.extract",
         }
     }
+
+    pub const ALL: [TaskName; 3] = [TaskName::Summarize, TaskName::Answer, TaskName::Extract];
+
+    /// The task spelled `name` (as [`TaskName::as_str`] spells it).
+    pub fn from_name(name: &str) -> Option<TaskName> {
+        TaskName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

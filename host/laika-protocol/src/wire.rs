@@ -305,6 +305,21 @@ pub enum Request {
         /// `MAX_PDF_BYTES` once decoded.
         data: String,
     },
+    /// The saved prompts, shortcut slots first, then by name.
+    #[serde(rename = "prompts.list")]
+    PromptsList { id: RequestId },
+    /// Saves a new prompt, or changes the one `prompt_id` names. A slot
+    /// given to this prompt is taken from whichever prompt held it.
+    #[serde(rename = "prompts.save")]
+    PromptsSave {
+        id: RequestId,
+        prompt: crate::saved_prompt::PromptDraft,
+    },
+    #[serde(rename = "prompts.delete")]
+    PromptsDelete {
+        id: RequestId,
+        prompt_id: crate::ids::PromptId,
+    },
     #[serde(rename = "tool_result")]
     ToolResult(Box<ToolResultRequest>),
     /// The user's answer to an `ask` call. Accepted only for the call the
@@ -394,6 +409,9 @@ pub const REQUEST_TYPES: &[&str] = &[
     "config.test",
     "ping",
     "pdf.read",
+    "prompts.list",
+    "prompts.save",
+    "prompts.delete",
     "tool_result",
     "approval",
 ];
@@ -419,6 +437,9 @@ impl Request {
             Request::ConfigTest { .. } => "config.test",
             Request::Ping { .. } => "ping",
             Request::PdfRead { .. } => "pdf.read",
+            Request::PromptsList { .. } => "prompts.list",
+            Request::PromptsSave { .. } => "prompts.save",
+            Request::PromptsDelete { .. } => "prompts.delete",
             Request::ToolResult(_) => "tool_result",
             Request::Approval { .. } => "approval",
         }
@@ -444,6 +465,9 @@ impl Request {
             | Request::ConfigTest { id, .. }
             | Request::Ping { id }
             | Request::PdfRead { id, .. }
+            | Request::PromptsList { id }
+            | Request::PromptsSave { id, .. }
+            | Request::PromptsDelete { id, .. }
             | Request::Approval { id, .. } => id,
         }
     }

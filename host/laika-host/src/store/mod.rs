@@ -19,6 +19,7 @@ mod agent_state;
 pub mod collections;
 pub mod documents;
 mod memory;
+mod prompts;
 pub mod redaction;
 pub mod schema;
 pub mod scrub;
@@ -561,6 +562,7 @@ impl Store {
             version: EXPORT_VERSION,
             exported_at: laika_runtime::SystemAmbient.now_iso8601(),
             conversation: self.conversation(id)?,
+            prompts: self.list_prompts()?,
         })
     }
 

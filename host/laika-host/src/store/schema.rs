@@ -186,6 +186,20 @@ CREATE INDEX IF NOT EXISTS agent_state_deltas_by_conversation
   ON agent_state_deltas (conversation_id, seq);
 "#;
 
+/// Saved prompts (docs/wire-protocol.md#saved-prompts). Names are unique
+/// without regard to ASCII case; a shortcut slot holds at most one prompt.
+const V_PROMPTS: &str = r#"
+CREATE TABLE IF NOT EXISTS saved_prompts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  text TEXT NOT NULL,
+  task TEXT NOT NULL,
+  key INTEGER UNIQUE CHECK (key IS NULL OR key >= 1),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+"#;
+
 pub const MIGRATIONS: &[&str] = &[
     V1,
     V_MEMORY,
@@ -193,6 +207,7 @@ pub const MIGRATIONS: &[&str] = &[
     V_AGENT_STATE,
     V_SOURCE_REFRESH,
     V_SOURCE_ADDED_BY,
+    V_PROMPTS,
 ];
 
 /// The schema version this code writes.
@@ -305,6 +320,7 @@ mod tests {
             "collections",
             "sources",
             "artifacts",
+            "saved_prompts",
         ] {
             assert!(
                 names.iter().any(|n| n == want),

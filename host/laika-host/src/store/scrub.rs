@@ -1,4 +1,5 @@
-//! What every stored kind looks like once secrets are scrubbed: the one
+//! What every stored kind looks like once secrets are scrubbed (saved
+//! prompts take [`text`] for their name and text): the one
 //! place the store's writes take their values from, so no table is written
 //! from a value that has not passed through the same detectors
 //! (`laika_core::redact::scrub_text` for free text, `scrub_value` for JSON,
