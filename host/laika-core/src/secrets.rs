@@ -255,7 +255,8 @@ fn digit(c: char) -> Option<u32> {
     }
 }
 
-fn luhn(digits: &[u32]) -> bool {
+/// The Luhn check digit of a card number holds.
+pub(crate) fn luhn(digits: &[u32]) -> bool {
     let sum: u32 = digits
         .iter()
         .rev()
