@@ -59,6 +59,10 @@ pub struct Config {
     /// what the new kind shares with the old one.
     #[serde(skip)]
     runtime_env: Vec<Setting>,
+    /// The kind `LAIKA_RUNTIME` gave: a saved change reads the file as the
+    /// load did, so a `[runtime]` table without `kind` is of this kind.
+    #[serde(skip)]
+    runtime_env_kind: Option<String>,
 }
 
 /// The runtime kinds Settings offers: `scripted` replays test scripts and
@@ -89,6 +93,7 @@ impl Default for Config {
             discover: DiscoverConfig::default(),
             integrations: BTreeMap::new(),
             runtime_env: Vec::new(),
+            runtime_env_kind: None,
         }
     }
 }
@@ -357,7 +362,8 @@ impl Config {
         }
         // The kind first: the other settings apply to the kind it selects.
         if let Some(v) = set("LAIKA_RUNTIME") {
-            self.runtime.apply(&Setting::Kind(v))?;
+            self.runtime.apply(&Setting::Kind(v.clone()))?;
+            self.runtime_env_kind = Some(v);
         }
         let mut settings = Vec::new();
         if let Some(v) = set("LAIKA_BASE_URL") {
@@ -564,8 +570,10 @@ impl Config {
     /// overrides (an API key from `LAIKA_API_KEY`, say) never end up on disk.
     /// The file alone is not validated: the caller validated the whole with
     /// [`Config::with_values`], and the environment completes the file.
-    pub fn save_values(path: &Path, values: &serde_json::Map<String, Value>) -> Result<()> {
-        Config::from_file(path)?.apply_values(values)?.save(path)
+    pub fn save_values(&self, path: &Path, values: &serde_json::Map<String, Value>) -> Result<()> {
+        Config::from_file_for(path, self.runtime_env_kind.as_deref())?
+            .apply_values(values)?
+            .save(path)
     }
 
     fn apply_values(&self, values: &serde_json::Map<String, Value>) -> Result<Config> {
@@ -845,7 +853,7 @@ mod tests {
         let mut v = serde_json::Map::new();
         v.insert("log_full_llm".into(), json!(true));
         assert!(c.with_values(&v).is_ok());
-        Config::save_values(&path, &v).unwrap();
+        c.save_values(&path, &v).unwrap();
         let saved = std::fs::read_to_string(&path).unwrap();
         assert!(saved.contains("log_full_llm = true"), "{saved}");
         assert!(!saved.contains("127.0.0.1"), "{saved}");
@@ -873,6 +881,25 @@ mod tests {
         assert_eq!(openai.max_tokens, Some(900));
         assert_eq!(openai.profile.as_deref(), Some("llama.cpp"));
         assert_eq!(c.limits.max_retries, 2);
+        // Settings saves onto such a file read the same way: the file's own
+        // keys are kept, the new model added, the kind in use written down.
+        let mut v = serde_json::Map::new();
+        v.insert("runtime.model".into(), json!("qwen3-8b"));
+        let next = c.with_values(&v).unwrap();
+        assert_eq!(next.runtime.model(), Some("qwen3-8b"));
+        let copy = dir.path().join("saved.toml");
+        std::fs::copy(&path, &copy).unwrap();
+        c.save_values(&copy, &v).unwrap();
+        let saved = std::fs::read_to_string(&copy).unwrap();
+        for kept in [
+            "kind = \"openai\"",
+            "max_tokens = 900",
+            "qwen3-8b",
+            "llama.cpp",
+            "max_retries = 2",
+        ] {
+            assert!(saved.contains(kept), "{kept} missing from {saved}");
+        }
         // Without the environment the same file is a builtin table with a
         // key builtin does not take, and says so.
         let alone = Config::load(&env_of(Box::leak(Box::new([("LAIKA_CONFIG", path_s)]))));
@@ -963,7 +990,7 @@ mod tests {
             ("runtime.api_key", json!("sk-kept")),
         ]);
         let c = Config::default().with_values(&server).unwrap();
-        Config::save_values(&path, &server).unwrap();
+        Config::default().save_values(&path, &server).unwrap();
         // Offline, as Settings sends it: the server's fields come along and mean nothing to builtin.
         let offline = values(&[
             ("runtime.kind", json!("builtin")),
@@ -971,7 +998,7 @@ mod tests {
             ("runtime.model", json!("gemma-3-270m")),
         ]);
         let c = c.with_values(&offline).unwrap();
-        Config::save_values(&path, &offline).unwrap();
+        Config::default().save_values(&path, &offline).unwrap();
         assert_eq!(c.runtime, RuntimeConfig::Builtin);
         let view = c.public_view();
         assert_eq!(view.saved_runtimes.len(), 1);
@@ -993,7 +1020,7 @@ mod tests {
         // Back to the server: everything is restored, in memory and from the file.
         let back = values(&[("runtime.kind", json!("openai"))]);
         let c = c.with_values(&back).unwrap();
-        Config::save_values(&path, &back).unwrap();
+        Config::default().save_values(&path, &back).unwrap();
         for restored in [c, Config::from_file(&path).unwrap()] {
             let RuntimeConfig::OpenAi(o) = &restored.runtime else {
                 panic!("{:?}", restored.runtime)

@@ -530,7 +530,7 @@ impl Session {
     fn set_config(&self, values: &serde_json::Map<String, Value>) -> Result<Event> {
         let next = self.read_config(|c| c.with_values(values))?;
         let runtime = laika_runtime::from_config(&next.runtime)?;
-        Config::save_values(&self.shared.config_path, values)?;
+        self.read_config(|c| c.save_values(&self.shared.config_path, values))?;
         let view = next.public_view();
         let info = runtime.info();
         if let Ok(mut c) = self.shared.config.write() {
