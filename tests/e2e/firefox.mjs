@@ -20,6 +20,9 @@ try {
   const runtime = await sidebar.$eval("#runtime", (e) => e.textContent);
   assert(/offline|extractive/i.test(runtime), `the host said hello through Firefox native messaging (${runtime})`);
 
+  // This run checks the turn and its citation; the card the first offline
+  // answer brings is checked in Chromium (chat, settings) and its unit tests.
+  await sidebar.evaluate(() => browser.storage.local.set({ "laika.offlineCardSeen": true }));
   await sidebar.click("#summarize");
   await sidebar.waitForSelector(".turn .answer-actions, .turn .error, .turn .error-card", { timeout: 60_000 });
   const error = await sidebar.$(".turn .error");

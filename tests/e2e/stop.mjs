@@ -52,6 +52,10 @@ try {
   const second = ".turn:nth-of-type(2) .step-item[data-decision=ask]";
   await sidebar.waitForSelector(`${second} .approval-card button:has-text('Approve')`, { timeout: 30_000 });
   assert(await sidebar.isVisible("#stop"), "Stop shows while the turn runs");
+  // The user's hand is in the sidebar. Behind the shop page it would be a
+  // background tab, whose frames Chromium runs about once a second: the
+  // click's stability check would outlast the 3 s approval.
+  await sidebar.bringToFront();
   await sidebar.click("#stop");
   await sidebar.waitForSelector(".turn:nth-of-type(2)[data-stop-reason]", { timeout: 30_000 });
   const reason = await sidebar.getAttribute(".turn:nth-of-type(2)", "data-stop-reason");
