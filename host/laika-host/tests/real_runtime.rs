@@ -196,17 +196,27 @@ fn schema_errors_of_prefix(text: &str, schema: &Value) -> Vec<String> {
     let Some(value) = close_prefix(text) else {
         return vec![format!("not the start of a JSON value: {:.120}", text)];
     };
-    let validator = jsonschema::validator_for(schema).unwrap();
+    // A cut may land before any member: nothing is required of a prefix,
+    // also inside `anyOf` branches (whose errors hide the missing member).
+    let validator = jsonschema::validator_for(&without_required(schema)).unwrap();
     validator
         .iter_errors(&value)
-        .filter(|e| {
-            !matches!(
-                e.kind(),
-                jsonschema::error::ValidationErrorKind::Required { .. }
-            )
-        })
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
+}
+
+/// `schema` with every `required` list dropped.
+fn without_required(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, v)| !(k.as_str() == "required" && v.is_array()))
+            .map(|(k, v)| (k.clone(), without_required(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        Value::Array(items) => items.iter().map(without_required).collect(),
+        other => other.clone(),
+    }
 }
 
 #[test]
@@ -234,6 +244,12 @@ fn close_prefix_finds_the_complete_part_of_a_cut_json_text() {
     );
     assert!(!errors(r##"{"$ref":"#/x"},"type""##).is_empty());
     assert!(!errors(r#"{"assistant":{"title":7,"render":{"#).is_empty());
+    // Cut inside the first text of a nested block: the node is still empty.
+    assert!(errors(
+        r#"{"assistant":{"render":{"children":[{"children":[{"children":[{"text":"The SKU is 1000"#
+    )
+    .is_empty());
+    assert!(!errors(r#"{"assistant":{"render":{"children":[{"type":"nonsense","#).is_empty());
 }
 
 /// Direct calls with the host's own request body: the text streams in
