@@ -41,7 +41,11 @@ try {
   await sidebar.click("#summarize");
   await sidebar.waitForSelector("#stop:not([hidden])");
   await sidebar.click("#summarize");
-  assert(/still answering/.test(await sidebar.textContent("#status")), "a second ask while one runs says why nothing happens");
+  // The note is written as the click is handled, which a loaded machine may run after `click` returns.
+  const busy = await sidebar
+    .waitForFunction(() => /still answering/.test(document.querySelector("#status")?.textContent ?? ""), null, { timeout: 5000 })
+    .then(() => true, () => false);
+  assert(busy, `a second ask while one runs says why nothing happens (${await sidebar.textContent("#status")})`);
   assert((await sidebar.$$(".turn")).length === 1, "and starts no second turn");
   await sidebar.click("#stop");
   await sidebar.waitForSelector(".turn .notice:text('Stopped.')", { timeout: 5000 });
