@@ -53,7 +53,7 @@ describe("the agent state disclosure", () => {
     expect(toggle.getAttribute("aria-expanded")).toBe("true");
     expect(panel.hidden).toBe(false);
     const lines = Array.from(panel.querySelectorAll("li")).map((li) => li.textContent);
-    expect(lines).toContain("Which hotel? (question, active)");
+    expect(lines).toContain("Which hotel? (question, provisional)");
     expect(lines).toContain("The user travels in May (70 % sure)");
     expect(lines).toContain("The user flies (retracted)");
     expect(lines).toContain("Oslo <b>trip</b> (collection)");
@@ -77,5 +77,32 @@ describe("the agent state disclosure", () => {
     const view = new AgentStateView(document);
     view.show(none);
     expect(view.root.hidden).toBe(true);
+  });
+
+  it("has a Forget button that asks once and waits for the host's patch", () => {
+    const doc = htmlDoc("<div id=m></div>");
+    let asked = 0;
+    const view = new AgentStateView(doc, () => asked++);
+    view.show(state());
+    const forget = view.root.querySelector(".agent-state-forget") as HTMLButtonElement;
+    expect(forget.textContent).toBe("Forget what you assumed");
+    expect(forget.disabled).toBe(false);
+    forget.click();
+    expect(asked).toBe(1);
+    // Nothing changes before the host's patch: the button only waits.
+    expect(forget.disabled).toBe(true);
+    expect(view.root.querySelector(".agent-state-panel")?.textContent).toContain("The user travels in May");
+    view.forgetFailed();
+    expect(forget.disabled).toBe(false);
+    // The state the host sends back holds nothing to forget.
+    const forgotten: ConversationAgentState = {
+      ...state(),
+      assumptions: [],
+      tentative_hypotheses: [],
+      items: state().items.map((i) => (i.status === "active" ? { ...i, status: "discarded" } : i)),
+    };
+    view.show(forgotten);
+    expect(forget.disabled).toBe(true);
+    expect(view.root.querySelector(".agent-state-panel")?.textContent).not.toContain("The user travels in May");
   });
 });

@@ -46,6 +46,7 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "history.search",
   "history.delete",
   "history.export",
+  "agent_state.forget",
   "config.get",
   "config.set",
   "config.discover",

@@ -123,7 +123,8 @@ export class TurnTable<Port> {
 
   /** A request's reply arrived: it is answered unless the host said more is coming. */
   replied(id: string, type: string): void {
-    if (type !== "turn.started" && type !== "context_usage") this.requests.delete(id);
+    // `agent_state.forget` sends its `entity_patch` before its result.
+    if (type !== "turn.started" && type !== "context_usage" && type !== "entity_patch") this.requests.delete(id);
   }
 
   /** The turn is over (`done`): its calls are forgotten; its sidebar may still get a late patch. */

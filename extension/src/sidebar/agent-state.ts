@@ -6,6 +6,11 @@
  *
  * Everything is text through `textContent`: the state repeats model output
  * and page titles, so nothing of it is parsed as HTML.
+ *
+ * Open items are provisional: the agent's reading of what the user may want,
+ * kept until the user's intent is clear. "Forget what you assumed" asks the
+ * host to clear the assumptions, the hypotheses and those items; the panel
+ * changes when the host's `entity_patch` arrives, never before.
  */
 import type { ConversationAgentState } from "../generated/wire.js";
 
@@ -20,14 +25,24 @@ export function agentStateSummary(state: ConversationAgentState): string {
     .join(", ");
 }
 
+/** Whether the state holds anything "Forget what you assumed" would clear. */
+export function hasAssumed(state: ConversationAgentState): boolean {
+  return state.assumptions.length > 0 || state.tentative_hypotheses.length > 0 || state.items.some((i) => i.status === "active");
+}
+
 let nextId = 0;
 
 export class AgentStateView {
   readonly root: HTMLElement;
   private readonly toggle: HTMLButtonElement;
   private readonly panel: HTMLElement;
+  private readonly forgetButton: HTMLButtonElement;
 
-  constructor(private readonly doc: Document) {
+  /** `forget`: the user pressed "Forget what you assumed". */
+  constructor(
+    private readonly doc: Document,
+    forget: () => void = () => undefined,
+  ) {
     this.root = doc.createElement("div");
     this.root.className = "agent-state";
     this.root.hidden = true;
@@ -41,6 +56,14 @@ export class AgentStateView {
     this.toggle.setAttribute("aria-controls", this.panel.id);
     this.toggle.setAttribute("aria-expanded", "false");
     this.toggle.addEventListener("click", () => this.setOpen(this.toggle.getAttribute("aria-expanded") !== "true"));
+    this.forgetButton = doc.createElement("button");
+    this.forgetButton.type = "button";
+    this.forgetButton.className = "agent-state-forget";
+    this.forgetButton.textContent = "Forget what you assumed";
+    this.forgetButton.addEventListener("click", () => {
+      this.forgetButton.disabled = true;
+      forget();
+    });
     this.root.append(this.toggle, this.panel);
   }
 
@@ -51,7 +74,13 @@ export class AgentStateView {
     this.root.hidden = summary === "";
     if (!summary) this.setOpen(false);
     this.toggle.textContent = `What Laika keeps in mind: ${summary}`;
-    this.panel.replaceChildren(...this.sections(state));
+    this.forgetButton.disabled = !hasAssumed(state);
+    this.panel.replaceChildren(...this.sections(state), this.forgetButton);
+  }
+
+  /** The host refused to forget: the button may be pressed again. */
+  forgetFailed(): void {
+    this.forgetButton.disabled = false;
   }
 
   /** Hides it (a new conversation). */
@@ -82,7 +111,7 @@ export class AgentStateView {
     };
     section(
       "Items",
-      state.items.map((i) => `${i.title} (${i.kind}, ${i.status})${i.details ? `: ${i.details}` : ""}`),
+      state.items.map((i) => `${i.title} (${i.kind}, ${i.status === "active" ? "provisional" : i.status})${i.details ? `: ${i.details}` : ""}`),
     );
     section(
       "Assumptions",

@@ -98,7 +98,24 @@ function onStatus(ev: Extract<SidebarEvent, { kind: "status" }>): void {
 const BUSY = "Laika is still answering. Wait for it, or press Stop.";
 
 /** The conversation's agent state, under its latest turn. */
-const agentState = new AgentStateView(document);
+const agentState = new AgentStateView(document, forgetAssumed);
+
+/** "Forget what you assumed": the host clears them and sends the change as an `entity_patch`, which the panel applies. */
+function forgetAssumed(): void {
+  const conversationId = turns.conversationId;
+  if (!conversationId) return;
+  request({ type: "agent_state.forget", conversation_id: conversationId }).then(
+    (reply) => {
+      if (reply.type !== "agent_state.forget.result") return;
+      const n = reply.assumptions + reply.tentative_hypotheses + reply.items;
+      announce(n ? `Laika forgot ${n} assumption${n === 1 ? "" : "s"}` : "Laika had nothing to forget");
+    },
+    (e: unknown) => {
+      agentState.forgetFailed();
+      showStatus("error", `Laika could not forget: ${e instanceof Error ? e.message : String(e)}`);
+    },
+  );
+}
 
 const turns = new SidebarTurns({
   messages,

@@ -305,16 +305,17 @@ function showAssistant(state: SidebarState, t: TurnState, msg: AssistantMessage)
 }
 
 function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
-  const id = msg.reply_to;
-  const turn = id ? state.turns[id] : undefined;
-  if (!id || !turn) return state;
   if (msg.type === "entity_patch") {
-    // The summarizer's comes after the turn's `done`; a patch for another
-    // conversation, or one that does not apply, changes nothing.
+    // The summarizer's comes after the turn's `done`, "Forget what you
+    // assumed" answers its own request; a patch for another conversation,
+    // or one that does not apply, changes nothing.
     if (msg.entity !== "agent_state" || msg.conversation_id !== state.conversationId) return state;
     const patched = applyPatch(state.agentState, msg.patch);
     return patched ? { ...state, agentState: patched } : state;
   }
+  const id = msg.reply_to;
+  const turn = id ? state.turns[id] : undefined;
+  if (!id || !turn) return state;
   let s = state;
   let t: TurnState = { ...turn, heard: true };
   switch (msg.type) {

@@ -119,11 +119,11 @@ export class SidebarTurns {
     if (id) this.dispatch({ kind: "turn.failed", turn_id: id, ...HOST_STOPPED });
   }
 
-  /** A host event: a request's reply, or a turn's event (the agent state's patches included). */
+  /** A host event: a request's reply, or a turn's event (the agent state's patches included, whichever request they answer). */
   onHostEvent(msg: RoutedHostMessage): void {
     const id = msg.reply_to;
     const reply = id ? this.replies.get(id) : undefined;
-    if (id && reply) {
+    if (id && reply && msg.type !== "entity_patch") {
       this.replies.delete(id);
       reply(msg);
       return;

@@ -41,6 +41,38 @@ const TEXT_CHARS: usize = 600;
 /// Evidence strings and related ids kept per entry.
 const MAX_REFS: usize = 16;
 
+/// What [`forget`] cleared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    pub assumptions: usize,
+    pub tentative_hypotheses: usize,
+    /// Provisional (`active`) items, now `discarded`.
+    pub items: usize,
+}
+
+/// The user's "forget what you assumed": the assumptions and tentative
+/// hypotheses are removed (retracting them would still show them to the
+/// model), and the provisional items, the agent's reading of what the user
+/// might want, are discarded. What is known (entities, dependencies),
+/// expectations of actions taken and resolved items stay.
+pub fn forget(state: &mut AgentState, now: &str) -> Forgotten {
+    let mut items = 0;
+    for item in state
+        .items
+        .iter_mut()
+        .filter(|i| i.status == ItemStatus::Active)
+    {
+        item.status = ItemStatus::Discarded;
+        item.updated_at = now.to_owned();
+        items += 1;
+    }
+    Forgotten {
+        assumptions: std::mem::take(&mut state.assumptions).len(),
+        tentative_hypotheses: std::mem::take(&mut state.tentative_hypotheses).len(),
+        items,
+    }
+}
+
 /// Applies `delta` at time `now`: item updates first, then the lists.
 /// Returns the operations refused (each skipped, the rest applied).
 pub fn apply(state: &mut AgentState, delta: &AgentStateDelta, now: &str) -> Vec<Error> {

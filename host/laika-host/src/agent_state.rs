@@ -3,7 +3,9 @@
 //! the turn's worker thread, like the rolling summary, so the stream never
 //! waits for it.
 //!
-//! When the rolling summary has just been written by a model (so, at the
+//! When the rolling summary's model proposed agent state deltas with it,
+//! those are applied. Else, when the rolling summary has just been written
+//! by a model (so, at the
 //! summary's pace rather than after every turn: a call after each answer
 //! would queue before the user's follow-up and evict the server's prompt
 //! cache), that summarizer is asked for deltas with the agent state's
@@ -31,7 +33,7 @@ use std::sync::Mutex;
 /// request `reply_to`.
 pub fn after_turn(
     store: &Mutex<Store>,
-    summarizer: Option<&dyn Runtime>,
+    (summarizer, proposed): (Option<&dyn Runtime>, Option<AgentStateDelta>),
     conversation_id: &ConversationId,
     (sink, reply_to): (&dyn Sink, &RequestId),
 ) {
@@ -59,9 +61,12 @@ pub fn after_turn(
     let state = before
         .clone()
         .unwrap_or_else(|| AgentState::new(conversation_id));
-    let delta = match summarizer {
-        Some(model) if turn.status == "ok" => ask_model(model, conversation_id, &state, &turn)
-            .unwrap_or_else(|| agent_state::extractive_delta(&turn)),
+    let delta = match (proposed.filter(|d| !d.is_empty()), summarizer) {
+        (Some(delta), _) => delta,
+        (None, Some(model)) if turn.status == "ok" => {
+            ask_model(model, conversation_id, &state, &turn)
+                .unwrap_or_else(|| agent_state::extractive_delta(&turn))
+        }
         _ => agent_state::extractive_delta(&turn),
     };
     let now = SystemAmbient.now_iso8601();

@@ -24,7 +24,8 @@ use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::context_window::ModelFacts;
-use laika_runtime::CancelToken;
+use laika_protocol::agent_state::DeltaSource;
+use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -302,6 +303,9 @@ impl Session {
                 format,
                 ..
             } => self.with_store(|s| export(s, &conversation_id, format)),
+            Request::AgentStateForget {
+                conversation_id, ..
+            } => self.with_store(|s| forget_assumptions(s, &conversation_id, &id, sink.as_ref())),
             Request::CollectionsList { .. } => self.with_store(|s| {
                 Ok(Event::CollectionsList {
                     collections: s.list_collections(MAX_HISTORY_LIMIT)?,
@@ -636,9 +640,10 @@ impl Session {
                 let summarizer = summarize::Summarizer::choose(&config, runtime.as_ref());
                 let summarized =
                     summarize::after_turn(&shared.store, &summarizer, &config, &stored);
+                let by_model = summarized.is_some().then(|| summarizer.model()).flatten();
                 agent_state::after_turn(
                     &shared.store,
-                    summarized.then(|| summarizer.model()).flatten(),
+                    (by_model, summarized.map(|s| s.delta)),
                     &stored.conversation_id,
                     (sink.as_ref(), &id),
                 );
@@ -657,6 +662,50 @@ impl Session {
             let _ = w.join();
         }
     }
+}
+
+/// "Forget what you assumed": the stored state's change goes out as an
+/// `entity_patch` (what the sidebar applies), then the counts.
+fn forget_assumptions(
+    store: &mut Store,
+    conversation_id: &ConversationId,
+    reply_to: &RequestId,
+    sink: &dyn Sink,
+) -> Result<Event> {
+    let now = laika_core::ambient::Ambient::now_iso8601(&SystemAmbient);
+    let forgotten = match store.forget_assumptions(conversation_id, &now)? {
+        Some((before, after, forgotten)) => {
+            let turn = store
+                .history(conversation_id)?
+                .turns
+                .last()
+                .map_or(0, |t| t.turn);
+            let patch = laika_core::entity_patch::agent_state_patch(
+                conversation_id,
+                turn,
+                DeltaSource::User,
+                Some(&before),
+                &after,
+            );
+            if let Some(patch) = patch {
+                sink.emit(Some(reply_to), patch);
+            }
+            tracing::info!(
+                assumptions = forgotten.assumptions,
+                tentative_hypotheses = forgotten.tentative_hypotheses,
+                items = forgotten.items,
+                "the user had the agent state's assumptions forgotten"
+            );
+            forgotten
+        }
+        None => Default::default(),
+    };
+    Ok(Event::AgentStateForget {
+        conversation_id: conversation_id.clone(),
+        assumptions: forgotten.assumptions,
+        tentative_hypotheses: forgotten.tentative_hypotheses,
+        items: forgotten.items,
+    })
 }
 
 /// A running turn's events: its `done` first takes it off the running list.

@@ -18,7 +18,7 @@
 use crate::config::Config;
 use crate::store::Store;
 use crate::turn::Stored;
-use laika_core::conversation;
+use laika_core::conversation::{self, Summarized};
 use laika_core::model::ModelRequest;
 use laika_core::runtime::Runtime;
 use laika_protocol::conversation::PastTurn;
@@ -63,47 +63,50 @@ impl<'a> Summarizer<'a> {
 }
 
 /// Folds the older turns of `conversation_id` into a new rolling summary if
-/// one is due; true when it was (so the summarizer has just run).
+/// one is due. Returns it when it was made (so the summarizer has just
+/// run), with the agent state deltas a model proposed alongside.
 pub fn after_turn(
     store: &Mutex<Store>,
     summarizer: &Summarizer<'_>,
     config: &Config,
     turn: &Stored,
-) -> bool {
+) -> Option<Summarized> {
     let conversation_id = &turn.conversation_id;
-    let history = match store.lock().map_err(|_| ()).and_then(|s| {
-        s.history(conversation_id).map_err(|e| {
-            tracing::warn!(code = %e.code, "no rolling summary: {}", e.chain());
-        })
-    }) {
-        Ok(h) => h,
-        Err(()) => return false,
-    };
+    let history = store.lock().ok().and_then(|s| {
+        s.history(conversation_id)
+            .map_err(|e| tracing::warn!(code = %e.code, "no rolling summary: {}", e.chain()))
+            .ok()
+    })?;
     let limits = &config.limits;
-    let Some(through) = conversation::summary_due(
+    let through = conversation::summary_due(
         &history,
         limits.recent_turns,
         limits.summary_after_turns,
         limits.summary_after_chars,
         turn.conversation_share,
-    ) else {
-        return false;
-    };
-    let turns: Vec<PastTurn> = history
-        .turns
-        .iter()
-        .filter(|t| t.turn <= through)
-        .cloned()
-        .collect();
+    )?;
+    let (window, kept): (Vec<PastTurn>, Vec<PastTurn>) =
+        history.turns.iter().cloned().partition(|t| t.turn <= through);
+    let kept: Vec<u32> = kept.iter().map(|t| t.turn).collect();
     let previous = history.summary.as_ref().map(|s| s.text.as_str());
+    let input = conversation::summarizer_input(
+        previous,
+        &window,
+        &kept,
+        history.agent_state.as_ref(),
+    );
     let from_model = summarizer.model().and_then(|model| {
         let info = model.info();
-        ask_model(model, conversation_id, through, previous, &turns)
-            .map(|text| (text, format!("{}:{}", info.kind, info.model)))
+        ask_model(model, conversation_id, through, input, (&window, &kept))
+            .map(|summarized| (summarized, format!("{}:{}", info.kind, info.model)))
     });
-    let (text, made_by) = from_model.unwrap_or_else(|| {
+    let (summarized, made_by) = from_model.unwrap_or_else(|| {
         (
-            conversation::extractive_summary(previous, &turns),
+            Summarized::new(
+                conversation::extractive_summary(previous, &window),
+                &window,
+                &kept,
+            ),
             "builtin".to_owned(),
         )
     });
@@ -111,7 +114,7 @@ pub fn after_turn(
         s.save_summary(
             conversation_id,
             through,
-            &text,
+            &summarized.summary,
             &made_by,
             &laika_core::ambient::Ambient::now_iso8601(&SystemAmbient),
         )
@@ -122,12 +125,14 @@ pub fn after_turn(
             version = summary.version,
             through_turn = through,
             made_by = %made_by,
+            kept = %summarized.kept_message_ids.join(","),
+            dropped = %summarized.dropped_message_ids.join(","),
             "rolling summary saved"
         ),
         Err(Some(e)) => tracing::warn!(code = %e.code, "rolling summary not saved: {}", e.chain()),
         Err(None) => tracing::warn!("rolling summary not saved: the store lock was poisoned"),
     }
-    true
+    Some(summarized)
 }
 
 /// Asks the turn's model for the summary; `None` when it fails or answers
@@ -136,22 +141,34 @@ fn ask_model(
     runtime: &dyn Runtime,
     conversation_id: &ConversationId,
     through: u32,
-    previous: Option<&str>,
-    turns: &[PastTurn],
-) -> Option<String> {
+    input: String,
+    (window, kept): (&[PastTurn], &[u32]),
+) -> Option<Summarized> {
     let request = summarizer_request(
         conversation_id,
         through,
         conversation::SUMMARIZER_PROMPT,
-        conversation::summarizer_input(previous, turns),
+        input,
         json!({
             "type": "object",
             "required": ["summary"],
-            "properties": {"summary": {"type": "string", "maxLength": conversation::SUMMARY_CHARS}}
+            "properties": {
+                "summary": {"type": "string", "maxLength": conversation::SUMMARY_CHARS},
+                "kept_message_ids": {"type": "array", "items": {"type": "string"}},
+                "dropped_message_ids": {"type": "array", "items": {"type": "string"}},
+                "agent_state_item_updates": {"type": "array"},
+                "agent_state_updates": {"type": "object"}
+            }
         }),
     );
     match runtime.complete(&request, &CancelToken::default(), &mut |_| {}) {
-        Ok(reply) => conversation::parse_summary(&reply.text),
+        Ok(reply) => {
+            let (summarized, notes) = conversation::parse_summary(&reply.text, window, kept)?;
+            for note in notes {
+                tracing::warn!("the summarizer's answer: {note}");
+            }
+            Some(summarized)
+        }
         Err(e) => {
             tracing::warn!(code = %e.code, "the summarizer model failed: {}", e.chain());
             None

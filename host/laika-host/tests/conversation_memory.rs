@@ -180,12 +180,16 @@ fn older_turns_fold_into_a_rolling_summary_made_after_done() {
         if system.starts_with("You update the rolling summary") {
             let input: Value =
                 serde_json::from_str(body["messages"][1]["content"].as_str().unwrap()).unwrap();
-            let asked: Vec<String> = input["turns"]
+            let asked: Vec<String> = input["messages"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .map(|t| t["user_text"].as_str().unwrap().to_string())
                 .collect();
+            // Each message has its id; the ones that stay verbatim are named.
+            assert_eq!(input["messages"][0]["id"], "turn:1");
+            assert_eq!(input["scope"]["kept_message_ids"], json!(["turn:2"]));
+            assert_eq!(input["trust"], "untrusted");
             let reply = json!({"summary": format!("Summary: the user asked {}", asked.join("; "))});
             // A slow summarizer: `done` must not wait for it.
             let mut steps = vec![stub::Step::Sleep(std::time::Duration::from_millis(1500))];
@@ -421,6 +425,41 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     assert!(items.contains(&"q-hotel"), "{items:?}");
     assert!(!items.contains(&"no-such-item"), "{items:?}");
     assert!(state["lastSummarizedAt"].is_string());
+    // "Forget what you assumed": the change as a patch, then the counts.
+    host.send(&json!({"type": "agent_state.forget", "id": "f1", "conversation_id": conversation}));
+    let forgot = host.until("agent_state.forget.result", "f1");
+    assert_eq!(one(&forgot, "agent_state.forget.result")["assumptions"], 1);
+    assert!(one(&forgot, "agent_state.forget.result")["items"].as_u64().unwrap() >= 1);
+    let patch = one(&forgot, "entity_patch");
+    assert_eq!(patch["source"], "user");
+    assert_eq!(patch["reply_to"], "f1");
+    apply_patch(&mut state, &patch["patch"]);
+    assert_eq!(state["assumptions"], json!([]), "{state}");
+    let hotel = state["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == "q-hotel")
+        .unwrap();
+    assert_eq!(hotel["status"], "discarded");
+    assert!(state["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["status"] != "active"));
+    // What is known stays.
+    assert_eq!(
+        state["current_understanding"]["entities"][0]["id"],
+        collection_id
+    );
+    // Stored: asking again has nothing left to forget, and no patch.
+    host.send(&json!({"type": "agent_state.forget", "id": "f2", "conversation_id": conversation}));
+    let again = host.until("agent_state.forget.result", "f2");
+    assert_eq!(one(&again, "agent_state.forget.result")["assumptions"], 0);
+    assert!(again.iter().all(|m| m["type"] != "entity_patch"));
+    host.send(&json!({"type": "agent_state.forget", "id": "f3", "conversation_id": "no-such-conversation"}));
+    let unknown = host.until("error", "f3");
+    assert_eq!(one(&unknown, "error")["code"], "NOT_FOUND");
     // After a restart, the follow-up's request carries the state as untrusted data.
     let dir = host.into_dir();
     let mut host = host_with(&stub, dir, summary_soon);
@@ -444,7 +483,10 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     let block = &follow_up["context"]["conversation"];
     assert_eq!(block["trust"], "untrusted");
     assert_eq!(block["agent_state"]["sessionId"], conversation.as_str());
-    assert_eq!(block["agent_state"]["assumptions"][0]["confidence"], 0.7);
+    // Forgotten before the restart: the model is not told of it again.
+    assert!(block["agent_state"]["assumptions"]
+        .as_array()
+        .is_none_or(Vec::is_empty));
     assert_eq!(
         block["agent_state"]["current_understanding"]["entities"][0]["name"],
         "Oslo trip"
@@ -453,6 +495,7 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
         .as_str()
         .unwrap_or_default();
     assert!(!system.contains("travels in May"));
+    assert!(!follow_up_request.body.to_string().contains("travels in May"));
 }
 
 /// `[summarizer]` names the runtime that writes the rolling summary: the

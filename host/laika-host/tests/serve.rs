@@ -68,9 +68,9 @@ fn the_seeds_request_is_answered_from_history_with_verified_citations() {
     let reply = s.post(
         "/ask",
         &json!({
-            "query": {"text": "protein rich muffins with cinnamon", "itemType": "Recipe"},
+            "query": {"text": "protein rich muffins with cinnamon", "itemType": "WebPage"},
             "context": {"@type": "ConversationalContext", "prev": ["breakfast muffins"], "text": "looking at recipes", "memory": ["vegetarian"]},
-            "prefer": {"streaming": false, "response_format": "conv_search", "mode": "list", "accept-language": "en", "user-agent": "Test/1.0"},
+            "prefer": {"streaming": false, "response_format": "conv_search", "mode": "generate", "accept-language": "en", "user-agent": "Test/1.0"},
             "meta": {"api_version": "0.54", "session_context": {"conversation_id": "conv_98765", "state_token": "blob_xyz"}}
         }),
     );
@@ -202,14 +202,21 @@ fn sse_sends_meta_first_then_each_result_and_ends() {
     for e in &events[1..] {
         assert_eq!(e["results"].as_array().unwrap().len(), 1, "{e}");
     }
-    assert_eq!(events[1]["results"][0]["@type"], "Answer");
+    // The pages as soon as they are found, the answer when it is made.
+    assert_eq!(events[1]["results"][0]["@type"], "WebPage");
+    assert_eq!(events.last().unwrap()["results"][0]["@type"], "Answer");
     assert!(events.iter().any(|e| e["results"][0]["url"] == PAGES[1].0));
 
-    // chatgpt_app streams the content, then the structured results.
+    // chatgpt_app streams the pages, then the answer's content and result.
     let events = s.get("/ask?query.text=night%20trains").events();
     assert_eq!(events[0]["_meta"]["response_format"], "chatgpt_app");
-    assert_eq!(events[1]["content"][0]["type"], "text");
-    assert!(events[2]["structuredData"]["results"][0]["@type"].is_string());
+    assert_eq!(events[1]["structuredData"]["results"][0]["@type"], "WebPage");
+    let content = events.iter().position(|e| e.get("content").is_some()).unwrap();
+    assert_eq!(events[content]["content"][0]["type"], "text");
+    assert_eq!(
+        events[content + 1]["structuredData"]["results"][0]["@type"],
+        "Answer"
+    );
 
     // Other response types stream too: _meta, then their object.
     let events = s.get("/ask?query.text=muffins&query.site=example").events();
@@ -640,6 +647,16 @@ fn an_answer_slower_than_promise_after_becomes_a_promise_in_json_and_sse() {
     assert_eq!(v["_meta"]["response_type"], "Promise", "{v}");
     let (answer, _) = checkin_until_done(&s, v["promise"]["token"].as_str().unwrap());
     assert_eq!(answer["_meta"]["response_type"], "Answer");
+    // A stream that has sent its pages goes on to the answer.
+    let events = s.get("/ask?query.text=muffins").events();
+    assert_eq!(events[0]["_meta"]["response_type"], "Answer", "{events:?}");
+    assert!(events.iter().all(|e| e.get("promise").is_none()), "{events:?}");
+    assert_eq!(
+        events.last().unwrap()["structuredData"]["results"][0]["@type"],
+        "Answer"
+    );
+    // One that has sent nothing yet becomes a Promise.
+    let (s, _script) = slow(1, 1_200, &[("LAIKA_PROMISE_AFTER_MS", "0")], "");
     let events = s.get("/ask?query.text=muffins").events();
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0]["_meta"]["response_type"], "Promise");
@@ -894,4 +911,322 @@ fn a_non_loopback_address_must_be_allowed_in_the_config() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("serve.allow_remote"), "{err}");
     assert!(!dir.path().join("serve-token").exists());
+}
+
+/// Pages where "jaguar" reads two ways: two about the car, one about the cat.
+const JAGUARS: [(&str, &str, &str); 3] = [
+    (
+        "https://cars.example.com/jaguar-xk",
+        "Jaguar XK coupe review",
+        "H1: Jaguar XK coupe review\nThe jaguar coupe has a supercharged engine, leather seats and a gearbox that shifts smoothly.\nDealers quote a price of 90,000 euros for the coupe.",
+    ),
+    (
+        "https://wildlife.example.org/jaguar",
+        "Jaguars of the rainforest",
+        "H1: Jaguars of the rainforest\nThe jaguar hunts caiman and deer at night; the rainforest canopy hides the spotted predator.\nFemales raise two cubs along rivers.",
+    ),
+    (
+        "https://motors.example.net/f-type",
+        "Jaguar F-Type engine test",
+        "H1: Jaguar F-Type engine test\nA supercharged engine and an eight-speed gearbox: this jaguar coupe is fast.\nThe test coupe cost 80,000 euros.",
+    ),
+];
+
+fn conv_search(query: Value, context: Value, prefer: Value) -> Value {
+    let mut prefer = prefer;
+    prefer["streaming"] = json!(false);
+    prefer["response_format"] = json!("conv_search");
+    json!({"query": query, "context": context, "prefer": prefer})
+}
+
+/// The page URLs of an Answer's results, in order.
+fn page_urls(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["@type"] == "WebPage")
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
+    let s = serve(Path::new(BIN), "", &[], &JAGUARS);
+    let v = s
+        .post("/ask", &conv_search(json!({"text": "jaguar"}), json!({}), json!({})))
+        .json();
+    assert_eq!(v["_meta"]["response_type"], "Elicitation", "{v}");
+    let q = &v["elicitation"]["questions"][0];
+    assert_eq!(q["id"], "sense");
+    assert_eq!(q["type"], "single_select");
+    let options: Vec<&str> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect();
+    assert_eq!(options.len(), 2, "{options:?}");
+    assert!(options.contains(&"Jaguars of the rainforest"), "{options:?}");
+    assert!(
+        options.iter().any(|o| o.contains("Jaguar XK") || o.contains("F-Type")),
+        "{options:?}"
+    );
+    assert!(v["elicitation"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Jaguars of the rainforest"));
+
+    // The chosen reading comes back as context.text: answered, it first.
+    let v = s
+        .post(
+            "/ask",
+            &conv_search(
+                json!({"text": "jaguar"}),
+                json!({"text": "Jaguars of the rainforest"}),
+                json!({}),
+            ),
+        )
+        .json();
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    assert_eq!(page_urls(&v)[0], JAGUARS[1].0);
+
+    // A standing preference in memory settles it the same way.
+    let v = s
+        .post(
+            "/ask",
+            &conv_search(
+                json!({"text": "jaguar"}),
+                json!({"memory": ["loves rainforest wildlife"]}),
+                json!({"mode": "list"}),
+            ),
+        )
+        .json();
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    assert_eq!(page_urls(&v)[0], JAGUARS[1].0);
+
+    // A question that says which reading it means is not asked about.
+    let v = s
+        .post(
+            "/ask",
+            &conv_search(
+                json!({"text": "jaguar supercharged engine gearbox"}),
+                json!({}),
+                json!({"mode": "list"}),
+            ),
+        )
+        .json();
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    assert_ne!(page_urls(&v)[0], JAGUARS[1].0);
+}
+
+#[test]
+fn prefer_mode_lists_summarizes_or_generates_with_actions_on_each_result() {
+    let s = builtin();
+    let ask = |mode: &str| {
+        s.post(
+            "/ask",
+            &conv_search(json!({"text": "cinnamon muffins"}), json!({}), json!({"mode": mode})),
+        )
+        .json()
+    };
+    // list: the pages alone, nothing stored.
+    let v = ask("list");
+    assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
+    assert!(v["_meta"]["session_context"]["conversation_id"].is_null(), "{v}");
+    let results = v["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["@type"] != "Answer"), "{v}");
+    let muffins = results.iter().find(|r| r["url"] == PAGES[1].0).unwrap();
+    let actions = muffins["actions"].as_array().unwrap();
+    assert_eq!(actions[0]["@type"], "ViewAction");
+    assert_eq!(actions[0]["@context"], "http://schema.org/");
+    assert_eq!(actions[0]["name"], "open_page");
+    assert_eq!(actions[0]["method"], "GET");
+    assert_eq!(actions[0]["endpoint"], PAGES[1].0);
+    assert_eq!(actions[1]["@type"], "ResumeAction");
+    assert_eq!(actions[1]["name"], "continue_in_sidebar");
+    let seeded = actions[1]["params"]["conversation_id"].as_str().unwrap();
+    assert_eq!(
+        actions[1]["endpoint"],
+        format!("laika:conversation/{seeded}")
+    );
+    assert_eq!(
+        muffins["identifier"],
+        format!("{seeded}#{}", actions[1]["params"]["turn"])
+    );
+
+    // summarize and generate: the model's result first, which continues
+    // in the conversation the ask was stored in.
+    for (mode, first) in [("summarize", "Summary"), ("generate", "Answer")] {
+        let v = ask(mode);
+        assert_eq!(v["results"][0]["@type"], first, "{v}");
+        let conversation = v["_meta"]["session_context"]["conversation_id"]
+            .as_str()
+            .unwrap();
+        let resume = &v["results"][0]["actions"][0];
+        assert_eq!(resume["@type"], "ResumeAction");
+        assert_eq!(resume["params"]["conversation_id"], conversation);
+        assert!(page_urls(&v).contains(&PAGES[1].0.to_owned()));
+    }
+
+    let v = s
+        .post(
+            "/ask",
+            &conv_search(json!({"text": "muffins"}), json!({}), json!({"mode": "chat"})),
+        )
+        .json();
+    assert_eq!(v["error"]["code"], "INVALID_REQUEST", "{v}");
+}
+
+#[test]
+fn item_type_keeps_results_of_that_type() {
+    let s = builtin();
+    let ask = |item_type: &str| {
+        s.post(
+            "/ask",
+            &conv_search(
+                json!({"text": "cinnamon muffins", "itemType": item_type}),
+                json!({}),
+                json!({"mode": "list"}),
+            ),
+        )
+    };
+    for t in ["WebPage", "creativework", "schema:Thing"] {
+        let v = ask(t).json();
+        assert_eq!(v["_meta"]["response_type"], "Answer", "{t}: {v}");
+        assert!(page_urls(&v).contains(&PAGES[1].0.to_owned()), "{t}: {v}");
+    }
+    assert_failure(&ask("Conversation"), 404, "NO_RESULTS");
+    let msg = assert_failure(&ask("Recipe"), 404, "NO_RESULTS");
+    assert!(msg.contains("\"Recipe\"") && msg.contains("WebPage"), "{msg}");
+}
+
+#[test]
+fn context_decontextualizes_only_when_the_query_alone_finds_nothing() {
+    let s = builtin();
+    let list = |query: &str, context: Value| {
+        s.post(
+            "/ask",
+            &conv_search(json!({"text": query}), context, json!({"mode": "list"})),
+        )
+        .json()
+    };
+    // The query alone finds the muffins: the earlier queries add nothing.
+    let v = list("muffins", json!({"prev": ["night trains"]}));
+    assert_eq!(page_urls(&v), [PAGES[1].0]);
+    // A follow-up that finds nothing alone: the earlier queries, then the
+    // context's text, complete it.
+    let v = list("couchette", json!({}));
+    assert!(page_urls(&v).contains(&PAGES[2].0.to_owned()), "{v}");
+    assert_failure(
+        &s.post("/ask", &conv_search(json!({"text": "zeppelins"}), json!({}), json!({}))),
+        404,
+        "NO_RESULTS",
+    );
+    let v = list("zeppelins", json!({"prev": ["night trains"]}));
+    assert_eq!(page_urls(&v), [PAGES[2].0], "{v}");
+    let v = list(
+        "zeppelins",
+        json!({"text": "the user compares sleeper trains from Brussels"}),
+    );
+    assert!(page_urls(&v).contains(&PAGES[2].0.to_owned()), "{v}");
+}
+
+/// A scripted model whose answer shows the task's arguments it was given.
+fn echoing_args(steps: Vec<Value>) -> (Served, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, Value::Array(steps).to_string()).unwrap();
+    let env = [
+        ("LAIKA_RUNTIME", "scripted"),
+        ("LAIKA_SCRIPT", path.to_str().unwrap()),
+    ];
+    (serve(Path::new(BIN), "", &env, &PAGES), dir)
+}
+
+fn answer_packet(text: &str) -> String {
+    json!({
+        "protocol": {"name": "laika.llmcp", "version": 1}, "id": "{{new_id}}", "type": "response",
+        "created_at": "{{now}}", "conversation": {"id": "{{conversation_id}}", "turn": 999_999},
+        "sender": {"role": "assistant"}, "in_reply_to": {"request_id": "{{request_id}}"},
+        "assistant": {"title": "Answer", "render": {"type": "doc", "children": [{"type": "paragraph", "children": [{"type": "text", "text": text}]}]}, "citations": []},
+        "tool_calls": []
+    })
+    .to_string()
+    .replace("999999", "{{turn}}")
+}
+
+#[test]
+fn the_model_is_given_the_context_memory_and_language() {
+    let (s, _script) = echoing_args(vec![json!(answer_packet("args {{task_args}}"))]);
+    let v = s
+        .post(
+            "/ask",
+            &conv_search(
+                json!({"text": "muffins"}),
+                json!({"prev": ["breakfast"], "text": "baking for a party", "memory": ["vegetarian"]}),
+                json!({"accept-language": "fr-CH, fr;q=0.9, en;q=0.8", "user-agent": "Test/1.0"}),
+            ),
+        )
+        .json();
+    let said = v["results"][0]["description"].as_str().unwrap();
+    let args: Value = serde_json::from_str(said.strip_prefix("args ").unwrap()).unwrap();
+    assert_eq!(args["question"], "muffins");
+    assert_eq!(args["previous_queries"], json!(["breakfast"]));
+    assert_eq!(args["context"], "baking for a party");
+    assert_eq!(args["memory"], json!(["vegetarian"]));
+    assert_eq!(args["language"], "fr-CH");
+    assert!(args.get("user_agent").is_none(), "{args}");
+}
+
+#[test]
+fn sse_sends_the_pages_before_the_model_has_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let (s, _script) = echoing_args(vec![json!({
+        "output": answer_packet("Cinnamon muffins, from your history."),
+        "wait_for": seen, "within_ms": 30_000
+    })]);
+    let stream = ask_raw(
+        &s,
+        &json!({"query": {"text": "cinnamon muffins"}, "prefer": {"response_format": "conv_search"}}),
+    );
+    let mut events: Vec<Value> = Vec::new();
+    let reader = std::io::BufReader::new(stream);
+    for line in std::io::BufRead::lines(reader) {
+        let Ok(line) = line else { break };
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        let event: Value = serde_json::from_str(data).unwrap();
+        let first_result = event.get("results").is_some()
+            && !events.iter().any(|e| e.get("results").is_some());
+        events.push(event);
+        // The model answers only once this client has a result: a server
+        // that sends nothing before the answer makes it time out instead.
+        if first_result {
+            std::fs::write(&seen, "").unwrap();
+        }
+        if events.last().unwrap()["results"][0]["@type"] == "Answer" {
+            break;
+        }
+    }
+    assert_eq!(events[0]["_meta"]["response_type"], "Answer", "{events:?}");
+    let conversation = events[0]["_meta"]["session_context"]["conversation_id"]
+        .as_str()
+        .unwrap();
+    assert_eq!(events[1]["results"][0]["@type"], "WebPage", "{events:?}");
+    let last = &events.last().unwrap()["results"][0];
+    assert_eq!(last["@type"], "Answer", "{events:?}");
+    assert_eq!(last["description"], "Cinnamon muffins, from your history.");
+    assert_eq!(last["actions"][0]["params"]["conversation_id"], conversation);
+    assert!(seen.exists());
+    // Each page is sent once.
+    let urls: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e["results"][0].get("url"))
+        .collect();
+    let mut unique = urls.clone();
+    unique.dedup();
+    assert_eq!(urls, unique);
 }

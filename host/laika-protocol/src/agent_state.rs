@@ -160,6 +160,8 @@ pub enum DeltaSource {
     Tool,
     /// The summarizer after `done` (a model, or extractive).
     Summarizer,
+    /// The user, from the sidebar (`agent_state.forget`).
+    User,
 }
 
 impl DeltaSource {
@@ -167,6 +169,7 @@ impl DeltaSource {
         match self {
             DeltaSource::Tool => "tool",
             DeltaSource::Summarizer => "summarizer",
+            DeltaSource::User => "user",
         }
     }
 }

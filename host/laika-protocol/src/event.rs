@@ -57,6 +57,15 @@ pub enum Event {
         #[schemars(extend("const" = true))]
         deleted: bool,
     },
+    /// What `agent_state.forget` cleared (counts; the state itself came as
+    /// an `entity_patch` just before, when anything changed).
+    #[serde(rename = "agent_state.forget.result")]
+    AgentStateForget {
+        conversation_id: ConversationId,
+        assumptions: usize,
+        tentative_hypotheses: usize,
+        items: usize,
+    },
     #[serde(rename = "history.export.result")]
     HistoryExport(HistoryExport),
     #[serde(rename = "collections.list.result")]

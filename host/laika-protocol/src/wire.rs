@@ -230,6 +230,14 @@ pub enum Request {
         id: RequestId,
         conversation_id: ConversationId,
     },
+    /// "Forget what you assumed": clears the conversation's assumptions
+    /// and tentative hypotheses and discards its provisional items; the
+    /// change comes as an `entity_patch`, then `agent_state.forget.result`.
+    #[serde(rename = "agent_state.forget")]
+    AgentStateForget {
+        id: RequestId,
+        conversation_id: ConversationId,
+    },
     #[serde(rename = "history.export")]
     HistoryExport {
         id: RequestId,
@@ -427,6 +435,7 @@ impl Request {
             Request::HistoryGet { .. } => "history.get",
             Request::HistorySearch { .. } => "history.search",
             Request::HistoryDelete { .. } => "history.delete",
+            Request::AgentStateForget { .. } => "agent_state.forget",
             Request::HistoryExport { .. } => "history.export",
             Request::CollectionsList { .. } => "collections.list",
             Request::CollectionAddPage { .. } => "collection.add_page",
@@ -455,6 +464,7 @@ impl Request {
             | Request::HistoryGet { id, .. }
             | Request::HistorySearch { id, .. }
             | Request::HistoryDelete { id, .. }
+            | Request::AgentStateForget { id, .. }
             | Request::HistoryExport { id, .. }
             | Request::CollectionsList { id }
             | Request::CollectionAddPage { id, .. }

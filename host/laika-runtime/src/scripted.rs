@@ -9,12 +9,16 @@
 //!   `on_text` in pieces of about N bytes (cut on char boundaries), M ms
 //!   apart, like a streaming model; optional `delay_ms` before the first
 //!   piece and `finish_reason` (e.g. `"length"`) reported with the reply;
+//! - `{"output": "...", "wait_for": "PATH", "within_ms": N}`: the same, once
+//!   the file PATH exists (a test's signal that it saw what came before the
+//!   answer); a `RUNTIME_TIMEOUT` when it does not appear within N ms;
 //! - `{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "..."}}`: a runtime failure.
 //!
 //! In outputs, `{{request_id}}`, `{{conversation_id}}`, `{{turn}}`, `{{new_id}}`,
-//! `{{now}}` and `{{collection_id}}` (the collection a turn over a collection
-//! is packed with, else empty) are replaced, so a script can hold valid
-//! response packets and tool calls.
+//! `{{now}}`, `{{collection_id}}` (the collection a turn over a collection
+//! is packed with, else empty) and `{{task_args}}` (the task's arguments as
+//! JSON, escaped to sit inside a JSON string) are replaced, so a script can
+//! hold valid response packets and tool calls, and show what it was asked.
 
 use super::{config_error, CancelToken, ModelReply, ModelRequest, RuntimeInfo, SystemAmbient};
 use laika_core::ambient::Ambient;
@@ -75,6 +79,11 @@ pub enum Step {
         output: String,
         delay_ms: u64,
     },
+    Gated {
+        output: String,
+        wait_for: PathBuf,
+        within_ms: u64,
+    },
     Fail {
         error: ScriptedError,
     },
@@ -132,6 +141,14 @@ fn fill(template: &str, request: &ModelRequest) -> String {
         .replace("{{new_id}}", &SystemAmbient.new_id())
         .replace("{{now}}", &SystemAmbient.now_iso8601())
         .replace("{{collection_id}}", collection_id(request))
+        .replace("{{task_args}}", &task_args(request))
+}
+
+/// The task's arguments as JSON, escaped for the inside of a JSON string.
+fn task_args(request: &ModelRequest) -> String {
+    let json = serde_json::Value::Object(request.packet.input.task.args.clone()).to_string();
+    let quoted = serde_json::Value::String(json).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// The `collection_id` of the request's `collection.index.v1` document.
@@ -242,6 +259,23 @@ impl Runtime for Scripted {
             }
             Step::Delayed { output, delay_ms } => {
                 cancellable_sleep(*delay_ms, cancel)?;
+                fill(output, request)
+            }
+            Step::Gated {
+                output,
+                wait_for,
+                within_ms,
+            } => {
+                let end = Instant::now() + Duration::from_millis(*within_ms);
+                while !wait_for.exists() {
+                    if Instant::now() >= end {
+                        return Err(Error::new(
+                            ErrorCode::RuntimeTimeout,
+                            format!("{} did not appear in time", wait_for.display()),
+                        ));
+                    }
+                    cancellable_sleep(20, cancel)?;
+                }
                 fill(output, request)
             }
             Step::Fail { error } => return Err(Error::new(error.code, error.message.clone())),

@@ -7,9 +7,10 @@
 //! driver (`turn::run`) and the runtimes are synchronous.
 
 use super::nlweb::{
-    AskRequest, Elicitation, Failure, FailureCode, Grounding, GroundingCitation, Payload, Question,
-    QuestionType, ResultObject,
+    Action, AskRequest, Elicitation, Failure, FailureCode, Grounding, GroundingCitation, Mode,
+    Payload, Question, QuestionType, ResultObject, SCHEMA_ORG,
 };
+use super::senses;
 use crate::config::Config;
 use crate::store::documents::HistoryDocument;
 use crate::store::Store;
@@ -185,12 +186,101 @@ fn normalize_site(site: &str) -> String {
 }
 
 /// Answers `request`. Never panics; every failure is a coded Failure.
-pub fn answer(request: &AskRequest, ctx: &AskContext<'_>) -> Answered {
+/// `early` is given the pages as soon as they are retrieved, before the
+/// model runs (so a stream can send them first).
+pub fn answer(request: &AskRequest, ctx: &AskContext<'_>, early: &dyn Fn(Early)) -> Answered {
+    let format = request.prefer.response_format;
     match documents(request, ctx.store) {
-        Ok(Documents::History(docs)) => run_engine(request, &docs, None, ctx),
-        Ok(Documents::Collection(id)) => run_engine(request, &[], Some(id), ctx),
+        Ok(Documents::History(docs)) => {
+            let pages = page_results(&docs, &[]);
+            if request.prefer.mode == Mode::List {
+                let text = listing(pages.iter().map(|p| p.name.as_str()));
+                return Answered {
+                    payload: Payload::answer(format, text, pages),
+                    conversation_id: None,
+                };
+            }
+            let conversation_id = conversation_of(request);
+            early(Early {
+                conversation_id: conversation_id.clone(),
+                results: pages,
+            });
+            run_engine(request, &docs, (conversation_id, None), ctx)
+        }
+        Ok(Documents::Collection(id)) if request.prefer.mode == Mode::List => {
+            match listed_sources(&id, ctx.store) {
+                Ok(pages) => Answered {
+                    payload: Payload::answer(
+                        format,
+                        listing(pages.iter().map(|p| p.name.as_str())),
+                        pages,
+                    ),
+                    conversation_id: None,
+                },
+                Err(answered) => *answered,
+            }
+        }
+        Ok(Documents::Collection(id)) => {
+            run_engine(request, &[], (conversation_of(request), Some(id)), ctx)
+        }
         Err(answered) => *answered,
     }
+}
+
+/// The results ready before the model runs, and the conversation the ask
+/// will be stored in.
+pub struct Early {
+    pub conversation_id: ConversationId,
+    pub results: Vec<ResultObject>,
+}
+
+/// The conversation the ask goes into: the one `session_context` names,
+/// else a new one (named now, so a stream can say it before the answer).
+fn conversation_of(request: &AskRequest) -> ConversationId {
+    request
+        .meta
+        .session_context
+        .as_ref()
+        .and_then(|s| s.conversation_id.clone())
+        .map(ConversationId::from)
+        .unwrap_or_else(|| {
+            laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient).into()
+        })
+}
+
+/// A list answer's text: one line per result's name.
+fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.map(|n| format!("- {n}")).collect::<Vec<_>>().join("\n")
+}
+
+/// A collection's sources as results, in the collection's order.
+fn listed_sources(
+    id: &CollectionId,
+    store: &Mutex<Store>,
+) -> Result<Vec<ResultObject>, Box<Answered>> {
+    let store = store.lock().map_err(|_| {
+        Box::new(Answered::from(Failure::new(
+            FailureCode::InternalError,
+            "the history is unavailable after an earlier failure",
+        )))
+    })?;
+    let pack = store.collection_pack(id).map_err(store_failure)?;
+    Ok(pack
+        .sources
+        .iter()
+        .map(|source| ResultObject {
+            result_type: page_type(source.url.as_ref(), "CreativeWork"),
+            name: source.title.clone(),
+            url: source.url.clone(),
+            description: prefix_chars(source.text.trim(), DESCRIPTION_CHARS).to_owned(),
+            grounding: Grounding {
+                source_urls: source.url.iter().cloned().collect(),
+                citations: Vec::new(),
+            },
+            actions: open_page(source.url.as_deref()).into_iter().collect(),
+            extra: identified(source.id.to_string(), source.captured_at.clone()),
+        })
+        .collect())
 }
 
 /// What an ask answers from.
@@ -257,32 +347,102 @@ fn documents(request: &AskRequest, store: &Mutex<Store>) -> Result<Documents, Bo
         }
     };
     let filters = filter_values(&request.query.filters);
+    let item_type = request.query.item_type.as_deref().map(str::trim);
     let keep = |d: &HistoryDocument| {
         only.as_ref()
             .is_none_or(|o| d.origin.as_ref().is_some_and(|origin| o.contains(origin)))
             && filters.iter().all(|f| mentions(d, f))
+            && item_type.is_none_or(|t| is_a(&doc_type(d), t))
     };
-    let mut docs = store
-        .history_documents(&request.query.text, HISTORY_URL, MAX_DOCUMENTS, &keep)
-        .map_err(store_failure)?;
-    // A follow-up ("and the price?") may only make sense with the queries
-    // before it.
-    if docs.is_empty() && !request.context.prev.is_empty() {
-        let with_prev = format!("{} {}", request.query.text, request.context.prev.join(" "));
+    // Decontextualized in steps, each only when the one before found
+    // nothing: the query alone, then with the queries before it (a
+    // follow-up like "and the price?"), then with the context's text.
+    let context = &request.context;
+    let mut tries = vec![request.query.text.clone()];
+    if !context.prev.is_empty() {
+        tries.push(format!("{} {}", request.query.text, context.prev.join(" ")));
+    }
+    if let Some(text) = context.text.as_deref().filter(|t| !t.trim().is_empty()) {
+        tries.push(format!("{} {text}", tries.last().cloned().unwrap_or_default()));
+    }
+    let mut docs = Vec::new();
+    for query in &tries {
         docs = store
-            .history_documents(&with_prev, HISTORY_URL, MAX_DOCUMENTS, &keep)
+            .history_documents(query, HISTORY_URL, MAX_DOCUMENTS, &keep)
             .map_err(store_failure)?;
+        if !docs.is_empty() {
+            break;
+        }
     }
     if docs.is_empty() {
+        let message = match item_type {
+            Some(t) => format!(
+                "nothing you have read with Laika of type {:?} matches this query (history holds WebPage and Conversation)",
+                prefix_chars(t, 100)
+            ),
+            None => "nothing you have read with Laika matches this query".to_owned(),
+        };
         return Err(Box::new(
-            Failure::new(
-                FailureCode::NoResults,
-                "nothing you have read with Laika matches this query",
-            )
-            .into(),
+            Failure::new(FailureCode::NoResults, message).into(),
         ));
     }
+    let context_words = senses::words(&format!(
+        "{}\n{}",
+        context.text.as_deref().unwrap_or_default(),
+        context.memory.join("\n")
+    ));
+    senses::order_by_context(&mut docs, &context_words);
+    let readings = senses::ambiguous(&request.query.text, &docs, &context_words);
+    if !readings.is_empty() {
+        return Err(Box::new(ask_which_reading(&request.query.text, &docs, &readings)));
+    }
     Ok(Documents::History(docs))
+}
+
+/// The Elicitation for a question that reads several ways: one option per
+/// reading, the title of its best page, to send back as `context.text`.
+fn ask_which_reading(question: &str, docs: &[HistoryDocument], readings: &[Vec<usize>]) -> Answered {
+    let options: Vec<String> = readings
+        .iter()
+        .filter_map(|r| r.first().map(|&i| docs[i].title.trim().to_owned()))
+        .collect();
+    Answered {
+        payload: Payload::Elicitation {
+            elicitation: Elicitation {
+                text: format!(
+                    "\"{}\" fits pages about different things you have read: {}.",
+                    prefix_chars(question.trim(), 100),
+                    options
+                        .iter()
+                        .map(|o| format!("\u{201c}{o}\u{201d}"))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                questions: vec![Question {
+                    id: "sense".into(),
+                    text: "Which one do you mean? Ask again with it as context.text.".into(),
+                    question_type: QuestionType::SingleSelect,
+                    options,
+                }],
+            },
+        },
+        conversation_id: None,
+    }
+}
+
+/// The schema.org type of a stored turn's result.
+fn doc_type(d: &HistoryDocument) -> String {
+    page_type(d.url.as_ref(), "Conversation")
+}
+
+/// Whether a result of type `have` answers `itemType` `want`: the same
+/// type, or one of its supertypes (schema.org: both are CreativeWorks,
+/// everything is a Thing); letter case aside.
+fn is_a(have: &str, want: &str) -> bool {
+    let want = want.strip_prefix("schema:").unwrap_or(want);
+    ["Thing", "CreativeWork", have]
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(want))
 }
 
 /// `query`'s extra fields that filter: each string or number must be
@@ -355,7 +515,7 @@ impl Sink for Events {
 fn run_engine(
     request: &AskRequest,
     docs: &[HistoryDocument],
-    collection_id: Option<CollectionId>,
+    (conversation, collection_id): (ConversationId, Option<CollectionId>),
     ctx: &AskContext<'_>,
 ) -> Answered {
     let over_collection = collection_id.is_some();
@@ -370,20 +530,16 @@ fn run_engine(
             .into()
         }
     };
-    let mut args = Map::new();
-    args.insert("question".into(), Value::String(text.clone()));
     let turn_request = TurnRequest {
         id: laika_core::ambient::Ambient::new_id(&laika_runtime::SystemAmbient).into(),
-        conversation_id: request
-            .meta
-            .session_context
-            .as_ref()
-            .and_then(|s| s.conversation_id.clone())
-            .map(ConversationId::from),
+        conversation_id: Some(conversation),
         message: UserText { text: text.clone() },
         task: Task {
-            name: TaskName::Answer,
-            args,
+            name: match request.prefer.mode {
+                Mode::Summarize => TaskName::Summarize,
+                Mode::List | Mode::Generate => TaskName::Answer,
+            },
+            args: task_args(request),
         },
         tab: Tab::default(),
         observation: Deferred::new(observation),
@@ -430,11 +586,17 @@ fn run_engine(
         (Some(a), _) => {
             let render = serde_json::to_value(&a.render).unwrap_or(Value::Null);
             let answer_text = laika_core::render::plain_text(&render);
-            let results = if over_collection {
+            let mut results = if over_collection {
                 collection_results(&text, &answer_text, &a.citations, ctx.store)
             } else {
                 results(&text, &answer_text, &a.citations, docs)
             };
+            if let (Some(first), Some(id)) = (results.first_mut(), &conversation_id) {
+                if request.prefer.mode == Mode::Summarize {
+                    first.result_type = "Summary".into();
+                }
+                first.actions.push(continue_in_sidebar(id, None));
+            }
             Payload::answer(request.prefer.response_format, answer_text, results)
         }
         (None, Some(e)) => {
@@ -487,36 +649,112 @@ fn results(
         })
         .collect();
     let mut out = vec![answer_result(question, answer, &verified)];
-    for (i, d) in docs.iter().enumerate() {
-        let summary = if d.answer_text.trim().is_empty() {
-            &d.page_text
-        } else {
-            &d.answer_text
-        };
-        out.push(ResultObject {
-            result_type: page_type(d.url.as_ref(), "Conversation"),
-            name: if d.title.trim().is_empty() {
-                prefix_chars(&d.user_text, 120).to_owned()
-            } else {
-                d.title.clone()
-            },
-            url: d.url.clone(),
-            description: prefix_chars(summary.trim(), DESCRIPTION_CHARS).to_owned(),
-            grounding: Grounding {
-                source_urls: d.url.iter().cloned().collect(),
-                citations: verified
-                    .iter()
-                    .filter(|(_, at)| *at == Some(i))
-                    .map(|(c, _)| c.clone())
-                    .collect(),
-            },
-            extra: identified(
-                format!("{}#{}", d.conversation_id, d.turn),
-                Some(d.created_at.clone()),
-            ),
-        });
-    }
+    out.extend(page_results(docs, &verified));
     out
+}
+
+/// One result per stored turn an answer is drawn from, with the verified
+/// quotes found in it (`verified` pairs a quote with its document's index).
+fn page_results(
+    docs: &[HistoryDocument],
+    verified: &[(GroundingCitation, Option<usize>)],
+) -> Vec<ResultObject> {
+    docs.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let summary = if d.answer_text.trim().is_empty() {
+                &d.page_text
+            } else {
+                &d.answer_text
+            };
+            let mut actions: Vec<Action> = open_page(d.url.as_deref()).into_iter().collect();
+            actions.push(continue_in_sidebar(&d.conversation_id, Some(d.turn)));
+            ResultObject {
+                result_type: doc_type(d),
+                name: if d.title.trim().is_empty() {
+                    prefix_chars(&d.user_text, 120).to_owned()
+                } else {
+                    d.title.clone()
+                },
+                url: d.url.clone(),
+                description: prefix_chars(summary.trim(), DESCRIPTION_CHARS).to_owned(),
+                grounding: Grounding {
+                    source_urls: d.url.iter().cloned().collect(),
+                    citations: verified
+                        .iter()
+                        .filter(|(_, at)| *at == Some(i))
+                        .map(|(c, _)| c.clone())
+                        .collect(),
+                },
+                actions,
+                extra: identified(
+                    format!("{}#{}", d.conversation_id, d.turn),
+                    Some(d.created_at.clone()),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// Opening the page in a browser, for a web address.
+fn open_page(url: Option<&str>) -> Option<Action> {
+    let url = url?;
+    let parsed = url::Url::parse(url).ok()?;
+    matches!(parsed.scheme(), "http" | "https").then(|| Action {
+        context: SCHEMA_ORG,
+        action_type: "ViewAction",
+        name: "open_page",
+        description: "Open the page in a browser".into(),
+        protocol: "HTTP",
+        method: Some("GET"),
+        endpoint: url.to_owned(),
+        params: Map::new(),
+    })
+}
+
+/// Continuing the conversation in Laika's sidebar (its history lists it;
+/// `laika-host history show` prints it).
+fn continue_in_sidebar(conversation: &ConversationId, turn: Option<u32>) -> Action {
+    let mut params = Map::new();
+    params.insert(
+        "conversation_id".into(),
+        Value::String(conversation.to_string()),
+    );
+    if let Some(turn) = turn {
+        params.insert("turn".into(), Value::from(turn));
+    }
+    Action {
+        context: SCHEMA_ORG,
+        action_type: "ResumeAction",
+        name: "continue_in_sidebar",
+        description: "Continue this conversation in Laika's sidebar".into(),
+        protocol: "laika",
+        method: None,
+        endpoint: format!("laika:conversation/{conversation}"),
+        params,
+    }
+}
+
+/// The engine task's arguments: the question, and what decontextualizes it
+/// (the queries before, the context's text, the caller's memory), and the
+/// language to answer in.
+fn task_args(request: &AskRequest) -> Map<String, Value> {
+    let mut args = Map::new();
+    args.insert("question".into(), Value::String(request.query.text.clone()));
+    let context = &request.context;
+    if !context.prev.is_empty() {
+        args.insert("previous_queries".into(), Value::from(context.prev.clone()));
+    }
+    if let Some(text) = context.text.as_deref().filter(|t| !t.trim().is_empty()) {
+        args.insert("context".into(), Value::String(text.to_owned()));
+    }
+    if !context.memory.is_empty() {
+        args.insert("memory".into(), Value::from(context.memory.clone()));
+    }
+    if let Some(language) = request.prefer.language() {
+        args.insert("language".into(), Value::String(language));
+    }
+    args
 }
 
 /// The answer first (schema.org `Answer`), then each collection source a
@@ -579,6 +817,7 @@ fn collection_results(
                     .map(|(c, _)| c.clone())
                     .collect(),
             },
+            actions: open_page(source.url.as_deref()).into_iter().collect(),
             extra,
         });
     }
@@ -607,6 +846,7 @@ fn answer_result<T>(
             source_urls,
             citations: verified.iter().map(|(c, _)| c.clone()).collect(),
         },
+        actions: Vec::new(),
         extra: Map::new(),
     }
 }
@@ -735,6 +975,7 @@ mod tests {
             user_text: "q".into(),
             answer_text: "a".into(),
             page_text: String::new(),
+            score: 1.0,
         };
         let docs = [doc("https://a.example/"), doc("https://b.example/")];
         let cite = |doc_id: &str, verified| laika_protocol::citation::VerifiedCitation {

@@ -87,9 +87,11 @@ impl Asks {
     pub fn start(self: &Arc<Self>, request: AskRequest) -> Arc<Job> {
         let cancel = CancelToken::default();
         let (inbox_tx, inbox) = std::sync::mpsc::channel();
+        let (early_tx, early_rx) = watch::channel(None);
         let (done_tx, done_rx) = watch::channel(None);
-        let job = Arc::new(Job::new(cancel.clone(), inbox_tx, done_rx));
+        let job = Arc::new(Job::new(cancel.clone(), inbox_tx, (early_rx, done_rx)));
         let asks = self.clone();
+        let user_agent = request.prefer.user_agent.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             let permit = asks.running.clone().acquire_owned().await;
@@ -108,6 +110,10 @@ impl Asks {
                             cancel: &cancel,
                             inbox: &inbox,
                         },
+                        &|early| {
+                            // Nobody listening (a JSON client) is fine.
+                            let _ = early_tx.send(Some(Arc::new(early)));
+                        },
                     )
                 };
                 finish(&request, answered)
@@ -123,6 +129,11 @@ impl Asks {
                 }
             };
             asks.jobs.observe(started.elapsed());
+            tracing::info!(
+                user_agent = user_agent.as_deref().unwrap_or("-"),
+                ms = started.elapsed().as_millis() as u64,
+                "serve: ask answered"
+            );
             let _ = done_tx.send(Some(Arc::new(finished)));
         });
         job
@@ -139,6 +150,11 @@ impl Asks {
                 Err(_) => {}
             }
         }
+        self.promise(job)
+    }
+
+    /// Hands `job` to the promise registry.
+    pub fn promise(&self, job: &Arc<Job>) -> Waited {
         let estimated_time = self.jobs.estimated_time(job);
         Waited::Promised {
             token: self.jobs.promise(job.clone()),

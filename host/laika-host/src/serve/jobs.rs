@@ -25,11 +25,15 @@ const FINISHED_TTL: Duration = Duration::from_secs(600);
 /// Promises kept at most; the oldest finished ones go first.
 const MAX_PROMISES: usize = 1_000;
 
+/// Results a job has ready before its answer.
+pub type Early = Arc<super::answer::Early>;
+
 /// One running (or finished) ask.
 pub struct Job {
     cancel: CancelToken,
     inbox: Mutex<Sender<Input>>,
     started: Instant,
+    early: watch::Receiver<Option<Early>>,
     done: watch::Receiver<Option<Finished>>,
 }
 
@@ -37,14 +41,26 @@ impl Job {
     pub fn new(
         cancel: CancelToken,
         inbox: Sender<Input>,
-        done: watch::Receiver<Option<Finished>>,
+        (early, done): (
+            watch::Receiver<Option<Early>>,
+            watch::Receiver<Option<Finished>>,
+        ),
     ) -> Job {
         Job {
             cancel,
             inbox: Mutex::new(inbox),
             started: Instant::now(),
+            early,
             done,
         }
+    }
+
+    /// Waits for the results ready before the answer; `None` when the job
+    /// ended without any (its answer is then all there is).
+    pub async fn wait_early(&self) -> Option<Early> {
+        let mut early = self.early.clone();
+        let got = early.wait_for(Option::is_some).await.ok()?.clone();
+        got
     }
 
     /// The engine hears of the cancel before the runtime is interrupted.

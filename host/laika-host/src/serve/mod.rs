@@ -19,6 +19,7 @@ pub mod asks;
 pub mod guard;
 pub mod jobs;
 pub mod nlweb;
+pub mod senses;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -35,7 +36,7 @@ use guard::{Hosts, Token};
 use jobs::CancelOnDrop;
 use laika_core::runtime::Runtime;
 use laika_protocol::error::{Error, Result};
-use nlweb::{AskRequest, Failure, FailureCode, Payload, Response};
+use nlweb::{AskRequest, Failure, FailureCode, Payload, Response, ResponseFormat, ResultObject};
 use serde_json::{Map, Value};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -288,18 +289,13 @@ async fn ask(state: Shared, object: Map<String, Value>) -> HttpResponse {
 /// then the content and one event per result, or the elicitation, promise
 /// or error.
 fn sse_events(response: &Response) -> Vec<Value> {
-    let one = |key: &str, value: Value| {
-        let mut m = Map::new();
-        m.insert(key.to_owned(), value);
-        Value::Object(m)
-    };
     let mut events = vec![one("_meta", to_json(&response.meta))];
     match &response.payload {
         Payload::Results { results } => {
             events.extend(
                 results
                     .iter()
-                    .map(|r| one("results", Value::Array(vec![to_json(r)]))),
+                    .map(|r| result_event(ResponseFormat::ConvSearch, r)),
             );
         }
         Payload::ChatgptApp {
@@ -310,12 +306,12 @@ fn sse_events(response: &Response) -> Vec<Value> {
                 "content",
                 Value::Array(content.iter().map(to_json).collect()),
             ));
-            events.extend(structured_data.results.iter().map(|r| {
-                one(
-                    "structuredData",
-                    one("results", Value::Array(vec![to_json(r)])),
-                )
-            }));
+            events.extend(
+                structured_data
+                    .results
+                    .iter()
+                    .map(|r| result_event(ResponseFormat::ChatgptApp, r)),
+            );
         }
         Payload::Elicitation { elicitation } => {
             events.push(one("elicitation", to_json(elicitation)))
@@ -326,32 +322,97 @@ fn sse_events(response: &Response) -> Vec<Value> {
     events
 }
 
+/// `{key: value}`.
+fn one(key: &str, value: Value) -> Value {
+    let mut m = Map::new();
+    m.insert(key.to_owned(), value);
+    Value::Object(m)
+}
+
+/// One result's event: `{"results": [r]}`, or under `structuredData` for
+/// `chatgpt_app`.
+fn result_event(format: ResponseFormat, result: &ResultObject) -> Value {
+    let results = one("results", Value::Array(vec![to_json(result)]));
+    match format {
+        ResponseFormat::ConvSearch => results,
+        ResponseFormat::ChatgptApp => one("structuredData", results),
+    }
+}
+
 /// Plain data as JSON: serialization cannot fail.
 fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// Streams the ask's response. A client that leaves before the answer
-/// cancels the work (unless it was promised).
+/// Streams the ask's response: `_meta` and the pages as soon as they are
+/// retrieved, the answer when the model is done. A client that leaves
+/// before the answer cancels the work (unless it was promised); an ask that
+/// has sent nothing by `serve.promise_after_ms` becomes a Promise.
 fn stream(state: Shared, request: AskRequest) -> HttpResponse {
     let (tx, rx) = tokio::sync::mpsc::channel::<Value>(16);
     tokio::spawn(async move {
         let session = request.meta.session_context.clone();
+        let format = request.prefer.response_format;
         let job = state.asks.start(request);
         let mut guard = CancelOnDrop::new(job.clone());
-        let waited = tokio::select! {
-            waited = state.asks.wait_or_promise(&job) => waited,
-            () = tx.closed() => return,
+        let after = Duration::from_millis(state.asks.config.serve.promise_after_ms);
+        let early = if after.is_zero() {
+            Err(())
+        } else {
+            tokio::select! {
+                early = tokio::time::timeout(after, job.wait_early()) => early.map_err(|_| ()),
+                () = tx.closed() => return,
+            }
+        };
+        let response = match early {
+            Ok(Some(early)) => {
+                let mut session = session.unwrap_or_default();
+                session.conversation_id = Some(early.conversation_id.to_string());
+                let meta = Response::new(
+                    Payload::answer(format, String::new(), Vec::new()),
+                    Some(format),
+                    Some(session),
+                )
+                .meta;
+                let mut sent = vec![one("_meta", to_json(&meta))];
+                sent.extend(early.results.iter().map(|r| result_event(format, r)));
+                for event in sent {
+                    if tx.send(event).await.is_err() {
+                        return;
+                    }
+                }
+                let done = tokio::select! {
+                    done = job.wait() => done,
+                    () = tx.closed() => return,
+                };
+                guard.disarm();
+                let response = done.map_or_else(|| asks::lost().0, |f| f.0.clone());
+                for event in rest_events(&response, &early.results) {
+                    if tx.send(event).await.is_err() {
+                        return;
+                    }
+                }
+                return;
+            }
+            // The job ended without early results: its answer is all (it
+            // is published just after the early channel closes).
+            Ok(None) => {
+                let done = tokio::select! {
+                    done = job.wait() => done,
+                    () = tx.closed() => return,
+                };
+                done.map_or_else(|| asks::lost().0, |f| f.0.clone())
+            }
+            Err(()) => match state.asks.promise(&job) {
+                Waited::Promised {
+                    token,
+                    estimated_time,
+                } => asks::promised(token, estimated_time, false, session),
+                Waited::Done(finished) => finished.0.clone(),
+                Waited::Lost => asks::lost().0,
+            },
         };
         guard.disarm();
-        let response = match waited {
-            Waited::Done(finished) => finished.0.clone(),
-            Waited::Lost => asks::lost().0,
-            Waited::Promised {
-                token,
-                estimated_time,
-            } => asks::promised(token, estimated_time, false, session),
-        };
         for event in sse_events(&response) {
             if tx.send(event).await.is_err() {
                 return;
@@ -368,6 +429,45 @@ fn stream(state: Shared, request: AskRequest) -> HttpResponse {
     Sse::new(events)
         .keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE))
         .into_response()
+}
+
+/// What is left to send of `response` once `_meta` and the `early`
+/// results went out: the answer's text (`chatgpt_app`) and the results not
+/// sent yet (the answer itself); a Failure as its `error`.
+fn rest_events(response: &Response, early: &[ResultObject]) -> Vec<Value> {
+    let identifier = |r: &ResultObject| r.extra.get("identifier").cloned();
+    let unsent = |results: &[ResultObject]| -> Vec<ResultObject> {
+        results
+            .iter()
+            .filter(|r| {
+                identifier(r)
+                    .is_none_or(|id| !early.iter().any(|e| identifier(e).as_ref() == Some(&id)))
+            })
+            .cloned()
+            .collect()
+    };
+    match &response.payload {
+        Payload::Results { results } => unsent(results)
+            .iter()
+            .map(|r| result_event(ResponseFormat::ConvSearch, r))
+            .collect(),
+        Payload::ChatgptApp {
+            content,
+            structured_data,
+        } => std::iter::once(one(
+            "content",
+            Value::Array(content.iter().map(to_json).collect()),
+        ))
+        .chain(
+            unsent(&structured_data.results)
+                .iter()
+                .map(|r| result_event(ResponseFormat::ChatgptApp, r)),
+        )
+        .collect(),
+        // Only a Failure can follow results; should anything else, its
+        // object is sent as it is.
+        _ => sse_events(response).into_iter().skip(1).collect(),
+    }
 }
 
 // ---------------------------------------------------------------- /await

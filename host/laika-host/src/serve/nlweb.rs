@@ -91,7 +91,7 @@ pub struct Prefer {
     #[serde(default)]
     pub response_format: ResponseFormat,
     #[serde(default)]
-    pub mode: Option<String>,
+    pub mode: Mode,
     #[serde(default, rename = "accept-language")]
     pub accept_language: Option<String>,
     #[serde(default, rename = "user-agent")]
@@ -103,10 +103,59 @@ impl Default for Prefer {
         Prefer {
             streaming: true,
             response_format: ResponseFormat::default(),
-            mode: None,
+            mode: Mode::default(),
             accept_language: None,
             user_agent: None,
         }
+    }
+}
+
+/// `prefer.mode`: what the answer is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The matching pages only: no model runs, nothing is stored.
+    List,
+    /// The matching pages, then a summary of what they say.
+    Summarize,
+    /// The matching pages, then an answer to the query drawn from them.
+    #[default]
+    Generate,
+}
+
+/// Longest language tag taken from `accept-language` (BCP 47's own limit
+/// is 35 characters).
+const MAX_LANGUAGE_TAG: usize = 35;
+
+impl Prefer {
+    /// The language to answer in: the `accept-language` range with the
+    /// highest weight (`fr-CH, fr;q=0.9, en;q=0.8` → `fr-CH`), the first
+    /// of equals; `*`, malformed ranges and `q=0` are skipped.
+    pub fn language(&self) -> Option<String> {
+        let mut best: Option<(f64, &str)> = None;
+        for range in self.accept_language.as_deref()?.split(',') {
+            let mut parts = range.split(';');
+            let tag = parts.next().unwrap_or_default().trim();
+            let weight = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .map_or(Some(1.0), |q| q.trim().parse::<f64>().ok());
+            let Some(weight) = weight.filter(|w| (0.0..=1.0).contains(w) && *w > 0.0) else {
+                continue;
+            };
+            let well_formed = !tag.is_empty()
+                && tag.len() <= MAX_LANGUAGE_TAG
+                && tag.split('-').all(|s| {
+                    (1..=8).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+                })
+                && tag
+                    .split('-')
+                    .next()
+                    .is_some_and(|p| p.chars().all(|c| c.is_ascii_alphabetic()));
+            if well_formed && best.is_none_or(|(w, _)| weight > w) {
+                best = Some((weight, tag));
+            }
+        }
+        best.map(|(_, tag)| tag.to_owned())
     }
 }
 
@@ -201,9 +250,30 @@ pub struct ResultObject {
     pub url: Option<String>,
     pub description: String,
     pub grounding: Grounding,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<Action>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// Something a client can do with a result, as a schema.org Action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Action {
+    #[serde(rename = "@context")]
+    pub context: &'static str,
+    #[serde(rename = "@type")]
+    pub action_type: &'static str,
+    pub name: &'static str,
+    pub description: String,
+    pub protocol: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
+    pub endpoint: String,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub params: Map<String, Value>,
+}
+
+pub const SCHEMA_ORG: &str = "http://schema.org/";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Grounding {
@@ -722,6 +792,39 @@ mod tests {
         let params = params_to_object([("query.text".to_owned(), "from url".to_owned())]);
         let merged = merge(params, Some(json!({"query": {"text": "from body"}}))).unwrap();
         assert_eq!(parse_ask(merged).unwrap().query.text, "from body");
+    }
+
+    #[test]
+    fn the_answer_language_is_the_heaviest_well_formed_range() {
+        let language = |v: &str| {
+            Prefer {
+                accept_language: Some(v.into()),
+                ..Prefer::default()
+            }
+            .language()
+        };
+        assert_eq!(language("en").as_deref(), Some("en"));
+        assert_eq!(
+            language("fr-CH, fr;q=0.9, en;q=0.8").as_deref(),
+            Some("fr-CH")
+        );
+        assert_eq!(language("*, de;q=0.5").as_deref(), Some("de"));
+        assert_eq!(language("en;q=0.2, nl;q=0.7").as_deref(), Some("nl"));
+        assert_eq!(language("en;q=0, <script>"), None);
+        assert_eq!(Prefer::default().language(), None);
+    }
+
+    #[test]
+    fn mode_is_one_of_the_three() {
+        let mode = |m: &str| {
+            parse_ask(obj(json!({"query": {"text": "x"}, "prefer": {"mode": m}})))
+                .map(|r| r.prefer.mode)
+                .map_err(|f| f.0.message)
+        };
+        assert_eq!(mode("list"), Ok(Mode::List));
+        assert_eq!(mode("summarize"), Ok(Mode::Summarize));
+        assert_eq!(mode("generate"), Ok(Mode::Generate));
+        assert!(mode("chat").unwrap_err().contains("prefer.mode"));
     }
 
     #[test]

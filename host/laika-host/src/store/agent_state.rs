@@ -1,7 +1,8 @@
 //! A conversation's agent state (docs/conversation.md#agent-state): one
-//! snapshot per conversation, changed only by applying deltas, and every
-//! applied delta kept with what was refused of it, so each change can be
-//! audited.
+//! snapshot per conversation, changed by applying deltas, every applied
+//! delta kept with what was refused of it, so each change can be audited;
+//! and by the user's "forget what you assumed", which removes what deltas
+//! never may (the assumptions) and is logged rather than kept as a delta.
 //!
 //! A tool result's deltas are applied in the transaction that stores their
 //! turn; the summarizer's after `done` in their own. Secrets are scrubbed
@@ -11,7 +12,8 @@
 
 use super::{sqlite, Store};
 use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
-use laika_protocol::error::{Error, Result};
+use laika_core::agent_state::Forgotten;
+use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::ids::ConversationId;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
@@ -54,6 +56,49 @@ impl Store {
             })?;
         tx.commit().map_err(sqlite)?;
         Ok(state)
+    }
+
+    /// "Forget what you assumed" on the conversation's stored state
+    /// (`laika_core::agent_state::forget`): the state before and after,
+    /// `None` when there is none yet. An unknown conversation is
+    /// NOT_FOUND; a stored state that does not read is left as it is.
+    pub fn forget_assumptions(
+        &mut self,
+        conversation_id: &ConversationId,
+        now: &str,
+    ) -> Result<Option<(AgentState, AgentState, Forgotten)>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let known: bool = tx
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM conversations WHERE id = ?1)")
+            .map_err(sqlite)?
+            .query_row([conversation_id.as_str()], |r| r.get(0))
+            .map_err(sqlite)?;
+        if !known {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!("no conversation {conversation_id}"),
+            ));
+        }
+        let before = match read(&tx, conversation_id).map_err(sqlite)? {
+            Snapshot::Missing => return Ok(None),
+            Snapshot::Unreadable => {
+                return Err(Error::store(
+                    "the conversation's stored agent state does not read; it was left as it is",
+                ))
+            }
+            Snapshot::Found(state) => state,
+        };
+        let mut after = before.clone();
+        let forgotten = laika_core::agent_state::forget(&mut after, now);
+        tx.prepare_cached("UPDATE agent_state SET state_json = ?2, updated_at = ?3 WHERE conversation_id = ?1")
+            .map_err(sqlite)?
+            .execute(params![conversation_id.as_str(), scrubbed(&after), now])
+            .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        Ok(Some((before, after, forgotten)))
     }
 
     /// Every applied delta of a conversation, oldest first: (turn, source,

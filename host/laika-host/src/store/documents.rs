@@ -26,6 +26,9 @@ pub struct HistoryDocument {
     /// What is stored of the page itself: a preview, or the whole text when
     /// full packets are kept.
     pub page_text: String,
+    /// How well it matches the query: BM25, higher is better (comparable
+    /// only among the documents of one query).
+    pub score: f64,
 }
 
 /// Candidates read per document asked for: some are dropped by the filter.
@@ -64,7 +67,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT t.conversation_id, t.turn, t.created_at, c.title, c.page_url,
-                    f.user_text, f.answer_text, rq.packet_json
+                    f.user_text, f.answer_text, rq.packet_json, -bm25(turns_fts)
              FROM turns_fts f
              JOIN turns t ON t.id = f.rowid
              JOIN conversations c ON c.id = t.conversation_id
@@ -91,13 +94,14 @@ impl Store {
                         r.get::<_, Option<String>>(5)?,
                         r.get::<_, Option<String>>(6)?,
                         r.get::<_, String>(7)?,
+                        r.get::<_, f64>(8)?,
                     ))
                 },
             )
             .map_err(sqlite)?;
         let mut out = Vec::new();
         for row in rows {
-            let (conversation_id, turn, created_at, title, page_url, user, answer, request) =
+            let (conversation_id, turn, created_at, title, page_url, user, answer, request, score) =
                 row.map_err(|e| self.failed("reading the history", e))?;
             // A packet that does not parse still has its texts to offer.
             let packet: Value = serde_json::from_str(&request).unwrap_or(Value::Null);
@@ -120,6 +124,7 @@ impl Store {
                     .or_else(|| field("preview"))
                     .unwrap_or_default()
                     .to_owned(),
+                score,
             };
             if keep(&doc) {
                 out.push(doc);
