@@ -22,6 +22,10 @@ describe("the background's turn table", () => {
   });
 
   it("answers a request once, unless the host said more is coming", () => {
+    const forget = new TurnTable<object>();
+    forget.request("forget-1", b);
+    forget.replied("forget-1", "entity_patch");
+    expect(forget.route("forget-1", "agent_state.forget.result")).toEqual({ kind: "request", port: b });
     const table = new TurnTable<object>();
     table.request("req-1", b);
     expect(table.route("req-1", "context_usage")).toEqual({ kind: "request", port: b });

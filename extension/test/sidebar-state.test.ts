@@ -169,6 +169,9 @@ describe("the sidebar state", () => {
     // The summarizer's patch after `done` still applies.
     s = run([host(hostEvent("done", "turn-1", { status: "ok", stop_reason: "answered" })), patch("conv-1", "/items/0/title")], s);
     expect(s.agentState?.items[0]?.title).toBe("resolved");
+    // "Forget what you assumed" answers its own request, not a turn: its patch applies all the same.
+    s = run([host(hostEvent("entity_patch", "agent_state.forget-1", { conversation_id: "conv-1", entity_id: "conv-1", source: "user", patch: [{ op: "replace", path: "/items/0/status", value: "discarded" }] }))], s);
+    expect(s.agentState?.items[0]?.status).toBe("discarded");
     // A new chat starts without state.
     s = run([{ kind: "conversation", id: null }], s);
     expect(s.agentState).toBeNull();

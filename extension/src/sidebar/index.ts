@@ -107,8 +107,9 @@ function forgetAssumed(): void {
   request({ type: "agent_state.forget", conversation_id: conversationId }).then(
     (reply) => {
       if (reply.type !== "agent_state.forget.result") return;
-      const n = reply.assumptions + reply.tentative_hypotheses + reply.items;
-      announce(n ? `Laika forgot ${n} assumption${n === 1 ? "" : "s"}` : "Laika had nothing to forget");
+      const count = (n: number, one: string): string | null => (n ? `${n} ${one}${n === 1 ? "" : "s"}` : null);
+      const parts = [count(reply.assumptions + reply.tentative_hypotheses, "assumption"), count(reply.items, "provisional item")].filter((p): p is string => p !== null);
+      announce(parts.length ? `Laika forgot ${parts.join(" and ")}` : "Laika had nothing to forget");
     },
     (e: unknown) => {
       agentState.forgetFailed();

@@ -922,8 +922,8 @@ const JAGUARS: [(&str, &str, &str); 3] = [
     ),
     (
         "https://wildlife.example.org/jaguar",
-        "Jaguars of the rainforest",
-        "H1: Jaguars of the rainforest\nThe jaguar hunts caiman and deer at night; the rainforest canopy hides the spotted predator.\nFemales raise two cubs along rivers.",
+        "The jaguar of the rainforest",
+        "H1: The jaguar of the rainforest\nThe jaguar hunts caiman and deer at night; the rainforest canopy hides the jaguar, a spotted predator.\nFemales raise two cubs along rivers.",
     ),
     (
         "https://motors.example.net/f-type",
@@ -967,7 +967,7 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
         .map(|o| o.as_str().unwrap())
         .collect();
     assert_eq!(options.len(), 2, "{options:?}");
-    assert!(options.contains(&"Jaguars of the rainforest"), "{options:?}");
+    assert!(options.contains(&"The jaguar of the rainforest"), "{options:?}");
     assert!(
         options.iter().any(|o| o.contains("Jaguar XK") || o.contains("F-Type")),
         "{options:?}"
@@ -975,7 +975,7 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
     assert!(v["elicitation"]["text"]
         .as_str()
         .unwrap()
-        .contains("Jaguars of the rainforest"));
+        .contains("The jaguar of the rainforest"));
 
     // The chosen reading comes back as context.text: answered, it first.
     let v = s
@@ -983,7 +983,7 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
             "/ask",
             &conv_search(
                 json!({"text": "jaguar"}),
-                json!({"text": "Jaguars of the rainforest"}),
+                json!({"text": "The jaguar of the rainforest"}),
                 json!({}),
             ),
         )

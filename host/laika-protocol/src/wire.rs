@@ -408,6 +408,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "history.search",
     "history.delete",
     "history.export",
+    "agent_state.forget",
     "collections.list",
     "collection.add_page",
     "artifact.export",
