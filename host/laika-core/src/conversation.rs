@@ -334,7 +334,10 @@ pub fn parse_summary(
             .filter(|id| !expected.iter().any(|e| e == id))
             .collect();
         if !disagree.is_empty() {
-            notes.push(format!("{field}: {} not in the host's split", disagree.join(", ")));
+            notes.push(format!(
+                "{field}: {} not in the host's split",
+                disagree.join(", ")
+            ));
         }
     }
     if value.get("agent_state_item_updates").is_some() || value.get("agent_state_updates").is_some()
@@ -489,7 +492,10 @@ mod tests {
     #[test]
     fn the_summarizer_gets_ids_the_agent_state_and_the_scope() {
         use laika_protocol::agent_state::Assumption;
-        let window = [past(1, "compare laptops", "two fit"), past(2, "the cheaper?", "the X1")];
+        let window = [
+            past(1, "compare laptops", "two fit"),
+            past(2, "the cheaper?", "the X1"),
+        ];
         let mut state = AgentState::new(&"conv-7".into());
         state.assumptions.push(Assumption {
             id: "a1".into(),
@@ -497,9 +503,13 @@ mod tests {
             confidence: 0.6,
             evidence: Vec::new(),
         });
-        let input: serde_json::Value =
-            serde_json::from_str(&summarizer_input(Some("before"), &window, &[3, 4], Some(&state)))
-                .unwrap();
+        let input: serde_json::Value = serde_json::from_str(&summarizer_input(
+            Some("before"),
+            &window,
+            &[3, 4],
+            Some(&state),
+        ))
+        .unwrap();
         assert_eq!(input["summary"], "before");
         assert_eq!(input["messages"][0]["id"], "turn:1");
         assert_eq!(input["messages"][1]["user_text"], "the cheaper?");
@@ -508,7 +518,10 @@ mod tests {
             "the user wants a light laptop"
         );
         assert_eq!(input["scope"]["conversation_id"], "conv-7");
-        assert_eq!(input["scope"]["kept_message_ids"], serde_json::json!(["turn:3", "turn:4"]));
+        assert_eq!(
+            input["scope"]["kept_message_ids"],
+            serde_json::json!(["turn:3", "turn:4"])
+        );
         assert_eq!(input["trust"], "untrusted");
     }
 
@@ -533,9 +546,19 @@ mod tests {
             "budget under 1000"
         );
         assert!(notes.iter().any(|n| n.contains("turn:9")), "{notes:?}");
-        assert!(notes.iter().any(|n| n.contains("agent_state_item_updates[1]")), "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("agent_state_item_updates[1]")),
+            "{notes:?}"
+        );
         let json = serde_json::to_value(&out).unwrap();
-        for field in ["summary", "kept_message_ids", "dropped_message_ids", "agent_state_updates"] {
+        for field in [
+            "summary",
+            "kept_message_ids",
+            "dropped_message_ids",
+            "agent_state_updates",
+        ] {
             assert!(json.get(field).is_some(), "{field}: {json}");
         }
     }

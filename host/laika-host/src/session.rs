@@ -14,6 +14,7 @@ use laika_core::decoding::{CutRecord, Regime};
 use laika_core::engine::Input;
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
+use laika_protocol::agent_state::DeltaSource;
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{
@@ -24,7 +25,6 @@ use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::context_window::ModelFacts;
-use laika_protocol::agent_state::DeltaSource;
 use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::Value;
 use std::collections::HashMap;

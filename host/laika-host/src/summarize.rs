@@ -85,16 +85,15 @@ pub fn after_turn(
         limits.summary_after_chars,
         turn.conversation_share,
     )?;
-    let (window, kept): (Vec<PastTurn>, Vec<PastTurn>) =
-        history.turns.iter().cloned().partition(|t| t.turn <= through);
+    let (window, kept): (Vec<PastTurn>, Vec<PastTurn>) = history
+        .turns
+        .iter()
+        .cloned()
+        .partition(|t| t.turn <= through);
     let kept: Vec<u32> = kept.iter().map(|t| t.turn).collect();
     let previous = history.summary.as_ref().map(|s| s.text.as_str());
-    let input = conversation::summarizer_input(
-        previous,
-        &window,
-        &kept,
-        history.agent_state.as_ref(),
-    );
+    let input =
+        conversation::summarizer_input(previous, &window, &kept, history.agent_state.as_ref());
     let from_model = summarizer.model().and_then(|model| {
         let info = model.info();
         ask_model(model, conversation_id, through, input, (&window, &kept))

@@ -429,7 +429,12 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
     host.send(&json!({"type": "agent_state.forget", "id": "f1", "conversation_id": conversation}));
     let forgot = host.until("agent_state.forget.result", "f1");
     assert_eq!(one(&forgot, "agent_state.forget.result")["assumptions"], 1);
-    assert!(one(&forgot, "agent_state.forget.result")["items"].as_u64().unwrap() >= 1);
+    assert!(
+        one(&forgot, "agent_state.forget.result")["items"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
     let patch = one(&forgot, "entity_patch");
     assert_eq!(patch["source"], "user");
     assert_eq!(patch["reply_to"], "f1");
@@ -495,7 +500,10 @@ fn agent_state_takes_tool_and_summarizer_deltas_and_rides_along_the_follow_up() 
         .as_str()
         .unwrap_or_default();
     assert!(!system.contains("travels in May"));
-    assert!(!follow_up_request.body.to_string().contains("travels in May"));
+    assert!(!follow_up_request
+        .body
+        .to_string()
+        .contains("travels in May"));
 }
 
 /// `[summarizer]` names the runtime that writes the rolling summary: the

@@ -210,8 +210,14 @@ fn sse_sends_meta_first_then_each_result_and_ends() {
     // chatgpt_app streams the pages, then the answer's content and result.
     let events = s.get("/ask?query.text=night%20trains").events();
     assert_eq!(events[0]["_meta"]["response_format"], "chatgpt_app");
-    assert_eq!(events[1]["structuredData"]["results"][0]["@type"], "WebPage");
-    let content = events.iter().position(|e| e.get("content").is_some()).unwrap();
+    assert_eq!(
+        events[1]["structuredData"]["results"][0]["@type"],
+        "WebPage"
+    );
+    let content = events
+        .iter()
+        .position(|e| e.get("content").is_some())
+        .unwrap();
     assert_eq!(events[content]["content"][0]["type"], "text");
     assert_eq!(
         events[content + 1]["structuredData"]["results"][0]["@type"],
@@ -650,7 +656,10 @@ fn an_answer_slower_than_promise_after_becomes_a_promise_in_json_and_sse() {
     // A stream that has sent its pages goes on to the answer.
     let events = s.get("/ask?query.text=muffins").events();
     assert_eq!(events[0]["_meta"]["response_type"], "Answer", "{events:?}");
-    assert!(events.iter().all(|e| e.get("promise").is_none()), "{events:?}");
+    assert!(
+        events.iter().all(|e| e.get("promise").is_none()),
+        "{events:?}"
+    );
     assert_eq!(
         events.last().unwrap()["structuredData"]["results"][0]["@type"],
         "Answer"
@@ -954,7 +963,10 @@ fn page_urls(v: &Value) -> Vec<String> {
 fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
     let s = serve(Path::new(BIN), "", &[], &JAGUARS);
     let v = s
-        .post("/ask", &conv_search(json!({"text": "jaguar"}), json!({}), json!({})))
+        .post(
+            "/ask",
+            &conv_search(json!({"text": "jaguar"}), json!({}), json!({})),
+        )
         .json();
     assert_eq!(v["_meta"]["response_type"], "Elicitation", "{v}");
     let q = &v["elicitation"]["questions"][0];
@@ -967,9 +979,14 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
         .map(|o| o.as_str().unwrap())
         .collect();
     assert_eq!(options.len(), 2, "{options:?}");
-    assert!(options.contains(&"The jaguar of the rainforest"), "{options:?}");
     assert!(
-        options.iter().any(|o| o.contains("Jaguar XK") || o.contains("F-Type")),
+        options.contains(&"The jaguar of the rainforest"),
+        "{options:?}"
+    );
+    assert!(
+        options
+            .iter()
+            .any(|o| o.contains("Jaguar XK") || o.contains("F-Type")),
         "{options:?}"
     );
     assert!(v["elicitation"]["text"]
@@ -1026,14 +1043,21 @@ fn prefer_mode_lists_summarizes_or_generates_with_actions_on_each_result() {
     let ask = |mode: &str| {
         s.post(
             "/ask",
-            &conv_search(json!({"text": "cinnamon muffins"}), json!({}), json!({"mode": mode})),
+            &conv_search(
+                json!({"text": "cinnamon muffins"}),
+                json!({}),
+                json!({"mode": mode}),
+            ),
         )
         .json()
     };
     // list: the pages alone, nothing stored.
     let v = ask("list");
     assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
-    assert!(v["_meta"]["session_context"]["conversation_id"].is_null(), "{v}");
+    assert!(
+        v["_meta"]["session_context"]["conversation_id"].is_null(),
+        "{v}"
+    );
     let results = v["results"].as_array().unwrap();
     assert!(results.iter().all(|r| r["@type"] != "Answer"), "{v}");
     let muffins = results.iter().find(|r| r["url"] == PAGES[1].0).unwrap();
@@ -1072,7 +1096,11 @@ fn prefer_mode_lists_summarizes_or_generates_with_actions_on_each_result() {
     let v = s
         .post(
             "/ask",
-            &conv_search(json!({"text": "muffins"}), json!({}), json!({"mode": "chat"})),
+            &conv_search(
+                json!({"text": "muffins"}),
+                json!({}),
+                json!({"mode": "chat"}),
+            ),
         )
         .json();
     assert_eq!(v["error"]["code"], "INVALID_REQUEST", "{v}");
@@ -1098,7 +1126,10 @@ fn item_type_keeps_results_of_that_type() {
     }
     assert_failure(&ask("Conversation"), 404, "NO_RESULTS");
     let msg = assert_failure(&ask("Recipe"), 404, "NO_RESULTS");
-    assert!(msg.contains("\"Recipe\"") && msg.contains("WebPage"), "{msg}");
+    assert!(
+        msg.contains("\"Recipe\"") && msg.contains("WebPage"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -1119,7 +1150,10 @@ fn context_decontextualizes_only_when_the_query_alone_finds_nothing() {
     let v = list("couchette", json!({}));
     assert!(page_urls(&v).contains(&PAGES[2].0.to_owned()), "{v}");
     assert_failure(
-        &s.post("/ask", &conv_search(json!({"text": "zeppelins"}), json!({}), json!({}))),
+        &s.post(
+            "/ask",
+            &conv_search(json!({"text": "zeppelins"}), json!({}), json!({})),
+        ),
         404,
         "NO_RESULTS",
     );
@@ -1199,8 +1233,8 @@ fn sse_sends_the_pages_before_the_model_has_answered() {
             continue;
         };
         let event: Value = serde_json::from_str(data).unwrap();
-        let first_result = event.get("results").is_some()
-            && !events.iter().any(|e| e.get("results").is_some());
+        let first_result =
+            event.get("results").is_some() && !events.iter().any(|e| e.get("results").is_some());
         events.push(event);
         // The model answers only once this client has a result: a server
         // that sends nothing before the answer makes it time out instead.
@@ -1219,7 +1253,10 @@ fn sse_sends_the_pages_before_the_model_has_answered() {
     let last = &events.last().unwrap()["results"][0];
     assert_eq!(last["@type"], "Answer", "{events:?}");
     assert_eq!(last["description"], "Cinnamon muffins, from your history.");
-    assert_eq!(last["actions"][0]["params"]["conversation_id"], conversation);
+    assert_eq!(
+        last["actions"][0]["params"]["conversation_id"],
+        conversation
+    );
     assert!(seen.exists());
     // Each page is sent once.
     let urls: Vec<&Value> = events

@@ -250,7 +250,10 @@ fn conversation_of(request: &AskRequest) -> ConversationId {
 
 /// A list answer's text: one line per result's name.
 fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    names.map(|n| format!("- {n}")).collect::<Vec<_>>().join("\n")
+    names
+        .map(|n| format!("- {n}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A collection's sources as results, in the collection's order.
@@ -363,7 +366,10 @@ fn documents(request: &AskRequest, store: &Mutex<Store>) -> Result<Documents, Bo
         tries.push(format!("{} {}", request.query.text, context.prev.join(" ")));
     }
     if let Some(text) = context.text.as_deref().filter(|t| !t.trim().is_empty()) {
-        tries.push(format!("{} {text}", tries.last().cloned().unwrap_or_default()));
+        tries.push(format!(
+            "{} {text}",
+            tries.last().cloned().unwrap_or_default()
+        ));
     }
     let mut docs = Vec::new();
     for query in &tries {
@@ -394,14 +400,22 @@ fn documents(request: &AskRequest, store: &Mutex<Store>) -> Result<Documents, Bo
     senses::order_by_context(&mut docs, &context_words);
     let readings = senses::ambiguous(&request.query.text, &docs, &context_words);
     if !readings.is_empty() {
-        return Err(Box::new(ask_which_reading(&request.query.text, &docs, &readings)));
+        return Err(Box::new(ask_which_reading(
+            &request.query.text,
+            &docs,
+            &readings,
+        )));
     }
     Ok(Documents::History(docs))
 }
 
 /// The Elicitation for a question that reads several ways: one option per
 /// reading, the title of its best page, to send back as `context.text`.
-fn ask_which_reading(question: &str, docs: &[HistoryDocument], readings: &[Vec<usize>]) -> Answered {
+fn ask_which_reading(
+    question: &str,
+    docs: &[HistoryDocument],
+    readings: &[Vec<usize>],
+) -> Answered {
     let options: Vec<String> = readings
         .iter()
         .filter_map(|r| r.first().map(|&i| docs[i].title.trim().to_owned()))

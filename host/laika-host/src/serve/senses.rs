@@ -106,10 +106,10 @@ pub fn ambiguous(
     // the first group it shares enough words with any member of.
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for k in 0..close.len() {
-        match groups
-            .iter_mut()
-            .find(|g| g.iter().any(|&j| overlap(&about[k], &about[j]) >= SAME_SENSE))
-        {
+        match groups.iter_mut().find(|g| {
+            g.iter()
+                .any(|&j| overlap(&about[k], &about[j]) >= SAME_SENSE)
+        }) {
             Some(g) => g.push(k),
             None => groups.push(vec![k]),
         }
@@ -191,7 +191,11 @@ mod tests {
     #[test]
     fn context_breaks_near_ties_only() {
         let mut docs = cars_and_cats();
-        docs.push(doc("Rainforest birds", "Toucans of the rainforest canopy.", 1.0));
+        docs.push(doc(
+            "Rainforest birds",
+            "Toucans of the rainforest canopy.",
+            1.0,
+        ));
         order_by_context(&mut docs, &words("rainforest"));
         assert_eq!(docs[0].title, "Jaguars of the rainforest");
         assert_eq!(docs[3].title, "Rainforest birds");

@@ -11,8 +11,8 @@
 //! the deltas are skipped (and logged) instead.
 
 use super::{sqlite, Store};
-use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_core::agent_state::Forgotten;
+use laika_protocol::agent_state::{AgentState, AgentStateDelta, DeltaSource};
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::ids::ConversationId;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -93,10 +93,12 @@ impl Store {
         };
         let mut after = before.clone();
         let forgotten = laika_core::agent_state::forget(&mut after, now);
-        tx.prepare_cached("UPDATE agent_state SET state_json = ?2, updated_at = ?3 WHERE conversation_id = ?1")
-            .map_err(sqlite)?
-            .execute(params![conversation_id.as_str(), scrubbed(&after), now])
-            .map_err(sqlite)?;
+        tx.prepare_cached(
+            "UPDATE agent_state SET state_json = ?2, updated_at = ?3 WHERE conversation_id = ?1",
+        )
+        .map_err(sqlite)?
+        .execute(params![conversation_id.as_str(), scrubbed(&after), now])
+        .map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
         Ok(Some((before, after, forgotten)))
     }
