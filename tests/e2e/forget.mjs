@@ -72,13 +72,14 @@ try {
   text = norm(await sidebar.textContent(panel));
   assert(text.includes("Book the Nordic (task, discarded)"), `the item is discarded (${text})`);
   assert(await sidebar.isDisabled(forget), "nothing is left to forget");
+  await sidebar.waitForFunction(() => window.__laikaEvents.some((e) => e.kind === "event" && e.msg.type === "agent_state.forget.result"), undefined, { timeout: 10_000 });
   const events = await hostEvents(sidebar);
   const patch = events.find((m) => m.type === "entity_patch" && m.source === "user");
   assert(patch && patch.entity === "agent_state", "the change came as the host's entity_patch");
   const result = events.find((m) => m.type === "agent_state.forget.result");
   assert(result && result.assumptions === 1 && result.items >= 1, `the host counted what it forgot (${JSON.stringify(result)})`);
   assert(events.indexOf(patch) < events.indexOf(result), "the patch comes before the result");
-  assert(/forgot/.test(await sidebar.textContent("#announcer")), "the change is announced");
+  await sidebar.waitForFunction(() => /Laika forgot 1 assumption and 1 provisional item/.test(document.querySelector("#announcer")?.textContent ?? ""), undefined, { timeout: 10_000 });
   console.log("ok forget: the summarizer's assumption and provisional item were forgotten through the host's patch");
 } catch (e) {
   console.error(browser.hostLog().slice(-3000));
