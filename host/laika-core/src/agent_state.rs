@@ -388,9 +388,8 @@ pub fn extractive_delta(turn: &laika_protocol::conversation::PastTurn) -> AgentS
     // An answer that ends by asking the user something left the intent
     // open: the question stays a provisional (active) item until the user
     // says more.
-    let answered = turn.status == "ok"
-        && !turn.answer_text.trim().is_empty()
-        && !asks_back(&turn.answer_text);
+    let answered =
+        turn.status == "ok" && !turn.answer_text.trim().is_empty() && !asks_back(&turn.answer_text);
     let mut delta = AgentStateDelta::default();
     delta
         .agent_state_item_updates
@@ -429,7 +428,9 @@ pub fn extractive_delta(turn: &laika_protocol::conversation::PastTurn) -> AgentS
 fn asks_back(answer: &str) -> bool {
     answer
         .trim_end()
-        .trim_end_matches(|c: char| matches!(c, '"' | '\'' | ')' | ']' | '»' | '”' | '’' | '*' | '_'))
+        .trim_end_matches(|c: char| {
+            matches!(c, '"' | '\'' | ')' | ']' | '»' | '”' | '’' | '*' | '_')
+        })
         .ends_with(['?', '？', '؟', '\u{037E}', '⸮', '՞', '፧'])
 }
 
@@ -872,10 +873,7 @@ mod tests {
         );
         assert_eq!(status("Quelle nuit voulez-vous ?»"), ItemStatus::Active);
         assert_eq!(status("どの日ですか？"), ItemStatus::Active);
-        assert_eq!(
-            status("Is it open? Yes, until 9 pm."),
-            ItemStatus::Resolved
-        );
+        assert_eq!(status("Is it open? Yes, until 9 pm."), ItemStatus::Resolved);
     }
 
     #[test]
