@@ -220,7 +220,7 @@ function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
   return reply;
 }
 
-function addPage(req: { collection_id?: string | null; tab_id?: number | null }): Promise<RoutedHostMessage> {
+function addPage(req: { collection_id?: string | null; tab_id?: number | null; title?: string }): Promise<RoutedHostMessage> {
   const id = `add_page-${crypto.randomUUID()}`;
   const reply = turns.expectReply(id);
   send({ kind: "add_page", request_id: id, ...req });
