@@ -332,7 +332,13 @@ const switcher = new RuntimeSwitcher({
 });
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
-const offlineCard = new OfflineCard({ request, container: messages, openSettings: () => showView("settings"), saved: runtimeSaved });
+const offlineCard = new OfflineCard({
+  request,
+  container: messages,
+  openSettings: () => showView("settings"),
+  saved: runtimeSaved,
+  adding: () => follow.stay(),
+});
 const library = new PromptLibrary(request);
 const promptSettings = new PromptSettings({ request, library });
 $("view-settings").append(promptSettings.el);
