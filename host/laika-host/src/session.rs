@@ -847,6 +847,7 @@ fn export(store: &Store, conversation_id: &ConversationId, format: ExportFormat)
         ExportFormat::Json => HistoryExport::Json(Box::new(store.export(conversation_id)?)),
         ExportFormat::Html => HistoryExport::Html(laika_core::render::export::to_html(
             &store.conversation(conversation_id)?,
+            &store.list_prompts()?,
         )),
     };
     Ok(Event::HistoryExport(export))
