@@ -21,7 +21,7 @@
 #                             the newest answer followed above the composer, quotes
 #                             of several pages named, settings kept per runtime
 #                             (also in Firefox); a saved prompt run from the `/`
-#                             menu; every first-hour screen (chat, approval,
+#                             menu and by its shortcut command; every first-hour screen (chat, approval,
 #                             error, offline card, "Laika stopped", Settings,
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each
