@@ -305,6 +305,15 @@ pub enum Request {
         /// `MAX_PDF_BYTES` once decoded.
         data: String,
     },
+    /// The configured MCP servers, their state and their tools; with
+    /// `test`, that server is connected anew first ("Test connection").
+    /// Answered with `mcp.servers.result`.
+    #[serde(rename = "mcp.servers")]
+    McpServers {
+        id: RequestId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        test: Option<String>,
+    },
     /// The saved prompts, shortcut slots first, then by name.
     #[serde(rename = "prompts.list")]
     PromptsList { id: RequestId },
@@ -409,6 +418,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "config.test",
     "ping",
     "pdf.read",
+    "mcp.servers",
     "prompts.list",
     "prompts.save",
     "prompts.delete",
@@ -437,6 +447,7 @@ impl Request {
             Request::ConfigTest { .. } => "config.test",
             Request::Ping { .. } => "ping",
             Request::PdfRead { .. } => "pdf.read",
+            Request::McpServers { .. } => "mcp.servers",
             Request::PromptsList { .. } => "prompts.list",
             Request::PromptsSave { .. } => "prompts.save",
             Request::PromptsDelete { .. } => "prompts.delete",
@@ -465,6 +476,7 @@ impl Request {
             | Request::ConfigTest { id, .. }
             | Request::Ping { id }
             | Request::PdfRead { id, .. }
+            | Request::McpServers { id, .. }
             | Request::PromptsList { id }
             | Request::PromptsSave { id, .. }
             | Request::PromptsDelete { id, .. }

@@ -124,6 +124,7 @@ fn ctx<'a>(obs: &'a Observation, user: &'a str) -> GateContext<'a> {
         user_message: user,
         max_calls: DEFAULT_MAX_CALLS_PER_TURN,
         integrations: &[],
+        mcp: tools::McpTools::none(),
         user_sources: &[],
         provenance: None,
         cancel: None,
@@ -673,7 +674,7 @@ fn details_clip_hostile_text() {
 proptest! {
     #[test]
     fn any_call_gets_a_consistent_verdict(
-        name in prop::sample::select(tools::all().iter().map(|t| t.name).chain(["x.y", ""]).collect::<Vec<_>>()),
+        name in prop::sample::select(tools::all().iter().map(|t| &*t.name).chain(["x.y", ""]).collect::<Vec<_>>()),
         pairs in prop::collection::vec((
             prop::sample::select(vec!["handleId", "url", "query", "text", "value", "deltaY", "maxChars", "engine", "newTab", "extra"]),
             prop_oneof![
@@ -715,6 +716,7 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
         user_message: "",
         max_calls: 8,
         integrations: &configured,
+        mcp: tools::McpTools::none(),
         user_sources: &[],
         provenance: None,
         cancel: None,
