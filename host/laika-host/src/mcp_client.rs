@@ -621,11 +621,10 @@ async fn call_tool(
                     ),
                 }
             };
-            if connection.client.is_closed() {
-                *server.state.lock().await = State::Failed {
-                    error: error.clone(),
-                    at: Instant::now(),
-                };
+            // A closed connection (the program died, or wrote past the cap)
+            // is made again on next use: this call's failure is its own.
+            if !matches!(e, rmcp::ServiceError::McpError(_)) || connection.client.is_closed() {
+                *server.state.lock().await = State::Idle;
             }
             return Err(error);
         }
@@ -788,6 +787,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Capped<R> {
                 me.line = if b == b'\n' { 0 } else { me.line + 1 };
                 if me.line > me.max_line {
                     me.overflow.store(true, Ordering::Relaxed);
+                    // A failed read hands over nothing.
+                    buf.set_filled(before);
                     return Poll::Ready(Err(std::io::Error::other(
                         "an MCP message was larger than the output cap",
                     )));

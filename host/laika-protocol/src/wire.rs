@@ -151,7 +151,12 @@ pub enum ExportFormat {
 /// The keys `config.set` may change, for the schema only: the host takes
 /// `values` as a map so that an unknown key is `CONFIG_INVALID` naming the
 /// key (`Config::with_values` in `laika-host` applies them).
+/// Besides these, `mcp.servers.<name>.trusted` (a boolean) sets a
+/// configured MCP server's trust.
 #[derive(JsonSchema)]
+#[schemars(extend("patternProperties" = {
+    "^mcp\\.servers\\.[A-Za-z0-9_-]{1,64}\\.trusted$": {"type": "boolean"}
+}))]
 pub struct ConfigValues {
     /// `null` means `builtin`.
     #[schemars(rename = "runtime.kind")]

@@ -194,7 +194,11 @@ mod tests {
         assert_eq!(tool.signature(), "mcp.notes.search(query)");
         assert_eq!(tool.arguments, schema);
         assert_eq!(tool.executor, Executor::Host);
-        assert_eq!(tool.description.chars().count(), MAX_DESCRIPTION_CHARS);
+        assert_eq!(
+            tool.description.chars().count(),
+            MAX_DESCRIPTION_CHARS + 1,
+            "clipped, with an ellipsis"
+        );
         assert!(tool.validator().unwrap().is_valid(&json!({"query": "a"})));
         assert!(!tool.validator().unwrap().is_valid(&json!({"query": 3})));
         let origin = tool.mcp.as_ref().unwrap();
