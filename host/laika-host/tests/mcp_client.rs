@@ -9,7 +9,6 @@
 //! servers and saves the trust.
 
 mod common;
-#[allow(dead_code)]
 mod stub;
 
 use common::*;

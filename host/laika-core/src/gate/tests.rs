@@ -740,6 +740,71 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
 }
 
 #[test]
+fn an_mcp_call_is_asked_unless_it_only_reads_on_a_trusted_server() {
+    let obs = Observation::from_value(json!({"summary": {
+        "doc_type": "web.observation.summary.v1", "url": "https://a.example/", "title": "t",
+        "text": "The Heron Quay warehouse ledger shows order QX-558812 shipped."
+    }}))
+    .unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let mut tools = tools::McpTools::default();
+    for (server, trusted) in [("notes", true), ("wiki", false)] {
+        for (tool, read_only) in [("find", true), ("write", false)] {
+            tools
+                .add(
+                    server,
+                    trusted,
+                    tools::McpListing {
+                        name: tool.into(),
+                        description: None,
+                        input_schema: schema.clone(),
+                        read_only,
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let gate = GateContext {
+        mcp: &tools,
+        ..ctx(&obs, "find the train times")
+    };
+    let verdict = |name: &str, q: &str| {
+        let call = ToolCall {
+            name: name.into(),
+            arguments: json!({ "q": q }),
+        };
+        review_at(0, &call, &gate)
+    };
+    let v = verdict("mcp.notes.find", "train times");
+    assert_eq!((v.decision, v.reason), (Decision::Allow, Reason::ReadOnly));
+    for name in ["mcp.notes.write", "mcp.wiki.find", "mcp.wiki.write"] {
+        let v = verdict(name, "train times");
+        assert_eq!(
+            (v.decision, v.reason),
+            (Decision::Ask, Reason::CallsIntegration),
+            "{name}"
+        );
+    }
+    // The arguments are outgoing data: a secret is denied, page data asked.
+    let v = verdict("mcp.notes.find", "AKIAIOSFODNN7EXAMPLE");
+    assert_eq!(v.reason, Reason::SecretInOutput, "{}", v.detail);
+    let v = verdict("mcp.notes.find", "order QX-558812");
+    assert_eq!(v.decision, Decision::Ask, "{}", v.detail);
+    // Arguments are checked against the server's schema; unknown names denied.
+    let call = ToolCall {
+        name: "mcp.notes.find".into(),
+        arguments: json!({"q": 1}),
+    };
+    let v = review_at(0, &call, &gate);
+    assert_eq!(v.reason, Reason::InvalidArguments);
+    assert_eq!(v.detail, "mcp.notes.find: argument \"q\" must be a string.");
+    for name in ["mcp.notes.delete", "mcp.other.find", "mcp", "mcp."] {
+        assert_eq!(verdict(name, "x").reason, Reason::UnknownTool, "{name}");
+    }
+}
+
+#[test]
 fn a_secret_from_the_users_own_message_is_asked_not_denied() {
     let obs = observation();
     let call = ToolCall {
