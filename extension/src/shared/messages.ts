@@ -20,7 +20,7 @@ type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 export type SidebarHostRequest = OmitEach<
   Extract<
     ExtensionMessage,
-    { type: `history.${string}` | `config.${string}` | `prompts.${string}` | "ping" | "collections.list" | "artifact.export" }
+    { type: `history.${string}` | `config.${string}` | `prompts.${string}` | "mcp.servers" | "ping" | "collections.list" | "artifact.export" }
   >,
   "id"
 >;
