@@ -339,9 +339,9 @@ impl McpHub {
     }
 
     /// The tools of every server, each connected first if it is not (all
-    /// at once, each within its connect timeout). A server that cannot be
-    /// reached offers nothing; Settings tells why.
-    pub fn tools(&self) -> McpTools {
+    /// at once, each within its connect timeout, none past a cancel). A
+    /// server that cannot be reached offers nothing; Settings tells why.
+    pub fn tools(&self, cancel: &CancelToken) -> McpTools {
         let mut tools = McpTools::default();
         let servers = self.servers();
         if servers.is_empty() {
@@ -350,11 +350,16 @@ impl McpHub {
         let Ok(runtime) = self.runtime() else {
             return tools;
         };
-        let connected = runtime.block_on(futures_util::future::join_all(
-            servers
-                .iter()
-                .map(|(name, s)| async move { (name, s, ensure(name, s, false).await) }),
-        ));
+        let connected = runtime.block_on(async {
+            tokio::select! {
+                connected = futures_util::future::join_all(
+                    servers
+                        .iter()
+                        .map(|(name, s)| async move { (name, s, ensure(name, s, false).await) }),
+                ) => connected,
+                () = cancel.cancelled() => Vec::new(),
+            }
+        });
         for (name, server, connection) in connected {
             let Ok(connection) = connection else {
                 continue;

@@ -61,7 +61,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
     let reply_to = request.id.clone();
     // Only a turn that may act offers tools: others never wait on a server.
     let mcp = if laika_core::task_view::task_may_act(request.task.name) {
-        ctx.mcp.tools()
+        ctx.mcp.tools(ctx.cancel)
     } else {
         Default::default()
     };

@@ -7,7 +7,8 @@
 //! before it reaches the prompt. Names and the required arguments' names
 //! (the prompt shows `name(required, …)`) are short identifiers, so a
 //! listing cannot write sentences into the system prompt; the schema must
-//! compile and stay small; a server offers at most [`MAX_TOOLS_PER_SERVER`].
+//! compile and stay small; a server offers at most [`MAX_TOOLS_PER_SERVER`],
+//! all servers together [`MAX_TOOLS`].
 //! Descriptions are clipped and never go into the prompt.
 
 use super::{compile, Tool};
@@ -24,6 +25,8 @@ pub const MAX_SCHEMA_BYTES: usize = 16 << 10;
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
 /// Tools offered at most per server: each is a line of the prompt.
 pub const MAX_TOOLS_PER_SERVER: usize = 32;
+/// Tools offered at most in all, whatever the number of servers.
+pub const MAX_TOOLS: usize = 64;
 
 /// Where an MCP tool comes from, and what the gate reads of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +85,11 @@ impl McpTools {
         if !is_name(&listing.name) {
             return Err(format!(
                 "the tool name must be 1 to {MAX_NAME_LEN} letters, digits, '_' or '-'"
+            ));
+        }
+        if self.tools.len() >= MAX_TOOLS {
+            return Err(format!(
+                "the servers list more than {MAX_TOOLS} tools in all; the rest are not offered"
             ));
         }
         if self
@@ -239,6 +247,17 @@ mod tests {
         assert!(tools
             .add("notes", false, listing("one_more", object.clone()))
             .is_err());
-        tools.add("other", false, listing("t0", object)).unwrap();
+        tools
+            .add("other", false, listing("t0", object.clone()))
+            .unwrap();
+        for i in 1..MAX_TOOLS_PER_SERVER {
+            tools
+                .add("other", false, listing(&format!("t{i}"), object.clone()))
+                .unwrap();
+        }
+        assert!(tools
+            .add("third", false, listing("t0", object))
+            .unwrap_err()
+            .contains("in all"));
     }
 }
