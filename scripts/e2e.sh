@@ -21,7 +21,8 @@
 #                             the newest answer followed above the composer, quotes
 #                             of several pages named, settings kept per runtime
 #                             (also in Firefox); a saved prompt run from the `/`
-#                             menu and by its shortcut command; every first-hour screen (chat, approval,
+#                             menu and by its shortcut command; MCP tool servers in
+#                             Settings and an MCP call approved; every first-hour screen (chat, approval,
 #                             error, offline card, "Laika stopped", Settings,
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each; "Forget what you
@@ -47,7 +48,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts screens firefox firefox-firsthour; do
+for t in summarize tools agent exfiltration stop not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

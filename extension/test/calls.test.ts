@@ -92,6 +92,17 @@ describe("the call state machine", () => {
     expect(book.executing("turn-1", "h")).toBeNull();
     book.propose(toolCall("u", "allow", { executor: "unavailable" }), "turn-1", me);
     expect(book.executing("turn-1", "u")).toBeNull();
+    book.propose(toolCall("v", "ask", { executor: "unavailable" }), "turn-1", me);
+    expect(book.answer("v", me, true, "ap-v")).toBeNull();
+  });
+
+  it("sends the approval of a host tool's ask call, and never runs it here", () => {
+    const book = new CallBook<object>();
+    book.propose(toolCall("m", "ask", { name: "mcp.notes.append", executor: "host", target: null }), "turn-1", me);
+    expect(book.answer("m", other, true, "ap-x")).toBeNull();
+    expect(book.answer("m", me, true, "ap-m")).toEqual({ type: "approval", id: "ap-m", call_id: "m", digest: DIGEST, approved: true });
+    expect(book.approvalAnswered("ap-m", true, true)?.phase).toBe("approved");
+    expect(book.executing("turn-1", "m")).toBeNull();
   });
 
   it("keeps the first verdict for a call id", () => {

@@ -15,7 +15,10 @@
  * - its turn was not cancelled;
  * - the extension is its executor (`page` or `tab`): `host` tools run in the
  *   host and `unavailable` ones nowhere.
- * A `deny` never runs: it is recorded as refused from the start.
+ * A `deny` never runs: it is recorded as refused from the start. An `ask`
+ * call of a `host` tool (an MCP tool, an integration) is approved here all
+ * the same (the host runs it once it accepted the approval), but never runs
+ * here.
  */
 import type { ApprovalMessage, Decision, ToolCallMessage, ToolTarget } from "../generated/wire.js";
 import { isObject } from "../shared/json.js";
@@ -72,9 +75,18 @@ export class CallBook<Owner> {
    */
   propose(msg: ToolCallMessage, turnId: string, owner: Owner): Call<Owner> | null {
     if (this.calls.has(msg.call_id)) return null;
-    const runnable = RUNNABLE_EXECUTORS.has(msg.executor) && !this.cancelledTurns.has(turnId);
+    const ours = RUNNABLE_EXECUTORS.has(msg.executor);
+    const approvable = ours || msg.executor === "host";
     const phase: CallPhase =
-      !runnable || msg.decision === "deny" ? "refused" : msg.decision === "ask" ? "awaiting_user" : "proposed";
+      this.cancelledTurns.has(turnId) || msg.decision === "deny"
+        ? "refused"
+        : msg.decision === "ask"
+          ? approvable
+            ? "awaiting_user"
+            : "refused"
+          : ours
+            ? "proposed"
+            : "refused";
     const call: Call<Owner> = {
       callId: msg.call_id,
       turnId,

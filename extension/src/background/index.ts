@@ -62,6 +62,7 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "prompts.list",
   "prompts.save",
   "prompts.delete",
+  "mcp.servers",
 ]);
 
 const post = (port: Port | undefined, ev: SidebarEvent): void => sidebars.post(port, ev);

@@ -25,6 +25,7 @@ export type SidebarHostRequest = OmitEach<
         | `history.${string}`
         | `config.${string}`
         | `prompts.${string}`
+        | "mcp.servers"
         | "ping"
         | "collections.list"
         | "collection.get"

@@ -20,6 +20,7 @@ import { $, announce, h } from "./dom.js";
 import { citationError, INSTALL_COMMAND, INSTALL_HINT } from "./errors.js";
 import { HistoryView, turnBox } from "./history.js";
 import { SettingsView } from "./settings.js";
+import { McpSettings } from "./mcp-settings.js";
 import { PromptSettings } from "./prompt-settings.js";
 import { fieldList, PromptLibrary, promptQuestion, SlashMenu } from "./prompts.js";
 import { CollectionsPanel, download } from "./collections.js";
@@ -282,6 +283,7 @@ function showView(name: "chat" | "history" | "settings"): void {
   if (name === "settings") {
     void settings.load();
     void promptSettings.load();
+    void mcpSettings.load();
   }
 }
 
@@ -360,6 +362,8 @@ const offlineCard = new OfflineCard({
 const library = new PromptLibrary(request);
 const promptSettings = new PromptSettings({ request, library });
 $("view-settings").append(promptSettings.el);
+const mcpSettings = new McpSettings({ request });
+$("view-settings").append(mcpSettings.el);
 question.before(new SlashMenu(question, library, runPrompt).el);
 
 $("summarize").addEventListener("click", summarize);

@@ -120,9 +120,17 @@ const DESCRIBERS: { [N in BrowserTool]: Describer<N> } = {
 
 /** What a call will do, worded before it runs (the host's `operation` title replaces it once it starts). */
 export function describeCall(name: string, args: Record<string, unknown>, target: ToolTarget | null): string {
+  const mcp = mcpTool(name);
+  if (mcp) return `Call ${q(mcp.tool, 60)} on the MCP server ${q(mcp.server, 60)}`;
   if (!isPageTool(name) && !isTabTool(name)) return run(args, target, name);
   const describer: (args: Record<string, unknown>, target: ToolTarget | null, name: string) => string = DESCRIBERS[name];
   return describer(args, target, name);
+}
+
+/** The server and tool of an MCP tool's name (`mcp.<server>.<tool>`). */
+export function mcpTool(name: string): { server: string; tool: string } | null {
+  const m = /^mcp\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(name);
+  return m ? { server: m[1] ?? "", tool: m[2] ?? "" } : null;
 }
 
 /** The URL a call would open, if it opens one. */
@@ -257,6 +265,12 @@ export class StepList {
     } else if (msg.name === "search") {
       const row = this.h("div", "approval-target");
       row.append("Query: ", this.h("code", "query", str(args["query"])));
+      root.append(row);
+    } else if (mcpTool(msg.name)) {
+      // What leaves for the server: the arguments, as sent.
+      const row = this.h("div", "approval-target");
+      const sent = JSON.stringify(args);
+      row.append("Sends: ", this.h("code", "mcp-arguments", sent.length > 400 ? `${sent.slice(0, 400)}…` : sent));
       root.append(row);
     } else if (msg.target) {
       const row = this.h("div", "approval-target");

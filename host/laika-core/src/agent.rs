@@ -159,6 +159,14 @@ pub fn describe(call: &ToolCall, target: Option<&str>) -> (OperationAction, Stri
             OperationAction::Other,
             format!("Running {}", quoted(call.name().as_str())),
         ),
+        ToolCall::Mcp(args) => (
+            OperationAction::Other,
+            format!(
+                "Calling {} on the MCP server {}",
+                quoted(&args.tool),
+                quoted(&args.server)
+            ),
+        ),
     }
 }
 

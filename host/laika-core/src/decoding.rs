@@ -70,7 +70,17 @@ const GOOD_TEXT: usize = 100;
 /// schema and the caps of `decoding.regime`: [`Caps::FULL`], or for a small
 /// model the caps sized for `max_tokens` (see [`small_caps`]).
 pub fn answer_schema(composed: &Value, packet: &RequestPacket, decoding: Decoding) -> Value {
-    let ctx = Request::of(packet);
+    answer_schema_for(composed, packet, decoding, tools::McpTools::none())
+}
+
+/// [`answer_schema`], its tool calls also offering the tools of `mcp`.
+pub fn answer_schema_for(
+    composed: &Value,
+    packet: &RequestPacket,
+    decoding: Decoding,
+    mcp: &tools::McpTools,
+) -> Value {
+    let ctx = Request::of(packet, mcp);
     let caps = match decoding.regime {
         Regime::Full => Caps::FULL,
         Regime::Small => small_caps(composed, &ctx, decoding.max_tokens),
@@ -107,7 +117,7 @@ fn small_caps(composed: &Value, ctx: &Request, max_tokens: Option<u32>) -> Caps 
 }
 
 /// What of the request the answer schema pins.
-struct Request {
+struct Request<'t> {
     task: TaskName,
     doc_ids: Vec<String>,
     fields: Vec<String>,
@@ -116,11 +126,11 @@ struct Request {
     /// fragment of prose.
     has_code: bool,
     /// The tools the request offers (`tools::for_request`).
-    tools: Vec<&'static tools::Tool>,
+    tools: Vec<&'t tools::Tool>,
 }
 
-impl Request {
-    fn of(packet: &RequestPacket) -> Request {
+impl<'t> Request<'t> {
+    fn of(packet: &RequestPacket, mcp: &'t tools::McpTools) -> Request<'t> {
         let mut doc_ids: Vec<String> = Vec::new();
         for d in &packet.context.documents {
             if !doc_ids.contains(&d.doc_id) {
@@ -136,7 +146,7 @@ impl Request {
                 .documents
                 .iter()
                 .any(|d| has_code(&d.content)),
-            tools: tools::for_request(packet),
+            tools: tools::for_request(packet, mcp),
         }
     }
 }
@@ -192,7 +202,7 @@ fn build(composed: &Value, req: &Request, caps: Caps, regime: Regime) -> Value {
 struct Walker<'a> {
     root: &'a Value,
     caps: Caps,
-    req: &'a Request,
+    req: &'a Request<'a>,
     defs: &'a mut Map<String, Value>,
     /// The `$ref`s being inlined, to cut recursion.
     stack: Vec<String>,

@@ -18,16 +18,20 @@ use laika_protocol::tool::Executor;
 use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
+
+mod mcp;
+pub use mcp::{is_name as mcp_name, McpListing, McpOrigin, McpTools};
 
 /// One tool of the registry.
 #[derive(Debug, Serialize)]
 pub struct Tool {
     #[serde(skip)]
     pub id: ToolName,
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// What the tool does, for the model: a lower-case phrase.
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     pub executor: Executor,
     /// The JSON Schema of `arguments`, with one valid example.
     pub arguments: Value,
@@ -35,6 +39,9 @@ pub struct Tool {
     /// the tests); the gate then denies every call of the tool.
     #[serde(skip)]
     validator: Option<jsonschema::Validator>,
+    /// For a tool of an MCP server: which one, and what the gate reads.
+    #[serde(skip)]
+    pub mcp: Option<McpOrigin>,
 }
 
 impl Tool {
@@ -144,6 +151,10 @@ fn spec(name: ToolName) -> (&'static str, Executor) {
             Host,
         ),
         ToolName::EstimateShipping => ("estimates shipping to a destination", Host),
+        ToolName::Mcp => (
+            "calls a tool of an MCP server the user configured",
+            Host,
+        ),
     }
 }
 
@@ -163,7 +174,13 @@ pub fn captures(name: ToolName) -> bool {
 /// Every tool, in the catalog's order ([`ToolName::ALL`], docs/llmcp.md#tool-calls).
 pub fn all() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
-    TOOLS.get_or_init(|| ToolName::ALL.iter().map(|&name| tool(name)).collect())
+    TOOLS.get_or_init(|| {
+        ToolName::ALL
+            .iter()
+            .filter(|name| !name.is_family())
+            .map(|&name| tool(name))
+            .collect()
+    })
 }
 
 /// The tool called exactly `name`.
@@ -187,7 +204,10 @@ const REFERENCES: &[&str] = &["collectionId", "sourceId", "artifactId"];
 /// give, which are all of them over a collection or once the agent loop has
 /// run a call (its outcomes are in the transcript), and otherwise those
 /// needing no collection, source or artifact id.
-pub fn for_request(packet: &laika_protocol::llmcp::RequestPacket) -> Vec<&'static Tool> {
+pub fn for_request<'a>(
+    packet: &laika_protocol::llmcp::RequestPacket,
+    mcp: &'a McpTools,
+) -> Vec<&'a Tool> {
     if !crate::task_view::task_may_act(packet.input.task.name) {
         return Vec::new();
     }
@@ -197,7 +217,10 @@ pub fn for_request(packet: &laika_protocol::llmcp::RequestPacket) -> Vec<&'stati
             .documents
             .iter()
             .any(|d| d.kind == crate::collection::INDEX_DOC_TYPE);
+    let mcp_tools = mcp.iter();
     offered()
+        .map(|t| -> &'a Tool { t })
+        .chain(mcp_tools)
         .filter(|t| {
             ids_at_hand
                 || !t.arguments["required"]
@@ -278,11 +301,12 @@ fn tool(id: ToolName) -> Tool {
     };
     Tool {
         id,
-        name: id.as_str(),
-        description,
+        name: Cow::Borrowed(id.as_str()),
+        description: Cow::Borrowed(description),
         executor,
         arguments,
         validator,
+        mcp: None,
     }
 }
 
@@ -293,13 +317,13 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_every_schema_compiles() {
-        let mut names: Vec<&str> = all().iter().map(|t| t.name).collect();
+        let mut names: Vec<&str> = all().iter().map(|t| &*t.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all().len());
         for t in all() {
             assert!(t.validator().is_some(), "{}", t.name);
-            assert_eq!(find(t.name).map(|f| f.name), Some(t.name));
+            assert_eq!(find(&t.name).map(|f| &f.name), Some(&t.name));
         }
         assert!(find("browser.teleport").is_none());
     }
@@ -328,7 +352,7 @@ mod tests {
                 assert_eq!(t.executor, Executor::Tab, "{}", t.name);
             }
         }
-        let offered: Vec<&str> = offered().map(|t| t.name).collect();
+        let offered: Vec<&str> = offered().map(|t| &*t.name).collect();
         for name in [
             "search",
             "app.calculate",

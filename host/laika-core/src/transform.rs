@@ -255,7 +255,7 @@ pub fn points_request(
     };
     let pipeline = Pipeline::standard();
     let composed = pipeline.schema(TaskName::Summarize, ambient)?;
-    Ok(pipeline.model_request(packet, &composed, decoding))
+    Ok(pipeline.model_request(packet, &composed, decoding, crate::tools::McpTools::none()))
 }
 
 /// The key points in a map step's model output: the text of its list items

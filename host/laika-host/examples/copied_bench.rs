@@ -67,6 +67,7 @@ fn main() {
                 user_message: "reply to the thread",
                 max_calls: DEFAULT_MAX_CALLS_PER_TURN,
                 integrations: &[],
+                mcp: laika_core::tools::McpTools::none(),
                 user_sources: &[],
                 provenance,
                 cancel: None,

@@ -234,6 +234,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             page_indexes: None,
             decoding: Default::default(),
             integrations: Vec::new(),
+            mcp: Default::default(),
             cancel: laika_core::cancel::CancelToken::default(),
         };
         let (mut turn, _) = Turn::start(request, settings, &ambient);

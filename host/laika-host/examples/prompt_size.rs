@@ -66,6 +66,7 @@ fn measure(obs: &Observation, task: TaskName, question: &str) -> Figures {
             max_tokens: Some(4096),
             ..Decoding::default()
         },
+        laika_core::tools::McpTools::none(),
     );
     let page = obs.summary.text.chars().count()
         + obs

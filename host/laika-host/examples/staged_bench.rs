@@ -96,6 +96,7 @@ fn run(page: &Value) -> Run {
         page_indexes: None,
         decoding: runtime.decoding(),
         integrations: Vec::new(),
+        mcp: Default::default(),
         cancel: laika_core::cancel::CancelToken::default(),
     };
     let cancel = CancelToken::default();

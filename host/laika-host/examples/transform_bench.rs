@@ -141,6 +141,7 @@ fn main() {
             concurrency,
             progress: &progress,
             integrations: &Default::default(),
+            mcp: laika_host::mcp_client::McpHub::none(),
         };
         let tool = ToolName::from_name(name).expect("a tool");
         let call = ToolCall::from_arguments(tool, args).expect("valid arguments");

@@ -7,6 +7,7 @@
 //! the others (`LAIKA_MODEL` means nothing to `builtin`).
 
 use crate::integration::IntegrationConfig;
+use crate::mcp_client::McpConfig;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{ConfigView, RuntimeView};
 pub use laika_protocol::limits::Limits;
@@ -54,6 +55,11 @@ pub struct Config {
     /// Only from the file: the extension's `config.set` cannot add one.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub integrations: BTreeMap<String, IntegrationConfig>,
+    /// `[mcp.servers.<name>]`: the MCP servers whose tools are offered as
+    /// `mcp.<server>.<tool>`; none by default. Only from the file: the
+    /// extension's `config.set` can only change a server's `trusted`.
+    #[serde(skip_serializing_if = "McpConfig::is_empty")]
+    pub mcp: McpConfig,
     /// The runtime settings the environment gave (but the kind), applied
     /// again when `config.set` switches the kind: the switch keeps only
     /// what the new kind shares with the old one.
@@ -92,6 +98,7 @@ impl Default for Config {
             serve: ServeConfig::default(),
             discover: DiscoverConfig::default(),
             integrations: BTreeMap::new(),
+            mcp: McpConfig::default(),
             runtime_env: Vec::new(),
             runtime_env_kind: None,
         }
@@ -454,6 +461,7 @@ impl Config {
         for (name, integration) in &self.integrations {
             integration.validate(name)?;
         }
+        self.mcp.validate()?;
         let l = &self.limits;
         if l.max_inbound_frame == 0
             || l.max_inbound_frame > laika_protocol::limits::DEFAULT_MAX_INBOUND_FRAME
@@ -608,6 +616,10 @@ impl Config {
                 "runtime.model" => Setting::Model(text(key, value)?),
                 "runtime.profile" => Setting::Profile(text(key, value)?),
                 "runtime.api_key" => Setting::ApiKey(text(key, value)?.map(ApiKey::new)),
+                mcp if mcp.starts_with("mcp.servers.") => {
+                    next.set_mcp_trust(mcp, value)?;
+                    continue;
+                }
                 "log_full_llm" => {
                     next.log_full_llm = value
                         .as_bool()
@@ -616,13 +628,36 @@ impl Config {
                 }
                 other => {
                     return Err(config_error(format!(
-                        "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.profile, runtime.api_key, log_full_llm"
+                        "unknown config key {other:?}; settable keys: runtime.kind, runtime.base_url, runtime.model, runtime.profile, runtime.api_key, log_full_llm, mcp.servers.<name>.trusted"
                     )))
                 }
             };
             next.runtime.apply(&setting)?;
         }
         Ok(next)
+    }
+
+    /// `mcp.servers.<name>.trusted`: the one MCP key Settings may set, and
+    /// only for a server the file configures.
+    fn set_mcp_trust(&mut self, key: &str, value: &Value) -> Result<()> {
+        let name = key
+            .strip_prefix("mcp.servers.")
+            .and_then(|rest| rest.strip_suffix(".trusted"))
+            .ok_or_else(|| {
+                config_error(format!(
+                    "{key:?}: the only MCP key that can be set is mcp.servers.<name>.trusted"
+                ))
+            })?;
+        let trusted = value
+            .as_bool()
+            .ok_or_else(|| config_error(format!("{key} must be true or false")))?;
+        let server = self.mcp.servers.get_mut(name).ok_or_else(|| {
+            config_error(format!(
+                "no MCP server named {name:?} is configured; servers are added under [mcp.servers.<name>] in config.toml"
+            ))
+        })?;
+        server.trusted = trusted;
+        Ok(())
     }
 
     /// Writes the file atomically (temp file + rename) so a crash never

@@ -13,6 +13,7 @@ pub mod install;
 pub mod integration;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_client;
 pub mod origin;
 pub mod page_index;
 pub mod pdf;

@@ -62,6 +62,8 @@ struct Shared {
     cuts: Mutex<(String, CutRecord)>,
     /// Page indexes kept for the next step or follow-up on the same page.
     page_indexes: Arc<crate::page_index::PageIndexCache>,
+    /// The configured MCP servers' connections.
+    mcp: Arc<crate::mcp_client::McpHub>,
 }
 
 impl Shared {
@@ -180,8 +182,10 @@ impl Session {
         runtime: Arc<dyn Runtime>,
         threaded: bool,
     ) -> Session {
+        let mcp = Arc::new(crate::mcp_client::McpHub::new(&config.mcp));
         Session {
             shared: Arc::new(Shared {
+                mcp,
                 config: RwLock::new(config),
                 config_path,
                 runtime: RwLock::new(runtime),
@@ -443,6 +447,13 @@ impl Session {
                 });
                 return;
             }
+            Request::McpServers { test, .. } => {
+                let hub = self.shared.mcp.clone();
+                self.aside(id, sink, move || Event::McpServers {
+                    servers: hub.status(test.as_deref()),
+                });
+                return;
+            }
             Request::PromptsList { .. } => self.with_store(|s| {
                 Ok(Event::PromptsList {
                     prompts: s.list_prompts()?,
@@ -691,6 +702,7 @@ impl Session {
         self.read_config(|c| c.save_values(&self.shared.config_path, values))?;
         let view = next.public_view();
         let info = runtime.info();
+        self.shared.mcp.reconfigure(&next.mcp);
         if let Ok(mut c) = self.shared.config.write() {
             *c = next;
         }
@@ -780,6 +792,7 @@ impl Session {
                     context_window: shared.context_window(&config),
                     page_indexes: Some(shared.page_indexes.clone()),
                     regime: shared.regime(&config),
+                    mcp: &shared.mcp,
                 },
             );
             if let Some(stored) = &stored {

@@ -51,6 +51,8 @@ pub struct ToolContext<'a> {
     pub progress: &'a (dyn Fn(Progress) + Sync),
     /// The configured integrations (`integration.invoke`).
     pub integrations: &'a BTreeMap<String, IntegrationConfig>,
+    /// The MCP servers (`mcp.<server>.<tool>`).
+    pub mcp: &'a crate::mcp_client::McpHub,
 }
 
 fn tool_error(e: Error) -> ToolError {
@@ -100,6 +102,7 @@ pub fn run(
         ToolCall::IntegrationInvoke(args) => {
             integration::invoke(ctx.integrations, args, ctx.cancel).map(ToolOutput::Open)
         }
+        ToolCall::Mcp(args) => ctx.mcp.call(args, ctx.cancel).map(ToolOutput::Open),
         // The browser's tools, and the app tools the engine runs itself.
         ToolCall::ObserveDom(_)
         | ToolCall::GetSelectionLinks(_)

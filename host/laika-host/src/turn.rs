@@ -39,6 +39,8 @@ pub struct TurnContext<'a> {
     /// The answer's caps, as chosen for the runtime's model
     /// (`laika_core::decoding::caps`).
     pub regime: laika_core::decoding::Regime,
+    /// The MCP servers' connections.
+    pub mcp: &'a crate::mcp_client::McpHub,
 }
 
 /// A turn that was stored, as the summarizer needs it.
@@ -57,6 +59,12 @@ pub struct Stored {
 /// Returns the turn if it was stored (for the summarizer).
 pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
     let reply_to = request.id.clone();
+    // Only a turn that may act offers tools: others never wait on a server.
+    let mcp = if laika_core::task_view::task_may_act(request.task.name) {
+        ctx.mcp.tools(ctx.cancel)
+    } else {
+        Default::default()
+    };
     let settings = TurnSettings {
         limits: ctx.config.limits.clone(),
         runtime: ctx.runtime.info(),
@@ -68,6 +76,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         },
         page_indexes: ctx.page_indexes.clone(),
         integrations: ctx.config.integrations.keys().cloned().collect(),
+        mcp: std::sync::Arc::new(mcp),
         cancel: ctx.cancel.clone(),
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
@@ -170,6 +179,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                     concurrency: ctx.config.limits.transform_concurrency,
                     progress: &progress,
                     integrations: &ctx.config.integrations,
+                    mcp: ctx.mcp,
                 };
                 let result = tools::run(&call, page, &tool_ctx);
                 if let Err(e) = &result {

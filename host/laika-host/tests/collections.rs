@@ -118,6 +118,7 @@ fn call(
         concurrency,
         progress: &progress,
         integrations: &f.integrations,
+        mcp: laika_host::mcp_client::McpHub::none(),
     };
     // As the engine hands a call on: typed, with the page read for a capture.
     let mut args = args;
@@ -534,6 +535,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             context_window: None,
             page_indexes: None,
             regime: Default::default(),
+            mcp: laika_host::mcp_client::McpHub::none(),
         },
     );
     let events = sink.take();
@@ -575,6 +577,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             context_window: None,
             page_indexes: None,
             regime: Default::default(),
+            mcp: laika_host::mcp_client::McpHub::none(),
         },
     );
     let events = sink.take();

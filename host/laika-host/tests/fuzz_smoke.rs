@@ -189,7 +189,7 @@ proptest! {
             ("search", json!({"query": "x", "engine": arg.clone()})),
             ("browser.select", json!({"handleId": "h", "value": arg.clone()})),
         ][tool].clone();
-        let ctx = GateContext { observation: &obs, user_message: "", max_calls: 8, integrations: &[], user_sources: &[], provenance: None, cancel: None };
+        let ctx = GateContext { observation: &obs, user_message: "", max_calls: 8, integrations: &[], mcp: laika_core::tools::McpTools::none(), user_sources: &[], provenance: None, cancel: None };
         let v = gate::review_at(0, &ToolCall { name: name.into(), arguments: args }, &ctx);
         prop_assert_eq!(v.decision, v.reason.decision());
         prop_assert!(!v.detail.is_empty() && v.detail.len() < 600);

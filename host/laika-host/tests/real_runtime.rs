@@ -124,7 +124,12 @@ fn model_request(task: &Value, text: &str, fixture: &str, rt: &OpenAiRuntime) ->
     let composed = pipeline
         .schema(task.name, &laika_runtime::SystemAmbient)
         .unwrap();
-    pipeline.model_request(packed.packet, &composed, rt.decoding())
+    pipeline.model_request(
+        packed.packet,
+        &composed,
+        rt.decoding(),
+        laika_core::tools::McpTools::none(),
+    )
 }
 
 fn runtime(url: &str, schema_mode: Option<&str>) -> OpenAiRuntime {
@@ -532,6 +537,7 @@ fn system_prompt_tokens_per_shape() {
                 sketch: composed.schema_json().to_string(),
                 enforced: false,
             },
+            laika_core::tools::McpTools::none(),
         );
         let answer_schema = serde_json::to_string(&schema.response_schema).unwrap();
         let (w, s, k) = (
@@ -616,7 +622,12 @@ fn a_follow_up_on_the_same_page_reuses_the_prompt_cache() {
             let composed = pipeline
                 .schema(task.name, &laika_runtime::SystemAmbient)
                 .unwrap();
-            let mut request = pipeline.model_request(packed.packet, &composed, rt.decoding());
+            let mut request = pipeline.model_request(
+                packed.packet,
+                &composed,
+                rt.decoding(),
+                laika_core::tools::McpTools::none(),
+            );
             // Both answers as long: the figure compares reading the prompts.
             request.max_output_tokens = Some(64);
             rt.request_body(&request)

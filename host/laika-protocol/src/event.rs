@@ -137,6 +137,8 @@ pub enum Event {
     ConfigTest(ConnectionTest),
     #[serde(rename = "pdf.read.result")]
     PdfRead(PdfRead),
+    #[serde(rename = "mcp.servers.result")]
+    McpServers { servers: Vec<McpServerView> },
     #[serde(rename = "prompts.list.result")]
     PromptsList {
         prompts: Vec<crate::saved_prompt::SavedPrompt>,
@@ -317,6 +319,51 @@ pub struct PdfRead {
 /// optional), not a second, stricter one of the same name.
 fn observation_as_sent_back(_: &mut schemars::SchemaGenerator) -> Schema {
     json_schema!({ "$ref": "#/$defs/Observation" })
+}
+
+/// One configured MCP server, as Settings shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct McpServerView {
+    pub name: String,
+    /// `stdio` (a program) or `http` (a loopback endpoint).
+    pub transport: String,
+    /// The program or the URL.
+    pub endpoint: String,
+    /// Its read-only tools run without a question.
+    pub trusted: bool,
+    pub state: McpServerState,
+    /// Why it is not connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<McpError>,
+    pub tools: Vec<McpToolView>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    Connected,
+    Error,
+}
+
+/// A coded MCP failure (`MCP_UNAVAILABLE`, `MCP_TIMEOUT`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct McpError {
+    pub code: String,
+    pub message: String,
+}
+
+/// One tool a server listed.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct McpToolView {
+    /// As the model calls it: `mcp.<server>.<tool>`.
+    pub name: String,
+    pub description: String,
+    /// The server says it only reads (`readOnlyHint`).
+    pub read_only: bool,
+    /// Offered to the model; otherwise `refused` says why not.
+    pub offered: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// `config.test.result`: what one short structured request to the runtime

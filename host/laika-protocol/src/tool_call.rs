@@ -52,6 +52,7 @@ macro_rules! tool_calls {
             pub fn from_name(name: &str) -> Option<ToolName> {
                 match name {
                     $($name => Some(ToolName::$variant),)*
+                    _ if name.starts_with(MCP_PREFIX) => Some(ToolName::Mcp),
                     _ => None,
                 }
             }
@@ -115,6 +116,21 @@ tool_calls! {
     MoneyCalculate(MoneyCalculate) = "app.money_calculate",
     EstimateTax(EstimateTax) = "commerce.estimate_tax",
     EstimateShipping(EstimateShipping) = "commerce.estimate_shipping",
+    /// A tool of an MCP server the user configured, which the model calls
+    /// as `mcp.<server>.<tool>`: a family of tools known only at run time
+    /// (laika-core's `tools::McpTools`), not one tool of the catalog.
+    Mcp(McpCall) = "mcp",
+}
+
+/// How every MCP tool's name starts: `mcp.<server>.<tool>`.
+pub const MCP_PREFIX: &str = "mcp.";
+
+impl ToolName {
+    /// Whether the name stands for a family of tools found at run time
+    /// (MCP) rather than one tool of the catalog.
+    pub fn is_family(self) -> bool {
+        matches!(self, ToolName::Mcp)
+    }
 }
 
 impl ToolCall {
@@ -147,7 +163,8 @@ impl ToolCall {
             | ToolCall::TransformRun(_)
             | ToolCall::MoneyCalculate(_)
             | ToolCall::EstimateTax(_)
-            | ToolCall::EstimateShipping(_) => None,
+            | ToolCall::EstimateShipping(_)
+            | ToolCall::Mcp(_) => None,
         }
     }
 }
@@ -223,6 +240,13 @@ impl ToolCall {
                 data: vec![Sent {
                     what: "The integration's payload",
                     text: Cow::Owned(a.payload.to_string()),
+                }],
+                ..none
+            },
+            ToolCall::Mcp(a) => Outbound {
+                data: vec![Sent {
+                    what: "The MCP tool's arguments",
+                    text: Cow::Owned(Value::Object(a.arguments.clone()).to_string()),
                 }],
                 ..none
             },
@@ -537,6 +561,28 @@ pub struct IntegrationInvoke {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "text")]
     pub idempotency_key: Option<String>,
+}
+
+/// A call of one tool of an MCP server: the model names it
+/// `mcp.<server>.<tool>` and gives the tool's own arguments, checked
+/// against the input schema the server listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(example = json!({ "server": "notes", "tool": "search", "arguments": {} }))]
+pub struct McpCall {
+    #[schemars(schema_with = "text")]
+    pub server: String,
+    #[schemars(schema_with = "text")]
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+}
+
+impl McpCall {
+    /// The name the model calls it by, `mcp.<server>.<tool>`.
+    pub fn name(&self) -> String {
+        format!("{MCP_PREFIX}{}.{}", self.server, self.tool)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

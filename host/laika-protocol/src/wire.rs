@@ -151,7 +151,12 @@ pub enum ExportFormat {
 /// The keys `config.set` may change, for the schema only: the host takes
 /// `values` as a map so that an unknown key is `CONFIG_INVALID` naming the
 /// key (`Config::with_values` in `laika-host` applies them).
+/// Besides these, `mcp.servers.<name>.trusted` (a boolean) sets a
+/// configured MCP server's trust.
 #[derive(JsonSchema)]
+#[schemars(extend("patternProperties" = {
+    "^mcp\\.servers\\.[A-Za-z0-9_-]{1,64}\\.trusted$": {"type": "boolean"}
+}))]
 pub struct ConfigValues {
     /// `null` means `builtin`.
     #[schemars(rename = "runtime.kind")]
@@ -350,6 +355,15 @@ pub enum Request {
         /// `MAX_PDF_BYTES` once decoded.
         data: String,
     },
+    /// The configured MCP servers, their state and their tools; with
+    /// `test`, that server is connected anew first ("Test connection").
+    /// Answered with `mcp.servers.result`.
+    #[serde(rename = "mcp.servers")]
+    McpServers {
+        id: RequestId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        test: Option<String>,
+    },
     /// The saved prompts, shortcut slots first, then by name.
     #[serde(rename = "prompts.list")]
     PromptsList { id: RequestId },
@@ -460,6 +474,7 @@ pub const REQUEST_TYPES: &[&str] = &[
     "config.test",
     "ping",
     "pdf.read",
+    "mcp.servers",
     "prompts.list",
     "prompts.save",
     "prompts.delete",
@@ -494,6 +509,7 @@ impl Request {
             Request::ConfigTest { .. } => "config.test",
             Request::Ping { .. } => "ping",
             Request::PdfRead { .. } => "pdf.read",
+            Request::McpServers { .. } => "mcp.servers",
             Request::PromptsList { .. } => "prompts.list",
             Request::PromptsSave { .. } => "prompts.save",
             Request::PromptsDelete { .. } => "prompts.delete",
@@ -528,6 +544,7 @@ impl Request {
             | Request::ConfigTest { id, .. }
             | Request::Ping { id }
             | Request::PdfRead { id, .. }
+            | Request::McpServers { id, .. }
             | Request::PromptsList { id }
             | Request::PromptsSave { id, .. }
             | Request::PromptsDelete { id, .. }

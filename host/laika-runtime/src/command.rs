@@ -910,8 +910,8 @@ impl ToolLoopTask {
             question: packet.input.user_message.text.clone(),
             tools: laika_core::tools::offered()
                 .map(|t| ToolSpec {
-                    name: t.name.into(),
-                    description: t.description.into(),
+                    name: t.name.to_string(),
+                    description: t.description.to_string(),
                     args_schema: t.arguments.clone(),
                 })
                 .collect(),

@@ -65,6 +65,7 @@ pub fn run(call: &ToolCall) -> Option<Result<ToolOutput, AppError>> {
         | ToolCall::ArtifactSave(_)
         | ToolCall::ArtifactShare(_)
         | ToolCall::ArtifactOpen(_)
+        | ToolCall::Mcp(_)
         | ToolCall::IntegrationInvoke(_)
         | ToolCall::CollectionCreate(_)
         | ToolCall::CollectionAddSources(_)

@@ -245,7 +245,10 @@ fn request_values_are_pinned() {
         .iter()
         .map(|v| v["properties"]["name"]["const"].as_str().unwrap())
         .collect();
-    let offered: Vec<&str> = tools::for_request(p).iter().map(|t| t.name).collect();
+    let offered: Vec<&str> = tools::for_request(p, tools::McpTools::none())
+        .iter()
+        .map(|t| &*t.name)
+        .collect();
     assert_eq!(names, offered);
     assert!(
         !names.contains(&"transform.run"),

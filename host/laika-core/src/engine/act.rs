@@ -172,6 +172,7 @@ impl Turn<'_> {
                     user_message: &self.request.message.text,
                     max_calls: self.settings.limits.max_tool_calls,
                     integrations: &self.settings.integrations,
+                    mcp: &self.settings.mcp,
                     user_sources: &self.user_sources,
                     provenance: Some(&self.provenance),
                     cancel: Some(&self.settings.cancel),

@@ -109,6 +109,8 @@ pub struct TurnSettings {
     /// The names of the configured integrations `integration.invoke` may
     /// call (the gate denies any other).
     pub integrations: Vec<String>,
+    /// The tools of the connected MCP servers, offered with the registry's.
+    pub mcp: Arc<crate::tools::McpTools>,
     /// The turn's cancel token (the driver cancels it with the runtime):
     /// long checks stop when it is cancelled.
     pub cancel: crate::cancel::CancelToken,
@@ -599,7 +601,7 @@ impl<'a> Turn<'a> {
             max_tokens: self.output_tokens(),
             ..self.settings.decoding
         };
-        let request = pipeline.model_request(packet, &composed, decoding);
+        let request = pipeline.model_request(packet, &composed, decoding, &self.settings.mcp);
         let base_user_prompt = request.user_prompt.clone();
         self.phase = Phase::Asking(Box::new(Asking {
             composed,
@@ -1112,7 +1114,8 @@ impl<'a> Turn<'a> {
                     max_tokens: Some(wanted),
                     ..self.settings.decoding
                 };
-                let bare = pipeline.model_request(bare.packet, &composed, decoding);
+                let bare =
+                    pipeline.model_request(bare.packet, &composed, decoding, &self.settings.mcp);
                 let fixed = bare.system_prompt.chars().count() + bare.user_prompt.chars().count();
                 let room = Budget::for_window(window.tokens, 0, fixed, limits).max_tokens;
                 let output = if room >= wanted as usize + MIN_CONTEXT_TOKENS {

@@ -285,6 +285,7 @@ fn settings() -> TurnSettings {
         page_indexes: None,
         decoding: Default::default(),
         integrations: Vec::new(),
+        mcp: Default::default(),
         cancel: crate::cancel::CancelToken::default(),
     }
 }

@@ -8,12 +8,12 @@
 //! (untrusted, possibly huge) value and speak JSON Schema.
 
 use super::clip;
-use crate::tools::{self, Tool};
+use crate::tools::{self, McpTools, Tool};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::paths::{Location, LocationSegment};
 use jsonschema::ValidationError;
 use laika_protocol::llmcp;
-use laika_protocol::tool_call::{ToolCall, ToolName, MAX_BYTES};
+use laika_protocol::tool_call::{McpCall, ToolCall, ToolName, MAX_BYTES};
 use serde_json::{Map, Value};
 
 pub(super) type Args<'a> = Option<&'a Map<String, Value>>;
@@ -27,11 +27,22 @@ pub enum Rejection {
     InvalidArguments(ToolName, String),
 }
 
-/// The model's raw call as a typed [`ToolCall`].
-pub fn parse(call: &llmcp::ToolCall) -> Result<ToolCall, Rejection> {
-    let tool = tools::find(&call.name).ok_or(Rejection::UnknownTool)?;
-    check(tool, &call.arguments)
+/// The model's raw call as a typed [`ToolCall`]: a tool of the registry,
+/// or one of `mcp`'s (its arguments checked against the schema its server
+/// listed).
+pub fn parse(call: &llmcp::ToolCall, mcp: &McpTools) -> Result<ToolCall, Rejection> {
+    let tool = tools::find(&call.name)
+        .or_else(|| mcp.find(&call.name))
+        .ok_or(Rejection::UnknownTool)?;
+    let args = check(tool, &call.arguments)
         .map_err(|problem| Rejection::InvalidArguments(tool.id, problem))?;
+    if let Some(origin) = &tool.mcp {
+        return Ok(ToolCall::Mcp(McpCall {
+            server: origin.server.clone(),
+            tool: origin.tool.clone(),
+            arguments: args.cloned().unwrap_or_default(),
+        }));
+    }
     // The schema admits exactly what the types do; a mismatch is a registry
     // bug, reported like a bad argument rather than trusted.
     ToolCall::from_arguments(tool.id, call.arguments.clone())

@@ -112,6 +112,7 @@ fn score(corpus: &str) -> Score {
             user_message: &page.user,
             max_calls: DEFAULT_MAX_CALLS_PER_TURN,
             integrations: &[],
+            mcp: crate::tools::McpTools::none(),
             user_sources: &page.user_sources,
             provenance: None,
             cancel: None,

@@ -42,10 +42,11 @@ mod urls;
 
 use crate::cancel::CancelToken;
 use crate::provenance::Outside;
+use crate::tools::McpTools;
 pub use arguments::{parse, Rejection};
 use laika_protocol::llmcp;
 use laika_protocol::observation::{Element, Observation};
-use laika_protocol::tool_call::{IntegrationInvoke, ShareTarget, ToolCall, ToolName};
+use laika_protocol::tool_call::{IntegrationInvoke, McpCall, ShareTarget, ToolCall, ToolName};
 use laika_protocol::verdict::{Decision, Reason, Verdict};
 
 /// What the gate checks tool calls against.
@@ -56,6 +57,8 @@ pub struct GateContext<'a> {
     pub max_calls: usize,
     /// The names of the configured integrations (`[integrations.<name>]`).
     pub integrations: &'a [String],
+    /// The tools of the connected MCP servers (`[mcp.servers.<name>]`).
+    pub mcp: &'a McpTools,
     /// The collection sources the user added themselves (from the sidebar),
     /// by id: the store knows who added each; any other source is read
     /// again only with the user's approval.
@@ -111,7 +114,7 @@ pub fn inspect(index: usize, call: &llmcp::ToolCall, ctx: &GateContext) -> Revie
             call: None,
         };
     }
-    match parse(call) {
+    match parse(call, ctx.mcp) {
         Ok(typed) => Review {
             verdict: review_call(&typed, ctx),
             tool,
@@ -128,7 +131,16 @@ pub fn inspect(index: usize, call: &llmcp::ToolCall, ctx: &GateContext) -> Revie
         Err(Rejection::InvalidArguments(name, problem)) => Review {
             verdict: Verdict::new(
                 Reason::InvalidArguments,
-                format!("{}: {problem}.", name.as_str()),
+                // A family's tool is known by its own name (one the
+                // registry accepted, so short and plain).
+                format!(
+                    "{}: {problem}.",
+                    if name.is_family() {
+                        &call.name
+                    } else {
+                        name.as_str()
+                    }
+                ),
             ),
             tool,
             call: None,
@@ -261,7 +273,46 @@ fn own_review(call: &ToolCall, ctx: &GateContext) -> Verdict {
             ),
         ),
         ToolCall::IntegrationInvoke(args) => review_integration(args, ctx),
+        ToolCall::Mcp(args) => review_mcp(args, ctx),
     }
+}
+
+/// Every MCP call leaves the browser for a program Laika does not know: it
+/// is asked, unless the server says the tool only reads (`readOnlyHint`)
+/// and the user marked the server trusted. (What the arguments carry is
+/// the outbound check's, like any text sent out.)
+fn review_mcp(args: &McpCall, ctx: &GateContext) -> Verdict {
+    let name = args.name();
+    let Some(origin) = ctx.mcp.find(&name).and_then(|t| t.mcp.as_ref()) else {
+        return Verdict::new(
+            Reason::ToolNotAvailable,
+            format!(
+                "{} is not a tool of a connected MCP server, so nothing was sent.",
+                clip(&name)
+            ),
+        );
+    };
+    if origin.read_only && origin.trusted {
+        return Verdict::new(
+            Reason::ReadOnly,
+            format!(
+                "{name} only reads, as its server says, and you marked the MCP server {} trusted.",
+                origin.server
+            ),
+        );
+    }
+    let why = if origin.trusted {
+        "its server does not say it only reads"
+    } else {
+        "you have not marked this server trusted"
+    };
+    Verdict::new(
+        Reason::CallsIntegration,
+        format!(
+            "{name} sends data from this conversation to the MCP server {} ({why}).",
+            origin.server
+        ),
+    )
 }
 
 fn review_integration(args: &IntegrationInvoke, ctx: &GateContext) -> Verdict {

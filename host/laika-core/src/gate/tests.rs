@@ -124,6 +124,7 @@ fn ctx<'a>(obs: &'a Observation, user: &'a str) -> GateContext<'a> {
         user_message: user,
         max_calls: DEFAULT_MAX_CALLS_PER_TURN,
         integrations: &[],
+        mcp: tools::McpTools::none(),
         user_sources: &[],
         provenance: None,
         cancel: None,
@@ -673,7 +674,7 @@ fn details_clip_hostile_text() {
 proptest! {
     #[test]
     fn any_call_gets_a_consistent_verdict(
-        name in prop::sample::select(tools::all().iter().map(|t| t.name).chain(["x.y", ""]).collect::<Vec<_>>()),
+        name in prop::sample::select(tools::all().iter().map(|t| &*t.name).chain(["x.y", ""]).collect::<Vec<_>>()),
         pairs in prop::collection::vec((
             prop::sample::select(vec!["handleId", "url", "query", "text", "value", "deltaY", "maxChars", "engine", "newTab", "extra"]),
             prop_oneof![
@@ -715,6 +716,7 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
         user_message: "",
         max_calls: 8,
         integrations: &configured,
+        mcp: tools::McpTools::none(),
         user_sources: &[],
         provenance: None,
         cancel: None,
@@ -735,6 +737,71 @@ fn an_integration_runs_only_if_configured_and_is_asked() {
     assert_eq!(v.decision, Decision::Ask);
     assert_eq!(v.reason, Reason::CallsIntegration);
     assert!(v.detail.contains("\"add\""), "{}", v.detail);
+}
+
+#[test]
+fn an_mcp_call_is_asked_unless_it_only_reads_on_a_trusted_server() {
+    let obs = Observation::from_value(json!({"summary": {
+        "doc_type": "web.observation.summary.v1", "url": "https://a.example/", "title": "t",
+        "text": "The Heron Quay warehouse ledger shows order QX-558812 shipped."
+    }}))
+    .unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let mut tools = tools::McpTools::default();
+    for (server, trusted) in [("notes", true), ("wiki", false)] {
+        for (tool, read_only) in [("find", true), ("write", false)] {
+            tools
+                .add(
+                    server,
+                    trusted,
+                    tools::McpListing {
+                        name: tool.into(),
+                        description: None,
+                        input_schema: schema.clone(),
+                        read_only,
+                    },
+                )
+                .unwrap();
+        }
+    }
+    let gate = GateContext {
+        mcp: &tools,
+        ..ctx(&obs, "find the train times")
+    };
+    let verdict = |name: &str, q: &str| {
+        let call = ToolCall {
+            name: name.into(),
+            arguments: json!({ "q": q }),
+        };
+        review_at(0, &call, &gate)
+    };
+    let v = verdict("mcp.notes.find", "train times");
+    assert_eq!((v.decision, v.reason), (Decision::Allow, Reason::ReadOnly));
+    for name in ["mcp.notes.write", "mcp.wiki.find", "mcp.wiki.write"] {
+        let v = verdict(name, "train times");
+        assert_eq!(
+            (v.decision, v.reason),
+            (Decision::Ask, Reason::CallsIntegration),
+            "{name}"
+        );
+    }
+    // The arguments are outgoing data: a secret is denied, page data asked.
+    let v = verdict("mcp.notes.find", "AKIAIOSFODNN7EXAMPLE");
+    assert_eq!(v.reason, Reason::SecretInOutput, "{}", v.detail);
+    let v = verdict("mcp.notes.find", "order QX-558812");
+    assert_eq!(v.decision, Decision::Ask, "{}", v.detail);
+    // Arguments are checked against the server's schema; unknown names denied.
+    let call = ToolCall {
+        name: "mcp.notes.find".into(),
+        arguments: json!({"q": 1}),
+    };
+    let v = review_at(0, &call, &gate);
+    assert_eq!(v.reason, Reason::InvalidArguments);
+    assert_eq!(v.detail, "mcp.notes.find: argument \"q\" must be a string.");
+    for name in ["mcp.notes.delete", "mcp.other.find", "mcp", "mcp."] {
+        assert_eq!(verdict(name, "x").reason, Reason::UnknownTool, "{name}");
+    }
 }
 
 #[test]

@@ -579,6 +579,7 @@ fn run_engine(
             context_window: ctx.config.configured_window(),
             page_indexes: None,
             regime: Default::default(),
+            mcp: crate::mcp_client::McpHub::none(),
         },
     );
     let events = match events.0.into_inner() {
