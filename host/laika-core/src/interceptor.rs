@@ -35,6 +35,7 @@ use crate::schema;
 use crate::tools;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::llmcp::{RequestPacket, TaskName};
+use laika_protocol::mode::{Mode, MAX_CHOICES, MAX_CHOICE_CHARS};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -148,13 +149,14 @@ impl Pipeline {
         }
     }
 
-    /// The pipeline every turn uses: citations, tool calls, memory.
+    /// The pipeline every turn uses: citations, tool calls, modes, memory.
     pub fn standard() -> &'static Pipeline {
         static STANDARD: OnceLock<Pipeline> = OnceLock::new();
         STANDARD.get_or_init(|| {
             Pipeline::new(vec![
                 Box::new(Citations),
                 Box::new(ToolCalls),
+                Box::new(Modes),
                 Box::new(Memory),
             ])
         })
@@ -458,6 +460,52 @@ impl Interceptor for ToolCalls {
     }
 }
 
+/// `mode` and `assistant.choices`, for a question (the only task that may
+/// act): whether the user wants to know (`inform`), wants something done
+/// (`act`) or was unclear (`clarify`: the answer is a question with a few
+/// choices). The engine fixes the turn's mode from it (or the user's own
+/// choice) and runs calls that change something only in `act`.
+pub struct Modes;
+
+impl Interceptor for Modes {
+    fn name(&self) -> &'static str {
+        "modes"
+    }
+
+    fn pre_schema(&self, _: &Value, ctx: &SchemaContext) -> Option<SchemaExtension> {
+        if !crate::task_view::task_may_act(ctx.task) {
+            return None;
+        }
+        let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+        Some(SchemaExtension {
+            id: "modes-v1".into(),
+            delta: json!({ "properties": {
+                "mode": {
+                    "description": "act: the user asked for something to be done; inform: they want to know; clarify: unclear, so the answer asks and offers choices.",
+                    "type": "string",
+                    "enum": modes
+                },
+                "assistant": { "properties": { "choices": {
+                    "description": "clarify only: short replies the user can pick, each a complete answer to your question.",
+                    "type": "array",
+                    "maxItems": MAX_CHOICES,
+                    "items": { "type": "string", "minLength": 1, "maxLength": MAX_CHOICE_CHARS }
+                }}}
+            }}),
+        })
+    }
+
+    fn pre_prompt(&self, prompts: &mut Prompts, packet: &RequestPacket) {
+        if !crate::task_view::task_may_act(packet.input.task.name) {
+            return;
+        }
+        append_rule(
+            prompts,
+            "mode: act only if the user asks for something done, inform if they want to know; if unclear, clarify: ask one question with 2-5 assistant.choices. Actions run only in act.",
+        );
+    }
+}
+
 /// Longest `memory.summary` accepted, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 2000;
 
@@ -715,7 +763,7 @@ mod tests {
     }
 
     #[test]
-    fn standard_pipeline_extends_the_base_with_three_active_extensions() {
+    fn standard_pipeline_extends_the_base_with_four_active_extensions() {
         let c = Pipeline::standard()
             .schema(TaskName::Answer, &crate::ambient::Fixed::new())
             .unwrap();
@@ -729,8 +777,20 @@ mod tests {
             [
                 ("citations-v1", ExtensionStatus::Active),
                 ("tool-calls-v1", ExtensionStatus::Active),
+                ("modes-v1", ExtensionStatus::Active),
                 ("summary-v1", ExtensionStatus::Active)
             ]
+        );
+        assert_eq!(
+            c.schema().pointer("/properties/mode/enum"),
+            Some(&json!(["clarify", "inform", "act"]))
+        );
+        let summarize = Pipeline::standard()
+            .schema(TaskName::Summarize, &crate::ambient::Fixed::new())
+            .unwrap();
+        assert!(
+            summarize.schema().pointer("/properties/mode").is_none(),
+            "a summary never acts: no mode"
         );
         let s = c.schema();
         assert!(schema::base_schema()

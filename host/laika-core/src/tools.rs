@@ -147,6 +147,43 @@ fn spec(name: ToolName) -> (&'static str, Executor) {
     }
 }
 
+/// Whether a call of tool `name` changes something: the page, the tab's
+/// location, the store, a file, the clipboard or the world outside (an
+/// integration). Only an `act` turn runs these (`engine/act.rs`); reads and
+/// arithmetic run in any mode. Opening or following a URL counts as
+/// acting: a GET can change things, and the tab the user was on is left.
+pub fn acts(name: ToolName) -> bool {
+    match name {
+        ToolName::ObserveDom
+        | ToolName::GetSelectionLinks
+        | ToolName::Scroll
+        | ToolName::Calculate
+        | ToolName::MoneyCalculate
+        | ToolName::EstimateTax
+        | ToolName::EstimateShipping
+        | ToolName::CollectionListSources
+        | ToolName::TransformListTypes => false,
+        ToolName::Click
+        | ToolName::Type
+        | ToolName::Select
+        | ToolName::OpenTab
+        | ToolName::Navigate
+        | ToolName::Back
+        | ToolName::Forward
+        | ToolName::Refresh
+        | ToolName::Search
+        | ToolName::ArtifactSave
+        | ToolName::ArtifactShare
+        | ToolName::ArtifactOpen
+        | ToolName::IntegrationInvoke
+        | ToolName::CollectionCreate
+        | ToolName::CollectionAddSources
+        | ToolName::SourceCapture
+        | ToolName::SourceRefresh
+        | ToolName::TransformRun => true,
+    }
+}
+
 /// Browser tools the host prepares before the extension runs them (an
 /// `Action::RunTool` first, its result sent as `agent_state.input`): the
 /// extension knows neither a source's URL nor an artifact's content.
