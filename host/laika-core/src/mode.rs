@@ -93,7 +93,16 @@ mod tests {
         let got = choices(&raw);
         assert_eq!(got[0], "The cheapest one");
         assert_eq!(got[1], "x".repeat(MAX_CHOICE_CHARS));
-        assert_eq!(got, vec!["The cheapest one".to_string(), "x".repeat(80), "B".into(), "C".into(), "D".into()]);
+        assert_eq!(
+            got,
+            vec![
+                "The cheapest one".to_string(),
+                "x".repeat(80),
+                "B".into(),
+                "C".into(),
+                "D".into()
+            ]
+        );
     }
 
     #[test]

@@ -6,9 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A turn's mode, as the user chose it or the model read it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The request is ambiguous: ask before guessing.

@@ -2274,7 +2274,11 @@ fn an_inform_turn_does_not_run_a_click_and_the_model_reads_why() {
     // The model's next step reads the refusal in its transcript.
     let transcript = &run.asks.last().unwrap().packet.context.transcript;
     assert_eq!(
-        transcript[0].outcome.error.as_ref().map(|e| e.code.as_str()),
+        transcript[0]
+            .outcome
+            .error
+            .as_ref()
+            .map(|e| e.code.as_str()),
         Some("NOT_ACT_MODE")
     );
     assert!(transcript[0].outcome.summary.contains("informed"));
@@ -2374,7 +2378,9 @@ fn a_clarifying_question_carries_its_choices_and_stores_them() {
 fn a_reply_without_a_mode_keeps_the_gate_as_its_brake() {
     let run = agent_turn(
         Limits::default(),
-        stepping(vec![json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}])]),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+        ]),
         |events| vec![result_for(events, "ok", Some(next_page()))],
     );
     assert_eq!(tool_calls(&run)[0].decision, Decision::Allow);
