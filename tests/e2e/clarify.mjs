@@ -1,7 +1,8 @@
 // E2E: a clarifying question. The scripted model reads "Add the laptop to my
 // cart" as unclear and answers in clarify mode with two choices; the sidebar
 // shows them as buttons, one click sends the chosen one as the next message
-// of the same conversation, and the next turn is asked with that text.
+// of the same conversation, and the next turn is asked with that text;
+// history shows the choices the question offered.
 import fs from "node:fs";
 import path from "node:path";
 import { artifacts, assert, esc, hostEvents, launch, modelOutput, norm, openSidebar, serveRoutes, waitForDone } from "./lib.mjs";
@@ -60,6 +61,13 @@ try {
   assert(clarify?.mode === "clarify" && clarify.choices.length === 2, `the host sent the mode and the choices (${JSON.stringify(clarify)})`);
 
   await sidebar.screenshot({ path: path.join(artifacts, "sidebar-clarify-chosen.png"), fullPage: true });
+
+  // History keeps the question's choices, read back from the stored answer.
+  await sidebar.click("#nav-history");
+  await sidebar.click("#history-list button");
+  await sidebar.waitForSelector(".history-choices", { timeout: 10_000 });
+  const kept = norm(await sidebar.textContent(".history-choices"));
+  assert(kept === "Choices offered: The cheapest one · The lightest one", `history shows the choices (${kept})`);
   console.log("ok clarify: the question's choices are buttons; one click asks the next turn with that text");
 } catch (e) {
   console.error(browser.hostLog().slice(-3000));
