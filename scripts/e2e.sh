@@ -8,6 +8,7 @@
 #                             installed or silent, XSS rendering check, the chat
 #                             screen (keys, answer actions, runtime badge, bad
 #                             server), history (search, continue, export, undo),
+#                             a clarifying question answered by a click on a choice,
 #                             selection and other tabs as context, same-origin
 #                             frames read and cross-origin ones named; Settings (a
 #                             llama-server stub found, tested, used); Firefox runs a
@@ -48,7 +49,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize tools agent clarify exfiltration stop not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

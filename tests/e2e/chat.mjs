@@ -61,8 +61,8 @@ try {
   let order = await tabOrder(5);
   assert(order === "summarize,new-chat,composer-more-toggle,question,send", `focus order, folded (${order})`);
   await sidebar.click("#composer-more-toggle");
-  order = await tabOrder(7);
-  assert(order === "summarize,new-chat,composer-more-toggle,mode,ask-selection,add-tabs,question", `focus order, opened (${order})`);
+  order = await tabOrder(8);
+  assert(order === "summarize,new-chat,composer-more-toggle,mode,intent,ask-selection,add-tabs,question", `focus order, opened (${order})`);
   await sidebar.keyboard.press("Shift+Tab");
   const outline = await sidebar.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert(outline !== "none", `focus is visible (${outline})`);

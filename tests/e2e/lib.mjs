@@ -170,9 +170,10 @@ export async function citationText(button) {
 /**
  * One scripted model output: a `laika.llmcp` response packet (as its raw
  * JSON text) with the scripted runtime's placeholders, answering `text` and
- * proposing `toolCalls` (none: the answer ends the loop).
+ * proposing `toolCalls` (none: the answer ends the loop), stating `mode`
+ * (`clarify` with `choices`: a clarifying question) when given.
  */
-export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [] }) {
+export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [], mode = null, choices = [] }) {
   const packet = {
     protocol: { name: "laika.llmcp", version: 1 },
     id: "{{new_id}}",
@@ -188,6 +189,8 @@ export function modelOutput({ title = "Answer", text, citations = [], toolCalls 
     },
   };
   if (toolCalls.length) packet.tool_calls = toolCalls;
+  if (mode) packet.mode = mode;
+  if (choices.length) packet.assistant.choices = choices;
   return JSON.stringify(packet).replace("999999", "{{turn}}");
 }
 

@@ -266,6 +266,7 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     task: { name: req.task, args },
     ...(req.collection_id ? { collection_id: req.collection_id } : {}),
     ...(req.offline === true ? { offline: true } : {}),
+    ...(req.mode ? { mode: req.mode } : {}),
     tab: { url: tab.url ?? null, title: tab.title ?? null, tab_id: tab.id, browser: BUILD_BROWSER === "firefox" ? "firefox" : "chrome" },
     observation,
   };

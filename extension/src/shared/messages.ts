@@ -57,6 +57,8 @@ export type SidebarRequest =
       collection_id?: string | null;
       /** Answer with the offline runtime this time ("Use offline"); the config is not changed. */
       offline?: boolean;
+      /** The user's own choice: only tell (`inform`) or do it (`act`); absent, the model reads the message. */
+      mode?: "inform" | "act";
     }
   /** The open web tabs, for the tab picker. */
   | { kind: "tabs" }

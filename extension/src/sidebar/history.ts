@@ -275,7 +275,16 @@ export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls
   const rendered = renderDoc(document, t.render);
   if (rendered.hasChildNodes()) answer.append(rendered);
   else answer.append(h("p", t.error ? "error" : "notice", t.answer_text || t.error?.message || t.status));
+  const offered = choicesOffered(t.response_packet);
+  if (offered.length) answer.append(h("p", "notice history-choices", `Choices offered: ${offered.join(" · ")}`));
   box.append(answer, when(t.created_at));
   return box;
 }
 
+
+/** A stored clarifying question's choices (read from its response packet, which older rows lack). */
+function choicesOffered(packet: unknown): string[] {
+  if (!isObject(packet) || packet["mode"] !== "clarify" || !isObject(packet["assistant"])) return [];
+  const choices = packet["assistant"]["choices"];
+  return Array.isArray(choices) ? choices.filter((c): c is string => typeof c === "string") : [];
+}

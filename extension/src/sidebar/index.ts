@@ -35,6 +35,8 @@ const statusBox = $("status");
 const question = $("question") as HTMLTextAreaElement;
 const fields = $("fields") as HTMLInputElement;
 const mode = $("mode") as HTMLSelectElement;
+/** What Laika may do with a question: judge, only tell, or do it. */
+const intent = $("intent") as HTMLSelectElement;
 const stopBtn = $("stop") as HTMLButtonElement;
 
 let port: chrome.runtime.Port | null = null;
@@ -151,6 +153,7 @@ function startTurn(a: Ask): void {
     tab_ids: a.tab_ids,
     collection_id: collections.selected(),
     offline: a.offline,
+    mode: a.mode,
   });
 }
 
@@ -163,7 +166,8 @@ function useOffline(again: Ask): void {
 /** A new question: it reads the attached selection and tabs too. */
 function askNew(task: TaskName, text: string, label: string, fieldList?: string[]): void {
   picker.closePicker();
-  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds });
+  const chosen = intent.value === "inform" || intent.value === "act" ? intent.value : undefined;
+  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds, mode: chosen });
 }
 
 function editQuestion(a: Ask): void {

@@ -38,6 +38,8 @@ export interface Ask {
   tab_ids?: number[];
   /** Answered with the offline runtime ("Use offline"), whatever Settings name. */
   offline?: boolean;
+  /** The user's choice of mode for this question, if they made one. */
+  mode?: "inform" | "act";
 }
 
 /** One part of a turn's answer area, in order. */

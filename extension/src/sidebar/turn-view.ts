@@ -193,7 +193,32 @@ export class TurnView {
     placeMarkers(box, msg.citations, sources, show);
     const cites = renderCitations(msg.citations, sources, show, box.textContent ?? "");
     if (cites) box.append(cites);
+    if (msg.choices?.length) box.append(this.choices(msg.choices));
     return Array.from(box.childNodes);
+  }
+
+  /**
+   * A clarifying question's choices: one click sends the choice as the next
+   * message of the conversation; the buttons then stay as a record of it.
+   */
+  private choices(choices: string[]): HTMLElement {
+    const group = h("div", "choices");
+    group.setAttribute("role", "group");
+    group.setAttribute("aria-label", "Choose an answer");
+    const buttons = choices.map((text) => {
+      const b = document.createElement("button");
+      b.className = "choice";
+      b.type = "button";
+      b.textContent = text;
+      b.addEventListener("click", () => {
+        for (const other of buttons) other.disabled = true;
+        b.classList.add("chosen");
+        this.actions.ask({ task: "web.answer", text, label: text });
+      });
+      return b;
+    });
+    group.append(...buttons);
+    return group;
   }
 
   private renderDone(turn: TurnState): void {

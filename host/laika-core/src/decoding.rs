@@ -57,6 +57,11 @@ pub const HOST_FILLED: &[&str] = &[
     "in_reply_to",
 ];
 
+/// Fields the answer schema requires though the composed contract does
+/// not: the contract also reads answers of runtimes that left them out,
+/// while a decoder held to the grammar must state them.
+const STATED: &[&str] = &["mode"];
+
 /// Characters of compact JSON per token assumed when sizing: JSON syntax
 /// (`{"type":"text","text":"`) tokenizes at about 2 characters a token,
 /// prose at about 4. A bound on the answer's characters divided by this is
@@ -180,7 +185,9 @@ fn build(composed: &Value, req: &Request, caps: Caps, regime: Regime) -> Value {
         }
         let pointer = format!("/properties/{name}");
         if let Some(bounded) = walker.bound(sub, &pointer) {
-            if composed_required.is_some_and(|r| r.contains(&json!(name))) {
+            if composed_required.is_some_and(|r| r.contains(&json!(name)))
+                || STATED.contains(&name.as_str())
+            {
                 required.push(json!(name));
             }
             properties.insert(name.clone(), bounded);
@@ -222,6 +229,10 @@ impl Walker<'_> {
                 return Some(array_of(schema, item, self.caps.citations));
             }
             "/properties/tool_calls" => return Some(self.tool_calls(schema)),
+            "/properties/assistant/properties/choices" => {
+                let item = with_max_length(&schema["items"], self.caps.choice);
+                return Some(array_of(schema, item, self.caps.choices));
+            }
             "/$defs/citation/properties/doc_id" if !self.req.doc_ids.is_empty() => {
                 return Some(described(schema, json!({"enum": self.req.doc_ids})));
             }

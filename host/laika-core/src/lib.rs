@@ -30,6 +30,7 @@ pub mod json_bounded;
 pub mod json_scan;
 pub mod json_size;
 pub mod lexicon;
+pub mod mode;
 pub mod model;
 pub mod model_output;
 pub mod pack;

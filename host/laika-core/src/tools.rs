@@ -158,6 +158,55 @@ fn spec(name: ToolName) -> (&'static str, Executor) {
     }
 }
 
+/// Whether a call of tool `name` changes something: the page, the tab's
+/// location, the store, a file, the clipboard or the world outside (an
+/// integration). Only an `act` turn runs these (`engine/act.rs`); reads and
+/// arithmetic run in any mode. Opening or following a URL counts as
+/// acting: a GET can change things, and the tab the user was on is left.
+/// An MCP tool may do anything: it acts unless its server says it only
+/// reads ([`mcp_acts`]).
+pub fn acts(name: ToolName) -> bool {
+    match name {
+        ToolName::ObserveDom
+        | ToolName::GetSelectionLinks
+        | ToolName::Scroll
+        | ToolName::Calculate
+        | ToolName::MoneyCalculate
+        | ToolName::EstimateTax
+        | ToolName::EstimateShipping
+        | ToolName::CollectionListSources
+        | ToolName::TransformListTypes => false,
+        ToolName::Click
+        | ToolName::Type
+        | ToolName::Select
+        | ToolName::OpenTab
+        | ToolName::Navigate
+        | ToolName::Back
+        | ToolName::Forward
+        | ToolName::Refresh
+        | ToolName::Search
+        | ToolName::ArtifactSave
+        | ToolName::ArtifactShare
+        | ToolName::ArtifactOpen
+        | ToolName::IntegrationInvoke
+        | ToolName::CollectionCreate
+        | ToolName::CollectionAddSources
+        | ToolName::SourceCapture
+        | ToolName::SourceRefresh
+        | ToolName::TransformRun
+        | ToolName::Mcp => true,
+    }
+}
+
+/// Whether the MCP call named `name` (`mcp.<server>.<tool>`) changes
+/// something: unless its server listed the tool with `readOnlyHint`, it
+/// does (an unknown tool too).
+pub fn mcp_acts(mcp: &McpTools, name: &str) -> bool {
+    mcp.find(name)
+        .and_then(|t| t.mcp.as_ref())
+        .is_none_or(|origin| !origin.read_only)
+}
+
 /// Browser tools the host prepares before the extension runs them (an
 /// `Action::RunTool` first, its result sent as `agent_state.input`): the
 /// extension knows neither a source's URL nor an artifact's content.

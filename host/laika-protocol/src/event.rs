@@ -487,6 +487,18 @@ pub struct AssistantMessage {
     /// for other tasks.
     // Open: the fields are the user's, their values whatever the page had.
     pub data: Option<Map<String, Value>>,
+    /// The turn's mode, once the user or the model stated it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::mode::Mode>,
+    /// A clarifying question's choices (`clarify` only, 2–5 short replies):
+    /// the sidebar shows them as buttons that send the one clicked as the
+    /// next message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        length(min = crate::mode::MIN_CHOICES, max = crate::mode::MAX_CHOICES),
+        inner(length(min = 1, max = crate::mode::MAX_CHOICE_CHARS))
+    )]
+    pub choices: Vec<String>,
 }
 
 /// `tool_call`: a proposed call and the gate's verdict on it, sent when its

@@ -28,6 +28,7 @@ pub mod history;
 pub mod ids;
 pub mod limits;
 pub mod llmcp;
+pub mod mode;
 pub mod model;
 pub mod observation;
 pub mod render;

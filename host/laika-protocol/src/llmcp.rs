@@ -224,6 +224,10 @@ pub struct Assistant {
     /// (open: the values are the page's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Map<String, Value>>,
+    /// A clarifying question's choices: short replies the user may send
+    /// with a click (shown only in `clarify` mode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 /// A tool call as proposed by the model: never executed without the gate.
@@ -248,6 +252,10 @@ pub struct ResponsePacket {
     pub sender: Sender,
     pub in_reply_to: InReplyTo,
     pub assistant: Assistant,
+    /// What the model read the user as asking for; absent in packets of
+    /// runtimes that left it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::mode::Mode>,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
 }

@@ -95,10 +95,13 @@ pub enum Reason {
     /// A loopback, private-network, link-local or otherwise local address
     /// the user's own page is not on.
     PrivateNetwork,
+    /// The call changes something, but the turn is not in `act` mode: the
+    /// user asked to be informed, or was asked what they meant.
+    NotActMode,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 30] = [
+    pub const ALL: [Reason; 31] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -129,6 +132,7 @@ impl Reason {
         Reason::CallsIntegration,
         Reason::SourceNotFromUser,
         Reason::PrivateNetwork,
+        Reason::NotActMode,
     ];
 
     /// The wire spelling, e.g. `COMMIT_ACTION`.
@@ -164,6 +168,7 @@ impl Reason {
             Reason::CallsIntegration => "CALLS_INTEGRATION",
             Reason::SourceNotFromUser => "SOURCE_NOT_FROM_USER",
             Reason::PrivateNetwork => "PRIVATE_NETWORK",
+            Reason::NotActMode => "NOT_ACT_MODE",
         }
     }
 
@@ -199,7 +204,8 @@ impl Reason {
             | Reason::SensitiveField
             | Reason::NotEditable
             | Reason::SecretInOutput
-            | Reason::PrivateNetwork => Decision::Deny,
+            | Reason::PrivateNetwork
+            | Reason::NotActMode => Decision::Deny,
         }
     }
 }

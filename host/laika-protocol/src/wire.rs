@@ -132,6 +132,11 @@ pub struct TurnRequest {
     /// The config is not changed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub offline: bool,
+    /// The user's own choice of mode (the sidebar's "Just tell me" / "Do
+    /// it"): it overrides the mode the model reads from the message.
+    /// Omitted: the model's reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::mode::Mode>,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation

@@ -14,6 +14,8 @@
 //!   or from the model's own record of answers cut at `max_tokens`
 //!   ([`CutRecord`]).
 
+use laika_protocol::mode::{MAX_CHOICES, MAX_CHOICE_CHARS};
+
 /// Which caps an answer gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Regime {
@@ -66,6 +68,9 @@ pub struct Caps {
     pub memory: usize,
     pub arg_string: usize,
     pub href: usize,
+    /// A clarifying question's choices, and the longest choice.
+    pub choices: usize,
+    pub choice: usize,
 }
 
 /// Shortest and longest text a render `text` node may be given.
@@ -79,6 +84,9 @@ const MAX_ARG_STRING: usize = 256;
 const MAX_HREF: usize = 300;
 /// Shortest tool argument and link a small answer still gets.
 const MIN_ARG_STRING: usize = 48;
+/// The small regime's choices: three short replies.
+const SMALL_CHOICES: usize = 3;
+const SMALL_CHOICE: usize = 40;
 /// The small regime's longest title, quote and memory summary.
 const SMALL_TITLE: usize = 80;
 const SMALL_QUOTE: usize = 160;
@@ -102,6 +110,8 @@ impl Caps {
         memory: MAX_MEMORY,
         arg_string: MAX_ARG_STRING,
         href: MAX_HREF,
+        choices: MAX_CHOICES,
+        choice: MAX_CHOICE_CHARS,
     };
 
     /// The smallest structure: one block, a list of three, one citation.
@@ -119,6 +129,8 @@ impl Caps {
         memory: SMALL_MEMORY,
         arg_string: MAX_ARG_STRING,
         href: MAX_HREF,
+        choices: SMALL_CHOICES,
+        choice: SMALL_CHOICE,
     };
 
     /// The strings' caps once texts are `text` long: none longer than a
@@ -133,6 +145,7 @@ impl Caps {
                 .arg_string
                 .min(text.saturating_mul(2).max(MIN_ARG_STRING)),
             href: self.href.min(text.max(MIN_ARG_STRING)),
+            choice: self.choice.min(text),
             ..self
         }
     }

@@ -131,7 +131,13 @@ fn answer_schemas_compile_and_leave_the_envelope_to_the_host() {
             for field in HOST_FILLED {
                 assert!(!props.contains_key(*field), "{field} in {task:?}");
             }
-            assert_eq!(answer["required"], json!(["assistant"]));
+            // A question states its mode; a summary or an extraction never acts.
+            let required = if task == TaskName::Answer {
+                json!(["assistant", "mode"])
+            } else {
+                json!(["assistant"])
+            };
+            assert_eq!(answer["required"], required, "{task:?}");
             assert!(
                 !answer.to_string().contains("#/$defs/node"),
                 "the render tree is unrolled, not recursive"
@@ -372,6 +378,9 @@ fn the_full_regime_admits_a_real_answer_and_the_default_budget_holds_it() {
         if task == TaskName::Extract {
             capable["assistant"]["data"] =
                 json!({"price": "12 €", "Garantie (Jahre)": "2", "色": null});
+        }
+        if task == TaskName::Answer {
+            capable["mode"] = json!("inform");
         }
         let errors: Vec<String> = own.iter_errors(&capable).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{task:?}: {errors:?}");

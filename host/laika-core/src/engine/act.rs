@@ -182,7 +182,18 @@ impl Turn<'_> {
                 actions.extend(self.fail(Error::cancelled()));
                 return actions;
             }
-            let verdict = review.verdict;
+            let mut verdict = review.verdict;
+            if let (Some(tool), Some(mode)) = (review.tool, self.mode) {
+                let reads_only = match &review.call {
+                    Some(laika_protocol::tool_call::ToolCall::Mcp(mcp)) => {
+                        !tools::mcp_acts(&self.settings.mcp, &mcp.name())
+                    }
+                    _ => false,
+                };
+                if !reads_only && !crate::mode::permits(Some(mode), tool) {
+                    verdict = Verdict::new(Reason::NotActMode, crate::mode::refusal(mode));
+                }
+            }
             let executor = review.tool.map_or(Executor::Unavailable, tools::executor);
             actions.push(self.proposal(
                 &call_id,

@@ -71,6 +71,7 @@ use laika_protocol::history::{StepRecord, TurnRecord, TurnStatus};
 use laika_protocol::ids::{CallId, CollectionId, ConversationId, RequestId};
 use laika_protocol::limits::Limits;
 use laika_protocol::llmcp::{self, RequestPacket, ResponsePacket};
+use laika_protocol::mode::Mode;
 use laika_protocol::model::RuntimeInfo;
 use laika_protocol::observation::Observation;
 use laika_protocol::render::ast::Doc;
@@ -327,6 +328,9 @@ pub struct Turn<'a> {
     /// The model's output was cut at the token limit in this turn (its
     /// answer closed at its last complete block, or failed).
     cut: bool,
+    /// The turn's mode: the user's choice, else the first one the model
+    /// stated; fixed once known (`mode`).
+    mode: Option<Mode>,
 }
 
 impl<'a> Turn<'a> {
@@ -346,6 +350,7 @@ impl<'a> Turn<'a> {
         let mut turn = Turn {
             ambient,
             settings,
+            mode: request.mode,
             request,
             conversation_id: conversation_id.clone().unwrap_or_default(),
             started_at: ambient.monotonic(),
@@ -768,6 +773,7 @@ impl<'a> Turn<'a> {
             return actions;
         };
         self.timings.validate_ms += self.ms_since(now);
+        self.mode = self.mode.or(answer.response.mode);
         let confirmed = match &self.phase {
             Phase::Asking(asking) => asking
                 .preview
@@ -857,6 +863,10 @@ impl<'a> Turn<'a> {
             _ => &asking.request.packet.context.documents,
         };
         response.assistant.render = sanitized.render.to_value();
+        response.assistant.choices = match response.mode {
+            Some(Mode::Clarify) => crate::mode::choices(&response.assistant.choices),
+            _ => Vec::new(),
+        };
         let citations = citation::verify(&response.assistant.citations, documents);
         response.assistant.citations = citations
             .citations
@@ -893,6 +903,8 @@ impl<'a> Turn<'a> {
             render: answer.render.clone(),
             citations: answer.citations.citations.clone(),
             data: answer.response.assistant.data.clone(),
+            mode: self.mode,
+            choices: answer.response.assistant.choices.clone(),
         }))
     }
 

@@ -2218,3 +2218,172 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
         "Copied Trains.csv (120 characters) to the clipboard"
     );
 }
+
+/// A step-1 answer stating `mode` (and `choices`), proposing `calls`; later
+/// steps answer plainly, stating `later` as their mode.
+fn moded(
+    mode: &'static str,
+    choices: Value,
+    calls: Value,
+    later: &'static str,
+) -> impl FnMut(usize, &ModelRequest) -> Step {
+    move |n, r| {
+        let mut v: Value = serde_json::from_str(&if n == 0 {
+            answer(r, vec![paragraph("Which one do you mean?")], calls.clone())
+        } else {
+            ok_answer(r)
+        })
+        .unwrap();
+        v["mode"] = json!(if n == 0 { mode } else { later });
+        if n == 0 {
+            v["assistant"]["choices"] = choices.clone();
+        }
+        Step::answer(v.to_string())
+    }
+}
+
+fn assistants(run: &Run) -> Vec<&AssistantMessage> {
+    run.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Assistant(a) => Some(a),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_inform_turn_does_not_run_a_click_and_the_model_reads_why() {
+    let click = json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]);
+    // A later step claiming `act` cannot raise the turn's mode.
+    let run = agent_turn(
+        Limits::default(),
+        moded("inform", json!([]), click.clone(), "act"),
+        |_| panic!("nothing reaches the extension"),
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].decision, Decision::Deny);
+    assert_eq!(calls[0].reason, Reason::NotActMode);
+    let results = tool_results(&run);
+    assert_eq!(results.len(), 1, "exactly one result for the call");
+    assert_eq!(results[0].status, laika_protocol::agent::ToolStatus::Denied);
+    assert_eq!(
+        results[0].error.as_ref().map(|e| e.code.as_str()),
+        Some("NOT_ACT_MODE")
+    );
+    // The model's next step reads the refusal in its transcript.
+    let transcript = &run.asks.last().unwrap().packet.context.transcript;
+    assert_eq!(
+        transcript[0]
+            .outcome
+            .error
+            .as_ref()
+            .map(|e| e.code.as_str()),
+        Some("NOT_ACT_MODE")
+    );
+    assert!(transcript[0].outcome.summary.contains("informed"));
+    assert!(assistants(&run)
+        .iter()
+        .all(|a| a.mode == Some(laika_protocol::mode::Mode::Inform)));
+    assert_eq!(run.done().answer.as_ref().unwrap().tool_calls.deny, 1);
+}
+
+#[test]
+fn reads_run_in_inform_and_clarify_and_acts_run_in_act() {
+    for mode in ["inform", "clarify"] {
+        let read = json!([{"name": "app.calculate", "arguments": {"expression": "2+2"}}]);
+        let run = agent_turn(
+            Limits::default(),
+            moded(mode, json!([]), read, mode),
+            |_| panic!("a host tool"),
+        );
+        assert_eq!(tool_calls(&run)[0].decision, Decision::Allow, "{mode}");
+        assert_eq!(
+            tool_results(&run)[0].status,
+            laika_protocol::agent::ToolStatus::Ok
+        );
+    }
+    let click = json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]);
+    let run = agent_turn(
+        Limits::default(),
+        moded("act", json!([]), click, "act"),
+        |events| vec![result_for(events, "ok", Some(next_page()))],
+    );
+    assert_eq!(tool_calls(&run)[0].decision, Decision::Allow);
+    assert_eq!(
+        tool_results(&run)[0].status,
+        laika_protocol::agent::ToolStatus::Ok
+    );
+}
+
+#[test]
+fn the_users_choice_of_mode_overrides_the_models() {
+    let click = json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]);
+    let mut req = request(Some("c-1"), observation());
+    req.mode = Some(laika_protocol::mode::Mode::Inform);
+    let run = drive_agent(
+        req,
+        settings(),
+        Ok(1),
+        Ok(()),
+        moded("act", json!([]), click, "act"),
+        |_| panic!("nothing reaches the extension"),
+    );
+    assert_eq!(tool_calls(&run)[0].reason, Reason::NotActMode);
+    let mut req = request(Some("c-1"), observation());
+    req.mode = Some(laika_protocol::mode::Mode::Act);
+    let click = json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]);
+    let run = drive_agent(
+        req,
+        settings(),
+        Ok(1),
+        Ok(()),
+        moded("clarify", json!([]), click, "clarify"),
+        |events| vec![result_for(events, "ok", Some(next_page()))],
+    );
+    assert_eq!(tool_calls(&run)[0].decision, Decision::Allow);
+}
+
+#[test]
+fn a_clarifying_question_carries_its_choices_and_stores_them() {
+    let run = agent_turn(
+        Limits::default(),
+        moded(
+            "clarify",
+            json!(["The cheapest", " the cheapest ", "The best rated", "Both"]),
+            json!([]),
+            "clarify",
+        ),
+        |_| panic!("no calls"),
+    );
+    let answer = assistants(&run)[0];
+    assert_eq!(answer.mode, Some(laika_protocol::mode::Mode::Clarify));
+    assert_eq!(answer.choices, ["The cheapest", "The best rated", "Both"]);
+    let stored = run.record().response_packet.as_ref().unwrap();
+    assert_eq!(stored["mode"], "clarify");
+    assert_eq!(
+        stored["assistant"]["choices"],
+        json!(["The cheapest", "The best rated", "Both"])
+    );
+    // Choices of an answer that is not a question are not shown.
+    let run = agent_turn(
+        Limits::default(),
+        moded("inform", json!(["A", "B"]), json!([]), "inform"),
+        |_| panic!("no calls"),
+    );
+    assert!(assistants(&run)[0].choices.is_empty());
+}
+
+#[test]
+fn a_reply_without_a_mode_keeps_the_gate_as_its_brake() {
+    let run = agent_turn(
+        Limits::default(),
+        stepping(vec![
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+        ]),
+        |events| vec![result_for(events, "ok", Some(next_page()))],
+    );
+    assert_eq!(tool_calls(&run)[0].decision, Decision::Allow);
+    assert!(assistants(&run)[0].mode.is_none());
+}

@@ -214,6 +214,24 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_tool_acts_unless_its_server_says_it_only_reads() {
+        let mut tools = McpTools::default();
+        let object = json!({"type": "object"});
+        tools
+            .add("notes", false, listing("search", object.clone()))
+            .unwrap();
+        let mut append = listing("append", object);
+        append.read_only = false;
+        tools.add("notes", false, append).unwrap();
+        assert!(!crate::tools::mcp_acts(&tools, "mcp.notes.search"));
+        assert!(crate::tools::mcp_acts(&tools, "mcp.notes.append"));
+        assert!(
+            crate::tools::mcp_acts(&tools, "mcp.notes.unknown"),
+            "unknown: fails closed"
+        );
+    }
+
+    #[test]
     fn listings_that_would_write_into_the_prompt_are_refused() {
         let mut tools = McpTools::default();
         let object = json!({"type": "object"});

@@ -559,6 +559,8 @@ fn run_engine(
         observation: Deferred::new(observation),
         collection_id,
         offline: false,
+        // An HTTP client asks to know; nothing it asks changes anything.
+        mode: Some(laika_protocol::mode::Mode::Inform),
     };
     // One answer, no tools: nobody is there to run a browser tool.
     let mut config = ctx.config.clone();
