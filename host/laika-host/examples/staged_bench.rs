@@ -97,6 +97,7 @@ fn run(page: &Value) -> Run {
         decoding: runtime.decoding(),
         integrations: Vec::new(),
         cancel: laika_core::cancel::CancelToken::default(),
+        call_time: None,
     };
     let cancel = CancelToken::default();
     let started = Instant::now();

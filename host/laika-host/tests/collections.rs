@@ -534,6 +534,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             context_window: None,
             page_indexes: None,
             regime: Default::default(),
+            call_time: None,
         },
     );
     let events = sink.take();
@@ -575,6 +576,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             context_window: None,
             page_indexes: None,
             regime: Default::default(),
+            call_time: None,
         },
     );
     let events = sink.take();

@@ -208,6 +208,23 @@ fn drive_host(
                 next.extend(turn.handle(Input::ModelReply(step.reply)));
                 next
             }
+            Action::AskParts { requests, .. } => {
+                let mut next = Vec::new();
+                for (index, request) in requests.into_iter().enumerate() {
+                    next.extend(turn.handle(Input::PartStarted(index)));
+                    let step = model(run.asks.len(), &request);
+                    run.asks.push(ModelRequest::clone(&request));
+                    if step.cancel {
+                        next.extend(turn.handle(Input::Cancel));
+                    }
+                    ambient.advance(Duration::from_millis(5));
+                    next.extend(turn.handle(Input::PartReply {
+                        index,
+                        reply: step.reply,
+                    }));
+                }
+                next
+            }
             Action::Await { .. } if !queue.is_empty() => Vec::new(),
             Action::Await { until } => {
                 run.waits += 1;
@@ -286,6 +303,7 @@ fn settings() -> TurnSettings {
         decoding: Default::default(),
         integrations: Vec::new(),
         cancel: crate::cancel::CancelToken::default(),
+        call_time: None,
     }
 }
 
@@ -1256,6 +1274,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
                 call_id: call.call_id.clone(),
                 digest: call.digest.clone(),
                 approved: false,
+                start_only: false,
             }]
         },
     );
@@ -1306,6 +1325,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
                 call_id: call.call_id.clone(),
                 digest: digest.into(),
                 approved: true,
+                start_only: false,
             };
             match round {
                 // A stale result and a forged approval change nothing.
@@ -2175,6 +2195,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
                     call_id: call.call_id.clone(),
                     digest: call.digest.clone(),
                     approved: true,
+                    start_only: false,
                 }];
             }
             if tool_results_in(events) == 0 {

@@ -409,6 +409,7 @@ fn run_engine(
             context_window: ctx.config.configured_window(),
             page_indexes: None,
             regime: Default::default(),
+            call_time: None,
         },
     );
     let events = match events.0.into_inner() {
