@@ -12,6 +12,7 @@ use crate::tools::{self, ToolContext};
 use crate::transform::Progress;
 use laika_core::ambient::Ambient;
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::Runtime;
 use laika_protocol::agent::OperationAction;
 use laika_protocol::error::{Error, Result};
@@ -19,7 +20,6 @@ use laika_protocol::event::{Event, Operation, Sink};
 use laika_protocol::ids::ConversationId;
 use laika_protocol::wire::TurnRequest;
 use laika_runtime::{CancelToken, SystemAmbient};
-use laika_core::model::{ModelReply, ModelRequest};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -147,27 +147,33 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                 concurrency,
             } => {
                 let mut next = Vec::new();
-                ask_parts(ctx.runtime, ctx.cancel, &requests, concurrency, &mut |event| {
-                    next.extend(drain_inbox(&mut turn, ctx.inbox));
-                    let input = match event {
-                        PartEvent::Started(i) => Input::PartStarted(i),
-                        PartEvent::Replied(index, reply) => {
-                            if let Err(e) = &reply {
-                                tracing::warn!(code = %e.code, "part call failed: {}", e.chain());
+                ask_parts(
+                    ctx.runtime,
+                    ctx.cancel,
+                    &requests,
+                    concurrency,
+                    &mut |event| {
+                        next.extend(drain_inbox(&mut turn, ctx.inbox));
+                        let input = match event {
+                            PartEvent::Started(i) => Input::PartStarted(i),
+                            PartEvent::Replied(index, reply) => {
+                                if let Err(e) = &reply {
+                                    tracing::warn!(code = %e.code, "part call failed: {}", e.chain());
+                                }
+                                Input::PartReply { index, reply }
                             }
-                            Input::PartReply { index, reply }
-                        }
-                    };
-                    for action in turn.handle(input) {
-                        // Progress goes out as it comes; the rest, in order, after the round.
-                        match action {
-                            Action::Emit(event) if next.is_empty() => {
-                                ctx.sink.emit(Some(&reply_to), event)
+                        };
+                        for action in turn.handle(input) {
+                            // Progress goes out as it comes; the rest, in order, after the round.
+                            match action {
+                                Action::Emit(event) if next.is_empty() => {
+                                    ctx.sink.emit(Some(&reply_to), event)
+                                }
+                                other => next.push(other),
                             }
-                            other => next.push(other),
                         }
-                    }
-                });
+                    },
+                );
                 drop(requests);
                 next.extend(drain_inbox(&mut turn, ctx.inbox));
                 next

@@ -148,9 +148,8 @@ impl Turn<'_> {
         let parts = plan.parts.len();
         // The parts and each combining round run `concurrency` at a time;
         // the answer's call alone.
-        let rounds = parts.div_ceil(concurrency)
-            + calls.saturating_sub(parts + 1).div_ceil(concurrency)
-            + 1;
+        let rounds =
+            parts.div_ceil(concurrency) + calls.saturating_sub(parts + 1).div_ceil(concurrency) + 1;
         let seconds = self
             .settings
             .call_time
@@ -357,9 +356,14 @@ impl Turn<'_> {
         let mut failed = Vec::new();
         for (i, unit) in staging.units.iter().enumerate() {
             let request = match (staging.level, page) {
-                (0, Some(page)) => {
-                    staged::part_request(page, &staging.plan, unit, conversation.clone(), enforced, ambient)
-                }
+                (0, Some(page)) => staged::part_request(
+                    page,
+                    &staging.plan,
+                    unit,
+                    conversation.clone(),
+                    enforced,
+                    ambient,
+                ),
                 (0, None) => Err(Error::internal("the staged turn lost its page")),
                 _ => {
                     let members = staging
