@@ -19,7 +19,8 @@
 #                             the newest answer followed above the composer, quotes
 #                             of several pages named, settings kept per runtime
 #                             (also in Firefox); a saved prompt run from the `/`
-#                             menu; axe-core on each screen
+#                             menu; a long page's estimate card (Cancel, Read it
+#                             all, Stop); axe-core on each screen
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -41,7 +42,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections pdf video recovery scroll pages extract prompts firefox firefox-firsthour; do
+for t in summarize tools agent exfiltration stop confirm not-installed xss chat settings history context frames collections pdf video recovery scroll pages extract prompts firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done
