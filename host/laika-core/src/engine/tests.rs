@@ -2305,21 +2305,27 @@ mod estimate {
 
     #[test]
     fn an_unanswered_estimate_asks_nothing_and_ends_the_turn_unread_without_an_error() {
-        let run = drive(long_request(), small_window(5), Ok(1), Ok(()), |_, r| points(r));
+        let run = drive(long_request(), small_window(5), Ok(1), Ok(()), |_, r| {
+            points(r)
+        });
         let estimate = estimate_of(&run.events).expect("an estimate");
         assert!(estimate.calls > 5 && estimate.parts >= 5, "{estimate:?}");
         assert_eq!(estimate.concurrency, 4);
         // 3 s a call, the parts four at a time, then the answer.
-        let rounds = estimate.parts.div_ceil(4)
-            + (estimate.calls - estimate.parts - 1).div_ceil(4)
-            + 1;
+        let rounds =
+            estimate.parts.div_ceil(4) + (estimate.calls - estimate.parts - 1).div_ceil(4) + 1;
         assert_eq!(estimate.seconds, Some(3 * rounds as u64));
         assert!(estimate.start_chars.is_some_and(|c| c > 1_000));
         assert!(run.asks.is_empty(), "no model call");
         assert!(run.errors().is_empty(), "a plain end");
         let record = run.record();
         assert_eq!(record.status, TurnStatus::Cancelled);
-        assert!(record.error.as_ref().unwrap().message.contains("nobody answered"));
+        assert!(record
+            .error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("nobody answered"));
         assert_eq!(run.done().stop_reason, StopReason::Cancelled);
     }
 
@@ -2380,16 +2386,24 @@ mod estimate {
                     _ => Vec::new(),
                 },
             );
-            assert_eq!(run.asks.len(), calls, "approved {approved}, start only {start_only}");
+            assert_eq!(
+                run.asks.len(),
+                calls,
+                "approved {approved}, start only {start_only}"
+            );
             assert!(run.errors().is_empty());
         }
     }
 
     #[test]
     fn a_plan_within_confirm_calls_reads_without_asking() {
-        let run = drive(long_request(), small_window(10_000), Ok(1), Ok(()), |_, r| {
-            points(r)
-        });
+        let run = drive(
+            long_request(),
+            small_window(10_000),
+            Ok(1),
+            Ok(()),
+            |_, r| points(r),
+        );
         assert!(estimate_of(&run.events).is_none());
         assert!(run.asks.len() > 5);
         assert_eq!(run.done().status, DoneStatus::Ok);
