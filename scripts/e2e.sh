@@ -27,7 +27,8 @@
 #                             error, offline card, "Laika stopped", Settings,
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each; "Forget what you
-#                             assumed" clears the agent state through the host's patch
+#                             assumed" clears the agent state through the host's patch;
+#                             a long page's estimate card (Cancel, Read it all, Stop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -49,7 +50,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent clarify exfiltration stop not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { StepList, describeCall, stopReasonText } from "../src/sidebar/steps";
-import type { ToolCallMessage, ToolResultMessage } from "../src/generated/wire";
+import { StepList, aboutTime, describeCall, estimateQuestion, stopReasonText } from "../src/sidebar/steps";
+import type { EstimateMessage, ToolCallMessage, ToolResultMessage } from "../src/generated/wire";
 import { htmlDoc } from "./helpers";
 
 function call(over: Partial<ToolCallMessage>): ToolCallMessage {
@@ -124,6 +124,53 @@ describe("the step list", () => {
     steps.operation({ type: "operation", id: "e", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "stage:part:1", action: "read", title: "Reading part 1 of 9", status: "start", message: null });
     steps.end();
     expect(steps.state("stage")).toBe("stopped");
+  });
+
+  it("asks before a long page is read: the estimate, three choices, one answer", () => {
+    const doc = htmlDoc("<main></main>");
+    const sent: [string, boolean, boolean | undefined][] = [];
+    const steps = new StepList(doc, (id, ok, start) => sent.push([id, ok, start]));
+    doc.body.append(steps.el);
+    const estimate: EstimateMessage = {
+      type: "estimate", id: "e", reply_to: "turn-1", conversation_id: "c", turn: 1, call_id: "stage:confirm:1", digest: "0".repeat(64),
+      calls: 104, parts: 97, page_chars: 400_000, concurrency: 4, seconds: 260, start_chars: 14_000, expires_in_ms: 120_000,
+    };
+    steps.estimate(estimate);
+    const card = steps.el.querySelector(".estimate-card");
+    expect(card?.textContent).toContain("This page is long for this model: about 97 parts, 104 model calls, about 4 minutes at this model's speed. Read it all?");
+    const buttons = Array.from(card?.querySelectorAll("button") ?? []);
+    expect(buttons.map((b) => b.textContent)).toEqual(["Read it all", "Read the start only", "Cancel"]);
+    buttons[2]?.click();
+    buttons[0]?.click();
+    expect(sent).toEqual([["stage:confirm:1", false, false]]);
+    expect(steps.declined()).toBe(true);
+    steps.approvalAnswer("stage:confirm:1", true, false);
+    expect(card?.querySelector("button")).toBeNull();
+    expect(steps.state("stage:confirm:1")).toBe("stopped");
+    // No speed known and no start offered: neither is mentioned.
+    const plain = new StepList(doc, () => undefined);
+    plain.estimate({ ...estimate, seconds: null, start_chars: null });
+    expect(plain.el.textContent).toContain("about 97 parts, 104 model calls. Read it all?");
+    expect(Array.from(plain.el.querySelectorAll("button")).map((b) => b.textContent)).toEqual(["Read it all", "Cancel"]);
+    expect(estimateQuestion({ ...estimate, seconds: 40 })).toContain("about 40 seconds");
+    expect(aboutTime(7200)).toBe("about 2 hours");
+  });
+
+  it("does not list parts cut short by Stop as failures", () => {
+    const doc = htmlDoc("<main></main>");
+    const steps = new StepList(doc, () => undefined);
+    const op = (n: number, status: "start" | "success" | "error", message: string | null = null) =>
+      steps.operation({ type: "operation", id: "e", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: `stage:part:${n}`, action: "read", title: `Reading part ${n} of 9`, status, message });
+    op(1, "start");
+    op(1, "success", "2 key point(s) from chunks 1–4.");
+    op(2, "start");
+    steps.stop();
+    op(2, "error", "Stopped.");
+    steps.end();
+    const summary = steps.el.querySelector(".summary")?.textContent ?? "";
+    expect(summary).toContain("1 part read.");
+    expect(summary).not.toContain("CANCELLED");
+    expect(summary).not.toContain("Stopped.");
   });
 
   it("words stop reasons and calls plainly", () => {

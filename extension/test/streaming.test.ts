@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextMeter, costNote, readingNote } from "../src/sidebar/streaming";
+import { contextMeter, readingNote } from "../src/sidebar/streaming";
 import type { ContextUsageMessage } from "../src/generated/wire";
 import { checkHostMessage } from "../src/shared/validate";
 import { htmlDoc } from "./helpers";
@@ -41,13 +41,11 @@ describe("the context meter", () => {
   it("says a page summarized in stages was read whole, in parts", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
-    expect(readingNote(usage(selection), false)).toBe("Reading the whole page in 34 parts, then summarizing them…");
-    // Over 20 model calls, how many is said while it runs, and not once it is over.
-    expect(costNote(usage(selection))).toBe("This takes about 34 model calls, one per part: it may take minutes. Stop ends it.");
-    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("about 34 model calls");
-    expect(contextMeter(htmlDoc(""), usage(selection), true, true)?.textContent).not.toContain("model calls");
-    expect(costNote(usage({ ...selection, passages_total: 12 }))).toBeNull();
-    expect(contextMeter(htmlDoc(""), usage(selection), true, false)?.textContent).toContain("Reading the whole page in 34 parts");
+    expect(readingNote(usage(selection), "reading")).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    // A turn that ended without its answer (stopped, not chosen) never says the page was read.
+    expect(readingNote(usage(selection), "unread")).toBe("The whole page (34 parts) was not read.");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, "unread")?.textContent).not.toContain("Read the whole page");
+    expect(contextMeter(htmlDoc(""), usage(selection), true, "reading")?.textContent).toContain("Reading the whole page in 34 parts");
     const meter = contextMeter(htmlDoc(""), usage(selection));
     expect(meter?.textContent).toContain("Read the whole page in 34 parts");
     expect(meter?.textContent).not.toContain("%");

@@ -20,7 +20,7 @@
  * the same (the host runs it once it accepted the approval), but never runs
  * here.
  */
-import type { ApprovalMessage, Decision, ToolCallMessage, ToolTarget } from "../generated/wire.js";
+import type { ApprovalMessage, Decision, EstimateMessage, ToolCallMessage, ToolTarget } from "../generated/wire.js";
 import { isObject } from "../shared/json.js";
 
 export type CallPhase =
@@ -105,18 +105,40 @@ export class CallBook<Owner> {
   }
 
   /**
+   * Records an `estimate`: a question the turn waits on, answered like an
+   * `ask` call's approval (by its owner, with its digest) and never run.
+   */
+  proposeEstimate(msg: EstimateMessage, turnId: string, owner: Owner): void {
+    if (this.calls.has(msg.call_id)) return;
+    this.calls.set(msg.call_id, {
+      callId: msg.call_id,
+      turnId,
+      owner,
+      decision: "ask",
+      name: "stage.confirm",
+      args: {},
+      executor: "host",
+      digest: msg.digest,
+      target: null,
+      phase: this.cancelledTurns.has(turnId) ? "refused" : "awaiting_user",
+      approvalId: null,
+    });
+  }
+
+  /**
    * The user answered an approval card. Accepted only from the call's owner,
    * for an `ask` call still waiting for the user; returns the `approval` to
    * send (with the digest of the `tool_call` the user saw), else null.
    */
-  answer(callId: string, owner: Owner, approved: boolean, approvalId: string): ApprovalMessage | null {
+  answer(callId: string, owner: Owner, approved: boolean, approvalId: string, startOnly = false): ApprovalMessage | null {
     const call = this.calls.get(callId);
     if (!call || call.owner !== owner || call.decision !== "ask" || call.phase !== "awaiting_user") return null;
     if (this.cancelledTurns.has(call.turnId)) return null;
     call.phase = approved ? "approving" : "refused";
     call.approvalId = approvalId;
     this.approvals.set(approvalId, callId);
-    return { type: "approval", id: approvalId, call_id: callId, digest: call.digest, approved };
+    const msg: ApprovalMessage = { type: "approval", id: approvalId, call_id: callId, digest: call.digest, approved };
+    return startOnly && approved ? { ...msg, start_only: true } : msg;
   }
 
   /** Whether `id` is an `approval` this book sent (its answer is routed here). */

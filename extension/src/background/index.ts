@@ -157,6 +157,9 @@ function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
     case "tool_call":
       calls.propose(msg, turnId, port);
       return;
+    case "estimate":
+      calls.proposeEstimate(msg, turnId, port);
+      return;
     case "agent_state": {
       if (msg.state !== "executing" || !msg.call_id) return;
       const call = calls.executing(turnId, msg.call_id);
@@ -349,7 +352,7 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   },
   approval(port, req) {
     if (typeof req.call_id !== "string" || typeof req.approved !== "boolean") return;
-    const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`);
+    const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`, req.start_only === true);
     if (!msg) return;
     const err = host.send(msg);
     if (err) {

@@ -75,8 +75,12 @@ export type SidebarRequest =
   | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null; title?: string }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
-  /** The user's answer on an approval card (the background adds the id and the digest it holds). */
-  | { kind: "approval"; call_id: string; approved: boolean }
+  /**
+   * The user's answer on an approval card or an estimate card (the
+   * background adds the id and the digest it holds); `start_only`: the
+   * estimate's "Read the start only".
+   */
+  | { kind: "approval"; call_id: string; approved: boolean; start_only?: boolean }
   /** `tab_id`: a tab the turn included (a citation of another tab); else the turn's page. */
   /** `chunk`: the cited chunk (1-based), opened at its place (a PDF page, a video time) when it has one. */
   | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number; chunk?: number }

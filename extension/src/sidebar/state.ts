@@ -331,13 +331,17 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
       break;
     case "context_usage": {
       const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
-      t = {
-        ...t,
-        progress: `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`,
-        usage: [...t.usage, msg],
-      };
+      const staged = msg.selection?.strategy === "staged" ? msg.selection : null;
+      // A page read in parts is not read yet: said in the past tense only once it is.
+      const progress = staged
+        ? `Reading ${staged.page_chars.toLocaleString()} characters in ${staged.passages_total.toLocaleString()} parts…`
+        : `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
+      t = { ...t, progress, usage: [...t.usage, msg] };
       break;
     }
+    case "estimate":
+      t = { ...t, progress: "Waiting for your answer…" };
+      break;
     case "text_delta": {
       if (msg.step !== t.previewStep && t.latest && t.latest.step < msg.step) t = moveToSteps(t);
       const prev = t.writing;

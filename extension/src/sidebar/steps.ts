@@ -8,6 +8,7 @@
  */
 import type {
   AgentStateMessage,
+  EstimateMessage,
   Evidence,
   OperationMessage,
   ToolCallMessage,
@@ -160,7 +161,21 @@ interface ApprovalCard {
   timer: ReturnType<typeof setInterval> | null;
 }
 
-export type ApprovalSender = (callId: string, approved: boolean) => void;
+/** Sends the user's answer on a card; `startOnly`: an estimate's "Read the start only". */
+export type ApprovalSender = (callId: string, approved: boolean, startOnly?: boolean) => void;
+
+/** "about 3 minutes", "about 40 seconds". */
+export function aboutTime(seconds: number): string {
+  if (seconds < 90) return `about ${Math.max(1, Math.round(seconds))} seconds`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 90 ? `about ${minutes} minutes` : `about ${Math.round(minutes / 60)} hours`;
+}
+
+/** The question an `estimate` asks, in the user's words. */
+export function estimateQuestion(msg: EstimateMessage): string {
+  const time = msg.seconds === null ? "" : `, ${aboutTime(msg.seconds)} at this model's speed`;
+  return `This page is long for this model: about ${msg.parts.toLocaleString()} parts, ${msg.calls.toLocaleString()} model calls${time}. Read it all?`;
+}
 
 export class StepList {
   readonly el: HTMLOListElement;
@@ -169,6 +184,8 @@ export class StepList {
   private stopped = false;
   /** The parts of a summary in stages read so far, and those that failed. */
   private stage = { read: 0, failed: [] as string[] };
+  /** How the user answered the estimate card `callId` (null: not answered). */
+  private chose: { callId: string; choice: "all" | "start" | "none" } | null = null;
 
   constructor(
     private readonly doc: Document,
@@ -250,6 +267,58 @@ export class StepList {
       item.card = this.approvalCard(msg, args);
       item.li.append(item.card.root);
     }
+  }
+
+  /**
+   * An `estimate`: the turn waits for the user to choose, before any model
+   * call, between reading the whole long page, its start only (when
+   * offered) and not reading it.
+   */
+  estimate(msg: EstimateMessage): void {
+    const item = this.item(msg.call_id, "Long page");
+    if (item.card) return;
+    this.setState(item, "waiting", "Waiting for your answer.");
+    const root = this.h("div", "approval-card estimate-card");
+    root.setAttribute("role", "group");
+    root.setAttribute("aria-label", "Read this long page?");
+    root.append(this.h("div", "approval-title", estimateQuestion(msg)));
+    root.append(
+      this.h(
+        "div",
+        "approval-detail",
+        `${msg.concurrency > 1 ? `${msg.concurrency} parts are read at a time. ` : ""}Stop ends it at any point.`,
+      ),
+    );
+    const status = this.h("div", "approval-status");
+    status.setAttribute("role", "status");
+    const buttons = this.h("div", "row approval-buttons");
+    const all = this.h("button", "primary", "Read it all") as HTMLButtonElement;
+    const start = this.h("button", undefined, "Read the start only") as HTMLButtonElement;
+    const cancel = this.h("button", undefined, "Cancel") as HTMLButtonElement;
+    const offered = msg.start_chars !== null;
+    const choices: HTMLButtonElement[] = offered ? [all, start, cancel] : [all, cancel];
+    for (const b of choices) b.type = "button";
+    if (offered && msg.start_chars !== null) start.title = `Answers from the first ${msg.start_chars.toLocaleString()} characters, in one call.`;
+    buttons.append(...choices);
+    root.append(buttons, status);
+    const card: ApprovalCard = { root, buttons, status, timer: null };
+    const answer = (chose: "all" | "start" | "none") => {
+      if (this.stopped) return;
+      this.chose = { callId: msg.call_id, choice: chose };
+      for (const b of choices) b.disabled = true;
+      status.textContent = chose === "all" ? "Reading it all…" : chose === "start" ? "Reading the start only…" : "Not reading it.";
+      this.sendApproval(msg.call_id, chose !== "none", chose === "start");
+    };
+    all.addEventListener("click", () => answer("all"));
+    start.addEventListener("click", () => answer("start"));
+    cancel.addEventListener("click", () => answer("none"));
+    item.card = card;
+    item.li.append(root);
+  }
+
+  /** Whether the user chose not to read a long page (its turn ends without an answer). */
+  declined(): boolean {
+    return this.chose?.choice === "none";
   }
 
   private approvalCard(msg: ToolCallMessage, args: Record<string, unknown>): ApprovalCard {
@@ -338,7 +407,13 @@ export class StepList {
   approvalAnswer(callId: string, accepted: boolean, approved: boolean, code?: string, message?: string): void {
     const item = this.items.get(callId);
     if (!item) return;
-    if (accepted && approved) {
+    if (this.chose?.callId === callId && accepted) {
+      // An estimate's card: it is answered, nothing of it runs.
+      const { choice } = this.chose;
+      const said = choice === "all" ? "Reading it all." : choice === "start" ? "Reading the start only." : "Not read.";
+      this.closeCard(item, said);
+      this.setState(item, approved ? "ok" : "stopped", said);
+    } else if (accepted && approved) {
       this.closeCard(item, "Approved");
       this.setState(item, "pending", "Approved.");
     } else if (accepted) {
@@ -380,7 +455,8 @@ export class StepList {
     item.li.dataset["action"] = msg.action;
     const isPart = msg.call_id.startsWith(`${STAGE_PREFIX}part:`);
     if (isPart && msg.status === "success") this.stage.read += 1;
-    if (isPart && msg.status === "error") this.stage.failed.push(`${msg.title}: ${msg.message ?? "failed"}`);
+    // After Stop, parts cut short are not failures: the stop is said once.
+    if (isPart && msg.status === "error" && !this.stopped) this.stage.failed.push(`${msg.title}: ${msg.message ?? "failed"}`);
     const counts = [this.stage.read ? `${this.stage.read} part${this.stage.read === 1 ? "" : "s"} read.` : "", ...this.stage.failed].filter(Boolean).join(" ");
     if (msg.call_id !== STAGE_REDUCE || msg.status === "start") this.setState(item, "running", counts);
     else this.setState(item, msg.status === "success" ? "ok" : "error", [counts, msg.message ?? ""].filter(Boolean).join(" "));

@@ -9,36 +9,33 @@
  */
 import type { ContextUsageMessage } from "../generated/wire.js";
 
+/** Where the reading of the page stands: under way, over with an answer, or over without one (stopped, not chosen, failed). */
+export type Reading = "reading" | "read" | "unread";
+
 /**
  * "read 34 % of this page: the parts about bridge, cost", "Read the whole
  * page in 12 parts, then summarized them." for a page summarized in stages,
- * or null when all of it was sent.
+ * or null when all of it was sent. A page read in stages is said to be read
+ * only once it was: while the parts are read the note says so, and a turn
+ * that ended without its answer says the page was not read.
  */
-export function readingNote(msg: ContextUsageMessage, done = true): string | null {
+export function readingNote(msg: ContextUsageMessage, reading: Reading = "read"): string | null {
   const s = msg.selection;
   if (!s || s.page_chars <= 0) return null;
   if (s.strategy === "staged") {
     const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
-    // Said in the past tense only once the reading is over.
-    return done ? `Read the whole page in ${parts}, then summarized them.` : `Reading the whole page in ${parts}, then summarizing them…`;
+    switch (reading) {
+      case "read":
+        return `Read the whole page in ${parts}, then summarized them.`;
+      case "reading":
+        return `Reading the whole page in ${parts}, then summarizing them…`;
+      case "unread":
+        return `The whole page (${parts}) was not read.`;
+    }
   }
   const percent = Math.max(1, Math.min(99, Math.round((100 * s.sent_chars) / s.page_chars)));
   const about = s.about.length ? `: the parts about ${s.about.join(", ")}` : "";
   return `Read ${percent} % of this page${about}.`;
-}
-
-/** More model calls than this for one answer are announced with their count. */
-export const MANY_MODEL_CALLS = 20;
-
-/**
- * How much work reading the page in parts is, while it runs, when it takes
- * more than `MANY_MODEL_CALLS` model calls (one per part, then the merges):
- * null otherwise.
- */
-export function costNote(msg: ContextUsageMessage): string | null {
-  const s = msg.selection;
-  if (!s || s.strategy !== "staged" || s.passages_total <= MANY_MODEL_CALLS) return null;
-  return `This takes about ${s.passages_total.toLocaleString()} model calls, one per part: it may take minutes. Stop ends it.`;
 }
 
 /**
@@ -47,17 +44,13 @@ export function costNote(msg: ContextUsageMessage): string | null {
  * false: the offline runtime) there is no context to fill: only the note
  * is shown, and nothing when there is none.
  */
-export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true, done = true): HTMLElement | null {
+export function contextMeter(doc: Document, msg: ContextUsageMessage, model = true, reading: Reading = "read"): HTMLElement | null {
   const box = doc.createElement("div");
   box.className = "context-meter";
   if (model) box.append(meterOf(doc, msg));
-  const note = readingNote(msg, done);
+  const note = readingNote(msg, reading);
   const conversation = msg.documents.find((d) => d.doc_id === "conversation");
-  const parts = [
-    note,
-    done ? null : costNote(msg),
-    conversation ? "Earlier turns of this conversation were included." : null,
-  ].filter((p): p is string => p !== null);
+  const parts = [note, conversation ? "Earlier turns of this conversation were included." : null].filter((p): p is string => p !== null);
   if (parts.length) {
     const p = doc.createElement("span");
     p.className = "context-note";

@@ -21,7 +21,7 @@ import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./error
 import { plainText, renderDoc } from "./render.js";
 import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
 import { StepList, stopReasonText } from "./steps.js";
-import { contextMeter } from "./streaming.js";
+import { contextMeter, type Reading } from "./streaming.js";
 
 /** What a turn's buttons do beyond the turn itself. */
 export interface TurnActions {
@@ -74,7 +74,9 @@ export class TurnView {
       this.root.append(h("blockquote", "selection-quote", ask.selection.length > 300 ? `${ask.selection.slice(0, 300)}…` : ask.selection));
     }
     this.progress = h("div", "progress", turn.progress);
-    this.steps = new StepList(document, (callId, approved) => actions.send({ kind: "approval", call_id: callId, approved }));
+    this.steps = new StepList(document, (callId, approved, startOnly) =>
+      actions.send(startOnly ? { kind: "approval", call_id: callId, approved, start_only: true } : { kind: "approval", call_id: callId, approved }),
+    );
     this.body = h("div", "answer");
     this.badge = h("div", "badge");
     this.badge.hidden = true;
@@ -90,7 +92,7 @@ export class TurnView {
     for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
     const model = next.runtime?.info.kind !== "builtin";
     for (const usage of next.usage.slice(prev.usage.length)) {
-      const meter = contextMeter(document, usage, model, next.ended);
+      const meter = contextMeter(document, usage, model, reading(next));
       if (meter) this.progress.after(meter);
       if (meter && !next.ended) this.reading.push({ usage, meter });
     }
@@ -107,7 +109,7 @@ export class TurnView {
     if (next.ends > prev.ends) {
       // The reading is over: its notes now say what was read.
       for (const { usage, meter } of this.reading.splice(0)) {
-        const done = contextMeter(document, usage, model, true);
+        const done = contextMeter(document, usage, model, reading(next));
         if (done) meter.replaceWith(done);
       }
       this.progress.hidden = true;
@@ -122,6 +124,7 @@ export class TurnView {
   private stepEvent(action: Extract<SidebarAction, { kind: "host" }>): void {
     const msg = action.msg;
     if (msg.type === "tool_call") this.steps.toolCall(msg);
+    else if (msg.type === "estimate") this.steps.estimate(msg);
     else if (msg.type === "agent_state") this.steps.agentState(msg);
     else if (msg.type === "operation") this.steps.operation(msg);
     else if (msg.type === "tool_result") this.steps.toolResult(msg);
@@ -225,7 +228,8 @@ export class TurnView {
     const done = turn.done;
     if (!done) return;
     const { msg, answer } = done;
-    const reason = stopReasonText(msg.stop_reason, msg.steps);
+    // A long page the user chose not to read: said plainly, not as a stop.
+    const reason = this.steps.declined() ? "Not read: you chose not to read this long page." : stopReasonText(msg.stop_reason, msg.steps);
     // A failed or cancelled turn already said why (its `error`).
     if (reason && !(turn.failed && (msg.stop_reason === "failed" || msg.stop_reason === "cancelled"))) {
       const p = h("p", "notice stop-reason", reason);
@@ -238,4 +242,10 @@ export class TurnView {
       this.root.insertBefore(answerActions(answer, { regenerate: () => this.actions.ask(turn.ask), edit: () => this.actions.edit(turn.ask) }), this.badge);
     }
   }
+}
+
+/** Where a turn's reading stands, for its notes. */
+function reading(turn: TurnState): Reading {
+  if (!turn.ended) return "reading";
+  return turn.done?.msg.status === "ok" ? "read" : "unread";
 }

@@ -948,7 +948,11 @@ mod tests {
             enforced: true,
         };
         let system = Pipeline::standard()
-            .prompts(&packet("Which laptop is cheapest?"), &shape, McpTools::none())
+            .prompts(
+                &packet("Which laptop is cheapest?"),
+                &shape,
+                McpTools::none(),
+            )
             .system;
         assert!(system.contains("mode:"), "{system}");
         let n = system.chars().count();

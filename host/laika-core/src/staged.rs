@@ -380,6 +380,27 @@ fn points_share(room: usize, n: usize) -> usize {
     (room / n.max(1)).saturating_sub(part_envelope_chars(n))
 }
 
+/// The model calls `plan` needs, about: one per part, the combining rounds
+/// [`merge_groups`] would make if every part summary filled its share, and
+/// the answer's own call. Known before any part is read, so it can be
+/// shown to the user first.
+pub fn estimate_calls(plan: &Plan) -> usize {
+    let mut calls = plan.parts.len() + 1;
+    let mut n = plan.parts.len();
+    let each = plan.points_chars + part_envelope_chars(n);
+    while n > 1 && n * each > plan.reduce_room {
+        let total = n * each;
+        let held = plan.reduce_room / each.max(1);
+        let groups = held.max(total.div_ceil(plan.part_chars.max(1))).max(1);
+        if groups >= n {
+            break;
+        }
+        calls += groups;
+        n = groups;
+    }
+    calls
+}
+
 /// When the part summaries do not fit the reduce call: consecutive ones
 /// grouped so each group fits one combining call, which condenses them
 /// into one summary of the stretch they cover. `None` when they fit, or

@@ -236,6 +236,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             integrations: Vec::new(),
             mcp: Default::default(),
             cancel: laika_core::cancel::CancelToken::default(),
+            call_time: None,
         };
         let (mut turn, _) = Turn::start(request, settings, &ambient);
         let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));

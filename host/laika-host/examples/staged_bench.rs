@@ -8,6 +8,9 @@
 //! turn's time and the host's time per model call (everything outside the
 //! runtime's `complete`: planning, building each part's request, reading
 //! its points, the reduce request, validation, citations against the page).
+//! Then the same turn against a model that takes 50 ms a call, with its
+//! parts read one at a time and four at a time (`transform_concurrency`),
+//! through the host's driver of parallel calls (`turn::ask_parts`).
 #![allow(clippy::disallowed_methods)]
 
 #[path = "support/stats.rs"]
@@ -18,6 +21,7 @@ use laika_core::cancel::CancelToken;
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
+use laika_host::turn::PartEvent;
 use laika_protocol::event::Event;
 use laika_protocol::limits::Limits;
 use laika_runtime::scripted::Scripted;
@@ -70,6 +74,31 @@ fn script() -> String {
     serde_json::to_string(&vec![answer; 400]).unwrap_or_default()
 }
 
+/// A model that takes `latency` to answer each call (as the scripted
+/// runtime would answer it at once).
+struct Slow {
+    inner: Scripted,
+    latency: Duration,
+}
+
+impl Runtime for Slow {
+    fn info(&self) -> laika_protocol::model::RuntimeInfo {
+        self.inner.info()
+    }
+    fn decoding(&self) -> laika_core::decoding::Decoding {
+        self.inner.decoding()
+    }
+    fn complete(
+        &self,
+        request: &laika_core::model::ModelRequest,
+        cancel: &CancelToken,
+        on_text: &mut laika_core::runtime::TextSink<'_>,
+    ) -> laika_protocol::error::Result<laika_core::model::ModelReply> {
+        std::thread::sleep(self.latency);
+        self.inner.complete(request, cancel, on_text)
+    }
+}
+
 struct Run {
     total: Duration,
     in_runtime: Duration,
@@ -78,15 +107,28 @@ struct Run {
     verified: bool,
 }
 
+fn scripted() -> Scripted {
+    Scripted::from_json(&script()).unwrap_or_else(|e| panic!("script: {e}"))
+}
+
 fn run(page: &Value) -> Run {
-    let runtime = Scripted::from_json(&script()).unwrap_or_else(|e| panic!("script: {e}"));
+    run_with(page, &scripted(), 1)
+}
+
+/// One turn on `page` with `runtime`, its parts `concurrency` at a time.
+fn run_with(page: &Value, runtime: &dyn Runtime, concurrency: usize) -> Run {
     let request = serde_json::from_value(json!({
         "type": "turn", "id": "t", "message": {"text": "Summarize this page"},
         "task": {"name": "web.summarize"}, "tab": {}, "observation": page
     }))
     .unwrap_or_else(|e| panic!("turn request: {e}"));
     let settings = TurnSettings {
-        limits: Limits::default(),
+        limits: Limits {
+            transform_concurrency: concurrency,
+            // Read without asking: nobody is there to answer an estimate.
+            confirm_calls: laika_protocol::limits::MAX_CONFIRM_CALLS,
+            ..Limits::default()
+        },
         runtime: runtime.info(),
         store_full_packets: false,
         context_window: Some(ContextWindow {
@@ -98,6 +140,7 @@ fn run(page: &Value) -> Run {
         integrations: Vec::new(),
         mcp: Default::default(),
         cancel: laika_core::cancel::CancelToken::default(),
+        call_time: None,
     };
     let cancel = CancelToken::default();
     let started = Instant::now();
@@ -115,6 +158,23 @@ fn run(page: &Value) -> Run {
                 in_runtime += t.elapsed();
                 drop(request);
                 turn.handle(Input::ModelReply(reply))
+            }
+            Action::AskParts {
+                requests,
+                concurrency,
+            } => {
+                calls += requests.len();
+                let mut next = Vec::new();
+                let t = Instant::now();
+                laika_host::turn::ask_parts(runtime, &cancel, &requests, concurrency, &mut |e| {
+                    let input = match e {
+                        PartEvent::Started(i) => Input::PartStarted(i),
+                        PartEvent::Replied(index, reply) => Input::PartReply { index, reply },
+                    };
+                    next.extend(turn.handle(input));
+                });
+                in_runtime += t.elapsed();
+                next
             }
             Action::Emit(Event::ContextUsage(u)) => {
                 parts = u.selection.map_or(0, |s| s.passages_total);
@@ -169,4 +229,23 @@ fn main() {
         quantile(&per_call, 0.5),
         quantile(&per_call, 1.0)
     );
+    let latency = Duration::from_millis(50);
+    let mut walls = Vec::new();
+    for concurrency in [1, 4] {
+        let slow = Slow {
+            inner: scripted(),
+            latency,
+        };
+        let r = run_with(&page, &slow, concurrency);
+        println!(
+            "  model taking {} ms a call, parts {concurrency} at a time: whole turn {:.2} s ({} calls)",
+            latency.as_millis(),
+            r.total.as_secs_f64(),
+            r.calls
+        );
+        walls.push(r.total.as_secs_f64());
+    }
+    if let [one, four] = walls[..] {
+        println!("  concurrency 4 against 1: {:.2}x faster", one / four);
+    }
 }

@@ -511,6 +511,12 @@ impl Config {
                 "limits.transform_concurrency must be 1..={max}"
             )));
         }
+        let max = laika_protocol::limits::MAX_CONFIRM_CALLS;
+        if !(1..=max).contains(&l.confirm_calls) {
+            return Err(config_error(format!(
+                "limits.confirm_calls must be 1..={max}"
+            )));
+        }
         if l.context_max_chars == Some(0) || l.context_max_tokens == Some(0) {
             return Err(config_error(
                 "limits.context_max_chars/context_max_tokens must be > 0",

@@ -60,6 +60,9 @@ struct Shared {
     /// The model's record of answers cut at its token limit, per runtime
     /// configuration (forgotten when it changes).
     cuts: Mutex<(String, CutRecord)>,
+    /// How long one model call took in the latest turn that made one, per
+    /// runtime configuration: an `estimate`'s time.
+    call_time: Mutex<Option<(String, std::time::Duration)>>,
     /// Page indexes kept for the next step or follow-up on the same page.
     page_indexes: Arc<crate::page_index::PageIndexCache>,
     /// The configured MCP servers' connections.
@@ -88,6 +91,20 @@ impl Shared {
             .filter(|c| c.0 == key)
             .and_then(|c| c.1.regime());
         recorded.unwrap_or_else(|| Regime::for_params(self.model(config).size.map(|s| s.params)))
+    }
+
+    /// The time of one model call on the configured runtime, when a turn
+    /// since it was configured timed one.
+    fn call_time(&self, config: &Config) -> Option<std::time::Duration> {
+        let key = runtime_key(config);
+        let known = self.call_time.lock().ok()?;
+        known.as_ref().filter(|(k, _)| *k == key).map(|(_, t)| *t)
+    }
+
+    fn record_call_time(&self, config: &Config, took: Option<std::time::Duration>) {
+        if let (Some(took), Ok(mut known)) = (took, self.call_time.lock()) {
+            *known = Some((runtime_key(config), took));
+        }
     }
 
     /// Adds a turn to the model's record of cut answers.
@@ -192,6 +209,7 @@ impl Session {
                 store: Mutex::new(store),
                 in_flight: Mutex::new(HashMap::new()),
                 calls: Mutex::new(HashMap::new()),
+                call_time: Mutex::new(None),
                 model: Mutex::new(None),
                 cuts: Mutex::new((String::new(), CutRecord::default())),
                 page_indexes: Arc::default(),
@@ -486,12 +504,14 @@ impl Session {
                 call_id,
                 digest,
                 approved,
+                start_only,
             } => {
                 let input = Input::Approval {
                     reply_to: id,
                     call_id: call_id.clone(),
                     digest,
                     approved,
+                    start_only,
                 };
                 match self.forward(&call_id, input) {
                     Ok(()) => return,
@@ -793,10 +813,14 @@ impl Session {
                     page_indexes: Some(shared.page_indexes.clone()),
                     regime: shared.regime(&config),
                     mcp: &shared.mcp,
+                    call_time: shared.call_time(&config),
                 },
             );
             if let Some(stored) = &stored {
                 shared.record_cut(&config, stored.cut);
+                if !offline {
+                    shared.record_call_time(&config, stored.call_time);
+                }
             }
             // Also covers a turn refused before `turn.started`.
             if let Ok(mut m) = shared.in_flight.lock() {
@@ -888,6 +912,11 @@ impl Sink for TurnSink {
             Event::ToolCall(call) => {
                 if let Ok(mut calls) = self.shared.calls.lock() {
                     calls.insert(call.call_id.clone(), self.turn_id.clone());
+                }
+            }
+            Event::Estimate(estimate) => {
+                if let Ok(mut calls) = self.shared.calls.lock() {
+                    calls.insert(estimate.call_id.clone(), self.turn_id.clone());
                 }
             }
             Event::Done(_) => {

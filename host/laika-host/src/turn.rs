@@ -12,6 +12,7 @@ use crate::tools::{self, ToolContext};
 use crate::transform::Progress;
 use laika_core::ambient::Ambient;
 use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
+use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::Runtime;
 use laika_protocol::agent::OperationAction;
 use laika_protocol::error::{Error, Result};
@@ -20,8 +21,9 @@ use laika_protocol::ids::ConversationId;
 use laika_protocol::wire::TurnRequest;
 use laika_runtime::{CancelToken, SystemAmbient};
 use std::collections::VecDeque;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What a turn needs from the session.
 pub struct TurnContext<'a> {
@@ -41,6 +43,8 @@ pub struct TurnContext<'a> {
     pub regime: laika_core::decoding::Regime,
     /// The MCP servers' connections.
     pub mcp: &'a crate::mcp_client::McpHub,
+    /// How long one model call of this runtime took in an earlier turn.
+    pub call_time: Option<std::time::Duration>,
 }
 
 /// A turn that was stored, as the summarizer needs it.
@@ -52,6 +56,8 @@ pub struct Stored {
     pub conversation_share: Option<usize>,
     /// The model's output was cut at its token limit in this turn.
     pub cut: bool,
+    /// How long one of its model calls took, on average.
+    pub call_time: Option<std::time::Duration>,
 }
 
 /// Runs one turn to its end. Never panics; every failure becomes an `error`
@@ -78,6 +84,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         integrations: ctx.config.integrations.keys().cloned().collect(),
         mcp: std::sync::Arc::new(mcp),
         cancel: ctx.cancel.clone(),
+        call_time: ctx.call_time,
     };
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
@@ -142,6 +149,42 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                 }
                 next.extend(drain_inbox(&mut turn, ctx.inbox));
                 next.extend(turn.handle(Input::ModelReply(reply)));
+                next
+            }
+            Action::AskParts {
+                requests,
+                concurrency,
+            } => {
+                let mut next = Vec::new();
+                ask_parts(
+                    ctx.runtime,
+                    ctx.cancel,
+                    &requests,
+                    concurrency,
+                    &mut |event| {
+                        next.extend(drain_inbox(&mut turn, ctx.inbox));
+                        let input = match event {
+                            PartEvent::Started(i) => Input::PartStarted(i),
+                            PartEvent::Replied(index, reply) => {
+                                if let Err(e) = &reply {
+                                    tracing::warn!(code = %e.code, "part call failed: {}", e.chain());
+                                }
+                                Input::PartReply { index, reply }
+                            }
+                        };
+                        for action in turn.handle(input) {
+                            // Progress goes out as it comes; the rest, in order, after the round.
+                            match action {
+                                Action::Emit(event) if next.is_empty() => {
+                                    ctx.sink.emit(Some(&reply_to), event)
+                                }
+                                other => next.push(other),
+                            }
+                        }
+                    },
+                );
+                drop(requests);
+                next.extend(drain_inbox(&mut turn, ctx.inbox));
                 next
             }
             Action::LoadCollection { collection_id } => {
@@ -210,7 +253,58 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         conversation_id: id.clone(),
         conversation_share: turn.conversation_share(),
         cut: turn.was_cut(),
+        call_time: turn.call_time(),
     })
+}
+
+/// What became of one request of [`ask_parts`].
+#[derive(Debug)]
+pub enum PartEvent {
+    /// Request `i` went to the runtime.
+    Started(usize),
+    /// Request `i`'s answer (`CANCELLED` for one a cancel kept from starting).
+    Replied(usize, Result<ModelReply>),
+}
+
+/// Asks the runtime each of `requests` on scoped worker threads, at most
+/// `concurrency` in flight, and tells `on` (on this thread) as each starts
+/// and answers, in the order that happens. After a cancel no request
+/// starts (those in flight are interrupted through the token) and each
+/// unstarted one is answered `CANCELLED`: every request gets one reply.
+pub fn ask_parts(
+    runtime: &dyn Runtime,
+    cancel: &CancelToken,
+    requests: &[Arc<ModelRequest>],
+    concurrency: usize,
+    on: &mut dyn FnMut(PartEvent),
+) {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..concurrency.clamp(1, requests.len().max(1)) {
+            let (tx, next) = (tx.clone(), &next);
+            scope.spawn(move || loop {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(request) = requests.get(i) else {
+                    break;
+                };
+                let _ = tx.send(PartEvent::Started(i));
+                let reply = runtime.complete(request, cancel, &mut |_| {});
+                let _ = tx.send(PartEvent::Replied(i, reply));
+            });
+        }
+        drop(tx);
+        for event in rx {
+            on(event);
+        }
+    });
+    let started = next.load(Ordering::SeqCst).min(requests.len());
+    for i in started..requests.len() {
+        on(PartEvent::Replied(i, Err(Error::cancelled())));
+    }
 }
 
 /// Feeds the engine what the session forwarded since the last look.

@@ -536,6 +536,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             page_indexes: None,
             regime: Default::default(),
             mcp: laika_host::mcp_client::McpHub::none(),
+            call_time: None,
         },
     );
     let events = sink.take();
@@ -578,6 +579,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
             page_indexes: None,
             regime: Default::default(),
             mcp: laika_host::mcp_client::McpHub::none(),
+            call_time: None,
         },
     );
     let events = sink.take();

@@ -1,8 +1,10 @@
 //! `web.summarize` on a page far larger than the model's context window:
-//! the page is read in parts, one model call each, then the turn's own
-//! call summarizes the parts' points (`laika_core::staged`). The model is a
-//! loopback stub advertising an 8,192-token window (llama.cpp `/props`)
-//! that answers each part with sentences it finds in that part.
+//! the page is read in parts, one model call each (several in flight),
+//! then the turn's own call summarizes the parts' points
+//! (`laika_core::staged`); above `limits.confirm_calls` calls the user is
+//! asked first. The model is a loopback stub advertising an 8,192-token
+//! window (llama.cpp `/props`) that answers each part with sentences it
+//! finds in that part.
 
 mod common;
 mod stub;
@@ -143,16 +145,37 @@ fn stub(respond: impl Fn(&Value, usize) -> Vec<Step> + Send + Sync + 'static) ->
     )
 }
 
+/// A host on `stub` that reads long pages without asking first.
 fn host(stub: &Stub) -> Host {
+    host_with(stub, "confirm_calls = 100000\n")
+}
+
+/// A host on `stub` with these `[limits]`.
+fn host_with(stub: &Stub, limits: &str) -> Host {
+    let config =
+        format!("[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n[limits]\n{limits}");
     Host::launch(Launch {
         env: vec![
             ("LAIKA_RUNTIME".into(), "openai".into()),
             ("LAIKA_BASE_URL".into(), stub.url.clone()),
             ("LAIKA_MODEL".into(), "m".into()),
         ],
-        config: "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n",
+        config: &config,
         ..Launch::default()
     })
+}
+
+/// The part a part call reads ("This is part 3 of 34 …").
+fn part_number(body: &Value) -> usize {
+    let text = packet(body)["input"]["user_message"]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    text.trim_start_matches("This is part ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 fn summarize() -> Value {
@@ -209,7 +232,16 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
     }
     // Every line of the page went to exactly one part call, in order.
     let page = long_page();
-    let sent: String = seen[..parts]
+    let mut in_order: Vec<&stub::Seen> = seen[..parts].iter().collect();
+    in_order.sort_by_key(|s| part_number(&s.body));
+    assert_eq!(
+        in_order
+            .iter()
+            .map(|s| part_number(&s.body))
+            .collect::<Vec<_>>(),
+        (1..=parts).collect::<Vec<_>>()
+    );
+    let sent: String = in_order
         .iter()
         .flat_map(|s| {
             packet(&s.body)["context"]["documents"]
@@ -253,20 +285,25 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
         .unwrap()
         .contains("Item 3000."));
 
-    // Progress: each part starts and ends in order, then the reduce.
-    let mut expected = Vec::new();
+    // Progress: each part starts, then ends; all before the reduce.
+    let ops = operations(&events);
     for n in 1..=parts {
-        expected.push((format!("stage:part:{n}"), "start".to_owned()));
-        expected.push((format!("stage:part:{n}"), "success".to_owned()));
+        let id = format!("stage:part:{n}");
+        let at = |status: &str| ops.iter().position(|(i, s)| *i == id && s == status);
+        let (start, end) = (at("start"), at("success"));
+        assert!(start.is_some() && start < end, "{id}: {ops:?}");
     }
-    expected.push(("stage:reduce".into(), "start".into()));
-    expected.push(("stage:reduce".into(), "success".into()));
-    assert_eq!(operations(&events), expected);
-    let titles: Vec<&str> = of_type(&events, "operation")
+    assert_eq!(ops.len(), parts * 2 + 2);
+    assert_eq!(
+        ops[parts * 2..],
+        [
+            ("stage:reduce".to_owned(), "start".to_owned()),
+            ("stage:reduce".to_owned(), "success".to_owned())
+        ]
+    );
+    assert!(of_type(&events, "operation")
         .iter()
-        .map(|e| e["title"].as_str().unwrap())
-        .collect();
-    assert_eq!(titles[4], format!("Reading part 3 of {parts}"));
+        .any(|e| e["title"] == format!("Reading part 3 of {parts}").as_str()));
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let last_op = types.iter().rposition(|t| *t == "operation").unwrap();
     let first_op = types.iter().position(|t| *t == "operation").unwrap();
@@ -428,7 +465,8 @@ fn a_cancel_during_the_third_part_stops_every_step() {
         }
         sse_answer(&model(body), 40, "stop")
     });
-    let mut host = host(&stub);
+    // One call at a time, so the third is the one in flight.
+    let mut host = host_with(&stub, "confirm_calls = 100000\ntransform_concurrency = 1\n");
     host.send(&turn_msg(
         "t1",
         summarize(),
@@ -491,4 +529,173 @@ fn the_builtin_runtime_reads_the_page_whole_without_stages() {
         .filter(|d| d["kind"] == "web.observation.chunk.v1" && d["included"] == true)
         .count();
     assert_eq!(chunks, long_page()["chunks"].as_array().unwrap().len());
+}
+
+#[test]
+fn parts_are_read_several_at_a_time_and_kept_in_page_order() {
+    // Each part takes 300 ms at the model: four go at once, the fifth only
+    // once one of them answered.
+    let arrived = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_at = arrived.clone();
+    let stub = stub(move |body, _| {
+        seen_at
+            .lock()
+            .unwrap()
+            .push((std::time::Instant::now(), is_part(body)));
+        let mut steps = vec![Step::Sleep(Duration::from_millis(300))];
+        steps.extend(sse_answer(&model(body), 400, "stop"));
+        steps
+    });
+    let mut host = host_with(&stub, "confirm_calls = 100000\ntransform_concurrency = 4\n");
+    let events = host.turn("t1", summarize(), "Summarize this page", long_page());
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let arrived = arrived.lock().unwrap().clone();
+    let parts = arrived.iter().filter(|(_, part)| *part).count();
+    assert!(parts > 8, "{parts} parts");
+    let first = arrived[0].0;
+    let gap = |i: usize| arrived[i].0.duration_since(first);
+    assert!(
+        gap(3) < Duration::from_millis(250),
+        "four at once: {:?}",
+        gap(3)
+    );
+    assert!(
+        gap(4) >= Duration::from_millis(250),
+        "not a fifth: {:?}",
+        gap(4)
+    );
+    // The summaries reach the reduce call in page order, whatever order
+    // their calls answered in.
+    let seen = stub.seen();
+    let reduce = packet(&seen[seen.len() - 1].body);
+    let numbers: Vec<u64> = reduce["context"]["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "web.observation.part.v1")
+        .map(|d| d["content"]["part"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (1..=parts as u64).collect::<Vec<_>>());
+    let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
+    assert!(text.contains(FACT), "{text}");
+}
+
+/// Sends a summarize turn and reads its events up to its `estimate`.
+fn until_estimate(host: &mut Host, id: &str) -> (Vec<Value>, Value) {
+    host.send(&turn_msg(
+        id,
+        summarize(),
+        "Summarize this page",
+        long_page(),
+        None,
+    ));
+    let mut events = Vec::new();
+    loop {
+        let m = host.recv().expect("the turn's events");
+        assert_ne!(m["type"], "done", "{events:#?}\n{m:#}");
+        events.push(m.clone());
+        if m["type"] == "estimate" {
+            return (events, m);
+        }
+    }
+}
+
+fn answer(estimate: &Value, id: &str, approved: bool, start_only: bool) -> Value {
+    json!({"type": "approval", "id": id, "call_id": estimate["call_id"], "digest": estimate["digest"],
+           "approved": approved, "start_only": start_only})
+}
+
+#[test]
+fn a_page_needing_more_calls_than_confirm_calls_waits_for_the_user_and_cancel_asks_nothing() {
+    let stub = stub(|body, _| sse_answer(&model(body), 40, "stop"));
+    let mut host = host_with(&stub, "");
+    let (events, estimate) = until_estimate(&mut host, "t1");
+    let parts = estimate["parts"].as_u64().unwrap();
+    assert!(parts > 20, "{estimate:#}");
+    assert!(estimate["calls"].as_u64().unwrap() > parts, "{estimate:#}");
+    assert_eq!(estimate["concurrency"], 4);
+    assert!(
+        estimate["seconds"].is_null(),
+        "nothing timed yet: {estimate:#}"
+    );
+    assert!(
+        estimate["start_chars"].as_u64().unwrap() > 1000,
+        "{estimate:#}"
+    );
+    assert!(estimate["page_chars"].as_u64().unwrap() >= 400_000);
+    assert!(of_type(&events, "operation").is_empty());
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(stub.seen().is_empty(), "nothing asked before the answer");
+
+    // A forged digest changes nothing; the turn still waits.
+    let mut forged = answer(&estimate, "a0", true, false);
+    forged["digest"] = json!("0".repeat(64));
+    host.send(&forged);
+    let refused = host.until_any(&["error"], "a0");
+    assert_eq!(refused.last().unwrap()["code"], "APPROVAL_MISMATCH");
+
+    host.send(&answer(&estimate, "a1", false, false));
+    let rest = host.until("done", "t1");
+    assert!(
+        rest.iter().any(|m| m["type"] == "approval.result"
+            && m["reply_to"] == "a1"
+            && m["approved"] == false),
+        "{rest:#?}"
+    );
+    let done = one(&rest, "done");
+    assert_eq!(done["status"], "cancelled", "{rest:#?}");
+    assert!(of_type(&rest, "error").is_empty(), "a plain end: {rest:#?}");
+    assert!(stub.seen().is_empty(), "no model call after Cancel");
+    let conv = done["conversation_id"].as_str().unwrap();
+    let h = host.request(json!({"type": "history.get", "id": "g", "conversation_id": conv}));
+    assert_eq!(
+        h["conversation"]["turns"][0]["status"], "cancelled",
+        "{h:#}"
+    );
+}
+
+#[test]
+fn read_it_all_reads_every_part_and_the_next_estimate_knows_the_time() {
+    let stub = stub(|body, _| sse_answer(&model(body), 40, "stop"));
+    let mut host = host_with(&stub, "");
+    let (_, estimate) = until_estimate(&mut host, "t1");
+    host.send(&answer(&estimate, "a1", true, false));
+    let events = host.until("done", "t1");
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let parts = estimate["parts"].as_u64().unwrap() as usize;
+    assert_eq!(
+        stub.seen().iter().filter(|s| is_part(&s.body)).count(),
+        parts
+    );
+    let ops = operations(&events);
+    assert_eq!(
+        ops.last().unwrap(),
+        &("stage:reduce".into(), "success".into())
+    );
+    // The calls were timed: the next estimate says how long, about.
+    let (_, second) = until_estimate(&mut host, "t2");
+    assert!(second["seconds"].as_u64().is_some(), "{second:#}");
+}
+
+#[test]
+fn read_the_start_only_answers_in_one_call_from_what_fits() {
+    let stub = stub(|body, _| sse_answer(&model(body), 40, "stop"));
+    let mut host = host_with(&stub, "");
+    let (_, estimate) = until_estimate(&mut host, "t1");
+    host.send(&answer(&estimate, "a1", true, true));
+    let events = host.until("done", "t1");
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    let seen = stub.seen();
+    assert_eq!(seen.len(), 1, "one call");
+    assert!(!is_part(&seen[0].body));
+    // Two usages: the staged plan the estimate was made from, then what
+    // the one call reads: the page's start, the rest cut.
+    let usages = of_type(&events, "context_usage");
+    let usage = usages.last().unwrap();
+    assert!(usage["selection"].is_null(), "{usage:#}");
+    assert!(!usage["cut"].as_array().unwrap().is_empty(), "{usage:#}");
+    assert_eq!(usage["used"]["chars"], estimate["start_chars"], "{usage:#}");
+    let sent = packet(&seen[0].body)["context"]["documents"].to_string();
+    assert!(sent.contains("Item 0.") && !sent.contains(FACT));
+    assert!(operations(&events).is_empty());
 }

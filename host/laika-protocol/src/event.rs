@@ -184,6 +184,10 @@ pub enum Event {
     EntityPatch(EntityPatch),
     #[serde(rename = "operation")]
     Operation(Operation),
+    /// The turn would need many model calls; it waits for the user's
+    /// `approval` before it asks any.
+    #[serde(rename = "estimate")]
+    Estimate(Estimate),
     #[serde(rename = "tool_result")]
     ToolResult(ToolCallResult),
     /// The answer to an `approval` the host accepted.
@@ -679,6 +683,46 @@ pub struct Operation {
     pub status: OperationStatus,
     /// At the end: what came of it, in one sentence.
     pub message: Option<String>,
+}
+
+/// `estimate`: what the work a turn planned would cost, before any of it
+/// is asked (more model calls than `limits.confirm_calls`: a page too long
+/// for the model's context, read in parts). The turn waits for an
+/// `approval` of `call_id` with `digest`: approved reads it all; approved
+/// with `start_only` (offered when `start_chars` is set) answers from the
+/// start of the page in one call; not approved ends the turn with `done`
+/// (`cancelled`, no `error`) and nothing asked.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Estimate {
+    pub conversation_id: ConversationId,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    /// `stage:confirm:<n>`, the turn's number.
+    pub call_id: CallId,
+    /// SHA-256 of what is estimated: the `approval` must repeat it.
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
+    pub digest: String,
+    /// Model calls the work needs, about (the parts, the rounds that
+    /// combine their points when those do not fit one call, the answer).
+    #[schemars(range(min = 1))]
+    pub calls: usize,
+    /// Parts the page is read in.
+    #[schemars(range(min = 1))]
+    pub parts: usize,
+    /// Chars of the page's text.
+    pub page_chars: usize,
+    /// Model calls kept in flight at once.
+    #[schemars(range(min = 1))]
+    pub concurrency: usize,
+    /// Seconds it would take, about, at the speed earlier turns on this
+    /// runtime showed; `null` when no earlier call was timed.
+    pub seconds: Option<u64>,
+    /// Chars of the page's start that one call can read instead; `null`
+    /// when that is not offered.
+    pub start_chars: Option<usize>,
+    /// Milliseconds until the question expires (then the turn ends as if
+    /// declined).
+    pub expires_in_ms: u64,
 }
 
 /// `tool_result`: how a call ended, whoever ran it (the gate's and the

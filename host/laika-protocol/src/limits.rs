@@ -17,6 +17,11 @@ pub const MAX_RETRIES: u32 = 3;
 /// server usually serves a few slots; more only queue there.
 pub const DEFAULT_TRANSFORM_CONCURRENCY: usize = 4;
 pub const MAX_TRANSFORM_CONCURRENCY: usize = 32;
+/// A turn planned to need more model calls than this asks the user first
+/// (an `estimate`); a local model makes each call take seconds.
+pub const DEFAULT_CONFIRM_CALLS: usize = 20;
+/// The most `confirm_calls` may be configured to.
+pub const MAX_CONFIRM_CALLS: usize = 100_000;
 /// How many tool calls of one model answer are looked at; the rest are
 /// refused in one result (`TOO_MANY_CALLS`) the model reads next step.
 pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 8;
@@ -74,6 +79,10 @@ pub struct Limits {
     /// Model calls a transform's parallel stage keeps in flight at once.
     #[schemars(range(min = 1, max = MAX_TRANSFORM_CONCURRENCY))]
     pub transform_concurrency: usize,
+    /// Model calls a turn may plan without asking: above this, the user is
+    /// shown an estimate and the turn waits for their answer.
+    #[schemars(range(min = 1, max = MAX_CONFIRM_CALLS))]
+    pub confirm_calls: usize,
 }
 
 impl Default for Limits {
@@ -94,6 +103,7 @@ impl Default for Limits {
             tool_timeout_secs: agent::DEFAULT_TOOL_TIMEOUT_SECS,
             turn_budget_secs: agent::DEFAULT_TURN_BUDGET_SECS,
             transform_concurrency: DEFAULT_TRANSFORM_CONCURRENCY,
+            confirm_calls: DEFAULT_CONFIRM_CALLS,
         }
     }
 }

@@ -386,16 +386,21 @@ pub enum Request {
     },
     #[serde(rename = "tool_result")]
     ToolResult(Box<ToolResultRequest>),
-    /// The user's answer to an `ask` call. Accepted only for the call the
-    /// turn waits on, with the digest its `tool_call` gave, before it expires;
-    /// answered with `approval.result` or an `error`.
+    /// The user's answer to an `ask` call, or to an `estimate`. Accepted
+    /// only for the call the turn waits on, with the digest its `tool_call`
+    /// (or `estimate`) gave, before it expires; answered with
+    /// `approval.result` or an `error`.
     #[serde(rename = "approval")]
     Approval {
         id: RequestId,
         call_id: CallId,
-        /// The `digest` of the `tool_call` the user saw.
+        /// The `digest` of the `tool_call` or `estimate` the user saw.
         digest: String,
         approved: bool,
+        /// For an `estimate` that offers it (`start_chars`), with
+        /// `approved`: answer from the start of the page only, in one call.
+        #[serde(default)]
+        start_only: bool,
     },
 }
 

@@ -115,6 +115,9 @@ pub struct TurnSettings {
     /// The turn's cancel token (the driver cancels it with the runtime):
     /// long checks stop when it is cancelled.
     pub cancel: crate::cancel::CancelToken,
+    /// How long one model call of this runtime took in earlier turns, on
+    /// average (`None`: none was timed): an `estimate` turns it into time.
+    pub call_time: Option<Duration>,
 }
 
 /// The store's answer to [`Action::Reserve`]: the turn's number, what
@@ -145,14 +148,25 @@ pub enum Input {
     ModelText(String),
     /// The runtime's answer to [`Action::Ask`].
     ModelReply(Result<ModelReply>),
+    /// Request `index` of an [`Action::AskParts`] was sent to the runtime.
+    PartStarted(usize),
+    /// The runtime's answer to request `index` of an [`Action::AskParts`]
+    /// (a cancelled one never started: `CANCELLED`).
+    PartReply {
+        index: usize,
+        reply: Result<ModelReply>,
+    },
     /// The extension's result for a browser call.
     ToolResult(Box<ToolResultRequest>),
-    /// The user's answer to an `ask` call, from the message `reply_to`.
+    /// The user's answer to an `ask` call or an `estimate`, from the
+    /// message `reply_to`.
     Approval {
         reply_to: RequestId,
         call_id: CallId,
         digest: String,
         approved: bool,
+        /// An `estimate`'s third answer: the start of the page only.
+        start_only: bool,
     },
     /// The store's answer to [`Action::LoadCollection`].
     CollectionLoaded(Result<CollectionPack>),
@@ -205,6 +219,16 @@ pub enum Action {
     /// The engine keeps its own handle for the retry that may follow; the
     /// driver drops its handle once the runtime answered.
     Ask(Arc<ModelRequest>),
+    /// Ask the runtime each of these independent requests (a staged
+    /// summary's round), at most `concurrency` in flight at once, none
+    /// streamed. Feed [`Input::PartStarted`] as each is sent and
+    /// [`Input::PartReply`] as each answers, in any order; once the turn's
+    /// token is cancelled start no other and answer each unstarted one
+    /// with `CANCELLED`. Exactly one `PartReply` per request.
+    AskParts {
+        requests: Vec<Arc<ModelRequest>>,
+        concurrency: usize,
+    },
     /// Wait for the extension (a tool result, an approval, a cancel) and
     /// feed what comes; if nothing has come when the ambient's monotonic
     /// clock reaches `until`, feed [`Input::Tick`]. An `Await` with more
@@ -261,6 +285,8 @@ enum Phase {
     Reserving,
     /// Waiting for the collection, with the reserved turn number and history.
     Loading(Reservation),
+    /// Waiting for the user's answer to an `estimate` (`staging`).
+    Confirming(Box<staging::Confirming>),
     /// Reading the parts of a page too long for one call (`staging`).
     Staging(Box<staging::Staging>),
     Asking(Box<Asking>),
@@ -331,6 +357,8 @@ pub struct Turn<'a> {
     /// The turn's mode: the user's choice, else the first one the model
     /// stated; fixed once known (`mode`).
     mode: Option<Mode>,
+    /// Model calls timed in this turn, and their time in all.
+    call_times: (u32, Duration),
 }
 
 impl<'a> Turn<'a> {
@@ -375,6 +403,7 @@ impl<'a> Turn<'a> {
             collection: None,
             staged: None,
             cut: false,
+            call_times: (0, Duration::ZERO),
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -407,6 +436,18 @@ impl<'a> Turn<'a> {
         self.cut
     }
 
+    /// How long one model call took in this turn, on average (`None`:
+    /// none answered), for the next turns' estimates.
+    pub fn call_time(&self) -> Option<Duration> {
+        let (n, total) = self.call_times;
+        (n > 0).then(|| total / n)
+    }
+
+    fn note_call_time(&mut self, took: Duration) {
+        self.call_times.0 += 1;
+        self.call_times.1 += took;
+    }
+
     pub fn is_finished(&self) -> bool {
         matches!(self.phase, Phase::Finished)
     }
@@ -420,6 +461,11 @@ impl<'a> Turn<'a> {
             (Input::Cancel, Phase::Acting(_)) => {
                 self.cancelled = true;
                 self.stop_acting()
+            }
+            // Nothing was asked yet: the turn ends now.
+            (Input::Cancel, Phase::Confirming(_)) => {
+                self.cancelled = true;
+                self.fail(Error::cancelled())
             }
             (Input::Cancel, _) => {
                 self.cancelled = true;
@@ -435,6 +481,17 @@ impl<'a> Turn<'a> {
                     call_id,
                     digest,
                     approved,
+                    start_only,
+                },
+                Phase::Confirming(_),
+            ) => self.confirmed(reply_to, &call_id, &digest, (approved, start_only)),
+            (
+                Input::Approval {
+                    reply_to,
+                    call_id,
+                    digest,
+                    approved,
+                    ..
                 },
                 _,
             ) => {
@@ -442,6 +499,7 @@ impl<'a> Turn<'a> {
                 self.still_waiting(actions)
             }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
+            (Input::Tick, Phase::Confirming(_)) => self.confirm_tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
             (Input::Reserved(Ok(reserved)), Phase::Reserving) => {
                 match self.request.collection_id.clone() {
@@ -474,7 +532,10 @@ impl<'a> Turn<'a> {
                 actions.extend(text.into_iter().map(|t| self.text_delta(t)));
                 actions
             }
-            (Input::ModelReply(reply), Phase::Staging(_)) => self.part_answered(reply),
+            (Input::PartStarted(index), Phase::Staging(_)) => self.part_started(index),
+            (Input::PartReply { index, reply }, Phase::Staging(_)) => {
+                self.part_replied(index, reply)
+            }
             (Input::ModelReply(reply), Phase::Asking(_)) => self.answered(reply),
             (Input::Committed(stored), Phase::Committing { .. }) => self.committed(stored),
             _ => Vec::new(),
@@ -531,8 +592,12 @@ impl<'a> Turn<'a> {
         let mut packed = packed;
         self.pack_collection(&mut packed, budget);
         let plan = self.stage_plan(&packed, observation.as_ref().ok(), budget);
+        // What the packed request reads: the start of the page, which the
+        // user may choose over reading it all.
+        let mut start_usage = None;
         if let Some(Ok(plan)) = &plan {
-            packed.usage = crate::staged::usage(&packed, plan);
+            let staged = crate::staged::usage(&packed, plan);
+            start_usage = Some(std::mem::replace(&mut packed.usage, staged));
         }
         self.timings.pack_ms = self.ms_since(t);
         let mut actions = vec![
@@ -577,7 +642,7 @@ impl<'a> Turn<'a> {
         self.note_collection();
         let next = match (invalid, plan) {
             (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
-            (None, Some(Ok(plan))) => self.stage(plan, first),
+            (None, Some(Ok(plan))) => self.stage_or_confirm(plan, first, start_usage),
             (None, None) => self.compose(first),
         };
         actions.extend(next);
@@ -642,7 +707,10 @@ impl<'a> Turn<'a> {
         let Phase::Asking(asking) = &mut self.phase else {
             return Vec::new();
         };
-        self.timings.runtime_ms += ms(now.saturating_sub(asking.asked_at));
+        let took = now.saturating_sub(asking.asked_at);
+        self.timings.runtime_ms += ms(took);
+        self.call_times.0 += 1;
+        self.call_times.1 += took;
         let reply = match reply {
             Ok(_) if cancelled => Err(Error::cancelled()),
             other => other,

@@ -1,23 +1,33 @@
 //! A `web.summarize` turn whose page does not fit the model's context:
-//! the page is read in parts, one model call after another, then the
-//! turn's own call summarizes the part summaries (`crate::staged`).
+//! the page is read in parts, then the turn's own call summarizes the part
+//! summaries (`crate::staged`).
 //!
-//! The parts run one at a time through the same [`Action::Ask`] every
-//! driver already carries out (host session, `serve`, replay), so a cancel
-//! works as for any model call: the call in flight is interrupted through
-//! the turn's token, and no part is asked after the engine saw the cancel.
-//! Part calls stream nothing to the user: their text is not the answer.
+//! When the plan needs more model calls than `limits.confirm_calls`, the
+//! user is shown an `estimate` first and the turn waits for their
+//! `approval` (the same round-trip as an `ask` call's): read it all, read
+//! the start only (the packed request, in one call), or not at all.
+//!
+//! Each round (the parts, then each combining round) is one
+//! [`Action::AskParts`]: the driver keeps up to `limits.transform_concurrency`
+//! of its calls in flight and reports each as it starts and answers, in any
+//! order; the engine keeps the answers in page order. A cancel interrupts
+//! the calls in flight through the turn's token, the driver starts no
+//! other, and the round ends the turn as cancelled. Part calls stream
+//! nothing to the user: their text is not the answer.
 
 use super::{Action, Phase, Turn};
 use crate::model::ModelReply;
 use crate::pack::{Budget, Packed};
 use crate::staged::{self, Part, PartNotes, Plan};
 use crate::text::prefix_chars;
-use laika_protocol::agent::{OperationAction, OperationStatus};
+use laika_protocol::agent::{AgentState, OperationAction, OperationStatus, StopReason};
 use laika_protocol::error::{Error, ErrorCode, Result};
-use laika_protocol::ids::CallId;
+use laika_protocol::event::{Estimate, Event};
+use laika_protocol::history::TurnStatus;
+use laika_protocol::ids::{CallId, RequestId};
 use laika_protocol::llmcp::{ConversationRef, RequestPacket};
 use laika_protocol::observation::Observation;
+use laika_protocol::usage::ContextUsage;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,11 +47,32 @@ pub(super) struct Staging {
     below: Vec<(Part, PartNotes)>,
     /// The page's parts as read (for the notice of parts not read).
     parts_read: Vec<(Part, PartNotes)>,
-    /// One per unit asked so far, in order.
-    notes: Vec<PartNotes>,
+    /// This round's notes, one per unit; `None` until its call answered.
+    notes: Vec<Option<PartNotes>>,
+    /// This round's calls, in the order of its `AskParts` requests.
+    asked: Vec<Asked>,
     /// The turn's packed request, which the reduce call is made from.
     packet: RequestPacket,
-    asked_at: Duration,
+    round_started: Duration,
+}
+
+/// One call of a round: the unit it reads, and when it started.
+#[derive(Clone, Copy)]
+struct Asked {
+    unit: usize,
+    started: Option<Duration>,
+}
+
+/// A plan too costly to start unasked: the `estimate` the user was shown.
+pub(super) struct Confirming {
+    plan: Plan,
+    packet: RequestPacket,
+    /// The packed request's usage: what "the start only" reads (`None`:
+    /// not offered).
+    start_usage: Option<ContextUsage>,
+    call_id: CallId,
+    digest: String,
+    deadline: Duration,
 }
 
 /// What the reduce step needs once the parts were read.
@@ -99,10 +130,194 @@ impl Turn<'_> {
         ))
     }
 
+    /// Starts reading the parts of `plan`, or first asks the user when the
+    /// plan needs more model calls than `limits.confirm_calls`. `packet`
+    /// becomes the reduce call; `start_usage` is its own usage, for an
+    /// answer from the start of the page only.
+    pub(super) fn stage_or_confirm(
+        &mut self,
+        plan: Plan,
+        packet: RequestPacket,
+        start_usage: Option<ContextUsage>,
+    ) -> Vec<Action> {
+        let calls = staged::estimate_calls(&plan);
+        if calls <= self.settings.limits.confirm_calls {
+            return self.stage(plan, packet);
+        }
+        let concurrency = self.settings.limits.transform_concurrency.max(1);
+        let parts = plan.parts.len();
+        // The parts and each combining round run `concurrency` at a time;
+        // the answer's call alone.
+        let rounds =
+            parts.div_ceil(concurrency) + calls.saturating_sub(parts + 1).div_ceil(concurrency) + 1;
+        let seconds = self
+            .settings
+            .call_time
+            .map(|t| (t.as_secs_f64() * rounds as f64).ceil() as u64);
+        let turn = self.turn_number();
+        let call_id = CallId::from(format!("stage:confirm:{turn}"));
+        let digest = crate::agent::call_digest(
+            "stage.confirm",
+            &serde_json::json!({
+                "conversation_id": self.conversation_id, "turn": turn,
+                "parts": parts, "calls": calls, "page_chars": plan.page_chars,
+            }),
+        );
+        let wait = Duration::from_secs(self.settings.limits.approval_timeout_secs);
+        let deadline = self.ambient.monotonic() + wait;
+        let estimate = Estimate {
+            conversation_id: self.conversation_id.clone(),
+            turn,
+            call_id: call_id.clone(),
+            digest: digest.clone(),
+            calls,
+            parts,
+            page_chars: plan.page_chars,
+            concurrency,
+            seconds,
+            start_chars: start_usage
+                .as_ref()
+                .map(|u| u.used.chars)
+                .filter(|c| *c > 0),
+            expires_in_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+        };
+        self.phase = Phase::Confirming(Box::new(Confirming {
+            plan,
+            packet,
+            start_usage,
+            call_id: call_id.clone(),
+            digest,
+            deadline,
+        }));
+        vec![
+            self.agent_state(AgentState::WaitingForApproval, Some(call_id)),
+            Action::Emit(Event::Estimate(estimate)),
+            Action::Await { until: deadline },
+        ]
+    }
+
+    /// The user's answer to the `estimate`.
+    pub(super) fn confirmed(
+        &mut self,
+        reply_to: RequestId,
+        call_id: &CallId,
+        digest: &str,
+        (approved, start_only): (bool, bool),
+    ) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let Phase::Confirming(confirming) = &self.phase else {
+            return Vec::new();
+        };
+        let refused = if confirming.call_id != *call_id {
+            Some((
+                ErrorCode::UnknownCall,
+                format!(
+                    "no call {} waits for approval (the turn waits on its estimate)",
+                    crate::text::clip_quoted(call_id, 80)
+                ),
+            ))
+        } else if confirming.digest != digest {
+            Some((
+                ErrorCode::ApprovalMismatch,
+                "the approval does not match the estimate the turn waits on; nothing was asked"
+                    .to_owned(),
+            ))
+        } else if start_only && approved && confirming.start_usage.is_none() {
+            Some((
+                ErrorCode::InvalidRequest,
+                "this estimate offers no reading of the start only".to_owned(),
+            ))
+        } else if now >= confirming.deadline {
+            Some((
+                ErrorCode::ApprovalExpired,
+                "the approval came after the estimate expired; nothing was asked".to_owned(),
+            ))
+        } else {
+            None
+        };
+        if let Some((code, message)) = refused {
+            let expired = code == ErrorCode::ApprovalExpired;
+            let mut actions = vec![Action::Reply {
+                to: reply_to,
+                event: Event::error(&Error::new(code, message)),
+            }];
+            actions.extend(if expired {
+                self.decline("nobody answered in time")
+            } else {
+                vec![Action::Await {
+                    until: confirming.deadline,
+                }]
+            });
+            return actions;
+        }
+        let Phase::Confirming(confirming) = std::mem::replace(&mut self.phase, Phase::Reserving)
+        else {
+            return Vec::new();
+        };
+        let Confirming {
+            plan,
+            packet,
+            start_usage,
+            ..
+        } = *confirming;
+        let mut actions = vec![Action::Reply {
+            to: reply_to,
+            event: Event::ApprovalResult {
+                call_id: call_id.clone(),
+                approved,
+            },
+        }];
+        actions.extend(match (approved, start_only) {
+            (true, false) => self.stage(plan, packet),
+            (true, true) => {
+                let mut next: Vec<Action> = start_usage
+                    .map(|u| Action::Emit(Event::ContextUsage(u)))
+                    .into_iter()
+                    .collect();
+                next.extend(self.compose(packet));
+                next
+            }
+            (false, _) => self.decline("you chose not to read it"),
+        });
+        actions
+    }
+
+    /// The estimate's wait ran out (or a stale wait woke up).
+    pub(super) fn confirm_tick(&mut self) -> Vec<Action> {
+        let Phase::Confirming(confirming) = &self.phase else {
+            return Vec::new();
+        };
+        if self.ambient.monotonic() < confirming.deadline {
+            return vec![Action::Await {
+                until: confirming.deadline,
+            }];
+        }
+        self.decline("nobody answered in time")
+    }
+
+    /// The long page is not read: the turn is stored as cancelled with why,
+    /// and ends with `done`, without an `error` (nothing failed).
+    fn decline(&mut self, why: &str) -> Vec<Action> {
+        let parts = match &self.phase {
+            Phase::Confirming(c) => c.plan.parts.len(),
+            _ => 0,
+        };
+        self.phase = Phase::Reserving;
+        let mut record = self.record(false);
+        record.status = TurnStatus::Cancelled;
+        self.stop = StopReason::Cancelled;
+        record.error = Some(Error::new(
+            ErrorCode::Cancelled,
+            format!("the page was not read: it needs {parts} parts for this model, and {why}"),
+        ));
+        self.commit(record, None)
+    }
+
     /// Starts reading the parts of `plan`; `packet` becomes the reduce call.
-    pub(super) fn stage(&mut self, plan: Plan, packet: RequestPacket) -> Vec<Action> {
+    fn stage(&mut self, plan: Plan, packet: RequestPacket) -> Vec<Action> {
         self.phase = Phase::Staging(Box::new(Staging {
-            notes: Vec::with_capacity(plan.parts.len()),
+            notes: Vec::new(),
+            asked: Vec::new(),
             level: 0,
             units: plan.parts.clone(),
             groups: Vec::new(),
@@ -110,14 +325,15 @@ impl Turn<'_> {
             parts_read: Vec::new(),
             plan,
             packet,
-            asked_at: Duration::ZERO,
+            round_started: Duration::ZERO,
         }));
-        self.next_part()
+        self.start_round()
     }
 
-    /// Asks for the next part (or combining call); once a round is done,
-    /// starts the next round or the reduce.
-    fn next_part(&mut self) -> Vec<Action> {
+    /// Asks for every unit of this round at once (the driver keeps
+    /// `transform_concurrency` in flight); a unit whose request cannot be
+    /// built is noted as failed at once.
+    fn start_round(&mut self) -> Vec<Action> {
         if self.cancelled {
             return self.fail(Error::cancelled());
         }
@@ -127,72 +343,122 @@ impl Turn<'_> {
             turn: self.turn_number(),
         };
         let enforced = self.settings.decoding.enforced;
+        let concurrency = self.settings.limits.transform_concurrency.max(1);
+        let ambient = self.ambient;
+        let page = self.page.as_ref();
         let Phase::Staging(staging) = &mut self.phase else {
             return self.fail(Error::internal("the turn read a part out of order"));
         };
-        let i = staging.notes.len();
-        let Some(unit) = staging.units.get(i) else {
-            return self.round_done();
-        };
-        let request = match (staging.level, &self.page) {
-            (0, Some(page)) => staged::part_request(
-                page,
-                &staging.plan,
-                unit,
-                conversation,
-                enforced,
-                self.ambient,
-            ),
-            (0, None) => Err(Error::internal("the staged turn lost its page")),
-            _ => {
-                let members = staging
-                    .groups
-                    .get(i)
-                    .and_then(|r| staging.below.get(r.clone()))
-                    .unwrap_or_default();
-                staged::merge_request(
+        staging.round_started = now;
+        staging.notes = vec![None; staging.units.len()];
+        staging.asked.clear();
+        let mut requests = Vec::new();
+        let mut failed = Vec::new();
+        for (i, unit) in staging.units.iter().enumerate() {
+            let request = match (staging.level, page) {
+                (0, Some(page)) => staged::part_request(
+                    page,
                     &staging.plan,
-                    members,
                     unit,
-                    conversation,
+                    conversation.clone(),
                     enforced,
-                    self.ambient,
-                )
-            }
-        };
-        staging.asked_at = now;
-        let (id, title) = (
-            call_id(staging.level, unit.number),
-            title(staging.level, unit, staging.units.len()),
-        );
-        let start = self.stage_operation(
-            id,
-            OperationAction::Read,
-            title,
-            OperationStatus::Start,
-            None,
-        );
-        match request {
-            Ok(request) => vec![start, Action::Ask(Arc::new(request))],
-            Err(e) => {
-                let mut actions = vec![start];
-                actions.extend(self.part_answered(Err(e)));
-                actions
+                    ambient,
+                ),
+                (0, None) => Err(Error::internal("the staged turn lost its page")),
+                _ => {
+                    let members = staging
+                        .groups
+                        .get(i)
+                        .and_then(|r| staging.below.get(r.clone()))
+                        .unwrap_or_default();
+                    staged::merge_request(
+                        &staging.plan,
+                        members,
+                        unit,
+                        conversation.clone(),
+                        enforced,
+                        ambient,
+                    )
+                }
+            };
+            match request {
+                Ok(request) => {
+                    staging.asked.push(Asked {
+                        unit: i,
+                        started: None,
+                    });
+                    requests.push(Arc::new(request));
+                }
+                Err(e) => failed.push((i, e)),
             }
         }
+        let mut actions = Vec::new();
+        for (i, e) in failed {
+            actions.extend(self.unit_operation(i, OperationStatus::Start, None));
+            actions.extend(self.unit_answered(i, Err(e), true));
+        }
+        if requests.is_empty() {
+            actions.extend(self.round_over());
+        } else {
+            actions.push(Action::AskParts {
+                requests,
+                concurrency,
+            });
+        }
+        actions
     }
 
-    /// A part's call answered (or failed): keep its points or why not.
-    pub(super) fn part_answered(&mut self, reply: Result<ModelReply>) -> Vec<Action> {
+    /// Call `index` of the round's `AskParts` started.
+    pub(super) fn part_started(&mut self, index: usize) -> Vec<Action> {
         let now = self.ambient.monotonic();
-        let cancelled = self.cancelled;
         let Phase::Staging(staging) = &mut self.phase else {
             return Vec::new();
         };
-        self.timings.runtime_ms += super::ms(now.saturating_sub(staging.asked_at));
+        let Some(asked) = staging.asked.get_mut(index).filter(|a| a.started.is_none()) else {
+            return Vec::new();
+        };
+        asked.started = Some(now);
+        let unit = asked.unit;
+        self.unit_operation(unit, OperationStatus::Start, None)
+            .into_iter()
+            .collect()
+    }
+
+    /// Call `index` of the round's `AskParts` answered (or failed, or was
+    /// never started because of a cancel: then it has no step to close).
+    pub(super) fn part_replied(&mut self, index: usize, reply: Result<ModelReply>) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let Phase::Staging(staging) = &self.phase else {
+            return Vec::new();
+        };
+        let Some(&Asked { unit, started }) = staging.asked.get(index) else {
+            return Vec::new();
+        };
+        if staging.notes.get(unit).is_none_or(Option::is_some) {
+            return Vec::new();
+        }
+        if let Some(started) = started {
+            self.note_call_time(now.saturating_sub(started));
+        }
         let reply = match reply {
-            Ok(_) if cancelled => Err(Error::cancelled()),
+            Ok(_) if self.cancelled => Err(Error::cancelled()),
             other => other,
+        };
+        let mut actions = self.unit_answered(unit, reply, started.is_some());
+        actions.extend(self.round_over());
+        actions
+    }
+
+    /// Keeps unit `unit`'s points (or why not) and closes its step, if it
+    /// was opened.
+    fn unit_answered(
+        &mut self,
+        unit: usize,
+        reply: Result<ModelReply>,
+        opened: bool,
+    ) -> Vec<Action> {
+        let Phase::Staging(staging) = &mut self.phase else {
+            return Vec::new();
         };
         let notes = match reply.and_then(|r| staged::read_points(&r.text, &staging.plan)) {
             Ok(points) => PartNotes::Points(points),
@@ -201,29 +467,64 @@ impl Turn<'_> {
                 message: prefix_chars(&e.message, 300).to_owned(),
             },
         };
-        let i = staging.notes.len();
-        let Some(unit) = staging.units.get(i) else {
-            return self.fail(Error::internal("a part answered out of order"));
-        };
-        let label = unit.label();
+        let label = staging.units.get(unit).map(Part::label).unwrap_or_default();
         let (status, message) = match &notes {
             PartNotes::Points(p) => (
                 OperationStatus::Success,
                 format!("{} key point(s) from {label}.", p.len()),
             ),
+            PartNotes::Failed {
+                code: ErrorCode::Cancelled,
+                ..
+            } => (OperationStatus::Error, "Stopped.".to_owned()),
             PartNotes::Failed { code, message } => {
                 (OperationStatus::Error, format!("{code}: {message}"))
             }
         };
+        if let Some(slot) = staging.notes.get_mut(unit) {
+            *slot = Some(notes);
+        }
+        if !opened {
+            return Vec::new();
+        }
+        self.unit_operation(unit, status, Some(message))
+            .into_iter()
+            .collect()
+    }
+
+    /// The `operation` of unit `unit` of this round.
+    fn unit_operation(
+        &self,
+        unit: usize,
+        status: OperationStatus,
+        message: Option<String>,
+    ) -> Option<Action> {
+        let Phase::Staging(staging) = &self.phase else {
+            return None;
+        };
+        let part = staging.units.get(unit)?;
         let (id, title) = (
-            call_id(staging.level, unit.number),
-            title(staging.level, unit, staging.units.len()),
+            call_id(staging.level, part.number),
+            title(staging.level, part, staging.units.len()),
         );
-        staging.notes.push(notes);
-        let end = self.stage_operation(id, OperationAction::Read, title, status, Some(message));
-        let mut actions = vec![end];
-        actions.extend(self.next_part());
-        actions
+        Some(self.stage_operation(id, OperationAction::Read, title, status, message))
+    }
+
+    /// Once every unit of the round has its notes: the next round, the
+    /// reduce, or the cancel's end.
+    fn round_over(&mut self) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let Phase::Staging(staging) = &mut self.phase else {
+            return Vec::new();
+        };
+        if staging.notes.iter().any(Option::is_none) {
+            return Vec::new();
+        }
+        self.timings.runtime_ms += super::ms(now.saturating_sub(staging.round_started));
+        if self.cancelled {
+            return self.fail(Error::cancelled());
+        }
+        self.round_done()
     }
 
     /// A round is done: combine the summaries again if they do not fit the
@@ -232,7 +533,10 @@ impl Turn<'_> {
         let Phase::Staging(staging) = &mut self.phase else {
             return self.fail(Error::internal("the turn combined out of order"));
         };
-        let notes = std::mem::take(&mut staging.notes);
+        let notes: Vec<PartNotes> = std::mem::take(&mut staging.notes)
+            .into_iter()
+            .flatten()
+            .collect();
         let read: Vec<(Part, PartNotes)> = if staging.level == 0 {
             staging.units.iter().cloned().zip(notes).collect()
         } else {
@@ -267,7 +571,7 @@ impl Turn<'_> {
                 staging.groups = groups;
                 staging.below = read;
                 staging.level += 1;
-                self.next_part()
+                self.start_round()
             }
             None => self.reduce(read),
         }

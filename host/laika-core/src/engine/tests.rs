@@ -208,6 +208,23 @@ fn drive_host(
                 next.extend(turn.handle(Input::ModelReply(step.reply)));
                 next
             }
+            Action::AskParts { requests, .. } => {
+                let mut next = Vec::new();
+                for (index, request) in requests.into_iter().enumerate() {
+                    next.extend(turn.handle(Input::PartStarted(index)));
+                    let step = model(run.asks.len(), &request);
+                    run.asks.push(ModelRequest::clone(&request));
+                    if step.cancel {
+                        next.extend(turn.handle(Input::Cancel));
+                    }
+                    ambient.advance(Duration::from_millis(5));
+                    next.extend(turn.handle(Input::PartReply {
+                        index,
+                        reply: step.reply,
+                    }));
+                }
+                next
+            }
             Action::Await { .. } if !queue.is_empty() => Vec::new(),
             Action::Await { until } => {
                 run.waits += 1;
@@ -287,6 +304,7 @@ fn settings() -> TurnSettings {
         integrations: Vec::new(),
         mcp: Default::default(),
         cancel: crate::cancel::CancelToken::default(),
+        call_time: None,
     }
 }
 
@@ -1257,6 +1275,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
                 call_id: call.call_id.clone(),
                 digest: call.digest.clone(),
                 approved: false,
+                start_only: false,
             }]
         },
     );
@@ -1307,6 +1326,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
                 call_id: call.call_id.clone(),
                 digest: digest.into(),
                 approved: true,
+                start_only: false,
             };
             match round {
                 // A stale result and a forged approval change nothing.
@@ -2176,6 +2196,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
                     call_id: call.call_id.clone(),
                     digest: call.digest.clone(),
                     approved: true,
+                    start_only: false,
                 }];
             }
             if tool_results_in(events) == 0 {
@@ -2386,4 +2407,175 @@ fn a_reply_without_a_mode_keeps_the_gate_as_its_brake() {
     );
     assert_eq!(tool_calls(&run)[0].decision, Decision::Allow);
     assert!(assistants(&run)[0].mode.is_none());
+}
+
+mod estimate {
+    //! A staged summary planned at more model calls than
+    //! `limits.confirm_calls` waits for the user's answer to its `estimate`.
+    use super::*;
+
+    /// A 120,000-char page in 4,000-char chunks, for a 4,096-token window.
+    fn long_request() -> TurnRequest {
+        let chunks: Vec<Value> = (1..=30)
+            .map(|i| {
+                json!({"doc_type": "web.observation.chunk.v1", "url": "https://example.com/minutes",
+                       "title": "Minutes", "chunk_index": i, "chunk_count": 30,
+                       "text": format!("Item {i}. The committee deferred the harbour request. ").repeat(70)})
+            })
+            .collect();
+        let observation = json!({
+            "summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.com/minutes",
+                        "title": "Minutes", "text": "The committee met on Tuesday."},
+            "chunks": chunks,
+        });
+        let mut request = request(None, observation);
+        request.task.name = laika_protocol::llmcp::TaskName::Summarize;
+        request
+    }
+
+    fn small_window(confirm_calls: usize) -> TurnSettings {
+        TurnSettings {
+            context_window: Some(ContextWindow {
+                tokens: 4_096,
+                source: "test".into(),
+            }),
+            limits: Limits {
+                confirm_calls,
+                ..Limits::default()
+            },
+            call_time: Some(Duration::from_secs(3)),
+            ..settings()
+        }
+    }
+
+    fn points(request: &ModelRequest) -> Step {
+        Step::answer(answer(
+            request,
+            vec![paragraph("The committee deferred the harbour request.")],
+            json!([]),
+        ))
+    }
+
+    fn estimate_of(events: &[Event]) -> Option<&laika_protocol::event::Estimate> {
+        events.iter().find_map(|e| match e {
+            Event::Estimate(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    fn approval(e: &laika_protocol::event::Estimate, digest: &str, approved: bool) -> Input {
+        Input::Approval {
+            reply_to: "a-1".into(),
+            call_id: e.call_id.clone(),
+            digest: digest.into(),
+            approved,
+            start_only: false,
+        }
+    }
+
+    #[test]
+    fn an_unanswered_estimate_asks_nothing_and_ends_the_turn_unread_without_an_error() {
+        let run = drive(long_request(), small_window(5), Ok(1), Ok(()), |_, r| {
+            points(r)
+        });
+        let estimate = estimate_of(&run.events).expect("an estimate");
+        assert!(estimate.calls > 5 && estimate.parts >= 5, "{estimate:?}");
+        assert_eq!(estimate.concurrency, 4);
+        // 3 s a call, the parts four at a time, then the answer.
+        let rounds =
+            estimate.parts.div_ceil(4) + (estimate.calls - estimate.parts - 1).div_ceil(4) + 1;
+        assert_eq!(estimate.seconds, Some(3 * rounds as u64));
+        assert!(estimate.start_chars.is_some_and(|c| c > 1_000));
+        assert!(run.asks.is_empty(), "no model call");
+        assert!(run.errors().is_empty(), "a plain end");
+        let record = run.record();
+        assert_eq!(record.status, TurnStatus::Cancelled);
+        assert!(record
+            .error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("nobody answered"));
+        assert_eq!(run.done().stop_reason, StopReason::Cancelled);
+    }
+
+    #[test]
+    fn a_forged_digest_is_refused_and_the_right_one_reads_every_part() {
+        let mut round = 0;
+        let run = drive_agent(
+            long_request(),
+            small_window(5),
+            Ok(1),
+            Ok(()),
+            |_, r| points(r),
+            |events| {
+                round += 1;
+                let Some(e) = estimate_of(events) else {
+                    return Vec::new();
+                };
+                match round {
+                    1 => vec![approval(e, &"0".repeat(64), true)],
+                    2 => vec![approval(e, &e.digest, true)],
+                    _ => Vec::new(),
+                }
+            },
+        );
+        let refused: Vec<&Event> = run.replies.iter().map(|(_, e)| e).collect();
+        assert!(
+            matches!(refused[0], Event::Error(b) if b.code == ErrorCode::ApprovalMismatch),
+            "{refused:?}"
+        );
+        assert!(matches!(
+            refused[1],
+            Event::ApprovalResult { approved: true, .. }
+        ));
+        let parts = estimate_of(&run.events).unwrap().parts;
+        assert!(run.asks.len() > parts, "every part, then the answer");
+        assert_eq!(run.done().status, DoneStatus::Ok);
+    }
+
+    #[test]
+    fn no_means_no_call_and_the_start_only_means_one() {
+        for (approved, start_only, calls) in [(false, false, 0), (true, true, 1)] {
+            let run = drive_agent(
+                long_request(),
+                small_window(5),
+                Ok(1),
+                Ok(()),
+                |_, r| points(r),
+                |events| match estimate_of(events) {
+                    Some(e) if !events.iter().any(|e| matches!(e, Event::Done(_))) => {
+                        vec![Input::Approval {
+                            reply_to: "a-1".into(),
+                            call_id: e.call_id.clone(),
+                            digest: e.digest.clone(),
+                            approved,
+                            start_only,
+                        }]
+                    }
+                    _ => Vec::new(),
+                },
+            );
+            assert_eq!(
+                run.asks.len(),
+                calls,
+                "approved {approved}, start only {start_only}"
+            );
+            assert!(run.errors().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_plan_within_confirm_calls_reads_without_asking() {
+        let run = drive(
+            long_request(),
+            small_window(10_000),
+            Ok(1),
+            Ok(()),
+            |_, r| points(r),
+        );
+        assert!(estimate_of(&run.events).is_none());
+        assert!(run.asks.len() > 5);
+        assert_eq!(run.done().status, DoneStatus::Ok);
+    }
 }

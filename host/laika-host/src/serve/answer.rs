@@ -582,6 +582,7 @@ fn run_engine(
             page_indexes: None,
             regime: Default::default(),
             mcp: crate::mcp_client::McpHub::none(),
+            call_time: None,
         },
     );
     let events = match events.0.into_inner() {
