@@ -330,8 +330,7 @@ fn run(args: Args) -> Fallible<()> {
                     let before = probe.and_then(Server::prompt_counters);
                     let (mut outcome, answer) = match variant {
                         Variant::Host(_, bin) => {
-                            let outcome = one_turn(bin, &config, case)?;
-                            (outcome, Value::Null)
+                            one_turn(bin, &config, case)?
                         }
                         Variant::Bare => {
                             let server = server.as_ref().ok_or("--bare needs --base-url")?;
@@ -361,7 +360,11 @@ fn run(args: Args) -> Fallible<()> {
                             "variant": variant.label(), "task": task_label, "run": run + 1,
                             "url": case.observation["summary"]["url"], "message": case.text,
                             "fields": case.fields, "ok": outcome.ok, "good": outcome.good,
-                            "answer": answer,
+                            "attempts": outcome.attempts, "error": outcome.error_code,
+                            "prompt_tokens": outcome.prompt.map(|p| p.tokens),
+                            "prompt_s": outcome.prompt.map(|p| p.seconds),
+                            "first_text_ms": outcome.first_text_ms, "total_ms": outcome.total_ms,
+                            "answer_chars": outcome.answer_chars, "answer": answer,
                         });
                         writeln!(file, "{line}")?;
                     }
@@ -669,7 +672,7 @@ fn article_observation(url: &str, body: &str) -> Value {
 /// that of the model's first answer (the first `assistant` event; first try
 /// when no `render_reset` for a retry came before it): a turn whose answer
 /// proposes a browser call is cancelled here, there being no browser.
-fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
+fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<(Outcome, Value)> {
     let turn = turn_message("m1", None, &case.task, &case.text, &case.observation);
     let seen = session(host_bin, config, &[turn])?
         .into_iter()
@@ -690,7 +693,7 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
     let proposed_call = events.iter().any(|m| m["type"] == "tool_call");
     let timing = |k: &str| done["timings"][k].as_f64().unwrap_or(0.0);
     let answer = first_answer.and_then(|i| events.get(i));
-    Ok(Outcome {
+    let outcome = Outcome {
         ok: first_answer.is_some(),
         attempts: retries + 1,
         error_code: match (first_answer, done["error_code"].as_str()) {
@@ -711,7 +714,11 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         first_text_ms: seen.first_text_ms,
         answer_chars: answer.map_or(0, |a| render_text(a).chars().count()),
         prompt: None,
-    })
+    };
+    let shown = answer.map_or(Value::Null, |a| {
+        json!({"title": a["title"], "render": a["render"], "data": a["data"], "citations": a["citations"]})
+    });
+    Ok((outcome, shown))
 }
 
 /// The bare model's turn: the page and the question as the only message.

@@ -26,6 +26,20 @@ pub struct PromptCounters {
 }
 
 impl PromptCounters {
+    /// From llama.cpp's Prometheus text.
+    fn parse(text: &str) -> Option<PromptCounters> {
+        let counter = |name: &str| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(name)?.trim().parse::<f64>().ok())
+                .next()
+        };
+        Some(PromptCounters {
+            tokens: counter("llamacpp:prompt_tokens_total ")?
+                + counter("llamacpp:prompt_tokens_cached_total ").unwrap_or(0.0),
+            seconds: counter("llamacpp:prompt_seconds_total ")?,
+        })
+    }
+
     pub fn since(self, before: PromptCounters) -> PromptCounters {
         PromptCounters {
             tokens: self.tokens - before.tokens,
@@ -47,7 +61,10 @@ impl Server {
         Ok(Server {
             root: base_url.trim_end_matches("/v1").to_string(),
             base_url,
+            // No idle connections: llama-server closes them after 5 s, and a
+            // turn takes longer, so a pooled one would be found dead.
             http: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
                 .timeout(Duration::from_secs(900))
                 .build()?,
             rt: tokio::runtime::Builder::new_current_thread()
@@ -68,16 +85,7 @@ impl Server {
             r.status().is_success().then_some(())?;
             r.text().await.ok()
         })?;
-        let counter = |name: &str| {
-            text.lines()
-                .filter_map(|l| l.strip_prefix(name)?.trim().parse::<f64>().ok())
-                .next()
-        };
-        Some(PromptCounters {
-            tokens: counter("llamacpp:prompt_tokens_total ")?
-                + counter("llamacpp:prompt_tokens_cached_total ").unwrap_or(0.0),
-            seconds: counter("llamacpp:prompt_seconds_total ")?,
-        })
+        PromptCounters::parse(&text)
     }
 
     /// Empties the slot's prompt cache, so the next turn reads its whole
@@ -142,5 +150,24 @@ impl Server {
             answer.total_ms = started.elapsed().as_secs_f64() * 1000.0;
             Ok(answer)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_counters_are_read_from_the_metrics() {
+        let text = "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed\n\
+            # TYPE llamacpp:prompt_tokens_total counter\n\
+            llamacpp:prompt_tokens_total 4163\n\
+            llamacpp:prompt_tokens_cached_total 37\n\
+            llamacpp:prompt_seconds_total 40.7417\n\
+            llamacpp:prompt_tokens_seconds 0\n";
+        let c = PromptCounters::parse(text).unwrap();
+        assert_eq!(c.tokens, 4200.0);
+        assert!((c.seconds - 40.7417).abs() < 1e-9);
+        assert!(PromptCounters::parse("llamacpp:n_decode_total 3\n").is_none());
     }
 }
