@@ -715,9 +715,15 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<(Outcome, Va
         answer_chars: answer.map_or(0, |a| render_text(a).chars().count()),
         prompt: None,
     };
-    let shown = answer.map_or(Value::Null, |a| {
-        json!({"title": a["title"], "render": a["render"], "data": a["data"], "citations": a["citations"]})
-    });
+    let shown = match answer {
+        Some(a) => {
+            json!({"title": a["title"], "render": a["render"], "data": a["data"], "citations": a["citations"]})
+        }
+        None => json!({
+            "errors": events.iter().filter(|m| m["type"] == "error").map(|m| &m["message"]).collect::<Vec<_>>(),
+            "repairs": done["repairs"],
+        }),
+    };
     Ok((outcome, shown))
 }
 
