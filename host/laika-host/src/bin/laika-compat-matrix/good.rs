@@ -199,13 +199,15 @@ mod tests {
         let a = doc(json!([para("The night train to Prague left on Tuesday.")]));
         assert!(good_answer(&a, Ask::Prose, &PAGE));
         // Split across inline nodes and a link, inside a list item.
-        let a = doc(json!([{"type": "list", "ordered": false, "items": [{"type": "list_item", "children": [
-            {"type": "paragraph", "children": [
-                {"type": "text", "text": "Tickets for the "},
-                {"type": "link", "href": "https://x.example", "children": [{"type": "text", "text": "sleeper"}]},
-                {"type": "text", "text": " start at 49 euros."}
-            ]}
-        ]}]}]));
+        let a = doc(
+            json!([{"type": "list", "ordered": false, "items": [{"type": "list_item", "children": [
+                {"type": "paragraph", "children": [
+                    {"type": "text", "text": "Tickets for the "},
+                    {"type": "link", "href": "https://x.example", "children": [{"type": "text", "text": "sleeper"}]},
+                    {"type": "text", "text": " start at 49 euros."}
+                ]}
+            ]}]}]),
+        );
         assert!(good_answer(&a, Ask::Prose, &PAGE));
     }
 
@@ -227,7 +229,8 @@ mod tests {
 
     #[test]
     fn a_code_block_counts_only_where_the_page_has_code() {
-        let code = json!([{"type": "code_block", "text": "The night train to Prague left on Tuesday."}]);
+        let code =
+            json!([{"type": "code_block", "text": "The night train to Prague left on Tuesday."}]);
         assert!(!good_answer(&doc(code.clone()), Ask::Prose, &PAGE));
         let with_code = Page {
             has_code: true,
@@ -252,7 +255,8 @@ mod tests {
         assert!(good_answer(&found, Ask::Fields(&fields), &PAGE));
         let invented = json!({"render": {"type": "doc", "children": []}, "data": {"price": "99 euros", "date": "unknown"}});
         assert!(!good_answer(&invented, Ask::Fields(&fields), &PAGE));
-        let none = json!({"render": {"type": "doc", "children": []}, "data": {"price": null, "date": ""}});
+        let none =
+            json!({"render": {"type": "doc", "children": []}, "data": {"price": null, "date": ""}});
         assert!(!good_answer(&none, Ask::Fields(&fields), &PAGE));
     }
 
@@ -264,7 +268,11 @@ mod tests {
             Ask::Fields(&fields),
             &PAGE
         ));
-        assert!(!good_plain("Price: 12 dollars", Ask::Fields(&fields), &PAGE));
+        assert!(!good_plain(
+            "Price: 12 dollars",
+            Ask::Fields(&fields),
+            &PAGE
+        ));
         assert!(good_plain(
             "Here it is.\nThe train left on Tuesday, the page says.",
             Ask::Prose,

@@ -28,10 +28,10 @@ mod server;
 
 use clap::Parser;
 use good::{good_answer, good_plain, Ask, Page};
-use server::{PromptCounters, Server};
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_protocol::tool_call::ToolName;
 use serde_json::{json, Value};
+use server::{PromptCounters, Server};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -329,9 +329,7 @@ fn run(args: Args) -> Fallible<()> {
                     }
                     let before = probe.and_then(Server::prompt_counters);
                     let (mut outcome, answer) = match variant {
-                        Variant::Host(_, bin) => {
-                            one_turn(bin, &config, case)?
-                        }
+                        Variant::Host(_, bin) => one_turn(bin, &config, case)?,
                         Variant::Bare => {
                             let server = server.as_ref().ok_or("--bare needs --base-url")?;
                             let (outcome, text) = bare_turn(server, args.max_tokens, case)?;
@@ -473,8 +471,18 @@ fn comparison_report(args: &Args, compared: &[Compared]) -> String {
             c.task,
             percent(first_try, n),
             percent(good, n),
-            some(o.iter().filter_map(|o| o.prompt.map(|p| p.tokens)).collect(), 0),
-            some(o.iter().filter_map(|o| o.prompt.map(|p| p.seconds)).collect(), 1),
+            some(
+                o.iter()
+                    .filter_map(|o| o.prompt.map(|p| p.tokens))
+                    .collect(),
+                0
+            ),
+            some(
+                o.iter()
+                    .filter_map(|o| o.prompt.map(|p| p.seconds))
+                    .collect(),
+                1
+            ),
             some(
                 o.iter()
                     .filter_map(|o| o.first_text_ms.map(|t| t / 1000.0))
@@ -591,7 +599,12 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
                 let answer = json!({"name": "web.answer"});
                 let q = "How much does a private compartment cost?";
                 cases.push(Case::new(label, &answer, q, &article));
-                for (obs, q) in corpus.iter().cycle().take(more).zip(QUESTIONS.iter().cycle()) {
+                for (obs, q) in corpus
+                    .iter()
+                    .cycle()
+                    .take(more)
+                    .zip(QUESTIONS.iter().cycle())
+                {
                     cases.push(Case::new(label, &answer, q, obs));
                 }
             }
@@ -604,7 +617,12 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
                     "Extract the product details.",
                     &product,
                 ));
-                for (obs, set) in corpus.iter().cycle().take(more).zip(FIELD_SETS.iter().cycle()) {
+                for (obs, set) in corpus
+                    .iter()
+                    .cycle()
+                    .take(more)
+                    .zip(FIELD_SETS.iter().cycle())
+                {
                     let task = json!({"name": "web.extract", "args": {"fields": set}});
                     cases.push(Case::new(label, &task, "Extract these fields.", obs));
                 }
@@ -1132,7 +1150,13 @@ fn answer_text(events: &[Value]) -> String {
         .iter()
         .rev()
         .find(|m| m["type"] == "assistant")
-        .map(|a| format!("{} {}", render_text(a), a["title"].as_str().unwrap_or_default()))
+        .map(|a| {
+            format!(
+                "{} {}",
+                render_text(a),
+                a["title"].as_str().unwrap_or_default()
+            )
+        })
         .unwrap_or_default()
 }
 
@@ -1154,7 +1178,11 @@ fn render_text(assistant: &Value) -> String {
     }
     let mut out = String::new();
     walk(&assistant["render"], &mut out);
-    for value in assistant["data"].as_object().into_iter().flat_map(|d| d.values()) {
+    for value in assistant["data"]
+        .as_object()
+        .into_iter()
+        .flat_map(|d| d.values())
+    {
         if let Some(v) = value.as_str() {
             out.push_str(v);
             out.push(' ');
