@@ -992,7 +992,7 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
     let _ = writeln!(
         out,
         "# Runtime compatibility\n\n\
-         Measured by `laika-compat-matrix` (`host/laika-host/src/bin/laika-compat-matrix.rs`): every turn goes \
+         Measured by `laika-compat-matrix` (`host/laika-host/src/bin/laika-compat-matrix/main.rs`): every turn goes \
          through the built `laika-host` binary over stdio frames, as the extension sends it, so a \
          turn includes packing, validation retries, sanitizing and the SQLite commit. \
          Re-run with `bash scripts/real-runtime.sh --matrix` (llama.cpp) or the command line below.\n"
