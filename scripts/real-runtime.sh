@@ -6,6 +6,13 @@
 #   bash scripts/real-runtime.sh            # the real-runtime tests
 #   bash scripts/real-runtime.sh --matrix   # also rewrite docs/compatibility.md
 #                                           # (release build; LAIKA_MATRIX_RUNS, default 10)
+#   bash scripts/real-runtime.sh --matrix-only   # the matrix without the tests
+#
+# The matrix also asks the bare model (the page and the question only) and,
+# with LAIKA_BEFORE_HOST_BIN set to an older laika-host build, that build
+# too, turn for turn on the same inputs, each turn with the server's prompt
+# cache emptied first; every answer is written to LAIKA_MATRIX_ANSWERS
+# (default: a temporary file, named in the log).
 #
 # Env: LAIKA_LLAMA_THREADS (default 1, see below), LAIKA_CORPORA (for the article rows),
 # CARGO_TARGET_DIR as usual.
@@ -13,10 +20,12 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 matrix=0
+tests=1
 for arg in "$@"; do
   case "$arg" in
     --matrix) matrix=1 ;;
-    *) echo "usage: $0 [--matrix]" >&2; exit 2 ;;
+    --matrix-only) matrix=1; tests=0 ;;
+    *) echo "usage: $0 [--matrix | --matrix-only]" >&2; exit 2 ;;
   esac
 done
 
@@ -32,6 +41,9 @@ done < <(bash "$root/scripts/llama-server.sh")
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 server_log="$(mktemp -t llama-server.XXXXXX.log)"
+# --slot-save-path lets the matrix empty the slot's prompt cache before a
+# turn (/slots/0?action=erase); --metrics gives it the prompt token counts.
+slot_dir="$(mktemp -d -t llama-slots.XXXXXX)"
 # Greedy sampling (--temp 0) and one slot (-np 1) make answers repeatable
 # and let consecutive requests reuse the cached prompt prefix (system prompt).
 # One thread: on a 2-core machine shared with builds, two llama.cpp threads
@@ -39,6 +51,7 @@ server_log="$(mktemp -t llama-server.XXXXXX.log)"
 # with 2 threads vs a steady ~35 ms/token with 1, load average 3-4).
 "$LLAMA_SERVER" -m "$LAIKA_TEST_MODEL" --host 127.0.0.1 --port "$port" \
   -c 8192 -np 1 --threads "${LAIKA_LLAMA_THREADS:-1}" --temp 0 --seed 1 --no-webui \
+  --metrics --slot-save-path "$slot_dir" \
   >"$server_log" 2>&1 &
 server_pid=$!
 stop_server() {
@@ -46,6 +59,7 @@ stop_server() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
+  rm -rf "$slot_dir"
 }
 trap stop_server EXIT
 trap 'exit 130' INT TERM
@@ -63,18 +77,26 @@ export LAIKA_REAL_BASE_URL="$base/v1"
 export LAIKA_REAL_MODEL_LABEL="Gemma 3 270M (base) Q4_K_M GGUF via llama-server"
 cd "$root"
 # One test at a time: a single server slot, and timings must not overlap.
-cargo test -p laika-host --test real_runtime -- --test-threads=1 --nocapture
+if [ "$tests" = 1 ]; then
+  cargo test -p laika-host --test real_runtime -- --test-threads=1 --nocapture
+fi
 
 if [ "$matrix" = 1 ]; then
   cargo build -p laika-host --release --bins
   bin="${CARGO_TARGET_DIR:-$root/target}/release/laika-compat-matrix"
   corpora="${LAIKA_CORPORA:-$root/../shared/corpora}"
-  # N distinct inputs per task (the fixture, then corpus articles): with
-  # greedy decoding, N runs of one input would be one answer N times.
+  answers="${LAIKA_MATRIX_ANSWERS:-$(mktemp -t laika-matrix-answers.XXXXXX.ndjson)}"
+  before=()
+  if [ -n "${LAIKA_BEFORE_HOST_BIN:-}" ]; then before=(--before-host-bin "$LAIKA_BEFORE_HOST_BIN"); fi
+  log "matrix answers: $answers"
+  # N distinct inputs per task (the fixture, then six corpus articles, then
+  # the articles again with other questions): with greedy decoding, N runs
+  # of one input would be one answer N times.
   "$bin" --base-url "$LAIKA_REAL_BASE_URL" --profile llama.cpp \
     --model-label "$LAIKA_REAL_MODEL_LABEL" --runs "${LAIKA_MATRIX_RUNS:-10}" \
-    --tasks summarize,answer,extract --max-tokens 512 \
+    --tasks "${LAIKA_MATRIX_TASKS:-summarize,answer,extract}" --max-tokens 512 \
     --interceptor-runs "${LAIKA_MATRIX_INTERCEPTOR_RUNS:-2}" \
+    --articles 6 --bare --cold "${before[@]}" --answers "$answers" \
     --corpora "$corpora" --out "$root/docs/compatibility.md"
   log "wrote docs/compatibility.md"
 fi

@@ -275,7 +275,9 @@ pub fn read_map_reply(text: &str) -> Result<Vec<String>> {
         })?;
     let doc = render::sanitize(render, &RenderLimits::default()).render;
     // The points are the list items; an answer without a list gives its
-    // paragraphs (a notice before a list is not a point).
+    // paragraphs, quoted ones too (a notice before a list is not a point;
+    // a small model often quotes the page in a blockquote instead of
+    // listing it).
     let mut points = Vec::new();
     for block in &doc.children {
         if let Block::List { items, .. } = block {
@@ -286,8 +288,12 @@ pub fn read_map_reply(text: &str) -> Result<Vec<String>> {
     }
     if points.is_empty() {
         for block in &doc.children {
-            if let Block::Paragraph { children } = block {
-                points.push(inline_text(children));
+            match block {
+                Block::Paragraph { children } => points.push(inline_text(children)),
+                Block::Blockquote { children } => {
+                    points.push(crate::render::text::blocks_text(children));
+                }
+                _ => {}
             }
         }
     }
@@ -745,6 +751,20 @@ mod tests {
             ]}
         ]}}});
         assert_eq!(read_map_reply(&ok.to_string()).unwrap(), ["One."]);
+    }
+
+    #[test]
+    fn a_quoted_paragraph_is_a_point_when_there_is_no_list() {
+        let quoted = json!({"assistant": {"render": {"type": "doc", "children": [
+            {"type": "heading", "level": 2, "children": [{"type": "text", "text": "Summary"}]},
+            {"type": "blockquote", "children": [{"type": "paragraph", "children": [
+                {"type": "link", "href": "https://news.example.org/a", "children": [{"type": "text", "text": "The RAV4 Prime goes on sale in the summer."}]}
+            ]}]}
+        ]}}});
+        assert_eq!(
+            read_map_reply(&quoted.to_string()).unwrap(),
+            ["The RAV4 Prime goes on sale in the summer."]
+        );
     }
 
     #[test]

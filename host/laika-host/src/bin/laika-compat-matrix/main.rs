@@ -13,13 +13,25 @@
 //! articles from the corpus (`--corpora`, `--articles K`) become
 //! observations at run time; nothing from the corpus is written out.
 //!
+//! With `--before-host-bin` an older build of the host answers the same
+//! inputs, turn for turn after the current one, and with `--bare` the
+//! server is also asked with the page and the question only
+//! (`server::Server::ask_bare`): the comparison table gives, per variant
+//! and task, first-try validity, good answers (`good`), prompt tokens, the
+//! time to the first visible text, the whole turn and the answer's length.
+//!
 //! Run: `cargo build --release --bins && target/release/laika-compat-matrix
 //! --base-url http://127.0.0.1:8080/v1 --profile llama.cpp --runs 3 --out docs/compatibility.md`
 
+mod good;
+mod server;
+
 use clap::Parser;
+use good::{good_answer, good_plain, Ask, Page};
 use laika_host::frame::{encode_frame, PartAssembler};
 use laika_protocol::tool_call::ToolName;
 use serde_json::{json, Value};
+use server::{PromptCounters, Server};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -28,7 +40,7 @@ use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
+pub(crate) type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 
 #[derive(Parser)]
 #[command(
@@ -70,7 +82,8 @@ struct Args {
     /// Corpora root (holds `article-extraction/ground-truth.json`); default `$LAIKA_CORPORA`.
     #[arg(long)]
     corpora: Option<PathBuf>,
-    /// How many corpus articles the `article` task uses (one per run, cycling).
+    /// How many corpus articles the rows use (after the fixture, cycling
+    /// with other questions when there are more runs).
     #[arg(long, default_value_t = 3)]
     articles: usize,
     /// Runs per runtime of each interceptor check (memory, tools); 0 skips them.
@@ -79,6 +92,21 @@ struct Args {
     /// The laika-host binary (default: next to this one).
     #[arg(long)]
     host_bin: Option<PathBuf>,
+    /// An older laika-host build to compare with: it answers every
+    /// `--base-url` input right after the current host.
+    #[arg(long)]
+    before_host_bin: Option<PathBuf>,
+    /// Also ask the server directly with the page and the question only (no
+    /// system prompt, tools or schema).
+    #[arg(long)]
+    bare: bool,
+    /// Empty the server's prompt cache before every turn (llama-server with
+    /// `--slot-save-path`), so each reads its whole prompt.
+    #[arg(long)]
+    cold: bool,
+    /// Write every `--base-url` answer here, one JSON line each.
+    #[arg(long)]
+    answers: Option<PathBuf>,
     /// The observation fixtures (default: the repo's tests/fixtures).
     #[arg(long)]
     fixtures: Option<PathBuf>,
@@ -95,22 +123,84 @@ struct Case {
     observation: Value,
     /// Overrides `--context-tokens` (whole articles need more room).
     context_tokens: Option<usize>,
+    /// The fields a `web.extract` asks for (none for other tasks).
+    fields: Vec<String>,
+    /// The page's text as the observation has it, and whether it has code.
+    page_text: String,
+    page_has_code: bool,
 }
 
 impl Case {
     fn new(label: &str, task: &Value, text: &str, observation: &Value) -> Case {
+        let fields = match task["name"].as_str() {
+            Some("web.extract") => task["args"]["fields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(String::from))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let summary = &observation["summary"];
+        let mut page_text = summary["text"].as_str().unwrap_or_default().to_string();
+        for chunk in observation["chunks"].as_array().into_iter().flatten() {
+            page_text.push_str("\n\n");
+            page_text.push_str(chunk["text"].as_str().unwrap_or_default());
+        }
         Case {
             task_label: label.into(),
             task: task.clone(),
             text: text.into(),
             observation: observation.clone(),
             context_tokens: None,
+            page_has_code: has_code(observation),
+            fields,
+            page_text,
         }
+    }
+
+    fn ask(&self) -> Ask<'_> {
+        match self.task["name"].as_str() {
+            Some("web.extract") => Ask::Fields(&self.fields),
+            _ => Ask::Prose,
+        }
+    }
+
+    fn page(&self) -> Page<'_> {
+        Page {
+            text: &self.page_text,
+            has_code: self.page_has_code,
+        }
+    }
+
+    /// The bare model's only message: the page's title and text, then the
+    /// user's words (and the fields, which the host would pass in the task).
+    fn bare_prompt(&self) -> String {
+        let title = self.observation["summary"]["title"]
+            .as_str()
+            .unwrap_or_default();
+        let mut ask = self.text.clone();
+        if !self.fields.is_empty() {
+            ask = format!("{ask} Fields: {}.", self.fields.join(", "));
+        }
+        format!("{title}\n\n{}\n\n{ask}", self.page_text)
     }
 }
 
-/// What one turn's `done` said.
-#[derive(Debug, Clone)]
+/// Whether the page holds code: a `pre` or `code` element anywhere in the
+/// observation.
+fn has_code(observation: &Value) -> bool {
+    match observation {
+        Value::Object(o) => o.iter().any(|(k, v)| {
+            (k == "tag" && matches!(v.as_str(), Some("pre" | "code"))) || has_code(v)
+        }),
+        Value::Array(a) => a.iter().any(has_code),
+        _ => false,
+    }
+}
+
+/// What one turn's `done` said, and what the matrix saw of it.
+#[derive(Debug, Clone, Default)]
 struct Outcome {
     ok: bool,
     attempts: u64,
@@ -121,6 +211,14 @@ struct Outcome {
     runtime_ms: f64,
     /// Quotes the answer cited, and how many the host found in the documents.
     citations: (u64, u64),
+    /// The first answer is good (`good`), not only valid.
+    good: bool,
+    /// From sending the turn to its first `text_delta` or `render_delta`.
+    first_text_ms: Option<f64>,
+    /// Characters of answer text (render, or the bare model's text).
+    answer_chars: usize,
+    /// The server's prompt counters over the turn (all its calls).
+    prompt: Option<PromptCounters>,
 }
 
 struct Runtime {
@@ -183,12 +281,33 @@ fn run(args: Args) -> Fallible<()> {
         });
     }
 
+    let server = match &args.base_url {
+        Some(url) if args.bare || args.cold || args.before_host_bin.is_some() => {
+            Some(Server::new(url)?)
+        }
+        _ => None,
+    };
+    let mut hosts = vec![Variant::Host("host (this build)".into(), host_bin.clone())];
+    if let Some(before) = &args.before_host_bin {
+        hosts.push(Variant::Host("host (before)".into(), before.clone()));
+    }
+    if args.bare {
+        hosts.push(Variant::Bare);
+    }
+    let mut answers = match &args.answers {
+        Some(path) => Some(std::fs::File::create(path)?),
+        None => None,
+    };
+
     let mut rows = Vec::new();
+    let mut compared: Vec<Compared> = Vec::new();
     let mut behaviours = Vec::new();
     for rt in &runtimes {
+        let is_model = rt.profile != "—";
+        let variants = if is_model { &hosts[..] } else { &hosts[..1] };
         let mut citations = (0, 0);
         for (task_label, group) in group_by_task(&cases) {
-            let mut outcomes = Vec::new();
+            let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); variants.len()];
             for run in 0..args.runs {
                 let Some(case) = group.get(run % group.len().max(1)) else {
                     continue;
@@ -199,23 +318,72 @@ fn run(args: Args) -> Fallible<()> {
                     args.max_retries,
                     case.context_tokens.unwrap_or(args.context_tokens)
                 );
-                let outcome = one_turn(&host_bin, &config, case)?;
-                eprintln!(
-                    "{} / {task_label} run {}: ok={} attempts={} call={} error={:?} total={:.0} ms runtime={:.0} ms",
-                    rt.label,
-                    run + 1,
-                    outcome.ok,
-                    outcome.attempts,
-                    outcome.proposed_call,
-                    outcome.error_code,
-                    outcome.total_ms,
-                    outcome.runtime_ms
-                );
-                citations.0 += outcome.citations.0;
-                citations.1 += outcome.citations.1;
-                outcomes.push(outcome);
+                for (variant, outcomes) in variants.iter().zip(outcomes.iter_mut()) {
+                    let probe = server.as_ref().filter(|_| is_model);
+                    if args.cold {
+                        if let Some(server) = probe {
+                            if !server.erase_cache() {
+                                return Err("--cold: the server cannot empty its prompt cache (start llama-server with --slot-save-path)".into());
+                            }
+                        }
+                    }
+                    let before = probe.and_then(Server::prompt_counters);
+                    let (mut outcome, answer) = match variant {
+                        Variant::Host(_, bin) => one_turn(bin, &config, case)?,
+                        Variant::Bare => {
+                            let server = server.as_ref().ok_or("--bare needs --base-url")?;
+                            let (outcome, text) = bare_turn(server, args.max_tokens, case)?;
+                            (outcome, Value::String(text))
+                        }
+                    };
+                    let after = probe.and_then(Server::prompt_counters);
+                    outcome.prompt = before.zip(after).map(|(b, a)| a.since(b));
+                    eprintln!(
+                        "{} / {} / {task_label} run {}: ok={} good={} attempts={} call={} error={:?} prompt={:?} first text={:?} ms total={:.0} ms chars={}",
+                        rt.label,
+                        variant.label(),
+                        run + 1,
+                        outcome.ok,
+                        outcome.good,
+                        outcome.attempts,
+                        outcome.proposed_call,
+                        outcome.error_code,
+                        outcome.prompt.map(|p| p.tokens),
+                        outcome.first_text_ms.map(|t| t.round()),
+                        outcome.total_ms,
+                        outcome.answer_chars,
+                    );
+                    if let (Some(file), true) = (answers.as_mut(), is_model) {
+                        let line = json!({
+                            "variant": variant.label(), "task": task_label, "run": run + 1,
+                            "url": case.observation["summary"]["url"], "message": case.text,
+                            "fields": case.fields, "ok": outcome.ok, "good": outcome.good,
+                            "attempts": outcome.attempts, "error": outcome.error_code,
+                            "prompt_tokens": outcome.prompt.map(|p| p.tokens),
+                            "prompt_s": outcome.prompt.map(|p| p.seconds),
+                            "first_text_ms": outcome.first_text_ms, "total_ms": outcome.total_ms,
+                            "answer_chars": outcome.answer_chars, "answer": answer,
+                        });
+                        writeln!(file, "{line}")?;
+                    }
+                    outcomes.push(outcome);
+                }
             }
-            rows.push(row(rt, &task_label, &outcomes));
+            for (variant, outcomes) in variants.iter().zip(&outcomes) {
+                if is_model {
+                    compared.push(Compared {
+                        variant: variant.label().to_string(),
+                        task: task_label.clone(),
+                        outcomes: outcomes.clone(),
+                    });
+                }
+            }
+            let current = outcomes.first().map_or(&[][..], Vec::as_slice);
+            for o in current {
+                citations.0 += o.citations.0;
+                citations.1 += o.citations.1;
+            }
+            rows.push(row(rt, &task_label, current));
         }
         let config = format!(
             "{}[limits]\nmax_retries = {}\ncontext_max_tokens = {}\n",
@@ -228,6 +396,9 @@ fn run(args: Args) -> Fallible<()> {
     }
 
     let mut report = report(&args, &started, &load_before, &load_average(), &rows);
+    if !compared.is_empty() && hosts.len() > 1 {
+        report.push_str(&comparison_report(&args, &compared));
+    }
     report.push_str(&behaviour_report(&behaviours, args.interceptor_runs));
     report.push_str(NOT_MEASURED);
     match &args.out {
@@ -235,6 +406,94 @@ fn run(args: Args) -> Fallible<()> {
         None => print!("{report}"),
     }
     Ok(())
+}
+
+/// Who answers a case: a build of the host, or the bare model.
+enum Variant {
+    Host(String, PathBuf),
+    Bare,
+}
+
+impl Variant {
+    fn label(&self) -> &str {
+        match self {
+            Variant::Host(label, _) => label,
+            Variant::Bare => "bare model (page + question only)",
+        }
+    }
+}
+
+/// One variant's outcomes on one task.
+struct Compared {
+    variant: String,
+    task: String,
+    outcomes: Vec<Outcome>,
+}
+
+fn comparison_report(args: &Args, compared: &[Compared]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n## This host, the host before, and the bare model\n\n\
+         The same inputs (per task: the fixture, then corpus articles, each run another input or question), \
+         answered turn for turn by each variant{}. **good**: the first answer holds at least one whole \
+         sentence of prose (a code block counts only where the page has code), or, for an extraction, at least one \
+         asked field's value as the page has it (`laika-compat-matrix/good.rs`); the bare model's plain text is judged alike. \
+         **prompt tokens**: what the server read over the turn, all its calls (llama.cpp `/metrics`). \
+         **first text**: from sending the turn to the first `text_delta` or `render_delta` (the bare model: its first \
+         streamed word). Medians; times in seconds.\n",
+        if args.cold {
+            ", each with the server's prompt cache emptied first (a first question on a page)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "| variant | task | N | first-try valid | good | prompt tokens | prompt read s | first text s | whole turn s | answer chars |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for c in compared {
+        let o = &c.outcomes;
+        let n = o.len();
+        let first_try = o.iter().filter(|o| o.ok && o.attempts == 1).count();
+        let good = o.iter().filter(|o| o.good).count();
+        let some = |values: Vec<f64>, digits: usize| {
+            if values.is_empty() {
+                "—".to_string()
+            } else {
+                format!("{:.*}", digits, median(values))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {n} | {} | {} | {} | {} | {} | {:.1} | {:.0} |",
+            c.variant,
+            c.task,
+            percent(first_try, n),
+            percent(good, n),
+            some(
+                o.iter()
+                    .filter_map(|o| o.prompt.map(|p| p.tokens))
+                    .collect(),
+                0
+            ),
+            some(
+                o.iter()
+                    .filter_map(|o| o.prompt.map(|p| p.seconds))
+                    .collect(),
+                1
+            ),
+            some(
+                o.iter()
+                    .filter_map(|o| o.first_text_ms.map(|t| t / 1000.0))
+                    .collect(),
+                1
+            ),
+            median(o.iter().map(|o| o.total_ms / 1000.0).collect()),
+            median(o.iter().map(|o| o.answer_chars as f64).collect()),
+        );
+    }
+    out
 }
 
 fn toml_str(s: &str) -> String {
@@ -272,6 +531,15 @@ const QUESTIONS: &[&str] = &[
     "Does the article mention any prices or numbers?",
 ];
 
+/// What the user types with a summary request on an article seen before
+/// in the row (more runs than articles): other words, another answer.
+const SUMMARY_ASKS_AGAIN: &[&str] = &[
+    "Give me the key points of this article.",
+    "What is this page about?",
+    "Résume cet article.",
+    "Fasse diesen Artikel zusammen.",
+];
+
 /// Field sets for the `extract` rows on corpus articles.
 const FIELD_SETS: &[&[&str]] = &[
     &["headline", "author", "date"],
@@ -296,7 +564,7 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
     {
         Some(root) => {
             let path = root.join("article-extraction/ground-truth.json");
-            corpus_articles(&read_json(&path)?, args.articles.max(args.runs))
+            corpus_articles(&read_json(&path)?, args.articles)
         }
         None => {
             eprintln!("no --corpora / LAIKA_CORPORA: fixtures only");
@@ -318,8 +586,12 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
                     "Summarize this page.",
                     &article,
                 ));
-                for obs in corpus.iter().take(more) {
-                    cases.push(Case::new(label, &summarize, "Summarize this page.", obs));
+                for (i, obs) in corpus.iter().cycle().take(more).enumerate() {
+                    let ask = match i.checked_sub(corpus.len()) {
+                        Some(again) => SUMMARY_ASKS_AGAIN[again % SUMMARY_ASKS_AGAIN.len()],
+                        None => "Summarize this page.",
+                    };
+                    cases.push(Case::new(label, &summarize, ask, obs));
                 }
             }
             "answer" => {
@@ -327,7 +599,12 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
                 let answer = json!({"name": "web.answer"});
                 let q = "How much does a private compartment cost?";
                 cases.push(Case::new(label, &answer, q, &article));
-                for (obs, q) in corpus.iter().take(more).zip(QUESTIONS.iter().cycle()) {
+                for (obs, q) in corpus
+                    .iter()
+                    .cycle()
+                    .take(more)
+                    .zip(QUESTIONS.iter().cycle())
+                {
                     cases.push(Case::new(label, &answer, q, obs));
                 }
             }
@@ -340,7 +617,12 @@ fn build_cases(args: &Args, fixtures: &Path) -> Fallible<Vec<Case>> {
                     "Extract the product details.",
                     &product,
                 ));
-                for (obs, set) in corpus.iter().take(more).zip(FIELD_SETS.iter().cycle()) {
+                for (obs, set) in corpus
+                    .iter()
+                    .cycle()
+                    .take(more)
+                    .zip(FIELD_SETS.iter().cycle())
+                {
                     let task = json!({"name": "web.extract", "args": {"fields": set}});
                     cases.push(Case::new(label, &task, "Extract these fields.", obs));
                 }
@@ -408,12 +690,13 @@ fn article_observation(url: &str, body: &str) -> Value {
 /// that of the model's first answer (the first `assistant` event; first try
 /// when no `render_reset` for a retry came before it): a turn whose answer
 /// proposes a browser call is cancelled here, there being no browser.
-fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
+fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<(Outcome, Value)> {
     let turn = turn_message("m1", None, &case.task, &case.text, &case.observation);
-    let events = session(host_bin, config, &[turn])?
+    let seen = session(host_bin, config, &[turn])?
         .into_iter()
         .next()
         .unwrap_or_default();
+    let events = &seen.events;
     let done = events
         .iter()
         .find(|m| m["type"] == "done")
@@ -427,7 +710,8 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         .count() as u64;
     let proposed_call = events.iter().any(|m| m["type"] == "tool_call");
     let timing = |k: &str| done["timings"][k].as_f64().unwrap_or(0.0);
-    Ok(Outcome {
+    let answer = first_answer.and_then(|i| events.get(i));
+    let outcome = Outcome {
         ok: first_answer.is_some(),
         attempts: retries + 1,
         error_code: match (first_answer, done["error_code"].as_str()) {
@@ -437,15 +721,44 @@ fn one_turn(host_bin: &Path, config: &str, case: &Case) -> Fallible<Outcome> {
         proposed_call,
         total_ms: timing("total_ms"),
         runtime_ms: timing("runtime_ms"),
-        citations: first_answer
-            .and_then(|i| events.get(i))
+        citations: answer
             .map(|a| {
                 let all = a["citations"].as_array().map_or(&[][..], Vec::as_slice);
                 let verified = all.iter().filter(|c| c["verified"] == true).count();
                 (all.len() as u64, verified as u64)
             })
             .unwrap_or((0, 0)),
-    })
+        good: answer.is_some_and(|a| good_answer(a, case.ask(), &case.page())),
+        first_text_ms: seen.first_text_ms,
+        answer_chars: answer.map_or(0, |a| render_text(a).chars().count()),
+        prompt: None,
+    };
+    let shown = match answer {
+        Some(a) => {
+            json!({"title": a["title"], "render": a["render"], "data": a["data"], "citations": a["citations"]})
+        }
+        None => json!({
+            "errors": events.iter().filter(|m| m["type"] == "error").map(|m| &m["message"]).collect::<Vec<_>>(),
+            "repairs": done["repairs"],
+        }),
+    };
+    Ok((outcome, shown))
+}
+
+/// The bare model's turn: the page and the question as the only message.
+fn bare_turn(server: &Server, max_tokens: u32, case: &Case) -> Fallible<(Outcome, String)> {
+    let answer = server.ask_bare(&case.bare_prompt(), max_tokens)?;
+    let outcome = Outcome {
+        ok: true,
+        attempts: 1,
+        total_ms: answer.total_ms,
+        runtime_ms: answer.total_ms,
+        good: good_plain(&answer.text, case.ask(), &case.page()),
+        first_text_ms: answer.first_text_ms,
+        answer_chars: answer.text.trim().chars().count(),
+        ..Outcome::default()
+    };
+    Ok((outcome, answer.text))
 }
 
 fn turn_message(
@@ -469,11 +782,19 @@ fn turn_message(
     turn
 }
 
+/// What the matrix saw of one turn: its events up to `done`, and when
+/// the first text of the answer arrived.
+#[derive(Default)]
+struct Seen {
+    events: Vec<Value>,
+    first_text_ms: Option<f64>,
+}
+
 /// Runs `turns` one after another in one fresh host (its own data dir and
-/// config) and returns each turn's events up to its `done`. A browser tool
+/// config) and returns what each turn sent up to its `done`. A browser tool
 /// call is not run (there is no extension): the turn is cancelled once the
 /// call is proposed, which is what the tools row measures.
-fn session(host_bin: &Path, config: &str, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
+fn session(host_bin: &Path, config: &str, turns: &[Value]) -> Fallible<Vec<Seen>> {
     let dir = tempfile::tempdir()?;
     let config_path = dir.path().join("config.toml");
     std::fs::write(&config_path, config)?;
@@ -493,16 +814,17 @@ fn session(host_bin: &Path, config: &str, turns: &[Value]) -> Fallible<Vec<Vec<V
     result
 }
 
-fn drive(child: &mut Child, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
+fn drive(child: &mut Child, turns: &[Value]) -> Fallible<Vec<Seen>> {
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let frames = read_frames(child.stdout.take().ok_or("no stdout")?);
     let mut all = Vec::new();
     for turn in turns {
+        let sent = Instant::now();
         send(&mut stdin, turn)?;
         let id = turn["id"].as_str().unwrap_or_default();
         let limit = Duration::from_secs(900);
-        let deadline = Instant::now() + limit;
-        let mut events = Vec::new();
+        let deadline = sent + limit;
+        let mut seen = Seen::default();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let msg = frames
@@ -511,9 +833,14 @@ fn drive(child: &mut Child, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
             if msg["reply_to"] != id {
                 continue;
             }
+            if seen.first_text_ms.is_none()
+                && (msg["type"] == "text_delta" || msg["type"] == "render_delta")
+            {
+                seen.first_text_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
+            }
             let browser_call = msg["type"] == "tool_call" && msg["executor"] != "host";
             let done = msg["type"] == "done";
-            events.push(msg);
+            seen.events.push(msg);
             if browser_call {
                 send(
                     &mut stdin,
@@ -524,7 +851,7 @@ fn drive(child: &mut Child, turns: &[Value]) -> Fallible<Vec<Vec<Value>>> {
                 break;
             }
         }
-        all.push(events);
+        all.push(seen);
     }
     Ok(all)
 }
@@ -665,7 +992,7 @@ fn report(args: &Args, started: &str, load_before: &str, load_after: &str, rows:
     let _ = writeln!(
         out,
         "# Runtime compatibility\n\n\
-         Measured by `laika-compat-matrix` (`host/laika-host/src/bin/laika-compat-matrix.rs`): every turn goes \
+         Measured by `laika-compat-matrix` (`host/laika-host/src/bin/laika-compat-matrix/main.rs`): every turn goes \
          through the built `laika-host` binary over stdio frames, as the extension sends it, so a \
          turn includes packing, validation retries, sanitizing and the SQLite commit. \
          Re-run with `bash scripts/real-runtime.sh --matrix` (llama.cpp) or the command line below.\n"
@@ -781,7 +1108,7 @@ fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fal
         let events = session(host_bin, config, &turns)?;
         let said = events
             .get(1)
-            .map(|e| answer_text(e).to_lowercase())
+            .map(|e| answer_text(&e.events).to_lowercase())
             .unwrap_or_default();
         let recalled = said.contains(word);
         eprintln!("memory {i}: recalled={recalled} answer={said:.160}");
@@ -800,7 +1127,7 @@ fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fal
         let calls: Vec<&Value> = events
             .first()
             .into_iter()
-            .flatten()
+            .flat_map(|seen| &seen.events)
             .filter(|m| m["type"] == "tool_call")
             .collect();
         let click = calls.iter().find(|m| m["name"] == ToolName::Click.as_str());
@@ -819,6 +1146,23 @@ fn behaviour(host_bin: &Path, config: &str, fixtures: &Path, runs: usize) -> Fal
 
 /// The plain text of a turn's last `assistant` answer.
 fn answer_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .rev()
+        .find(|m| m["type"] == "assistant")
+        .map(|a| {
+            format!(
+                "{} {}",
+                render_text(a),
+                a["title"].as_str().unwrap_or_default()
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The text an `assistant` event shows: its render's text nodes, then its
+/// extracted values.
+fn render_text(assistant: &Value) -> String {
     fn walk(v: &Value, out: &mut String) {
         match v {
             Value::Object(o) => {
@@ -833,11 +1177,18 @@ fn answer_text(events: &[Value]) -> String {
         }
     }
     let mut out = String::new();
-    if let Some(a) = events.iter().rev().find(|m| m["type"] == "assistant") {
-        walk(&a["render"], &mut out);
-        walk(&a["title"], &mut out);
+    walk(&assistant["render"], &mut out);
+    for value in assistant["data"]
+        .as_object()
+        .into_iter()
+        .flat_map(|d| d.values())
+    {
+        if let Some(v) = value.as_str() {
+            out.push_str(v);
+            out.push(' ');
+        }
     }
-    out
+    out.trim_end().to_string()
 }
 
 fn behaviour_report(rows: &[Behaviour], runs: usize) -> String {
