@@ -13,13 +13,18 @@
 #                             llama-server stub found, tested, used); Firefox runs a
 #                             summarize turn through the real host;
 #                             collections (capture, cited answer over a collection,
-#                             transform, export); a PDF tab read whole by the host
+#                             transform, export; named, renamed, a source
+#                             removed, deleted with undo, key points from a
+#                             button, at 360 px); a PDF tab read whole by the host
 #                             and cited by page; a video's WebVTT captions read and
 #                             cited by time; a turn always ends (host crash, Stop),
 #                             the newest answer followed above the composer, quotes
 #                             of several pages named, settings kept per runtime
 #                             (also in Firefox); a saved prompt run from the `/`
-#                             menu; axe-core on each screen
+#                             menu and by its shortcut command; every first-hour screen (chat, approval,
+#                             error, offline card, "Laika stopped", Settings,
+#                             History, Collections) at 360/420/800 px, light
+#                             and dark, with axe-core on each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -41,7 +46,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections pdf video recovery scroll pages extract prompts firefox firefox-firsthour; do
+for t in summarize tools agent exfiltration stop not-installed xss chat settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -3,7 +3,9 @@
 //  - The host dies while an answer streams: the turn ends as "Laika stopped;
 //    ask again" with Retry, Stop goes, and Retry is answered by the
 //    restarted host.
-//  - The answer and its buttons end above the sticky composer.
+//  - The answer and its buttons end above the sticky composer; scrolled up
+//    while an answer streams, the chat stays put and Jump to latest brings
+//    the end back.
 //  - The header's switcher moves to the kept OpenAI-compatible server and
 //    back: each runtime's settings (server, model, key) come back whole.
 import fs from "node:fs";
@@ -45,7 +47,10 @@ try {
   await sidebar.type("#question", "What does the article say?");
   await sidebar.click("#send");
   await sidebar.waitForSelector(".turn .streaming-text", { timeout: 30_000 });
-  fs.writeFileSync(scriptPath, JSON.stringify([modelOutput({ text: "The article is about night trains." })]));
+  fs.writeFileSync(
+    scriptPath,
+    JSON.stringify([modelOutput({ text: "The article is about night trains." }), { output: modelOutput({ text: words }), chunk_bytes: 16, chunk_delay_ms: 150 }]),
+  );
   process.kill(Number(fs.readFileSync(pidFile, "utf8").trim()), "SIGKILL");
   await sidebar.waitForSelector(".turn[aria-busy=false] .error-card button", { timeout: 15_000 });
   const ended = norm(await sidebar.$eval(".turn .error-card", (e) => e.textContent));
@@ -62,6 +67,29 @@ try {
     return { actionsBottom: actions.bottom, composerTop: document.getElementById("composer").getBoundingClientRect().top };
   });
   assert(layout.actionsBottom <= layout.composerTop + 1, `the answer's buttons are above the composer (${JSON.stringify(layout)})`);
+  // The user scrolls up while the next answer streams: the chat stays put,
+  // and Jump to latest brings the end back.
+  await sidebar.type("#question", "And the sleeper cabins?");
+  await sidebar.click("#send");
+  await sidebar.waitForSelector(".turn:nth-of-type(3) .streaming-text", { timeout: 30_000 });
+  await sidebar.mouse.move(200, 300);
+  await sidebar.mouse.wheel({ deltaY: -1500 });
+  await new Promise((r) => setTimeout(r, 1000));
+  const y = await sidebar.evaluate(() => window.scrollY);
+  await sidebar.waitForSelector("#jump-latest:not([hidden])", { timeout: 5_000 });
+  await new Promise((r) => setTimeout(r, 800));
+  const still = await sidebar.evaluate(() => window.scrollY);
+  assert(Math.abs(still - y) < 2, `the chat stays where the user scrolled (${y} → ${still})`);
+  await sidebar.click("#jump-latest");
+  await sidebar.waitForSelector(".turn:nth-of-type(3) .answer-actions", { timeout: 30_000 });
+  await new Promise((r) => setTimeout(r, 300));
+  const back = await sidebar.evaluate(() => ({
+    actionsBottom: document.querySelector(".turn:nth-of-type(3) .answer-actions").getBoundingClientRect().bottom,
+    lastBottom: document.querySelector(".turn:nth-of-type(3)").getBoundingClientRect().bottom,
+    composerTop: document.getElementById("composer").getBoundingClientRect().top,
+    jump: document.getElementById("jump-latest").hidden,
+  }));
+  assert(back.actionsBottom <= back.composerTop + 1 && back.lastBottom <= back.composerTop + 1 && back.lastBottom > back.composerTop - 60 && back.jump, `Jump to latest follows the end again (${JSON.stringify(back)})`);
   await checkA11y(sidebar, "firefox: turn ended by a host crash, then answered");
   fs.mkdirSync(artifacts, { recursive: true });
   await sidebar.screenshot({ path: path.join(artifacts, "firefox-recovery-420-light.png") });
@@ -77,7 +105,7 @@ try {
   await sidebar.waitForFunction(() => /scripted|Scripted/.test(document.getElementById("runtime")?.textContent ?? ""), { timeout: 10_000 });
   saved = fs.readFileSync(configPath, "utf8");
   assert(/\[runtimes\.openai\]/.test(saved) && saved.includes(KEY) && saved.includes("kept-model"), "and kept again when the other is chosen");
-  console.log("ok firefox-firsthour: a host crash ends the turn with Retry; answer above the composer; settings kept per runtime");
+  console.log("ok firefox-firsthour: a host crash ends the turn with Retry; answer above the composer; Jump to latest; settings kept per runtime");
   fs.rmSync(scriptDir, { recursive: true, force: true });
 } finally {
   await firefox?.close();

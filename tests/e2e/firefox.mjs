@@ -3,7 +3,8 @@
 // add-on; "Summarize this page" goes through the real laika-host, found
 // through a manifest in ~/.mozilla/native-messaging-hosts/ of a temporary
 // HOME (the user's own registration is never touched). Checks the answer,
-// a citation highlighting the page, and the turn in the host's history.
+// the offline card added below it without moving it, a citation
+// highlighting the page, and the turn in the host's history.
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -20,9 +21,6 @@ try {
   const runtime = await sidebar.$eval("#runtime", (e) => e.textContent);
   assert(/offline|extractive/i.test(runtime), `the host said hello through Firefox native messaging (${runtime})`);
 
-  // This run checks the turn and its citation; the card the first offline
-  // answer brings is checked in Chromium (chat, settings) and its unit tests.
-  await sidebar.evaluate(() => browser.storage.local.set({ "laika.offlineCardSeen": true }));
   await sidebar.click("#summarize");
   await sidebar.waitForSelector(".turn .answer-actions, .turn .error, .turn .error-card", { timeout: 60_000 });
   const error = await sidebar.$(".turn .error");
@@ -31,6 +29,18 @@ try {
   assert(/night train|sleeper|ÖBB/i.test(answer), `the summary is about the page (${answer.slice(0, 200)})`);
   const badge = norm(await sidebar.$eval(".turn .badge", (e) => e.textContent));
   assert(/stayed on this computer/.test(badge), `the badge says where the page went (${badge})`);
+
+  // The first offline answer brings the offline card; it is added below the
+  // answer without moving it (the citation stays clear of the sticky header).
+  await sidebar.waitForSelector("#offline-card", { timeout: 10_000 });
+  const clear = await sidebar.$eval(".citation:not(.unverified)", (c) => {
+    const r = c.getBoundingClientRect();
+    const header = document.querySelector("header.top").getBoundingClientRect();
+    const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return { top: r.top, headerBottom: header.bottom, hit: at === c || c.contains(at) };
+  });
+  assert(clear.hit && clear.top >= clear.headerBottom, `the citation is not under the header once the card is shown (${JSON.stringify(clear)})`);
+  assert(!(await sidebar.$eval("#jump-latest", (b) => b.hidden)), "Jump to latest offers the card below");
 
   await page.bringToFront();
   await sidebar.click(".citation:not(.unverified)");

@@ -52,6 +52,11 @@ const HOST_REQUESTS: ReadonlySet<string> = new Set([
   "config.test",
   "ping",
   "collections.list",
+  "collection.get",
+  "collection.rename",
+  "collection.remove_source",
+  "collection.delete",
+  "transform.run",
   "artifact.export",
   "prompts.list",
   "prompts.save",
@@ -290,6 +295,7 @@ async function addPage(port: Port, req: Extract<SidebarRequest, { kind: "add_pag
     type: "collection.add_page",
     id: req.request_id,
     ...(req.collection_id ? { collection_id: req.collection_id } : {}),
+    ...(typeof req.title === "string" && req.title.trim() ? { title: req.title.slice(0, 200) } : {}),
     observation,
   });
   if (err) {

@@ -20,7 +20,20 @@ type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 export type SidebarHostRequest = OmitEach<
   Extract<
     ExtensionMessage,
-    { type: `history.${string}` | `config.${string}` | `prompts.${string}` | "ping" | "collections.list" | "artifact.export" }
+    {
+      type:
+        | `history.${string}`
+        | `config.${string}`
+        | `prompts.${string}`
+        | "ping"
+        | "collections.list"
+        | "collection.get"
+        | "collection.rename"
+        | "collection.remove_source"
+        | "collection.delete"
+        | "transform.run"
+        | "artifact.export";
+    }
   >,
   "id"
 >;
@@ -53,8 +66,9 @@ export type SidebarRequest =
    * Add a page to a collection (a new one without `collection_id`): the
    * background observes the tab (`tab_id`, else the active page) and sends
    * `collection.add_page` with `request_id`; the reply is routed back.
+   * `title` names a new collection.
    */
-  | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null }
+  | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null; title?: string }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
   /** The user's answer on an approval card (the background adds the id and the digest it holds). */

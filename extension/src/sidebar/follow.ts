@@ -66,6 +66,15 @@ export class FollowLatest {
     this.jump.hidden = true;
   }
 
+  /**
+   * Stops following without moving: for what is added below an answer that
+   * ended (a card about it), which must not push the answer the user is
+   * reading up under the header. "Jump to latest" shows what was added.
+   */
+  stay(): void {
+    this.following = false;
+  }
+
   private distanceToEnd(): number {
     return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight;
   }

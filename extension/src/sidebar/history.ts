@@ -7,7 +7,7 @@
 import type {
   ConversationDetail,
   ConversationSummary,
-
+  SavedPrompt,
   SearchHit,
   SnippetPart,
 } from "../generated/wire.js";
@@ -106,7 +106,10 @@ function download(name: string, type: string, text: string): void {
 }
 
 /** A conversation as Markdown: questions as headings, answers from their render AST. */
-export function conversationMarkdown(conv: ConversationDetail): string {
+const TASK_WORDS: Record<string, string> = { "web.summarize": "Summary", "web.extract": "Extraction", "web.answer": "Question" };
+
+/** The conversation as Markdown, and the saved prompts (exported with the history, as in the HTML and JSON exports). */
+export function conversationMarkdown(conv: ConversationDetail, prompts: readonly SavedPrompt[] = []): string {
   const out = [`# ${conv.title || "Laika conversation"}`];
   if (conv.page_url) out.push(`Page: <${conv.page_url}>`);
   for (const t of conv.turns) {
@@ -114,6 +117,17 @@ export function conversationMarkdown(conv: ConversationDetail): string {
     out.push(toMarkdown(t.render) || t.answer_text || `(${t.status})`);
     const sources = sourcesMarkdown(t.citations, conv.page_url);
     if (sources) out.push(sources);
+  }
+  if (prompts.length) {
+    out.push("## Saved prompts");
+    out.push(
+      prompts
+        .map((p) => {
+          const how = `${TASK_WORDS[p.task] ?? "Question"}${p.key ? ` · shortcut ${p.key}` : ""}`;
+          return `- **${p.name}** (${how}): ${p.text.replace(/\s+/g, " ").trim()}`;
+        })
+        .join("\n"),
+    );
   }
   return `${out.join("\n\n")}\n`;
 }
@@ -167,7 +181,7 @@ export class HistoryView {
     const actions = h("div", "row history-actions");
     actions.append(
       button("Continue this conversation", () => this.deps.continueWith(conv), "primary"),
-      button("Export Markdown", () => download(`${fileStem(conv)}.md`, "text/markdown", conversationMarkdown(conv))),
+      button("Export Markdown", () => void this.exportMarkdown(conv)),
       button("Export HTML", () => void this.export(conv, "html")),
       button("Export JSON", () => void this.export(conv, "json")),
       button("Delete", () => this.remove(conv)),
@@ -177,6 +191,16 @@ export class HistoryView {
     this.detail.append(actions);
     for (const t of conv.turns) this.detail.append(turnBox(t));
     title.focus();
+  }
+
+  private async exportMarkdown(conv: ConversationDetail): Promise<void> {
+    // Without the prompts (the host did not answer) the conversation is still exported.
+    const prompts = await this.deps
+      .request({ type: "prompts.list" })
+      .then((r) => expectReply(r, "prompts.list.result").prompts)
+      .catch(() => []);
+    download(`${fileStem(conv)}.md`, "text/markdown", conversationMarkdown(conv, prompts));
+    announce("Exported as Markdown");
   }
 
   private async export(conv: ConversationDetail, format: "html" | "json"): Promise<void> {

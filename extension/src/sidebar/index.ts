@@ -220,7 +220,7 @@ function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
   return reply;
 }
 
-function addPage(req: { collection_id?: string | null; tab_id?: number | null }): Promise<RoutedHostMessage> {
+function addPage(req: { collection_id?: string | null; tab_id?: number | null; title?: string }): Promise<RoutedHostMessage> {
   const id = `add_page-${crypto.randomUUID()}`;
   const reply = turns.expectReply(id);
   send({ kind: "add_page", request_id: id, ...req });
@@ -332,7 +332,13 @@ const switcher = new RuntimeSwitcher({
 });
 const picker = new ContextPicker(() => send({ kind: "tabs" }));
 const firstRun = new FirstRun(() => showView("settings"));
-const offlineCard = new OfflineCard({ request, container: messages, openSettings: () => showView("settings"), saved: runtimeSaved });
+const offlineCard = new OfflineCard({
+  request,
+  container: messages,
+  openSettings: () => showView("settings"),
+  saved: runtimeSaved,
+  adding: () => follow.stay(),
+});
 const library = new PromptLibrary(request);
 const promptSettings = new PromptSettings({ request, library });
 $("view-settings").append(promptSettings.el);

@@ -72,6 +72,8 @@ export interface OfflineCardDeps {
   openSettings(): void;
   /** The runtime was switched: the header names it at once. */
   saved(runtime: RuntimeInfo, config: ConfigView): void;
+  /** Called just before the card is added: the answer it follows stays where it is. */
+  adding?(): void;
 }
 
 export class OfflineCard {
@@ -98,6 +100,7 @@ export class OfflineCard {
     const offer = h("div", "offline-offer");
     c.append(offer, this.closeRow());
     this.el = c;
+    this.deps.adding?.();
     this.deps.container.append(c);
     await this.look(offer);
   }

@@ -499,9 +499,10 @@ fn run_history(command: HistoryCommand) -> Result<ExitCode, Error> {
                 Format::Json => serde_json::to_value(store.export(&conversation_id)?)
                     .and_then(|v| serde_json::to_string_pretty(&v))
                     .unwrap_or_default(),
-                Format::Html => {
-                    laika_core::render::export::to_html(&store.conversation(&conversation_id)?)
-                }
+                Format::Html => laika_core::render::export::to_html(
+                    &store.conversation(&conversation_id)?,
+                    &store.list_prompts()?,
+                ),
             };
             match output {
                 Some(path) => {

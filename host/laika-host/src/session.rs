@@ -10,10 +10,14 @@ use crate::store::Store;
 use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
+use laika_core::ambient::Ambient;
 use laika_core::decoding::{CutRecord, Regime};
 use laika_core::engine::Input;
 use laika_core::model::ContextWindow;
 use laika_core::runtime::Runtime;
+use laika_protocol::collection::{
+    ArtifactSummary, SourceLeftOut, SourceSummary, TransformInfo, TransformResult,
+};
 use laika_protocol::deferred::Deferred;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{
@@ -24,7 +28,7 @@ use laika_protocol::llmcp::TaskName;
 use laika_protocol::observation::Observation;
 use laika_protocol::wire::{self, ExportFormat, Request, TurnRequest, WireProtocol};
 use laika_runtime::context_window::ModelFacts;
-use laika_runtime::CancelToken;
+use laika_runtime::{CancelToken, SystemAmbient};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -306,6 +310,14 @@ impl Session {
                 Ok(Event::CollectionsList {
                     collections: s.list_collections(MAX_HISTORY_LIMIT)?,
                     artifacts: s.list_artifacts(MAX_HISTORY_LIMIT)?,
+                    transforms: laika_core::transform::TYPES
+                        .iter()
+                        .map(|t| TransformInfo {
+                            id: t.id.into(),
+                            title: t.title.into(),
+                            description: t.description.into(),
+                        })
+                        .collect(),
                 })
             }),
             Request::CollectionAddPage {
@@ -314,6 +326,62 @@ impl Session {
                 observation,
                 ..
             } => self.with_store(|s| add_page(s, collection_id, title, observation)),
+            Request::CollectionGet { collection_id, .. } => self.with_store(|s| {
+                let pack = s.collection_pack(&collection_id)?;
+                Ok(Event::CollectionGet {
+                    sources: pack.sources.iter().map(SourceSummary::from).collect(),
+                    collection: pack.collection,
+                })
+            }),
+            Request::CollectionRename {
+                collection_id,
+                title,
+                ..
+            } => self.with_store(|s| {
+                let title = collection_title(&title)?;
+                Ok(Event::CollectionRename {
+                    collection: s.rename_collection(
+                        &collection_id,
+                        &title,
+                        &SystemAmbient.now_iso8601(),
+                    )?,
+                })
+            }),
+            Request::CollectionRemoveSource {
+                collection_id,
+                source_id,
+                ..
+            } => self.with_store(|s| {
+                Ok(Event::CollectionRemoveSource {
+                    collection: s.remove_source(
+                        &collection_id,
+                        &source_id,
+                        &SystemAmbient.now_iso8601(),
+                    )?,
+                    source_id,
+                })
+            }),
+            Request::CollectionDelete { collection_id, .. } => self.with_store(|s| {
+                s.delete_collection(&collection_id)?;
+                Ok(Event::CollectionDelete {
+                    collection_id,
+                    deleted: true,
+                })
+            }),
+            Request::TransformRun {
+                collection_id,
+                transform,
+                ..
+            } => match laika_core::transform::find_type(&transform) {
+                Some(kind) => {
+                    self.run_transform(id, kind, collection_id, sink);
+                    return;
+                }
+                None => Err(Error::invalid_request(format!(
+                    "unknown transform {}; collections.list.result lists them",
+                    laika_core::text::clip_quoted(&transform, 80)
+                ))),
+            },
             Request::ArtifactExport {
                 artifact_id,
                 format,
@@ -337,7 +405,9 @@ impl Session {
             Request::ConfigSet { values, .. } => self.set_config(&values),
             Request::ConfigDiscover { .. } => {
                 match self.read_config(|c| Ok(c.discover.ports.clone())) {
-                    Ok(ports) => self.aside(id, sink, move || settings::discover(&ports)),
+                    Ok(ports) => {
+                        self.aside(id, sink, move || settings::discover(&ports));
+                    }
                     Err(e) => sink.emit(Some(&id), Event::error(&e)),
                 }
                 return;
@@ -351,7 +421,7 @@ impl Session {
                 });
                 match tested {
                     Ok(runtime) => {
-                        self.aside(id, sink, move || settings::test_connection(&runtime))
+                        self.aside(id, sink, move || settings::test_connection(&runtime));
                     }
                     Err(e) => sink.emit(Some(&id), Event::error(&e)),
                 }
@@ -421,25 +491,109 @@ impl Session {
     }
 
     /// Answers request `id` with what `job` gives, on a worker thread (inline
-    /// for replay): for the slow requests that are not turns.
+    /// for replay): for the slow requests that are not turns. False when
+    /// too many are running (the request got an `error` and `job` never runs).
     fn aside(
         &mut self,
         id: RequestId,
         sink: Arc<dyn Sink>,
         job: impl FnOnce() -> Event + Send + 'static,
-    ) {
+    ) -> bool {
         if self.workers.len() >= MAX_WORKERS {
             let e = Error::invalid_request(format!(
                 "{MAX_WORKERS} requests and turns are already running: wait for one to finish"
             ));
             sink.emit(Some(&id), Event::error(&e));
-            return;
+            return false;
         }
         let run = move || sink.emit(Some(&id), job());
         if self.threaded {
             self.workers.push(std::thread::spawn(run));
         } else {
             run();
+        }
+        true
+    }
+
+    /// `transform.run`: on a worker, with the configured runtime; listed
+    /// with the running turns so that a `cancel` naming it stops it.
+    fn run_transform(
+        &mut self,
+        id: RequestId,
+        kind: &'static laika_core::transform::TransformType,
+        collection_id: CollectionId,
+        sink: Arc<dyn Sink>,
+    ) {
+        let cancel = CancelToken::default();
+        match self.shared.in_flight.lock() {
+            Ok(m) if m.contains_key(&id) => {
+                let e =
+                    Error::invalid_request(format!("a request with id {id:?} is already running"));
+                drop(m);
+                sink.emit(Some(&id), Event::error(&e));
+                return;
+            }
+            Ok(mut m) => {
+                // Nothing reads this inbox: a cancel reaches the transform through its token.
+                let (inbox, _) = mpsc::channel();
+                m.insert(
+                    id.clone(),
+                    Running {
+                        cancel: cancel.clone(),
+                        inbox,
+                    },
+                );
+            }
+            Err(_) => {}
+        }
+        let shared = self.shared.clone();
+        let runtime = self.runtime();
+        let concurrency = self
+            .read_config(|c| Ok(c.limits.transform_concurrency))
+            .unwrap_or(1);
+        let running = id.clone();
+        let job = move || {
+            let workers = crate::transform::Workers {
+                runtime: runtime.as_ref(),
+                cancel: &cancel,
+                ambient: &SystemAmbient,
+                concurrency,
+                progress: &|_| {},
+            };
+            let made =
+                crate::transform::run_and_save(kind, &collection_id, &shared.store, &workers);
+            if let Ok(mut m) = shared.in_flight.lock() {
+                m.remove(&running);
+            }
+            match made {
+                Ok(outcome) => Event::TransformRun(TransformResult {
+                    artifact: ArtifactSummary {
+                        id: outcome.artifact.id,
+                        title: outcome.artifact.title,
+                        mime: outcome.artifact.mime,
+                        collection_id: outcome.artifact.collection_id,
+                        created_at: outcome.artifact.created_at,
+                    },
+                    transform: kind.id.into(),
+                    sources_read: outcome.read,
+                    sources_failed: outcome
+                        .failed
+                        .into_iter()
+                        .map(|(source_id, e)| SourceLeftOut {
+                            source_id,
+                            code: e.code,
+                            message: e.message,
+                        })
+                        .collect(),
+                }),
+                Err(e) => Event::error(&e),
+            }
+        };
+        let key = id.clone();
+        if !self.aside(id, sink, job) {
+            if let Ok(mut m) = self.shared.in_flight.lock() {
+                m.remove(&key);
+            }
         }
     }
 
@@ -693,6 +847,7 @@ fn export(store: &Store, conversation_id: &ConversationId, format: ExportFormat)
         ExportFormat::Json => HistoryExport::Json(Box::new(store.export(conversation_id)?)),
         ExportFormat::Html => HistoryExport::Html(laika_core::render::export::to_html(
             &store.conversation(conversation_id)?,
+            &store.list_prompts()?,
         )),
     };
     Ok(Event::HistoryExport(export))
@@ -706,7 +861,6 @@ fn add_page(
     title: Option<String>,
     observation: Deferred<Observation>,
 ) -> laika_protocol::error::Result<Event> {
-    use laika_core::ambient::Ambient;
     let ambient = laika_runtime::SystemAmbient;
     let id = match collection_id {
         Some(id) => store.collection(&id)?.id,
@@ -723,11 +877,10 @@ fn add_page(
             } else {
                 wanted
             };
-            let (title, tags) = laika_core::collection::create_args(title, &[])?;
             let collection = laika_protocol::collection::Collection {
                 id: ambient.new_id().into(),
-                title: laika_core::redact::redact_urls_in_text(&title).into_owned(),
-                tags,
+                title: collection_title(title)?,
+                tags: Vec::new(),
                 created_at: ambient.now_iso8601(),
                 source_count: 0,
             };
@@ -749,4 +902,10 @@ fn add_page(
         source_id: source.id,
         title: source.title,
     })
+}
+
+/// A collection's title as the user gave it: bounded, URL credentials out.
+fn collection_title(title: &str) -> Result<String> {
+    let (title, _) = laika_core::collection::create_args(title, &[])?;
+    Ok(laika_core::redact::redact_urls_in_text(&title).into_owned())
 }

@@ -537,7 +537,6 @@ fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<ToolOutpu
             ),
         )
     })?;
-    let pack = lock(ctx.store)?.collection_pack(&id).map_err(tool_error)?;
     let workers = transform::Workers {
         runtime: ctx.runtime,
         cancel: ctx.cancel,
@@ -545,10 +544,7 @@ fn run_transform(args: &TransformRun, ctx: &ToolContext<'_>) -> Result<ToolOutpu
         concurrency: ctx.concurrency,
         progress: ctx.progress,
     };
-    let outcome = transform::run(kind, &pack, &workers).map_err(tool_error)?;
-    lock(ctx.store)?
-        .save_artifact(&outcome.artifact, true)
-        .map_err(tool_error)?;
+    let outcome = transform::run_and_save(kind, &id, ctx.store, &workers).map_err(tool_error)?;
     let failed: Vec<SourceFailure> = outcome
         .failed
         .into_iter()

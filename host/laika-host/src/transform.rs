@@ -22,9 +22,11 @@ use laika_core::transform::{self, AgentPlan, SourceNotes, TransformType};
 use laika_protocol::agent::{OperationStatus, ToolError};
 use laika_protocol::collection::{Artifact, Source, SourceStatus};
 use laika_protocol::error::{Error, Result};
-use laika_protocol::ids::SourceId;
+use laika_protocol::ids::{CollectionId, SourceId};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+use crate::store::Store;
 
 /// One source's step, as it starts and as it ends.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +58,26 @@ pub struct Outcome {
     pub read: usize,
     /// Sources left out, with why.
     pub failed: Vec<(SourceId, ToolError)>,
+}
+
+/// Runs `kind` over the stored collection `id` and saves its artifact: what
+/// the `transform.run` tool and request both do. The store is locked only to
+/// read the collection and to save, never while the model is asked.
+pub fn run_and_save(
+    kind: &TransformType,
+    id: &CollectionId,
+    store: &Mutex<Store>,
+    ctx: &Workers<'_>,
+) -> Result<Outcome> {
+    let locked = || {
+        store
+            .lock()
+            .map_err(|_| Error::internal("the store lock was poisoned by an earlier failure"))
+    };
+    let pack = locked()?.collection_pack(id)?;
+    let outcome = run(kind, &pack, ctx)?;
+    locked()?.save_artifact(&outcome.artifact, true)?;
+    Ok(outcome)
 }
 
 /// Runs `kind` over `pack`. Errors only when nothing can be made: a cancel,

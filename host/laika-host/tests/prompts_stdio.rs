@@ -160,4 +160,13 @@ fn a_conversation_export_carries_the_saved_prompts() {
     let prompts = &export["export"]["prompts"];
     assert_eq!(prompts[0]["name"], "What's the catch?", "{export}");
     assert_eq!(prompts[0]["key"], 3);
+    let html = host.request(
+        json!({"type": "history.export", "id": "h", "conversation_id": conv, "format": "html"}),
+    );
+    let html = html["export"].as_str().unwrap();
+    assert!(
+        html.contains("<h2>Saved prompts</h2>")
+            && html.contains("<strong>What&#39;s the catch?</strong> <span class=\"meta\">Question · shortcut 3</span><br>What is the catch here?"),
+        "{html}"
+    );
 }

@@ -151,6 +151,57 @@ pub struct ArtifactSummary {
     pub created_at: String,
 }
 
+/// A source as a collection's management list shows it: no text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SourceSummary {
+    pub id: SourceId,
+    pub kind: SourceKind,
+    pub title: String,
+    pub url: Option<String>,
+    pub status: SourceStatus,
+}
+
+impl From<&Source> for SourceSummary {
+    fn from(s: &Source) -> SourceSummary {
+        SourceSummary {
+            id: s.id.clone(),
+            kind: s.kind,
+            title: s.label().to_owned(),
+            url: s.url.clone(),
+            status: s.status,
+        }
+    }
+}
+
+/// A transform the host can run over a collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TransformInfo {
+    /// What `transform.run` takes.
+    pub id: String,
+    /// A button's label.
+    pub title: String,
+    pub description: String,
+}
+
+/// What a `transform.run` request made: the saved artifact, and the
+/// sources left out of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TransformResult {
+    pub artifact: ArtifactSummary,
+    /// The transform's `id`.
+    pub transform: String,
+    pub sources_read: usize,
+    pub sources_failed: Vec<SourceLeftOut>,
+}
+
+/// A source a transform could not read, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SourceLeftOut {
+    pub source_id: SourceId,
+    pub code: String,
+    pub message: String,
+}
+
 /// What a citation of a collection source names: the source, so the UI can
 /// show and open it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -63,7 +63,34 @@ pub enum Event {
     CollectionsList {
         collections: Vec<crate::collection::Collection>,
         artifacts: Vec<crate::collection::ArtifactSummary>,
+        /// The transforms `transform.run` makes, in the order to offer them.
+        transforms: Vec<crate::collection::TransformInfo>,
     },
+    #[serde(rename = "collection.get.result")]
+    CollectionGet {
+        collection: crate::collection::Collection,
+        /// In the collection's order.
+        sources: Vec<crate::collection::SourceSummary>,
+    },
+    #[serde(rename = "collection.rename.result")]
+    CollectionRename {
+        collection: crate::collection::Collection,
+    },
+    #[serde(rename = "collection.remove_source.result")]
+    CollectionRemoveSource {
+        /// As it is now (`source_count` one less).
+        collection: crate::collection::Collection,
+        source_id: SourceId,
+    },
+    #[serde(rename = "collection.delete.result")]
+    CollectionDelete {
+        collection_id: crate::ids::CollectionId,
+        /// Always true: deleting what is not there is `NOT_FOUND`.
+        #[schemars(extend("const" = true))]
+        deleted: bool,
+    },
+    #[serde(rename = "transform.run.result")]
+    TransformRun(crate::collection::TransformResult),
     #[serde(rename = "collection.add_page.result")]
     CollectionAddPage {
         collection: crate::collection::Collection,

@@ -9,7 +9,7 @@
 use crate::agent::{ToolError, ToolStatus};
 use crate::deferred::Deferred;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ids::{ArtifactId, CallId, CollectionId, ConversationId, RequestId};
+use crate::ids::{ArtifactId, CallId, CollectionId, ConversationId, RequestId, SourceId};
 use crate::llmcp::Task;
 use crate::observation::Observation;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -254,6 +254,43 @@ pub enum Request {
         #[schemars(with = "Observation")]
         observation: Deferred<Observation>,
     },
+    /// A collection and its sources (without their text), for managing it.
+    #[serde(rename = "collection.get")]
+    CollectionGet {
+        id: RequestId,
+        collection_id: CollectionId,
+    },
+    /// Gives a collection a new name (kept within the store's bounds).
+    #[serde(rename = "collection.rename")]
+    CollectionRename {
+        id: RequestId,
+        collection_id: CollectionId,
+        title: String,
+    },
+    /// Takes one source out of a collection; its text is deleted with it.
+    #[serde(rename = "collection.remove_source")]
+    CollectionRemoveSource {
+        id: RequestId,
+        collection_id: CollectionId,
+        source_id: SourceId,
+    },
+    /// Deletes a collection and its sources; its artifacts are kept.
+    #[serde(rename = "collection.delete")]
+    CollectionDelete {
+        id: RequestId,
+        collection_id: CollectionId,
+    },
+    /// Runs a transform (`collections.list.result` lists them) over a
+    /// collection with the configured runtime, as the `transform.run` tool
+    /// does, and saves its artifact. A `cancel` naming this request's id
+    /// stops it and nothing is saved.
+    #[serde(rename = "transform.run")]
+    TransformRun {
+        id: RequestId,
+        collection_id: CollectionId,
+        /// A transform's `id`.
+        transform: String,
+    },
     /// An artifact as a file's content, for the clipboard or a download.
     #[serde(rename = "artifact.export")]
     ArtifactExport {
@@ -402,6 +439,11 @@ pub const REQUEST_TYPES: &[&str] = &[
     "history.export",
     "collections.list",
     "collection.add_page",
+    "collection.get",
+    "collection.rename",
+    "collection.remove_source",
+    "collection.delete",
+    "transform.run",
     "artifact.export",
     "config.get",
     "config.set",
@@ -430,6 +472,11 @@ impl Request {
             Request::HistoryExport { .. } => "history.export",
             Request::CollectionsList { .. } => "collections.list",
             Request::CollectionAddPage { .. } => "collection.add_page",
+            Request::CollectionGet { .. } => "collection.get",
+            Request::CollectionRename { .. } => "collection.rename",
+            Request::CollectionRemoveSource { .. } => "collection.remove_source",
+            Request::CollectionDelete { .. } => "collection.delete",
+            Request::TransformRun { .. } => "transform.run",
             Request::ArtifactExport { .. } => "artifact.export",
             Request::ConfigGet { .. } => "config.get",
             Request::ConfigSet { .. } => "config.set",
@@ -458,6 +505,11 @@ impl Request {
             | Request::HistoryExport { id, .. }
             | Request::CollectionsList { id }
             | Request::CollectionAddPage { id, .. }
+            | Request::CollectionGet { id, .. }
+            | Request::CollectionRename { id, .. }
+            | Request::CollectionRemoveSource { id, .. }
+            | Request::CollectionDelete { id, .. }
+            | Request::TransformRun { id, .. }
             | Request::ArtifactExport { id, .. }
             | Request::ConfigGet { id }
             | Request::ConfigSet { id, .. }

@@ -5,6 +5,7 @@
 
 use super::html::{self, Escaped};
 use laika_protocol::history::ConversationDetail;
+use laika_protocol::saved_prompt::SavedPrompt;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}\
@@ -13,8 +14,9 @@ const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;mar
 blockquote{border-left:3px solid #d1d5db;margin-left:0;padding-left:.75rem}\
 table{border-collapse:collapse}td,th{border:1px solid #d1d5db;padding:.25rem .5rem}";
 
-/// A complete HTML document for one conversation.
-pub fn to_html(conversation: &ConversationDetail) -> String {
+/// A complete HTML document for one conversation, and the saved prompts
+/// (exported with the history, as in the JSON export).
+pub fn to_html(conversation: &ConversationDetail, prompts: &[SavedPrompt]) -> String {
     let title = conversation
         .title
         .as_deref()
@@ -83,6 +85,23 @@ pub fn to_html(conversation: &ConversationDetail) -> String {
             );
         }
         out.push_str("</section>\n");
+    }
+    if !prompts.is_empty() {
+        out.push_str("<section class=\"prompts\">\n<h2>Saved prompts</h2>\n<ul>\n");
+        for p in prompts {
+            let key = p
+                .key
+                .map(|k| format!(" · shortcut {k}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "<li><strong>{}</strong> <span class=\"meta\">{}{key}</span><br>{}</li>",
+                Escaped(&p.name),
+                task_word(p.task.as_str()),
+                Escaped(&p.text)
+            );
+        }
+        out.push_str("</ul>\n</section>\n");
     }
     out.push_str("</body></html>\n");
     out
@@ -183,7 +202,20 @@ mod tests {
                 ),
             ],
         };
-        let html = to_html(&conversation);
+        let prompts = [SavedPrompt {
+            id: "p1".into(),
+            name: "<b>Catch</b>".into(),
+            text: "What's the catch? <script>".into(),
+            task: laika_protocol::llmcp::TaskName::Answer,
+            key: Some(2),
+            updated_at: "2026-01-24T12:34:56Z".into(),
+        }];
+        let html = to_html(&conversation, &prompts);
+        assert!(
+            html.contains("<h2>Saved prompts</h2>\n<ul>\n<li><strong>&lt;b&gt;Catch&lt;/b&gt;</strong> <span class=\"meta\">Question · shortcut 2</span><br>What&#39;s the catch? &lt;script&gt;</li>"),
+            "{html}"
+        );
+        assert!(!to_html(&conversation, &[]).contains("Saved prompts"));
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("javascript:"), "{html}");

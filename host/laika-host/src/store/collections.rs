@@ -125,6 +125,69 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().map_err(sqlite)
     }
 
+    /// Gives a collection a new title (already bounded by the caller).
+    pub fn rename_collection(
+        &mut self,
+        id: &CollectionId,
+        title: &str,
+        now: &str,
+    ) -> Result<Collection> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE collections SET title = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id.as_str(), scrub::text(title), now],
+            )
+            .map_err(sqlite)?;
+        if changed == 0 {
+            return Err(missing("collection", id));
+        }
+        self.collection(id)
+    }
+
+    /// Deletes a collection and its sources (their text is overwritten on
+    /// disk: the store runs with `secure_delete`); its artifacts stay,
+    /// belonging to no collection.
+    pub fn delete_collection(&mut self, id: &CollectionId) -> Result<()> {
+        let changed = self
+            .conn
+            .execute("DELETE FROM collections WHERE id = ?1", [id.as_str()])
+            .map_err(sqlite)?;
+        if changed == 0 {
+            return Err(missing("collection", id));
+        }
+        self.checkpoint();
+        Ok(())
+    }
+
+    /// Takes source `source_id` out of collection `id`; a source of another
+    /// collection is `NOT_FOUND`, as is one that is not there.
+    pub fn remove_source(
+        &mut self,
+        id: &CollectionId,
+        source_id: &SourceId,
+        now: &str,
+    ) -> Result<Collection> {
+        let tx = self.conn.transaction().map_err(sqlite)?;
+        let changed = tx
+            .execute(
+                "DELETE FROM sources WHERE id = ?1 AND collection_id = ?2",
+                [source_id.as_str(), id.as_str()],
+            )
+            .map_err(sqlite)?;
+        if changed == 0 {
+            return Err(missing("source in this collection", source_id));
+        }
+        tx.execute(
+            "UPDATE collections SET updated_at = ?2 WHERE id = ?1",
+            params![id.as_str(), now],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        self.checkpoint();
+        self.collection(id)
+    }
+
     /// Appends sources to a collection, in one transaction, recording who
     /// added them; a collection holds at most [`MAX_SOURCES`].
     pub fn add_sources(

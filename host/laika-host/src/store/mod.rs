@@ -514,12 +514,16 @@ impl Store {
         if !deleted {
             return Err(not_found(id));
         }
-        // Move the zeroed pages out of the WAL too. Busy readers only make
-        // this partial, which is not an error.
+        self.checkpoint();
+        Ok(())
+    }
+
+    /// Moves the pages a delete zeroed out of the WAL too. Busy readers only
+    /// make this partial, which is not an error.
+    fn checkpoint(&self) {
         let _ = self
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
-        Ok(())
     }
 
     fn delete_rows(&mut self, id: &str) -> rusqlite::Result<bool> {
