@@ -52,18 +52,6 @@ const TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 100..=600_000;
 const OUTPUT_RANGE: std::ops::RangeInclusive<usize> = 1024..=(8 << 20);
 /// A server that failed is connected again on use after this long.
 pub const RETRY_AFTER: Duration = Duration::from_secs(30);
-/// The environment a server program inherits (plus its own `env`): the
-/// host's secrets (an API key in `LAIKA_API_KEY`, say) stay out of it.
-const INHERITED_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LANG",
-    "LC_ALL",
-    "TMPDIR",
-    "SYSTEMROOT",
-];
-
 /// The `[mcp]` table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -494,13 +482,13 @@ async fn connect(config: &McpServerConfig) -> std::result::Result<Connection, To
         (Some(command), _) => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(&config.args)
+                // The host's secrets (an API key in `LAIKA_API_KEY`, say) stay
+                // out of a server's environment, as out of a plugin's.
                 .env_clear()
-                .envs(
-                    INHERITED_ENV
-                        .iter()
-                        .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
-                )
-                .envs(&config.env)
+                .envs(laika_runtime::command::child_env(
+                    &|k| std::env::var_os(k),
+                    &config.env,
+                ))
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::null())

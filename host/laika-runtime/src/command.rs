@@ -58,12 +58,13 @@ pub const TASK_TOOL_LOOP_STEP: &str = "tool_loop_step";
 pub const MAX_STDOUT: usize = 16 << 20;
 /// How much of stderr's end is kept for the failure message.
 pub const STDERR_TAIL: usize = 4 << 10;
-/// The only host variables a plugin inherits (when set): enough to find
+/// The only host variables a plugin or an MCP server program inherits (when set): enough to find
 /// programs, a home for caches, the locale, and a temp dir. Windows needs
 /// `SYSTEMROOT` for almost any program to start.
 pub const INHERITED_ENV: &[&str] = &[
     "PATH",
     "HOME",
+    "USER",
     "LANG",
     "LC_ALL",
     "LC_CTYPE",
