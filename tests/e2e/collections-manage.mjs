@@ -80,7 +80,12 @@ try {
   await sidebar.fill("#collection-rename", "Rail trip");
   await sidebar.click("#collection-rename-save");
   await status(sidebar, "Renamed to “Rail trip”");
+  // The select is filled again from the host's list, which may come after the status.
+  await sidebar
+    .waitForFunction(() => [...document.querySelectorAll("#collection-select option")].some((o) => o.textContent === "Rail trip (2)"), null, { timeout: 20_000 })
+    .catch(() => {});
   assert((await options(sidebar)).includes("Rail trip (2)"), `renamed (${await options(sidebar)})`);
+  await sidebar.waitForFunction(() => /Rail trip/.test(document.getElementById("reading")?.textContent ?? ""), null, { timeout: 20_000 }).catch(() => {});
   const reading = norm(await sidebar.textContent("#reading"));
   assert(reading === "Reading: the collection Rail trip", `the Reading line follows the name (${reading})`);
 
