@@ -8,7 +8,8 @@
 # blind by someone who did not work on the runtime, on pages no other set
 # uses; each set's `about` says how), and offline-dev.json / offline-heldout.json
 # (the pages none of those used, split by id: 0-7 dev, 8-f held out, the
-# held-out one scored on its totals only). Answerable accuracy, honest abstains,
+# held-out one scored on its totals only), and offline-fresh.json (new
+# questions on questions-blind2's pages, written before a round's tuning; totals only). Answerable accuracy, honest abstains,
 # extraction field accuracy (and fields not on the page coming back null),
 # citations verified. Figures only.
 #
@@ -18,11 +19,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 corpora="${LAIKA_CORPORA:-$repo/../shared/corpora}"
 cd "$repo"
-for set in questions questions-unseen extraction-dev questions-blind questions-blind2 offline-dev offline-heldout; do
+for set in questions questions-unseen extraction-dev questions-blind questions-blind2 offline-dev offline-heldout offline-fresh; do
   echo "== tests/builtin-eval/$set.json"
   # The untouched blind set is scored on its totals only.
   args=("$@")
-  case "$set" in questions-blind2 | offline-heldout) args=(--totals) ;; esac
+  case "$set" in questions-blind2 | offline-heldout | offline-fresh) args=(--totals) ;; esac
   cargo run --release --locked -q -p laika-host --example builtin_eval -- \
     "tests/builtin-eval/$set.json" "$corpora/article-extraction/ground-truth.json" "${args[@]}"
 done

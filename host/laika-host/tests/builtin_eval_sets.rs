@@ -27,7 +27,12 @@ const BLIND: &[&str] = &[
     "questions-blind.json",
     "questions-blind2.json",
     "offline-heldout.json",
+    "offline-fresh.json",
 ];
+/// A fresh held-out slice written when the corpus had no unused page left:
+/// new questions on the pages of a held-out set nobody tuned on. It may
+/// share that set's pages and no other's.
+const FRESH: &[(&str, &str)] = &[("offline-fresh.json", "questions-blind2.json")];
 const KINDS: &[&str] = &[
     "lexical",
     "paraphrase",
@@ -151,6 +156,9 @@ fn every_set_holds_against_the_corpus_and_no_two_share_a_page() {
         let (p, pages) = check(name, &set, &truth);
         problems.extend(p);
         for (other, theirs) in &used {
+            if FRESH.contains(&(name, other)) {
+                continue;
+            }
             for (task, shared) in pages.intersection(theirs) {
                 problems.push(format!(
                     "{name} and {other} both use page {shared} for {task}"
