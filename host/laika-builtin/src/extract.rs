@@ -8,6 +8,7 @@ use super::fields::{
     self, char_at, find_date, find_phrase, find_price, find_rating, skip_spaces, tidy, validate,
     value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
+use super::margins::Margins;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
 use laika_core::decoding::fields::{normalize_name, requested_fields, FieldType};
@@ -999,7 +1000,7 @@ fn counted(
     None
 }
 
-fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
+fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) -> Option<Found> {
     type Pass = fn(&Lines, &Field, usize) -> Option<Found>;
     let passes: [Pass; 3] = [labelled, label_then_value, label_space_value];
     let n = lines.page.blocks.len();
@@ -1015,14 +1016,24 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
         of_kind(lines.page, lines.text(f.block), &f, index, &name, want).then_some(f)
     };
     let page = lines.page;
+    // A value next to its label stands anywhere but in the margins; one
+    // found by its type or read from running text only in the main content
+    // (a price in a shop widget beside a review is not its price).
+    let unit = |f: &Found| {
+        page.units
+            .iter()
+            .position(|u| u.block == f.block && u.range.contains(&f.value.start))
+    };
+    let outside_margins = |f: &Found| unit(f).is_none_or(|u| !margins.is_margin(u));
+    let in_main = |f: &Found| unit(f).is_none_or(|u| margins.is_main(u));
     // In order, surest first.
-    let finders: [&dyn Fn() -> Option<Found>; 8] = [
-        &|| {
-            passes
-                .iter()
-                .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
-                .map(shape)
-        },
+    let labelled: [&dyn Fn() -> Option<Found>; 1] = [&|| {
+        passes
+            .iter()
+            .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
+            .map(shape)
+    }];
+    let unlabelled_or_running_text: [&dyn Fn() -> Option<Found>; 7] = [
         // Only a bare type name ("price", "date") takes the first value
         // of its type: "listing date" is not the publish date.
         &|| {
@@ -1055,7 +1066,14 @@ fn find_field(lines: &Lines, index: &Index, field: &Field) -> Option<Found> {
                 .filter(|f| sole_value(lines, index, field, want, f))
         },
     ];
-    finders.iter().find_map(|find| find())
+    labelled
+        .iter()
+        .find_map(|find| find().filter(outside_margins))
+        .or_else(|| {
+            unlabelled_or_running_text
+                .iter()
+                .find_map(|find| find().filter(in_main))
+        })
 }
 
 /// How far (bytes) a name read from running text for a field of no known
@@ -1360,13 +1378,14 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
             .map(|b| b.text.to_ascii_lowercase())
             .collect(),
     };
+    let margins = Margins::of(&page);
     let mut rows = Vec::new();
     let mut citations = Vec::new();
     let mut data = Map::new();
     for key in &fields {
         cancel.check()?;
         let field = Field::new(key);
-        let found = find_field(&lines, &index, &field);
+        let found = find_field(&lines, &index, &field, &margins);
         let value = found
             .as_ref()
             .and_then(|f| lines.text(f.block).get(f.value.clone()));
@@ -1825,6 +1844,35 @@ mod tests {
             d,
             json!({"running time": "95 minutes", "total pounds seized": "2,000 pounds"})
         );
+    }
+
+    #[test]
+    fn a_value_from_running_text_outside_the_main_content_is_not_shown() {
+        let review =
+            "The new laptop is light and quiet, and its screen is bright enough outdoors.\n\
+            Its battery lasted eleven hours in our video test, longer than last year's model.\n\
+            The keyboard is shallow but accurate, and the trackpad is large.";
+        // The page's own text holds a shop widget beside the review.
+        let text = format!(
+            "{review}\nDeals this week\nThe iMac is now priced at $1,349.00 with free delivery."
+        );
+        let ask = |s: Value| {
+            run(&packet(
+                "web.extract",
+                json!({"fields": ["price"]}),
+                "extract",
+                s,
+                &[],
+            ))["assistant"]["data"]
+                .clone()
+        };
+        let mut s = summary("Laptop review", &text);
+        s["primary"] = json!({"text": review, "handle_id": "laika-3"});
+        let data = ask(s);
+        assert_eq!(data["price"], Value::Null, "{data}");
+        // Without a marked main content the whole page is read.
+        let data = ask(summary("Laptop review", &text));
+        assert_eq!(data["price"], json!("$1,349.00"), "{data}");
     }
 
     #[test]

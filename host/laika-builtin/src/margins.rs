@@ -95,6 +95,10 @@ const MIN_PRIMARY_BYTES: usize = 200;
 /// Which units of a page lie in its margins.
 pub(super) struct Margins {
     margin: Vec<bool>,
+    /// Units of the main content: with a substantial `primary.text`, its
+    /// units and those of other documents (a long page's chunks), not the
+    /// rest of the document that marked it (site chrome, widgets).
+    main: Vec<bool>,
 }
 
 impl Margins {
@@ -111,7 +115,8 @@ impl Margins {
             .sum();
         let mut margin = vec![false; page.units.len()];
         if primary_bytes < MIN_PRIMARY_BYTES {
-            return Margins { margin };
+            let main = vec![true; page.units.len()];
+            return Margins { margin, main };
         }
         // Under a furniture heading, until the next heading.
         let mut furniture = false;
@@ -139,7 +144,24 @@ impl Margins {
             }
             u = u.max(start + 1);
         }
-        Margins { margin }
+        let marked: std::collections::BTreeSet<&str> = (0..page.units.len())
+            .filter(|&u| in_primary(u))
+            .filter_map(|u| page.unit_source(u).map(|s| s.doc_id.as_str()))
+            .collect();
+        let main = (0..page.units.len())
+            .map(|u| {
+                in_primary(u)
+                    || page
+                        .unit_source(u)
+                        .is_some_and(|s| !marked.contains(s.doc_id.as_str()))
+            })
+            .collect();
+        Margins { margin, main }
+    }
+
+    /// Whether a unit is part of the page's main content.
+    pub(super) fn is_main(&self, unit: usize) -> bool {
+        self.main.get(unit).copied().unwrap_or(false)
     }
 
     pub(super) fn is_margin(&self, unit: usize) -> bool {
