@@ -16,7 +16,8 @@
 #                             collections (capture, cited answer over a collection,
 #                             transform, export; named, renamed, a source
 #                             removed, deleted with undo, key points from a
-#                             button, at 360 px); a PDF tab read whole by the host
+#                             button, at 360 px; a transform stopped with
+#                             Stop, nothing saved); a PDF tab read whole by the host
 #                             and cited by page; a video's WebVTT captions read and
 #                             cited by time; a turn always ends (host crash, Stop),
 #                             the newest answer followed above the composer, quotes
@@ -50,7 +51,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

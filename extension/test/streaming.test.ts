@@ -42,6 +42,9 @@ describe("the context meter", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
     expect(readingNote(usage(selection), "reading")).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    // While the user chooses on the estimate, nothing is said about reading.
+    expect(readingNote(usage(selection), "asking")).toBeNull();
+    expect(contextMeter(htmlDoc(""), usage(selection), true, "asking")?.textContent).toBe("Earlier turns of this conversation were included.");
     // A turn that ended without its answer (stopped, not chosen) never says the page was read.
     expect(readingNote(usage(selection), "unread")).toBe("The whole page (34 parts) was not read.");
     expect(contextMeter(htmlDoc(""), usage(selection), true, "unread")?.textContent).not.toContain("Read the whole page");

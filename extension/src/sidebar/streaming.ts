@@ -9,15 +9,20 @@
  */
 import type { ContextUsageMessage } from "../generated/wire.js";
 
-/** Where the reading of the page stands: under way, over with an answer, or over without one (stopped, not chosen, failed). */
-export type Reading = "reading" | "read" | "unread";
+/**
+ * Where the reading of the page stands: not started while the user chooses
+ * on its estimate, under way, over with an answer, or over without one
+ * (stopped, not chosen, failed).
+ */
+export type Reading = "asking" | "reading" | "read" | "unread";
 
 /**
  * "read 34 % of this page: the parts about bridge, cost", "Read the whole
  * page in 12 parts, then summarized them." for a page summarized in stages,
  * or null when all of it was sent. A page read in stages is said to be read
- * only once it was: while the parts are read the note says so, and a turn
- * that ended without its answer says the page was not read.
+ * only once it was: while the user chooses on its estimate nothing is said,
+ * while the parts are read the note says so, and a turn that ended without
+ * its answer says the page was not read.
  */
 export function readingNote(msg: ContextUsageMessage, reading: Reading = "read"): string | null {
   const s = msg.selection;
@@ -25,6 +30,8 @@ export function readingNote(msg: ContextUsageMessage, reading: Reading = "read")
   if (s.strategy === "staged") {
     const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
     switch (reading) {
+      case "asking":
+        return null;
       case "read":
         return `Read the whole page in ${parts}, then summarized them.`;
       case "reading":
