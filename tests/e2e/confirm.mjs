@@ -43,7 +43,7 @@ const waitForProgress = (n, text) =>
 /** Before the user chose, turn `n` says nothing about reading the page (only the estimate and its choices). */
 async function saysNothingRead(n, when) {
   const text = (await sidebar.textContent(`.turn:nth-of-type(${n})`)) ?? "";
-  assert(!/Reading the whole page|Reading [\d,]+ characters|Read the whole page|was not read|Read \d+ % of this page/.test(text), `nothing said about reading ${when}: ${text}`);
+  assert(!/Reading the whole page|Reading [\d,]+ characters|Read the whole page|was not read|Read \d+ % of this page|Read only the start/.test(text), `nothing said about reading ${when}: ${text}`);
 }
 
 /** Asks for a summary and waits for the estimate card of that turn. */
@@ -138,8 +138,9 @@ try {
   await sidebar.waitForSelector(".turn:nth-of-type(4) .answer-actions", { timeout: 60_000 });
   const start = (await lastTurn().textContent()) ?? "";
   assert(start.includes(point), "the answer from the start is shown");
-  assert(/Read \d+ % of this page/.test(start), `it says how much of the page was read: ${start}`);
+  assert(/Read only the start of this page \(\d+ %\)\./.test(start), `it says how much of the page was read: ${start}`);
   assert(!/whole page|Reading [\d,]+ characters/.test(start), `never that the whole page was (being) read: ${start}`);
+  assert(/You chose to read the start only\./.test(start), `the card says what was chosen: ${start}`);
   const after = (await hostEvents(sidebar)).slice(before);
   assert(!after.some((e) => e.type === "operation"), "no part read: one call");
   assert(after.filter((e) => e.type === "context_usage").length === 1, "the start's own usage came");
