@@ -3,7 +3,8 @@
 # the real laika-host (debug build), and the Firefox build in Debian
 # firefox-esr over WebDriver BiDi. Installs chromium and firefox-esr (apt) and
 # the extension's npm dependencies if missing.
-#   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
+#   scripts/e2e.sh            summarize, a citation marking its sentence in a
+#                             long text block, tool calls, the agent loop, prompt-injection
 #                             exfiltration, approval expiry and Stop, host not
 #                             installed or silent, XSS rendering check, the chat
 #                             screen (keys, answer actions, runtime badge, bad
@@ -51,7 +52,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done
