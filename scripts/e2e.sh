@@ -30,7 +30,8 @@
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each; "Forget what you
 #                             assumed" clears the agent state through the host's patch;
-#                             a long page's estimate card (Cancel, Read it all, Stop)
+#                             a long page's estimate card (Cancel, Read it all, Stop);
+#                             a model answering prose: Retry and Use offline
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -52,7 +53,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize sentence tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent clarify exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done
