@@ -4,9 +4,8 @@
  * named by the user); choosing the collection a question is answered over;
  * managing the chosen one (the host's transforms as buttons, a running one
  * stopped with Stop, its sources with Remove, rename, delete with a few
- * seconds to undo); and exporting an
- * artifact as Markdown, text, JSON or CSV to the clipboard or a file. Built
- * with createElement/textContent only.
+ * seconds to undo); and exporting an artifact as Markdown, text, JSON or
+ * CSV to the clipboard or a file. Built with createElement/textContent only.
  */
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { SidebarHostRequest, SidebarRequest } from "../shared/messages.js";
