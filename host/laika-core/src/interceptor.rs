@@ -36,6 +36,9 @@ use crate::tools::{self, McpTools};
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::llmcp::{RequestPacket, TaskName};
 use laika_protocol::mode::{Mode, MAX_CHOICES, MAX_CHOICE_CHARS};
+use laika_protocol::plan::{
+    StepExecutor, StepIntent, MAX_PLAN_ID_LEN, MAX_PLAN_LIST, MAX_PLAN_STEPS, MAX_PLAN_TEXT_CHARS,
+};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -158,6 +161,7 @@ impl Pipeline {
                 Box::new(Citations),
                 Box::new(ToolCalls),
                 Box::new(Modes),
+                Box::new(Plans),
                 Box::new(Memory),
             ])
         })
@@ -509,6 +513,94 @@ impl Interceptor for Modes {
         append_rule(
             prompts,
             "mode: act (the user wants something done; only act runs actions), inform (wants to know), or clarify if unclear: one question, 2-5 assistant.choices.",
+        );
+    }
+}
+
+/// `plan`, for a question (the one task that may act): for a request of
+/// several steps, the steps for the user to approve before any runs
+/// (docs/wire-protocol.md#plans). The shape is the protocol's
+/// `laika_protocol::plan::AgentPlan` without the host's `status` and
+/// `message`, bounded by its limits; the engine checks what a schema
+/// cannot (at most [`MAX_PLAN_STEPS`] steps in all, unique ids, inputs
+/// that run before).
+pub struct Plans;
+
+impl Interceptor for Plans {
+    fn name(&self) -> &'static str {
+        "plans"
+    }
+
+    fn pre_schema(&self, _: &Value, ctx: &SchemaContext) -> Option<SchemaExtension> {
+        if !crate::task_view::task_may_act(ctx.task) {
+            return None;
+        }
+        let id = json!({ "type": "string", "minLength": 1, "maxLength": MAX_PLAN_ID_LEN });
+        let text = json!({ "type": "string", "minLength": 1, "maxLength": MAX_PLAN_TEXT_CHARS });
+        let list =
+            |items: Value| json!({ "type": "array", "maxItems": MAX_PLAN_LIST, "items": items });
+        let intents: Vec<&str> = StepIntent::ALL.iter().map(|i| i.as_str()).collect();
+        let executors: Vec<&str> = StepExecutor::ALL.iter().map(|e| e.as_str()).collect();
+        Some(SchemaExtension {
+            id: "plans-v1".into(),
+            delta: json!({
+                "properties": { "plan": {
+                    "description": "Only for a request that needs several steps: the steps for the user to approve; tool_calls stays [] with it. Omit otherwise.",
+                    "type": "object",
+                    "required": ["id", "goal", "stages"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "id": id,
+                        "goal": text,
+                        "stages": {
+                            "description": "Run in order.",
+                            "type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS,
+                            "items": { "$ref": "#/$defs/plan_stage" }
+                        },
+                        "constraints": list(text.clone())
+                    }
+                }},
+                "$defs": {
+                    "plan_stage": {
+                        "type": "object",
+                        "required": ["id", "name", "mode", "steps"],
+                        "additionalProperties": false,
+                        "properties": {
+                            "id": id,
+                            "name": text,
+                            "mode": { "type": "string", "enum": ["parallel", "sequence"] },
+                            "steps": {
+                                "type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS,
+                                "items": { "$ref": "#/$defs/plan_step" }
+                            }
+                        }
+                    },
+                    "plan_step": {
+                        "type": "object",
+                        "required": ["id", "title", "intent", "executor"],
+                        "additionalProperties": false,
+                        "properties": {
+                            "id": id,
+                            "title": text,
+                            "intent": { "type": "string", "enum": intents },
+                            "executor": { "type": "string", "enum": executors },
+                            "tools": list(id.clone()),
+                            "inputs": list(id.clone()),
+                            "outputs": list(text.clone())
+                        }
+                    }
+                }
+            }),
+        })
+    }
+
+    fn pre_prompt(&self, prompts: &mut Prompts, packet: &RequestPacket, _: &McpTools) {
+        if !crate::task_view::task_may_act(packet.input.task.name) {
+            return;
+        }
+        append_rule(
+            prompts,
+            &format!("plan: only if the request needs several steps, at most {MAX_PLAN_STEPS}, for the user to approve first. While context.plan is set, do only its current_step; when that is null, answer."),
         );
     }
 }

@@ -746,6 +746,7 @@ pub fn pack_with(
             documents,
             transcript: Vec::new(),
             conversation,
+            plan: None,
         },
         output: Output {
             format: "json".into(),

@@ -401,6 +401,10 @@ pub enum Request {
         /// `approved`: answer from the start of the page only, in one call.
         #[serde(default)]
         start_only: bool,
+        /// For a `plan`, with `approved`: the steps the user unchecked or
+        /// reworded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<crate::plan::PlanEdit>,
     },
 }
 

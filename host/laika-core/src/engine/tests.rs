@@ -1276,6 +1276,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
                 digest: call.digest.clone(),
                 approved: false,
                 start_only: false,
+                plan: None,
             }]
         },
     );
@@ -1327,6 +1328,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
                 digest: digest.into(),
                 approved: true,
                 start_only: false,
+                plan: None,
             };
             match round {
                 // A stale result and a forged approval change nothing.
@@ -2197,6 +2199,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
                     digest: call.digest.clone(),
                     approved: true,
                     start_only: false,
+                    plan: None,
                 }];
             }
             if tool_results_in(events) == 0 {
@@ -2470,6 +2473,7 @@ mod estimate {
             digest: digest.into(),
             approved,
             start_only: false,
+            plan: None,
         }
     }
 
@@ -2551,6 +2555,7 @@ mod estimate {
                             digest: e.digest.clone(),
                             approved,
                             start_only,
+                            plan: None,
                         }]
                     }
                     _ => Vec::new(),
