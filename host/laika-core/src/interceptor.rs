@@ -598,10 +598,16 @@ impl Interceptor for Plans {
         if !crate::task_view::task_may_act(packet.input.task.name) {
             return;
         }
-        append_rule(
-            prompts,
-            &format!("plan: only if the request needs several steps, at most {MAX_PLAN_STEPS}, for the user to approve first. While context.plan is set, do only its current_step; when that is null, answer."),
-        );
+        // Only a plan turn pays for the rule on running one.
+        let rule = if packet.context.plan.is_some() {
+            "context.plan: approved; do only its current_step, or answer when it is null."
+                .to_owned()
+        } else {
+            format!(
+                "plan (≤{MAX_PLAN_STEPS} steps) instead of tool_calls when it takes several steps."
+            )
+        };
+        append_rule(prompts, &rule);
     }
 }
 
@@ -862,7 +868,7 @@ mod tests {
     }
 
     #[test]
-    fn standard_pipeline_extends_the_base_with_four_active_extensions() {
+    fn standard_pipeline_extends_the_base_with_five_active_extensions() {
         let c = Pipeline::standard()
             .schema(TaskName::Answer, &crate::ambient::Fixed::new())
             .unwrap();
@@ -877,6 +883,7 @@ mod tests {
                 ("citations-v1", ExtensionStatus::Active),
                 ("tool-calls-v1", ExtensionStatus::Active),
                 ("modes-v1", ExtensionStatus::Active),
+                ("plans-v1", ExtensionStatus::Active),
                 ("summary-v1", ExtensionStatus::Active)
             ]
         );
@@ -1048,7 +1055,7 @@ mod tests {
             .system;
         assert!(system.contains("mode:"), "{system}");
         let n = system.chars().count();
-        assert!(n <= 2_000, "{n} chars:\n{system}");
+        assert!(n <= 2_100, "{n} chars:\n{system}");
     }
 
     #[test]
