@@ -47,13 +47,14 @@ fn script() -> Value {
 /// `approval`'s `approved` and `plan` fields), approving every `ask` call
 /// and reporting every browser call `ok`.
 fn run(host: &mut Host, decision: Value) -> Vec<Value> {
-    let msg = turn_msg(
+    let mut msg = turn_msg(
         "p1",
         json!({"name": "web.answer"}),
         "Read this and open the comments",
         observation("article-night-trains.observation.json"),
         None,
     );
+    msg["plans"] = json!(true);
     host.send(&msg);
     let mut events = Vec::new();
     let mut calls: Vec<Value> = Vec::new();

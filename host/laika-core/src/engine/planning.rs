@@ -48,9 +48,12 @@ impl PlanRun {
 
 impl Turn<'_> {
     /// Whether a model answer's plan is taken up: only the first plan of a
-    /// turn, and only for a question (the one task that may act).
+    /// turn, only for a question (the one task that may act), and only when
+    /// the client shows plans (`turn.plans`).
     pub(super) fn takes_plan(&self) -> bool {
-        self.plan.is_none() && crate::task_view::task_may_act(self.request.task.name)
+        self.plan.is_none()
+            && self.request.plans
+            && crate::task_view::task_may_act(self.request.task.name)
     }
 
     /// Sends the plan and waits for the user's answer.

@@ -1123,14 +1123,9 @@ fn agent_turn(
 ) -> Run {
     let mut settings = settings();
     settings.limits = limits;
-    drive_agent(
-        request(Some("c-1"), observation()),
-        settings,
-        Ok(1),
-        Ok(()),
-        model,
-        extension,
-    )
+    let mut request = request(Some("c-1"), observation());
+    request.plans = true;
+    drive_agent(request, settings, Ok(1), Ok(()), model, extension)
 }
 
 #[test]
@@ -2994,4 +2989,13 @@ fn an_approved_plan_does_not_let_an_inform_turn_act() {
     assert_eq!(calls[0].decision, Decision::Deny);
     let shown = patched_plan(&run.events);
     assert_eq!(statuses(&shown)[2], ("s3".into(), "failed".into()));
+}
+
+#[test]
+fn a_plan_is_ignored_when_the_client_does_not_show_plans() {
+    let run = answer_turn(|_, r| Step::answer(plan_answer(r, three_step_plan(), json!([]))));
+    assert!(plan_proposal(&run.events).is_none());
+    assert_eq!(run.asks.len(), 1);
+    assert!(run.record().plan.is_none());
+    assert_eq!(run.done().status, DoneStatus::Ok);
 }
