@@ -229,6 +229,7 @@ impl Walker<'_> {
                 return Some(array_of(schema, item, self.caps.citations));
             }
             "/properties/tool_calls" => return Some(self.tool_calls(schema)),
+            "/properties/plan" if !self.caps.plans => return None,
             "/properties/assistant/properties/choices" => {
                 let item = with_max_length(&schema["items"], self.caps.choice);
                 return Some(array_of(schema, item, self.caps.choices));

@@ -36,6 +36,9 @@ use crate::tools::{self, McpTools};
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::llmcp::{RequestPacket, TaskName};
 use laika_protocol::mode::{Mode, MAX_CHOICES, MAX_CHOICE_CHARS};
+use laika_protocol::plan::{
+    StepExecutor, StepIntent, MAX_PLAN_ID_LEN, MAX_PLAN_LIST, MAX_PLAN_STEPS, MAX_PLAN_TEXT_CHARS,
+};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -158,6 +161,7 @@ impl Pipeline {
                 Box::new(Citations),
                 Box::new(ToolCalls),
                 Box::new(Modes),
+                Box::new(Plans),
                 Box::new(Memory),
             ])
         })
@@ -513,6 +517,100 @@ impl Interceptor for Modes {
     }
 }
 
+/// `plan`, for a question (the one task that may act): for a request of
+/// several steps, the steps for the user to approve before any runs
+/// (docs/wire-protocol.md#plans). The shape is the protocol's
+/// `laika_protocol::plan::AgentPlan` without the host's `status` and
+/// `message`, bounded by its limits; the engine checks what a schema
+/// cannot (at most [`MAX_PLAN_STEPS`] steps in all, unique ids, inputs
+/// that run before).
+pub struct Plans;
+
+impl Interceptor for Plans {
+    fn name(&self) -> &'static str {
+        "plans"
+    }
+
+    fn pre_schema(&self, _: &Value, ctx: &SchemaContext) -> Option<SchemaExtension> {
+        if !crate::task_view::task_may_act(ctx.task) {
+            return None;
+        }
+        let id = json!({ "type": "string", "minLength": 1, "maxLength": MAX_PLAN_ID_LEN });
+        let text = json!({ "type": "string", "minLength": 1, "maxLength": MAX_PLAN_TEXT_CHARS });
+        let list =
+            |items: Value| json!({ "type": "array", "maxItems": MAX_PLAN_LIST, "items": items });
+        let intents: Vec<&str> = StepIntent::ALL.iter().map(|i| i.as_str()).collect();
+        let executors: Vec<&str> = StepExecutor::ALL.iter().map(|e| e.as_str()).collect();
+        Some(SchemaExtension {
+            id: "plans-v1".into(),
+            delta: json!({
+                "properties": { "plan": {
+                    "description": "Only for a request that needs several steps: the steps for the user to approve; tool_calls stays [] with it. Omit otherwise.",
+                    "type": "object",
+                    "required": ["id", "goal", "stages"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "id": id,
+                        "goal": text,
+                        "stages": {
+                            "description": "Run in order.",
+                            "type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS,
+                            "items": { "$ref": "#/$defs/plan_stage" }
+                        },
+                        "constraints": list(text.clone())
+                    }
+                }},
+                "$defs": {
+                    "plan_stage": {
+                        "type": "object",
+                        "required": ["id", "name", "mode", "steps"],
+                        "additionalProperties": false,
+                        "properties": {
+                            "id": id,
+                            "name": text,
+                            "mode": { "type": "string", "enum": ["parallel", "sequence"] },
+                            "steps": {
+                                "type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS,
+                                "items": { "$ref": "#/$defs/plan_step" }
+                            }
+                        }
+                    },
+                    "plan_step": {
+                        "type": "object",
+                        "required": ["id", "title", "intent", "executor"],
+                        "additionalProperties": false,
+                        "properties": {
+                            "id": id,
+                            "title": text,
+                            "intent": { "type": "string", "enum": intents },
+                            "executor": { "type": "string", "enum": executors },
+                            "tools": list(id.clone()),
+                            "inputs": list(id.clone()),
+                            "outputs": list(text.clone())
+                        }
+                    }
+                }
+            }),
+        })
+    }
+
+    fn pre_prompt(&self, prompts: &mut Prompts, packet: &RequestPacket, _: &McpTools) {
+        if !crate::task_view::task_may_act(packet.input.task.name) {
+            return;
+        }
+        // Only a plan turn pays for the rule on running one.
+        let rule = if packet.context.plan.is_some() {
+            "context.plan: approved; do only its current_step, or answer when it is null."
+                .to_owned()
+        } else {
+            format!(
+                "plan (≤{MAX_PLAN_STEPS} steps) instead of tool_calls when it takes several steps."
+            )
+        };
+        append_rule(prompts, &rule);
+    }
+}
+
 /// Longest `memory.summary` accepted, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 2000;
 
@@ -770,7 +868,7 @@ mod tests {
     }
 
     #[test]
-    fn standard_pipeline_extends_the_base_with_four_active_extensions() {
+    fn standard_pipeline_extends_the_base_with_five_active_extensions() {
         let c = Pipeline::standard()
             .schema(TaskName::Answer, &crate::ambient::Fixed::new())
             .unwrap();
@@ -785,6 +883,7 @@ mod tests {
                 ("citations-v1", ExtensionStatus::Active),
                 ("tool-calls-v1", ExtensionStatus::Active),
                 ("modes-v1", ExtensionStatus::Active),
+                ("plans-v1", ExtensionStatus::Active),
                 ("summary-v1", ExtensionStatus::Active)
             ]
         );
@@ -956,7 +1055,7 @@ mod tests {
             .system;
         assert!(system.contains("mode:"), "{system}");
         let n = system.chars().count();
-        assert!(n <= 2_000, "{n} chars:\n{system}");
+        assert!(n <= 2_100, "{n} chars:\n{system}");
     }
 
     #[test]

@@ -797,6 +797,7 @@ fn pack_contents(
             documents,
             transcript: Vec::new(),
             conversation,
+            plan: None,
         },
         output: Output {
             format: "json".into(),

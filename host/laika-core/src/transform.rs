@@ -248,6 +248,7 @@ pub fn points_request(
             documents,
             transcript: Vec::new(),
             conversation: None,
+            plan: None,
         },
         output: Output {
             format: "json".into(),

@@ -334,6 +334,7 @@ fn commits(runs: usize) -> Vec<f64> {
                 store_full_packets: false,
                 steps: Vec::new(),
                 agent_state_deltas: Vec::new(),
+                plan: None,
             };
             let t = Instant::now();
             store.commit_turn(&record).unwrap();

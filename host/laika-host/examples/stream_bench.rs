@@ -155,6 +155,7 @@ fn direct(output: &str, chunk_delay_ms: u64, threshold: usize, runs: usize) -> V
             documents: vec![],
             transcript: vec![],
             conversation: None,
+            plan: None,
         },
         output: Output {
             format: "json".into(),

@@ -505,6 +505,7 @@ impl Session {
                 digest,
                 approved,
                 start_only,
+                plan,
             } => {
                 let input = Input::Approval {
                     reply_to: id,
@@ -512,6 +513,7 @@ impl Session {
                     digest,
                     approved,
                     start_only,
+                    plan,
                 };
                 match self.forward(&call_id, input) {
                     Ok(()) => return,
@@ -909,14 +911,13 @@ struct TurnSink {
 impl Sink for TurnSink {
     fn emit(&self, reply_to: Option<&RequestId>, event: Event) {
         match &event {
-            Event::ToolCall(call) => {
+            // What the extension may answer with an `approval` or a
+            // `tool_result` is routed to this turn.
+            Event::ToolCall(laika_protocol::event::ToolCallProposal { call_id, .. })
+            | Event::Plan(laika_protocol::event::PlanProposal { call_id, .. })
+            | Event::Estimate(laika_protocol::event::Estimate { call_id, .. }) => {
                 if let Ok(mut calls) = self.shared.calls.lock() {
-                    calls.insert(call.call_id.clone(), self.turn_id.clone());
-                }
-            }
-            Event::Estimate(estimate) => {
-                if let Ok(mut calls) = self.shared.calls.lock() {
-                    calls.insert(estimate.call_id.clone(), self.turn_id.clone());
+                    calls.insert(call_id.clone(), self.turn_id.clone());
                 }
             }
             Event::Done(_) => {

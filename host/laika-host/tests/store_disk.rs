@@ -70,6 +70,7 @@ fn record(conv: &str, turn: u32, question: &str, answer: &str) -> TurnRecord {
         store_full_packets: false,
         steps: Vec::new(),
         agent_state_deltas: Vec::new(),
+        plan: None,
     }
 }
 

@@ -162,6 +162,8 @@ pub enum DeltaSource {
     Summarizer,
     /// The user, from the sidebar (`agent_state.forget`).
     User,
+    /// The host running an approved plan (`entity: "plan"` patches only).
+    Plan,
 }
 
 impl DeltaSource {
@@ -170,6 +172,7 @@ impl DeltaSource {
             DeltaSource::Tool => "tool",
             DeltaSource::Summarizer => "summarizer",
             DeltaSource::User => "user",
+            DeltaSource::Plan => "plan",
         }
     }
 }

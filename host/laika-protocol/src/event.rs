@@ -188,6 +188,10 @@ pub enum Event {
     /// `approval` before it asks any.
     #[serde(rename = "estimate")]
     Estimate(Estimate),
+    /// The model proposed a plan of several steps; the turn waits for the
+    /// user's `approval` (with any edits) before any step runs.
+    #[serde(rename = "plan")]
+    Plan(PlanProposal),
     #[serde(rename = "tool_result")]
     ToolResult(ToolCallResult),
     /// The answer to an `approval` the host accepted.
@@ -545,6 +549,10 @@ pub struct ToolCallProposal {
     pub target: Option<ToolTarget>,
     /// For `ask`: milliseconds until the approval expires.
     pub expires_in_ms: Option<u64>,
+    /// The step of the approved plan this call serves; absent outside a
+    /// plan. The plan's approval approves none of its calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_step: Option<crate::plan::PlanStepRef>,
 }
 
 /// The element behind a call's `handleId`, with everything about it the
@@ -630,6 +638,10 @@ pub enum PatchedEntity {
     /// The conversation's agent state (docs/conversation.md#agent-state);
     /// `entity_id` is the conversation id.
     AgentState,
+    /// A turn's plan, as its `plan` event gave it; `entity_id` is the
+    /// plan's id. Patches set each step's `status` (and `message`) as it
+    /// runs, and the user's edits once approved.
+    Plan,
 }
 
 /// An RFC 6902 operation (the subset the host writes).
@@ -722,6 +734,30 @@ pub struct Estimate {
     pub start_chars: Option<usize>,
     /// Milliseconds until the question expires (then the turn ends as if
     /// declined).
+    pub expires_in_ms: u64,
+}
+
+/// `plan`: the plan the model proposed for a request of several steps,
+/// each step `pending`. The turn waits for an `approval` of `call_id` with
+/// `digest`, whose `plan` may uncheck or reword steps: approved runs the
+/// steps (each action still gated on its own), not approved ends the turn
+/// with `done` (`cancelled`, no `error`). Later `entity_patch`es (`entity:
+/// "plan"`) apply to this plan.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PlanProposal {
+    pub conversation_id: ConversationId,
+    #[schemars(range(min = 1))]
+    pub turn: u32,
+    #[schemars(range(min = 1))]
+    pub step: u32,
+    /// `plan:<turn>`.
+    pub call_id: CallId,
+    /// SHA-256 of the plan as proposed: the `approval` must repeat it.
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
+    pub digest: String,
+    pub plan: crate::plan::AgentPlan,
+    /// Milliseconds until the question expires (then the turn ends as if
+    /// cancelled).
     pub expires_in_ms: u64,
 }
 

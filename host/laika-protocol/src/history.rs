@@ -80,6 +80,8 @@ pub struct TurnRecord {
     /// The agent state deltas its tool results made, in order; the store
     /// applies them to the conversation's state with the turn.
     pub agent_state_deltas: Vec<crate::agent_state::AgentStateDelta>,
+    /// The plan the turn proposed, with how far each step got.
+    pub plan: Option<crate::plan::AgentPlan>,
 }
 
 /// One step of a turn's agent loop, as history keeps it. The turn's own
@@ -156,6 +158,10 @@ pub struct TurnDetail {
     /// The agent loop's tool calls, by step (empty for a turn that called
     /// no tool).
     pub steps: Vec<StepDetail>,
+    /// The plan the turn proposed, with how far each step got (the
+    /// checklist); absent for a turn without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::AgentPlan>,
 }
 
 /// One step of a turn's agent loop, as history shows it.

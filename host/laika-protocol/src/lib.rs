@@ -31,6 +31,7 @@ pub mod llmcp;
 pub mod mode;
 pub mod model;
 pub mod observation;
+pub mod plan;
 pub mod render;
 pub mod saved_prompt;
 pub mod tool;

@@ -113,6 +113,10 @@ pub struct Context {
     /// prompt's stable parts come first (see `prompt::user_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<ConversationContext>,
+    /// The approved plan the turn runs, with each step's status, and the
+    /// step this request is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::PlanContext>,
     /// The agent loop's earlier steps: each call and its result, as `tool`
     /// packets, oldest first. Results carry web data, so they sit in the
     /// context with the documents (and are redacted with them in storage).
@@ -258,6 +262,10 @@ pub struct ResponsePacket {
     pub mode: Option<crate::mode::Mode>,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// A plan for work of several steps, proposed instead of calls; the
+    /// user approves it before any step runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::AgentPlan>,
 }
 
 /// One earlier turn as a follow-up's request shows it.

@@ -137,6 +137,11 @@ pub struct TurnRequest {
     /// Omitted: the model's reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<crate::mode::Mode>,
+    /// The sidebar shows a proposed plan as a checklist and answers it
+    /// (docs/wire-protocol.md#plans). Omitted: a plan the model proposes
+    /// is ignored, so no turn waits on a question nobody is shown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plans: bool,
     #[serde(default)]
     pub tab: Tab,
     /// Checked by the host only after `turn.started` (so a bad observation
@@ -401,6 +406,10 @@ pub enum Request {
         /// `approved`: answer from the start of the page only, in one call.
         #[serde(default)]
         start_only: bool,
+        /// For a `plan`, with `approved`: the steps the user unchecked or
+        /// reworded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<crate::plan::PlanEdit>,
     },
 }
 

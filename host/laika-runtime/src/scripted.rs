@@ -323,6 +323,7 @@ mod tests {
                     documents: vec![],
                     transcript: vec![],
                     conversation: None,
+                    plan: None,
                 },
                 output: Output {
                     format: "json".into(),

@@ -71,6 +71,10 @@ pub struct Caps {
     /// A clarifying question's choices, and the longest choice.
     pub choices: usize,
     pub choice: usize,
+    /// Whether the answer may propose a plan: a plan is several model
+    /// calls more, which a small model's tight output budget is not sized
+    /// for, so the small regime leaves it out.
+    pub plans: bool,
 }
 
 /// Shortest and longest text a render `text` node may be given.
@@ -112,6 +116,7 @@ impl Caps {
         href: MAX_HREF,
         choices: MAX_CHOICES,
         choice: MAX_CHOICE_CHARS,
+        plans: true,
     };
 
     /// The smallest structure: one block, a list of three, one citation.
@@ -131,6 +136,7 @@ impl Caps {
         href: MAX_HREF,
         choices: SMALL_CHOICES,
         choice: SMALL_CHOICE,
+        plans: false,
     };
 
     /// The strings' caps once texts are `text` long: none longer than a

@@ -663,7 +663,19 @@ impl Turn<'_> {
         if self.cancelled {
             return self.fail(Error::cancelled());
         }
-        if self.step >= self.settings.limits.max_steps {
+        if self.in_plan_step() {
+            let halted = matches!(&self.phase, Phase::Acting(a) if a.halted);
+            let why = self
+                .transcript
+                .iter()
+                .rev()
+                .take_while(|p| p.step == self.step)
+                .filter(|p| p.outcome.status != ToolStatus::Ok)
+                .last()
+                .map(|p| p.outcome.summary.clone());
+            return self.plan_step_over(!halted, why);
+        }
+        if self.step >= self.step_cap() {
             return self.finish_loop(StopReason::StepCap);
         }
         if self.ambient.monotonic() >= self.budget_deadline() {
@@ -679,7 +691,7 @@ impl Turn<'_> {
 
     /// The next step's request: the same question, the latest page, and the
     /// transcript (recent results in full, older ones compacted).
-    fn next_packet(&self) -> Option<RequestPacket> {
+    pub(super) fn next_packet(&self) -> Option<RequestPacket> {
         let started = self.started.as_ref()?;
         let first = &started.packet;
         let transcript = self.compacted_transcript();
@@ -718,6 +730,7 @@ impl Turn<'_> {
         );
         self.pack_collection(&mut packed, budget);
         packed.packet.context.transcript = transcript;
+        packed.packet.context.plan = self.plan_context();
         Some(packed.packet)
     }
 
@@ -853,6 +866,7 @@ impl Turn<'_> {
             digest: digest.to_owned(),
             target,
             expires_in_ms,
+            plan_step: self.plan_step_ref(),
         }))
     }
 
@@ -918,7 +932,7 @@ impl Turn<'_> {
         Action::Await { until }
     }
 
-    fn budget_deadline(&self) -> Duration {
+    pub(super) fn budget_deadline(&self) -> Duration {
         self.started_at + Duration::from_secs(self.settings.limits.turn_budget_secs)
     }
 }

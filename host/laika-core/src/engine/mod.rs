@@ -43,6 +43,7 @@
 
 mod act;
 mod output;
+mod planning;
 mod staging;
 #[cfg(test)]
 mod tests;
@@ -167,6 +168,8 @@ pub enum Input {
         approved: bool,
         /// An `estimate`'s third answer: the start of the page only.
         start_only: bool,
+        /// A plan's edits, with its approval.
+        plan: Option<laika_protocol::plan::PlanEdit>,
     },
     /// The store's answer to [`Action::LoadCollection`].
     CollectionLoaded(Result<CollectionPack>),
@@ -291,6 +294,8 @@ enum Phase {
     Staging(Box<staging::Staging>),
     Asking(Box<Asking>),
     Acting(Box<Acting>),
+    /// Waiting for the user's answer to a proposed plan (`planning`).
+    Proposing,
     Committing {
         /// How the committed record ended (the record itself went to the
         /// driver: it holds the whole request packet).
@@ -359,6 +364,10 @@ pub struct Turn<'a> {
     mode: Option<Mode>,
     /// Model calls timed in this turn, and their time in all.
     call_times: (u32, Duration),
+    /// The plan the model proposed in this turn, and how far it got.
+    plan: Option<planning::PlanRun>,
+    /// Why the proposed plan did not run (the turn is stored cancelled).
+    declined: Option<String>,
 }
 
 impl<'a> Turn<'a> {
@@ -404,6 +413,8 @@ impl<'a> Turn<'a> {
             staged: None,
             cut: false,
             call_times: (0, Duration::ZERO),
+            plan: None,
+            declined: None,
         };
         let actions = match conversation_id {
             Ok(conversation_id) => vec![Action::Reserve { conversation_id }],
@@ -463,7 +474,7 @@ impl<'a> Turn<'a> {
                 self.stop_acting()
             }
             // Nothing was asked yet: the turn ends now.
-            (Input::Cancel, Phase::Confirming(_)) => {
+            (Input::Cancel, Phase::Confirming(_) | Phase::Proposing) => {
                 self.cancelled = true;
                 self.fail(Error::cancelled())
             }
@@ -482,9 +493,21 @@ impl<'a> Turn<'a> {
                     digest,
                     approved,
                     start_only,
+                    ..
                 },
                 Phase::Confirming(_),
             ) => self.confirmed(reply_to, &call_id, &digest, (approved, start_only)),
+            (
+                Input::Approval {
+                    reply_to,
+                    call_id,
+                    digest,
+                    approved,
+                    plan,
+                    ..
+                },
+                Phase::Proposing,
+            ) => self.plan_decided(reply_to, &call_id, &digest, approved, plan),
             (
                 Input::Approval {
                     reply_to,
@@ -500,6 +523,7 @@ impl<'a> Turn<'a> {
             }
             (Input::Tick, Phase::Acting(_)) => self.tick(),
             (Input::Tick, Phase::Confirming(_)) => self.confirm_tick(),
+            (Input::Tick, Phase::Proposing) => self.plan_tick(),
             (Input::Reserved(Err(e)), Phase::Reserving) => self.reject(&e),
             (Input::Reserved(Ok(reserved)), Phase::Reserving) => {
                 match self.request.collection_id.clone() {
@@ -856,7 +880,10 @@ impl<'a> Turn<'a> {
             "Summarized.".into(),
         ));
         actions.push(self.assistant(&answer));
+        // A plan comes instead of calls: none runs before the user approved.
+        let plan = answer.response.plan.clone().filter(|_| self.takes_plan());
         let calls = std::mem::take(&mut answer.response.tool_calls);
+        let calls = if plan.is_some() { Vec::new() } else { calls };
         let response_id = answer.response.id.clone();
         let acting = Acting::new(response_id, calls, self.settings.limits.max_tool_calls);
         // The stored response keeps the calls that were looked at, and the
@@ -866,7 +893,11 @@ impl<'a> Turn<'a> {
             step.response_packet = Some(stored_response(&answer));
         }
         self.last = Some(answer);
-        if acting.is_empty() {
+        if let Some(plan) = plan {
+            actions.extend(self.propose_plan(plan));
+        } else if acting.is_empty() && self.in_plan_step() {
+            actions.extend(self.plan_step_over(true, None));
+        } else if acting.is_empty() {
             actions.extend(self.finish_loop(StopReason::Answered));
         } else {
             self.phase = Phase::Acting(Box::new(acting));
@@ -984,6 +1015,10 @@ impl<'a> Turn<'a> {
             return self.fail(Error::internal("the agent loop stopped without an answer"));
         };
         let mut record = self.record(true);
+        if let Some(why) = self.declined.take() {
+            record.status = TurnStatus::Cancelled;
+            record.error = Some(Error::new(ErrorCode::Cancelled, why));
+        }
         // The last step's response is the turn's response.
         if let Some(step) = record.steps.last_mut() {
             step.response_packet = None;
@@ -1046,7 +1081,8 @@ impl<'a> Turn<'a> {
         if self.cut {
             record.timings["cut_short"] = serde_json::json!(true);
         }
-        let mut actions = Vec::new();
+        let mut actions = self.settle_plan();
+        record.plan = self.plan.as_ref().map(|r| r.plan().clone());
         // Only a loop that acted has a state worth closing in the step list.
         if !self.transcript.is_empty() {
             actions.push(self.agent_state(AgentState::Done, None));
@@ -1155,6 +1191,7 @@ impl<'a> Turn<'a> {
             store_full_packets: self.settings.store_full_packets,
             steps: self.steps.clone(),
             agent_state_deltas: self.agent_state_deltas.clone(),
+            plan: None,
         }
     }
 

@@ -74,6 +74,15 @@ pub(super) fn check(
                 false,
             )
         })?;
+    if let Some(problem) = response.plan.as_ref().and_then(|p| p.problem()) {
+        return Err(Rejected {
+            issues: vec![Issue {
+                path: "/plan".into(),
+                message: problem,
+            }],
+            truncated: false,
+        });
+    }
     Ok(Valid {
         response,
         value: extracted.value,

@@ -1123,14 +1123,9 @@ fn agent_turn(
 ) -> Run {
     let mut settings = settings();
     settings.limits = limits;
-    drive_agent(
-        request(Some("c-1"), observation()),
-        settings,
-        Ok(1),
-        Ok(()),
-        model,
-        extension,
-    )
+    let mut request = request(Some("c-1"), observation());
+    request.plans = true;
+    drive_agent(request, settings, Ok(1), Ok(()), model, extension)
 }
 
 #[test]
@@ -1276,6 +1271,7 @@ fn an_ask_call_waits_for_the_user_and_a_denial_is_told_to_the_model() {
                 digest: call.digest.clone(),
                 approved: false,
                 start_only: false,
+                plan: None,
             }]
         },
     );
@@ -1327,6 +1323,7 @@ fn an_approved_call_runs_only_after_the_approval_with_its_digest() {
                 digest: digest.into(),
                 approved: true,
                 start_only: false,
+                plan: None,
             };
             match round {
                 // A stale result and a forged approval change nothing.
@@ -2197,6 +2194,7 @@ fn a_share_is_asked_then_the_export_goes_to_the_extension() {
                     digest: call.digest.clone(),
                     approved: true,
                     start_only: false,
+                    plan: None,
                 }];
             }
             if tool_results_in(events) == 0 {
@@ -2470,6 +2468,7 @@ mod estimate {
             digest: digest.into(),
             approved,
             start_only: false,
+            plan: None,
         }
     }
 
@@ -2551,6 +2550,7 @@ mod estimate {
                             digest: e.digest.clone(),
                             approved,
                             start_only,
+                            plan: None,
                         }]
                     }
                     _ => Vec::new(),
@@ -2578,4 +2578,424 @@ mod estimate {
         assert!(run.asks.len() > 5);
         assert_eq!(run.done().status, DoneStatus::Ok);
     }
+}
+
+/// A plan for "compare, then buy": two reads that may run together, then
+/// a step that needs both.
+fn three_step_plan() -> Value {
+    json!({
+        "id": "plan-1", "goal": "Compare the offers and buy the cheapest",
+        "stages": [
+            {"id": "st-1", "name": "Read", "mode": "parallel", "steps": [
+                {"id": "s1", "title": "Read the first offer", "intent": "research", "executor": "research"},
+                {"id": "s2", "title": "Read the second offer", "intent": "research", "executor": "research"}
+            ]},
+            {"id": "st-2", "name": "Buy", "mode": "sequence", "steps": [
+                {"id": "s3", "title": "Buy the cheapest", "intent": "update", "executor": "tooling",
+                 "tools": ["browser.click"], "inputs": ["s1", "s2"]}
+            ]}
+        ]
+    })
+}
+
+/// An answer proposing `plan` (and `calls`, which a plan replaces).
+fn plan_answer(request: &ModelRequest, plan: Value, calls: Value) -> String {
+    let mut v: Value =
+        serde_json::from_str(&answer(request, vec![paragraph("Here is my plan.")], calls)).unwrap();
+    v["plan"] = plan;
+    v.to_string()
+}
+
+fn plan_proposal(events: &[Event]) -> Option<&laika_protocol::event::PlanProposal> {
+    events.iter().find_map(|e| match e {
+        Event::Plan(p) => Some(p),
+        _ => None,
+    })
+}
+
+/// The plan as the sidebar has it: the proposal with every plan patch
+/// applied (RFC 6902, the operations the host writes).
+fn patched_plan(events: &[Event]) -> Value {
+    let mut doc = serde_json::to_value(&plan_proposal(events).unwrap().plan).unwrap();
+    for e in events {
+        let Event::EntityPatch(p) = e else { continue };
+        if p.entity != laika_protocol::event::PatchedEntity::Plan {
+            continue;
+        }
+        for op in &p.patch {
+            let v = serde_json::to_value(op).unwrap();
+            let path = v["path"].as_str().unwrap();
+            match v["op"].as_str().unwrap() {
+                "remove" => {
+                    let (parent, key) = path.rsplit_once('/').unwrap();
+                    doc.pointer_mut(parent)
+                        .unwrap()
+                        .as_object_mut()
+                        .unwrap()
+                        .remove(key);
+                }
+                _ => {
+                    let (parent, key) = path.rsplit_once('/').unwrap();
+                    let target = doc.pointer_mut(parent).unwrap();
+                    match target {
+                        Value::Array(a) => {
+                            let i: usize = key.parse().unwrap();
+                            a[i] = v["value"].clone();
+                        }
+                        Value::Object(o) => {
+                            o.insert(key.to_owned(), v["value"].clone());
+                        }
+                        _ => panic!("bad patch {v}"),
+                    }
+                }
+            }
+        }
+    }
+    doc
+}
+
+fn statuses(plan: &Value) -> Vec<(String, String)> {
+    plan["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["steps"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_owned(),
+                s["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn approve_plan(events: &[Event], approved: bool, edit: Option<Value>) -> Input {
+    let p = plan_proposal(events).unwrap();
+    Input::Approval {
+        reply_to: "plan-ok".into(),
+        call_id: p.call_id.clone(),
+        digest: p.digest.clone(),
+        approved,
+        start_only: false,
+        plan: edit.map(|e| serde_json::from_value(e).unwrap()),
+    }
+}
+
+fn current_step(request: &ModelRequest) -> Option<Option<String>> {
+    request
+        .packet
+        .context
+        .plan
+        .as_ref()
+        .map(|p| p.current_step.clone())
+}
+
+#[test]
+fn an_approved_plan_runs_its_steps_in_order_each_call_gated_with_progress_patches() {
+    let mut asked_before_approval = None;
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            // The plan replaces the calls of its answer: none of them runs.
+            0 => Step::answer(plan_answer(
+                r,
+                three_step_plan(),
+                json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+            )),
+            2 => Step::answer(answer(
+                r,
+                vec![paragraph("Reading.")],
+                json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+            )),
+            3 => Step::answer(answer(
+                r,
+                vec![paragraph("Buying.")],
+                json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+            )),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| {
+            if let Some(call) = latest_call(events) {
+                if state(events) == Some(laika_protocol::agent::AgentState::WaitingForApproval) {
+                    return vec![Input::Approval {
+                        reply_to: "a-buy".into(),
+                        call_id: call.call_id.clone(),
+                        digest: call.digest.clone(),
+                        approved: true,
+                        start_only: false,
+                        plan: None,
+                    }];
+                }
+                return vec![result_for(events, "ok", None)];
+            }
+            asked_before_approval.get_or_insert(events.len());
+            vec![approve_plan(events, true, None)]
+        },
+    );
+    let kinds = run.kinds();
+    let plan_at = kinds.iter().position(|k| k == "plan").unwrap();
+    assert!(
+        !kinds[..plan_at].contains(&"tool_call".to_string()),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        run.asks.len(),
+        5,
+        "the proposal, one ask per step, the answer"
+    );
+    assert_eq!(current_step(&run.asks[0]), None);
+    assert_eq!(current_step(&run.asks[1]), Some(Some("s1".into())));
+    assert_eq!(current_step(&run.asks[2]), Some(Some("s2".into())));
+    assert_eq!(current_step(&run.asks[3]), Some(Some("s3".into())));
+    assert_eq!(current_step(&run.asks[4]), Some(None), "every step is over");
+    assert!(run.asks[1].user_prompt.contains("\"current_step\":\"s1\""));
+    // Two calls ran, each gated on its own: the buy click still asked.
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].decision, Decision::Allow);
+    assert_eq!(calls[1].decision, Decision::Ask);
+    let step = calls[1].plan_step.as_ref().unwrap();
+    assert_eq!(
+        (
+            step.index,
+            step.total,
+            step.title.as_str(),
+            step.step_id.as_str()
+        ),
+        (3, 3, "Buy the cheapest", "s3")
+    );
+    assert_eq!(calls[0].plan_step.as_ref().unwrap().index, 2);
+    // The sidebar's plan, from the proposal and the patches, is the host's.
+    let shown = patched_plan(&run.events);
+    let ids_done: Vec<(String, String)> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| (s.to_string(), "done".to_string()))
+        .collect();
+    assert_eq!(statuses(&shown), ids_done);
+    let stored = serde_json::to_value(run.record().plan.as_ref().unwrap()).unwrap();
+    assert_eq!(stored, shown);
+    let done = run.done();
+    assert_eq!(
+        (done.status, done.stop_reason, done.steps),
+        (DoneStatus::Ok, StopReason::Answered, 5)
+    );
+    assert!(run.replies.iter().any(
+        |(to, e)| to == "plan-ok" && matches!(e, Event::ApprovalResult { approved: true, .. })
+    ));
+}
+
+#[test]
+fn a_cancelled_plan_runs_nothing_and_the_turn_ends_with_done() {
+    let run = agent_turn(
+        Limits::default(),
+        |_, r| Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+        |events| vec![approve_plan(events, false, None)],
+    );
+    assert_eq!(run.asks.len(), 1, "nothing asked after the no");
+    assert!(tool_calls(&run).is_empty());
+    assert!(run.errors().is_empty(), "a no is no error");
+    let done = run.done();
+    assert_eq!(
+        (done.status, done.stop_reason),
+        (DoneStatus::Cancelled, StopReason::Cancelled)
+    );
+    let record = run.record();
+    assert_eq!(record.status, TurnStatus::Cancelled);
+    let stored = serde_json::to_value(record.plan.as_ref().unwrap()).unwrap();
+    assert!(statuses(&stored).iter().all(|(_, s)| s == "skipped"));
+    assert_eq!(statuses(&patched_plan(&run.events)), statuses(&stored));
+}
+
+#[test]
+fn an_edited_plan_skips_unchecked_steps_and_their_dependents_and_uses_the_new_titles() {
+    let mut tries = 0;
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| {
+            tries += 1;
+            // First an edit naming a step the plan lacks: refused, still waiting.
+            let edit = if tries == 1 {
+                json!({"skip": ["s9"]})
+            } else {
+                json!({"skip": ["s1"], "titles": [{"id": "s2", "title": "Read only the second offer"}]})
+            };
+            vec![approve_plan(events, true, Some(edit))]
+        },
+    );
+    assert!(matches!(&run.replies[0].1, Event::Error(e) if e.code == ErrorCode::InvalidRequest));
+    assert_eq!(run.asks.len(), 3, "the proposal, s2, the answer");
+    assert_eq!(current_step(&run.asks[1]), Some(Some("s2".into())));
+    let context = run.asks[1].packet.context.plan.as_ref().unwrap();
+    assert_eq!(
+        context.plan.steps().nth(1).unwrap().title,
+        "Read only the second offer"
+    );
+    let shown = patched_plan(&run.events);
+    assert_eq!(
+        statuses(&shown),
+        vec![
+            ("s1".to_string(), "skipped".to_string()),
+            ("s2".to_string(), "done".to_string()),
+            ("s3".to_string(), "skipped".to_string()),
+        ]
+    );
+    assert!(shown["stages"][1]["steps"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Read the first offer"));
+    assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+#[test]
+fn a_plan_approval_with_another_digest_or_too_late_runs_nothing() {
+    let mut tries = 0;
+    let run = agent_turn(
+        Limits::default(),
+        |_, r| Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+        |events| {
+            // The second wait: nobody answers, the plan expires.
+            tries += 1;
+            if tries > 1 {
+                return Vec::new();
+            }
+            let Input::Approval {
+                reply_to,
+                call_id,
+                approved,
+                ..
+            } = approve_plan(events, true, None)
+            else {
+                unreachable!()
+            };
+            vec![Input::Approval {
+                reply_to,
+                call_id,
+                digest: "0".repeat(64),
+                approved,
+                start_only: false,
+                plan: None,
+            }]
+        },
+    );
+    assert!(matches!(&run.replies[0].1, Event::Error(e) if e.code == ErrorCode::ApprovalMismatch));
+    assert_eq!(run.asks.len(), 1);
+    let done = run.done();
+    assert_eq!(
+        done.status,
+        DoneStatus::Cancelled,
+        "expired: as if declined"
+    );
+    assert!(run
+        .record()
+        .error
+        .as_ref()
+        .unwrap()
+        .message
+        .contains("in time"));
+}
+
+#[test]
+fn a_failed_step_fails_and_the_steps_that_need_it_are_skipped() {
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            1 => Step::answer(answer(
+                r,
+                vec![paragraph("Reading.")],
+                json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+            )),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| match latest_call(events) {
+            Some(_) => vec![result_for(events, "error", None)],
+            None => vec![approve_plan(events, true, None)],
+        },
+    );
+    let shown = patched_plan(&run.events);
+    assert_eq!(
+        statuses(&shown),
+        vec![
+            ("s1".to_string(), "failed".to_string()),
+            ("s2".to_string(), "done".to_string()),
+            ("s3".to_string(), "skipped".to_string()),
+        ]
+    );
+    assert!(shown["stages"][0]["steps"][0]["message"].is_string());
+    assert_eq!(
+        run.asks.len(),
+        4,
+        "the proposal, s1, s2, the answer; s3 skipped"
+    );
+}
+
+#[test]
+fn a_plan_of_more_than_eight_steps_goes_back_to_the_model() {
+    let steps: Vec<Value> = (0..9)
+        .map(|i| json!({"id": format!("s{i}"), "title": "Read", "intent": "research", "executor": "research"}))
+        .collect();
+    let big = json!({"id": "p", "goal": "Too much", "stages": [
+        {"id": "a", "name": "A", "mode": "sequence", "steps": steps[..5]},
+        {"id": "b", "name": "B", "mode": "sequence", "steps": steps[5..]}
+    ]});
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, big.clone(), json!([]))),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |_| Vec::new(),
+    );
+    let feedback = run.asks[1].feedback.as_ref().unwrap();
+    assert!(
+        feedback.errors[0].starts_with("/plan:") && feedback.errors[0].contains("1 to 8 steps"),
+        "{:?}",
+        feedback.errors
+    );
+    assert!(plan_proposal(&run.events).is_none());
+    assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+#[test]
+fn an_approved_plan_does_not_let_an_inform_turn_act() {
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| {
+            let mut v: Value = serde_json::from_str(&match n {
+                0 => plan_answer(r, three_step_plan(), json!([])),
+                3 => answer(
+                    r,
+                    vec![paragraph("Buying.")],
+                    json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+                ),
+                _ => ok_answer(r),
+            })
+            .unwrap();
+            v["mode"] = json!("inform");
+            Step::answer(v.to_string())
+        },
+        |events| match latest_call(events) {
+            Some(_) => Vec::new(),
+            None => vec![approve_plan(events, true, None)],
+        },
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].reason, Reason::NotActMode);
+    assert_eq!(calls[0].decision, Decision::Deny);
+    let shown = patched_plan(&run.events);
+    assert_eq!(statuses(&shown)[2], ("s3".into(), "failed".into()));
+}
+
+#[test]
+fn a_plan_is_ignored_when_the_client_does_not_show_plans() {
+    let run = answer_turn(|_, r| Step::answer(plan_answer(r, three_step_plan(), json!([]))));
+    assert!(plan_proposal(&run.events).is_none());
+    assert_eq!(run.asks.len(), 1);
+    assert!(run.record().plan.is_none());
+    assert_eq!(run.done().status, DoneStatus::Ok);
 }

@@ -173,6 +173,7 @@ mod tests {
                     error: None,
                 }],
             }],
+            plan: None,
         }
     }
 

@@ -561,6 +561,8 @@ fn run_engine(
         offline: false,
         // An HTTP client asks to know; nothing it asks changes anything.
         mode: Some(laika_protocol::mode::Mode::Inform),
+        // Nobody is there to approve a plan.
+        plans: false,
     };
     // One answer, no tools: nobody is there to run a browser tool.
     let mut config = ctx.config.clone();

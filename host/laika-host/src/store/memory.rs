@@ -261,6 +261,7 @@ mod tests {
             store_full_packets: false,
             steps: Vec::new(),
             agent_state_deltas: Vec::new(),
+            plan: None,
         }
     }
 

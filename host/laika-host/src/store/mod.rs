@@ -264,8 +264,8 @@ impl Store {
             "INSERT INTO turns (conversation_id, turn, task, status, error_code, error_message,
                                 user_message_id, request_message_id, response_message_id, model_id,
                                 attempts, citations_total, citations_verified, verified_ratio,
-                                timings_json, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                timings_json, created_at, plan_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )?
         .execute(params![
             t.conversation_id.as_str(),
@@ -283,7 +283,8 @@ impl Store {
             t.citations_verified,
             row.verified_ratio,
             row.timings_json,
-            row.created_at
+            row.created_at,
+            row.plan_json
         ])?;
         let turn_rowid = tx.last_insert_rowid();
         tx.prepare_cached(
@@ -370,7 +371,7 @@ impl Store {
                 "SELECT t.turn, t.created_at, t.task, t.status, t.error_code, t.error_message,
                     t.user_message_id, f.user_text, f.answer_text, t.citations_total,
                     t.citations_verified, t.verified_ratio, t.model_id, t.attempts,
-                    t.timings_json, rq.redacted, rq.packet_json, rs.packet_json
+                    t.timings_json, rq.redacted, rq.packet_json, rs.packet_json, t.plan_json
              FROM turns t
              JOIN messages rq ON rq.id = t.request_message_id
              LEFT JOIN messages rs ON rs.id = t.response_message_id
@@ -400,6 +401,7 @@ impl Store {
                     redacted: r.get(15)?,
                     request_json: r.get(16)?,
                     response_json: r.get(17)?,
+                    plan_json: r.get(18)?,
                 })
             })
             .map_err(sqlite)?;
@@ -597,6 +599,8 @@ struct PreparedTurn {
     error_message: Option<String>,
     verified_ratio: Option<f64>,
     timings_json: String,
+    /// The turn's plan with its statuses, scrubbed.
+    plan_json: Option<String>,
     user_text: String,
     answer_text: String,
     /// The agent loop's steps: later requests, earlier responses, tool packets.
@@ -753,6 +757,12 @@ impl PreparedTurn {
             error_message,
             verified_ratio,
             timings_json: to_json(&t.timings)?,
+            plan_json: t
+                .plan
+                .as_ref()
+                .map(scrub::json)
+                .transpose()
+                .map_err(|e| Error::store(format!("the turn's plan could not be written: {e}")))?,
             user_text: index_text(&scrub::text(&t.user_text)),
             answer_text: index_text(&scrub::text(&t.answer_text)),
             step_messages,
@@ -780,6 +790,7 @@ struct RawTurn {
     redacted: bool,
     request_json: String,
     response_json: Option<String>,
+    plan_json: Option<String>,
 }
 
 impl RawTurn {
@@ -799,6 +810,18 @@ impl RawTurn {
             .map(|text| parse(text, "response packet"))
             .transpose()?;
         let timings = parse(&self.timings_json, "timings")?;
+        let plan = self
+            .plan_json
+            .as_deref()
+            .map(|text| {
+                serde_json::from_str(text).map_err(|e| {
+                    Error::store(format!(
+                        "the stored plan of turn {} in {location} is not a plan: {e}",
+                        self.turn
+                    ))
+                })
+            })
+            .transpose()?;
         let assistant = response_packet.as_ref().and_then(|p| p.get("assistant"));
         let error = match (self.error_code, self.error_message) {
             (None, None) => None,
@@ -836,6 +859,7 @@ impl RawTurn {
             request_packet,
             response_packet,
             steps: Vec::new(),
+            plan,
         })
     }
 }
@@ -1006,6 +1030,7 @@ mod tests {
             store_full_packets: false,
             steps: Vec::new(),
             agent_state_deltas: Vec::new(),
+            plan: None,
         }
     }
 
@@ -1196,6 +1221,7 @@ mod tests {
             store_full_packets: true,
             steps: Vec::new(),
             agent_state_deltas: Vec::new(),
+            plan: None,
             ..record("c-1", 1, "q", "a")
         };
         store.commit_turn(&rec).unwrap();

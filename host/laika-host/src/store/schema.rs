@@ -200,6 +200,9 @@ CREATE TABLE IF NOT EXISTS saved_prompts (
 );
 "#;
 
+/// A turn's plan with each step's status (the checklist history shows).
+const V_TURN_PLAN: &str = "ALTER TABLE turns ADD COLUMN plan_json TEXT;";
+
 pub const MIGRATIONS: &[&str] = &[
     V1,
     V_MEMORY,
@@ -208,6 +211,7 @@ pub const MIGRATIONS: &[&str] = &[
     V_SOURCE_REFRESH,
     V_SOURCE_ADDED_BY,
     V_PROMPTS,
+    V_TURN_PLAN,
 ];
 
 /// The schema version this code writes.

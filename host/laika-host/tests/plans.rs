@@ -1,0 +1,221 @@
+//! Plans over the real binary: the scripted runtime proposes a plan, the
+//! test answers its `plan` event as the sidebar would (approve with an
+//! edit, or cancel), runs the browser calls, and reads the checklist back
+//! from history on SQLite on disk.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+fn plan() -> Value {
+    json!({
+        "id": "plan-1", "goal": "Read the article and open its comments",
+        "stages": [
+            {"id": "read", "name": "Read", "mode": "parallel", "steps": [
+                {"id": "s1", "title": "Read the article", "intent": "research", "executor": "research"},
+                {"id": "s2", "title": "Look for the comments link", "intent": "research", "executor": "research"}
+            ]},
+            {"id": "act", "name": "Open", "mode": "sequence", "steps": [
+                {"id": "s3", "title": "Open the comments", "intent": "update", "executor": "tooling",
+                 "tools": ["browser.click"], "inputs": ["s2"]}
+            ]}
+        ]
+    })
+}
+
+fn script() -> Value {
+    let mut proposal = response_packet(paragraph("Here is the plan."), json!([]), json!([]));
+    proposal["plan"] = plan();
+    let step = |text: &str, calls: Value| raw(&response_packet(paragraph(text), json!([]), calls));
+    json!([
+        raw(&proposal),
+        step("The article is about night trains.", json!([])),
+        step(
+            "Found it.",
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}])
+        ),
+        step(
+            "Opening.",
+            json!([{"name": "browser.click", "arguments": {"handleId": "laika-4"}}])
+        ),
+        step("The comments are open.", json!([])),
+    ])
+}
+
+/// Runs a turn to its `done`, answering its `plan` with `decision` (the
+/// `approval`'s `approved` and `plan` fields), approving every `ask` call
+/// and reporting every browser call `ok`.
+fn run(host: &mut Host, decision: Value) -> Vec<Value> {
+    let mut msg = turn_msg(
+        "p1",
+        json!({"name": "web.answer"}),
+        "Read this and open the comments",
+        observation("article-night-trains.observation.json"),
+        None,
+    );
+    msg["plans"] = json!(true);
+    host.send(&msg);
+    let mut events = Vec::new();
+    let mut calls: Vec<Value> = Vec::new();
+    loop {
+        let m = host.recv().expect("a done");
+        if m["reply_to"] != "p1" {
+            events.push(m);
+            continue;
+        }
+        events.push(m.clone());
+        match m["type"].as_str().unwrap() {
+            "done" => return events,
+            "plan" => {
+                let mut approval = json!({"type": "approval", "id": "ap-plan",
+                    "call_id": m["call_id"], "digest": m["digest"]});
+                for (k, v) in decision.as_object().unwrap() {
+                    approval[k] = v.clone();
+                }
+                host.send(&approval);
+            }
+            "tool_call" => calls.push(m),
+            "agent_state" => {
+                let Some(call) = calls.iter().find(|c| c["call_id"] == m["call_id"]) else {
+                    continue;
+                };
+                match m["state"].as_str() {
+                    Some("executing") => host.send(&json!({"type": "tool_result",
+                        "id": format!("r-{}", call["call_id"].as_str().unwrap()),
+                        "call_id": call["call_id"], "status": "ok",
+                        "result": {"message": "Clicked"}})),
+                    Some("waiting_for_approval") => host.send(&json!({"type": "approval",
+                        "id": format!("a-{}", call["call_id"].as_str().unwrap()),
+                        "call_id": call["call_id"], "digest": call["digest"], "approved": true})),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The plan as the sidebar keeps it: the `plan` event's, with every plan
+/// `entity_patch` applied in order (RFC 6902 `add`, `replace`, `remove`).
+fn shown_plan(events: &[Value]) -> Value {
+    let mut doc = one(events, "plan")["plan"].clone();
+    for p in of_type(events, "entity_patch") {
+        if p["entity"] != "plan" {
+            continue;
+        }
+        assert_eq!(p["entity_id"], "plan-1");
+        for op in p["patch"].as_array().unwrap() {
+            let (parent, key) = op["path"].as_str().unwrap().rsplit_once('/').unwrap();
+            let target = doc.pointer_mut(parent).unwrap();
+            match (op["op"].as_str().unwrap(), target) {
+                ("remove", Value::Object(o)) => {
+                    o.remove(key);
+                }
+                (_, Value::Object(o)) => {
+                    o.insert(key.to_owned(), op["value"].clone());
+                }
+                (_, Value::Array(a)) => a[key.parse::<usize>().unwrap()] = op["value"].clone(),
+                (_, other) => panic!("a patch into {other}"),
+            }
+        }
+    }
+    doc
+}
+
+fn statuses(plan: &Value) -> Vec<String> {
+    plan["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["steps"].as_array().unwrap())
+        .map(|s| s["status"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_approved_and_edited_plan_runs_step_by_step_and_history_keeps_the_checklist() {
+    let mut host = Host::scripted_with(&script(), "");
+    let events = run(
+        &mut host,
+        json!({"approved": true, "plan": {"titles": [{"id": "s2", "title": "Find the comments link"}]}}),
+    );
+    let proposal = one(&events, "plan");
+    assert!(statuses(&proposal["plan"]).iter().all(|s| s == "pending"));
+    assert_eq!(proposal["call_id"], "plan:1");
+    // Each call is gated on its own: the approved plan approved none of them.
+    let calls = of_type(&events, "tool_call");
+    let decisions: Vec<&str> = calls
+        .iter()
+        .map(|c| c["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["allow", "ask"], "{events:#?}");
+    assert_eq!(
+        calls[1]["plan_step"],
+        json!({"plan_id": "plan-1", "step_id": "s3", "index": 3, "total": 3, "title": "Open the comments"})
+    );
+    assert_eq!(calls[0]["plan_step"]["title"], "Find the comments link");
+    let shown = shown_plan(&events);
+    assert_eq!(statuses(&shown), ["done", "done", "done"]);
+    let done = one(&events, "done");
+    assert_eq!(
+        (
+            done["status"].as_str(),
+            done["stop_reason"].as_str(),
+            done["steps"].as_u64()
+        ),
+        (Some("ok"), Some("answered"), Some(5))
+    );
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
+    let turn = &history["conversation"]["turns"][0];
+    assert_eq!(
+        turn["plan"], shown,
+        "history shows the checklist as the sidebar had it"
+    );
+    assert_eq!(turn["answer_text"], "The comments are open.");
+}
+
+#[test]
+fn a_cancelled_plan_runs_nothing_and_ends_with_done() {
+    let mut host = Host::scripted_with(&script(), "");
+    let events = run(&mut host, json!({"approved": false}));
+    assert!(of_type(&events, "tool_call").is_empty());
+    assert!(of_type(&events, "error").is_empty(), "{events:#?}");
+    let replies: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["reply_to"] == "ap-plan")
+        .collect();
+    assert_eq!(replies.len(), 1);
+    assert_eq!(replies[0]["type"], "approval.result");
+    assert_eq!(
+        statuses(&shown_plan(&events)),
+        ["skipped", "skipped", "skipped"]
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "cancelled");
+    assert_eq!(done["steps"], 1, "only the proposal was asked");
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
+    let turn = &history["conversation"]["turns"][0];
+    assert_eq!(turn["status"], "cancelled");
+    assert_eq!(statuses(&turn["plan"]), ["skipped", "skipped", "skipped"]);
+}
+
+#[test]
+fn an_approval_with_a_forged_digest_is_refused_and_nothing_runs() {
+    let mut host = Host::scripted_with(&script(), "[limits]\napproval_timeout_secs = 1\n");
+    let events = run(
+        &mut host,
+        json!({"approved": true, "digest": "0".repeat(64)}),
+    );
+    let refused: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["reply_to"] == "ap-plan")
+        .collect();
+    assert_eq!(refused[0]["code"], "APPROVAL_MISMATCH");
+    assert!(of_type(&events, "tool_call").is_empty());
+    assert_eq!(one(&events, "done")["status"], "cancelled");
+}
