@@ -1376,7 +1376,17 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
         // running text, not than one the page shows under the field's label.
         let fact = facts.find(&field);
         let found = match fact {
-            Some(_) => by_label(&lines, &field),
+            // A line-opening byline ("By Ann Lee") is an author's label.
+            Some(_) => by_label(&lines, &field).or_else(|| {
+                let blocks = 0..page.blocks.len();
+                (field.kind == FieldType::Author)
+                    .then(|| {
+                        blocks
+                            .into_iter()
+                            .find_map(|b| unlabelled(&lines, &field, b))
+                    })
+                    .flatten()
+            }),
             None => find_field(&lines, &index, &field),
         };
         let value = found
