@@ -207,7 +207,7 @@ fn readable(value: &str) -> String {
     let dated = b.len() > 10
         && b.get(4) == Some(&b'-')
         && b.get(7) == Some(&b'-')
-        && b.get(10) == Some(&b'T')
+        && matches!(b.get(10), Some(b'T' | b' '))
         && v.get(..4)
             .is_some_and(|y| y.bytes().all(|c| c.is_ascii_digit()));
     match v.get(..10) {
@@ -723,6 +723,7 @@ mod tests {
     #[test]
     fn values_are_written_as_a_reader_writes_them() {
         assert_eq!(readable("2019-11-05T14:23:00Z"), "2019-11-05");
+        assert_eq!(readable("2019-11-19 02:24:00"), "2019-11-19");
         assert_eq!(readable("https://schema.org/OutOfStock"), "Out of stock");
         assert_eq!(readable("2019"), "2019");
         assert_eq!(iso_duration("PT1H30M").as_deref(), Some("1 h 30 min"));
