@@ -28,7 +28,9 @@
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each; "Forget what you
 #                             assumed" clears the agent state through the host's patch;
-#                             a long page's estimate card (Cancel, Read it all, Stop)
+#                             a long page's estimate card (Cancel, Read it all, Stop);
+#                             fields from a page's JSON-LD; the offline card's
+#                             found Ollama stub used with one click
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -50,7 +52,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done
