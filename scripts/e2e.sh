@@ -31,7 +31,9 @@
 #                             and dark, with axe-core on each; "Forget what you
 #                             assumed" clears the agent state through the host's patch;
 #                             a long page's estimate card (Cancel, Read it all, Stop);
-#                             a model answering prose: Retry and Use offline
+#                             a model answering prose: Retry and Use offline;
+#                             fields from a page's JSON-LD; the offline card's
+#                             found Ollama stub used with one click
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -53,7 +55,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize sentence tools agent clarify exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent clarify exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

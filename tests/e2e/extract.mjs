@@ -3,7 +3,8 @@
 // field list says why nothing was sent; the answer's fields copy as CSV.
 // The builtin turn has no empty context meter, and no "0 open items" line.
 // Settings offer "Remove the stored key" only when a key is set. Screenshots
-// at 360, 420 and 800 px, light and dark; axe clean.
+// at 360, 420 and 800 px, light and dark; axe clean. A page's schema.org
+// data (JSON-LD) gives the fields its text does not label, cited as such.
 import { assert, checkA11y, launch, norm, openSidebar, serve, shot } from "./lib.mjs";
 
 const pages = await serve();
@@ -47,6 +48,24 @@ try {
   }
   await sidebar.emulateMedia({ colorScheme: "light" });
 
+  // A page whose fields are in its structured data (JSON-LD, one block
+  // malformed), not under labels: the values come from it, cited as such;
+  // a field it lacks is not on the page.
+  await page.goto(`${pages.base}/recipe.html`);
+  await sidebar.fill("#fields", "author, cook time, servings, ingredients, rating, calories");
+  await sidebar.click("#send");
+  await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length >= 2, undefined, { timeout: 30_000 });
+  const table = norm(await sidebar.textContent(".turn:last-child .answer"));
+  for (const v of ["Ines Moreau", "45 min", "8 servings", "4 ripe pears; 200 g flour; 100 g butter", "4.7 out of 5"]) {
+    assert(table.includes(v), `the structured data gives “${v}” (${table})`);
+  }
+  assert(/calories\s*not on the page/i.test(table), `a field the data lacks is not on the page (${table})`);
+  const sources = norm(await sidebar.textContent(".turn:last-child .sources"));
+  assert(sources.includes("Structured data (Recipe): author.name: Ines Moreau"), `the source says it is the page's structured data (${sources})`);
+  assert((await sidebar.$$(".turn:last-child .citation.unverified")).length === 0, "and it is verified");
+  await checkA11y(sidebar, "extraction from structured data");
+  await page.goto(`${pages.base}/shop.html`);
+
   // Settings: no key is set, so none can be removed.
   await sidebar.click("#nav-settings");
   await sidebar.waitForSelector("#set-kind option[value=openai]", { state: "attached" });
@@ -54,7 +73,7 @@ try {
   assert(!(await sidebar.isVisible("label[for=set-api-key-clear]")), "“Remove the stored key” only when a key is set");
   assert(/No key is set/.test(norm(await sidebar.textContent("#set-api-key-state"))), "it says no key is set");
   await checkA11y(sidebar, "settings without a key");
-  console.log("ok extract: no Enter hint, empty fields say why, CSV copy, no empty meter or zero counts, no key to remove");
+  console.log("ok extract: no Enter hint, empty fields say why, CSV copy, no empty meter or zero counts, fields from structured data, no key to remove");
 } catch (e) {
   console.error(browser.hostLog().slice(-3000));
   if (sidebar) await shot(sidebar, "extract-failure").catch(() => undefined);

@@ -27,6 +27,7 @@ import type { ObserveOptions } from "../shared/messages.js";
 import { frameDocument, isFrame, listFrames, MAX_FRAME_DEPTH } from "./frames.js";
 import type { HandleRegistry } from "./handles.js";
 import { extractPrimary } from "./primary.js";
+import { structuredData } from "./structured.js";
 
 export const DEFAULT_LIMITS = {
   maxChars: 8000,
@@ -771,6 +772,8 @@ export function buildObservation(doc: Document, registry: HandleRegistry, option
   if (frames.length) summary.frames = frames;
   const discussions = topDiscussions(its);
   if (discussions.length) summary.top_discussions = discussions;
+  const structured = structuredData(doc);
+  if (structured.length) summary.structured = structured;
 
   const obs: Observation = { summary };
   const kept = parts.slice(0, MAX_CHUNKS);

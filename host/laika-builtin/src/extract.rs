@@ -9,6 +9,7 @@ use super::fields::{
     value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
 use super::margins::Margins;
+use super::structured;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
 use laika_core::decoding::fields::{normalize_name, requested_fields, FieldType};
@@ -1000,9 +1001,17 @@ fn counted(
     None
 }
 
-fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) -> Option<Found> {
+/// A value the page shows under the field's label (or beside it in a table).
+fn by_label(lines: &Lines, field: &Field) -> Option<Found> {
     type Pass = fn(&Lines, &Field, usize) -> Option<Found>;
     let passes: [Pass; 3] = [labelled, label_then_value, label_space_value];
+    let n = lines.page.blocks.len();
+    passes
+        .iter()
+        .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
+}
+
+fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) -> Option<Found> {
     let n = lines.page.blocks.len();
     let name = normalize_name(&field.key);
     let (want, _) = field_want(&name, index.lang().code());
@@ -1027,12 +1036,7 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
     let outside_margins = |f: &Found| unit(f).is_none_or(|u| !margins.is_margin(u));
     let in_main = |f: &Found| unit(f).is_none_or(|u| margins.is_main(u));
     // In order, surest first.
-    let labelled: [&dyn Fn() -> Option<Found>; 1] = [&|| {
-        passes
-            .iter()
-            .find_map(|pass| (0..n).find_map(|b| pass(lines, field, b)))
-            .map(shape)
-    }];
+    let labelled = || by_label(lines, field).map(shape);
     let unlabelled_or_running_text: [&dyn Fn() -> Option<Found>; 7] = [
         // Only a bare type name ("price", "date") takes the first value
         // of its type: "listing date" is not the publish date.
@@ -1066,9 +1070,8 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
                 .filter(|f| sole_value(lines, index, field, want, f))
         },
     ];
-    labelled
-        .iter()
-        .find_map(|find| find().filter(outside_margins))
+    labelled()
+        .filter(outside_margins)
         .or_else(|| {
             unlabelled_or_running_text
                 .iter()
@@ -1382,15 +1385,36 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
     let mut rows = Vec::new();
     let mut citations = Vec::new();
     let mut data = Map::new();
+    let facts = structured::Facts::of(packet);
+    let mut disagreements = Vec::new();
     for key in &fields {
         cancel.check()?;
         let field = Field::new(key);
-        let found = find_field(&lines, &index, &field, &margins);
+        // The page's structured data is surer than a value guessed from
+        // running text, not than one the page shows under the field's label.
+        let fact = facts.find(&field);
+        let found = match fact {
+            // A line-opening byline ("By Ann Lee") is an author's label.
+            Some(_) => by_label(&lines, &field).or_else(|| {
+                let blocks = 0..page.blocks.len();
+                (field.kind == FieldType::Author)
+                    .then(|| {
+                        blocks
+                            .into_iter()
+                            .find_map(|b| unlabelled(&lines, &field, b))
+                    })
+                    .flatten()
+            }),
+            None => find_field(&lines, &index, &field, &margins),
+        };
         let value = found
             .as_ref()
             .and_then(|f| lines.text(f.block).get(f.value.clone()));
         match (found.as_ref(), value) {
             (Some(f), Some(v)) if !v.is_empty() => {
+                if let Some(fact) = fact.as_ref().filter(|d| !structured::agrees(v, &d.text)) {
+                    disagreements.push((field.key.clone(), fact.text.clone()));
+                }
                 rows.push((field.key.clone(), v.to_string()));
                 data.insert(field.key.clone(), Value::String(v.to_string()));
                 if let (Some(source), Some(quote)) = (
@@ -1406,13 +1430,27 @@ pub(super) fn extract(packet: &RequestPacket, cancel: &CancelToken) -> Result<Re
                     });
                 }
             }
-            _ => {
-                rows.push((field.key.clone(), "not on the page".to_string()));
-                data.insert(field.key.clone(), Value::Null);
-            }
+            _ => match fact {
+                Some(d) => {
+                    rows.push((field.key.clone(), d.text.clone()));
+                    data.insert(field.key.clone(), Value::String(d.text));
+                    citations.push(Citation {
+                        doc_id: d.doc_id,
+                        node_id: None,
+                        handle_id: None,
+                        quote: d.quote,
+                        verified: None,
+                    });
+                }
+                None => {
+                    rows.push((field.key.clone(), "not on the page".to_string()));
+                    data.insert(field.key.clone(), Value::Null);
+                }
+            },
         }
     }
     blocks.push(table(["Field", "Value"], &rows));
+    blocks.extend(structured::disagreement_note(&disagreements).map(|n| paragraph(&n)));
     Ok(Reply {
         title,
         blocks,

@@ -98,6 +98,10 @@ pub fn check_grounded(p: &RequestPacket, v: &Value) {
         strings(&doc.content, &mut texts);
         let quote = c["quote"].as_str().unwrap();
         assert!(!quote.is_empty());
+        // A fact of the page's structured data is quoted as one.
+        let facts: Vec<laika_protocol::observation::StructuredFact> =
+            serde_json::from_value(doc.content["structured"].clone()).unwrap_or_default();
+        texts.extend(facts.iter().map(|f| f.quote()));
         assert!(
             texts.iter().any(|t| t.contains(quote)),
             "not verbatim: {quote}"

@@ -18,8 +18,9 @@
 //! has them); `Cargo.toml` and `clippy.toml` keep it so.
 //!
 //! Invariants of every answer:
-//! - Every citation quote is an exact slice of the document field it names,
-//!   and every sentence shown in quotation marks is such a quote. Nothing is
+//! - Every citation quote is an exact slice of the document field it names
+//!   (or a fact of the page's structured data, quoted as one), and every
+//!   sentence shown in quotation marks is such a quote. Nothing is
 //!   paraphrased or invented; when the page has nothing, the answer says so.
 //! - Same request in, same render and citations out (only `id` and
 //!   `created_at` differ). Retry feedback is ignored: a retry would give the
@@ -32,6 +33,7 @@ mod fields;
 mod margins;
 mod runtime;
 mod salience;
+mod structured;
 mod summarize;
 
 pub use runtime::BuiltinRuntime;

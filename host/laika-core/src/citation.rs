@@ -22,7 +22,8 @@
 
 use laika_protocol::citation::VerifiedCitation;
 use laika_protocol::llmcp::{Citation, Document};
-use serde::Serialize;
+use laika_protocol::observation::StructuredFact;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::collections::HashSet;
@@ -188,6 +189,16 @@ impl<'a> IndexedDoc<'a> {
         }
         for discussion in array(c, "top_discussions") {
             add(discussion.get("title"), None);
+        }
+        // A fact of the page's structured data is quoted in the form that
+        // says so ("Structured data (Product): offers.price: 19.99").
+        for fact in array(c, "structured") {
+            if let Ok(fact) = StructuredFact::deserialize(fact) {
+                segments.push(Segment {
+                    text: normalize(&fact.quote()),
+                    handle: None,
+                });
+            }
         }
         IndexedDoc {
             doc_id: &doc.doc_id,

@@ -283,6 +283,7 @@ const REDUCIBLE: &[&str] = &[
     "items",
     "top_discussions",
     "outline",
+    "structured",
     "elements",
     "text",
     "primary",
@@ -513,6 +514,7 @@ fn pack_contents(
         let tabs_room = tabs_wanted.min(limit.saturating_sub(used) / 2);
         let limit_summary = limit.saturating_sub(used + tabs_room);
         let mut content = serde_json::to_value(&obs.summary).unwrap_or(Value::Null);
+        crate::task_view::keep_structured_for(&mut content, input.task.name);
         let named = if input.for_model {
             crate::task_view::fit(&mut content, input.task.name, input.user_text)
         } else {

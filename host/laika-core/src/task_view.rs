@@ -14,6 +14,8 @@
 //!   already has is dropped unless it says more (a snippet the text lacks, a
 //!   comment count);
 //! - a summary or an extraction never acts: no elements;
+//! - the page's structured data (schema.org facts) goes to an extraction
+//!   only, for every runtime: a summary or a question reads the text;
 //! - a question may act, but on what it names: the elements whose words or
 //!   link the question shares, at most [`MAX_ELEMENTS_FOR_QUESTION`], in a
 //!   document of their own after the page's (`web.observation.elements.v1`).
@@ -38,6 +40,16 @@ const MIN_WORD: usize = 3;
 /// action or a calculation; a summary or an extraction only reads.
 pub fn task_may_act(task: TaskName) -> bool {
     task == TaskName::Answer
+}
+
+/// Drops the page's structured data from a summary content unless `task`
+/// is an extraction, the one task that reads fields from it.
+pub fn keep_structured_for(content: &mut Value, task: TaskName) {
+    if task != TaskName::Extract {
+        if let Some(summary) = content.as_object_mut() {
+            summary.remove("structured");
+        }
+    }
 }
 
 /// Trims a `web.observation.summary.v1` content for `task` (see the module

@@ -26,6 +26,10 @@ pub const MAX_OUTLINE: usize = 2_000;
 pub const MAX_CHUNKS: usize = 1_000;
 pub const MAX_SIGNALS: usize = 64;
 pub const MAX_FRAMES: usize = 256;
+/// Facts of the page's structured data, and the size of each part of one.
+pub const MAX_STRUCTURED: usize = 1_000;
+pub const MAX_STRUCTURED_VALUE_CHARS: usize = 1_000;
+pub const MAX_STRUCTURED_NAME_BYTES: usize = 200;
 /// A selection longer than this is refused (the extension clips it first).
 pub const MAX_SELECTION_CHARS: usize = 20_000;
 /// Other tabs one turn may include, and the text each may bring.
@@ -190,6 +194,65 @@ pub struct Frame {
     pub read: bool,
 }
 
+/// One fact of the page's structured data (schema.org JSON-LD or
+/// microdata), flattened by the extension: the item it belongs to, the
+/// property path within that item and the value, as text. The page wrote
+/// it for machines and nobody sees it: it can say what the visible text
+/// does not, or contradict it. It is data, never instructions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StructuredFact {
+    /// The item's number on the page (0-based, in page order): the facts
+    /// of one item share it.
+    #[serde(default)]
+    pub item: u32,
+    /// The item's schema.org type (`Product`, `Recipe`, `NewsArticle`),
+    /// without its vocabulary's address; "" when it names none.
+    #[serde(default)]
+    #[schemars(length(max = MAX_STRUCTURED_NAME_BYTES))]
+    pub item_type: String,
+    /// The property's path within the item, dotted (`name`,
+    /// `offers.price`, `aggregateRating.ratingValue`).
+    #[schemars(length(min = 1, max = MAX_STRUCTURED_NAME_BYTES))]
+    pub property: String,
+    #[schemars(length(max = MAX_STRUCTURED_VALUE_CHARS))]
+    pub value: String,
+}
+
+impl StructuredFact {
+    /// How a citation quotes this fact: saying that it is the page's
+    /// structured data, not its visible text. Citation checks look for
+    /// the quote in this form.
+    pub fn quote(&self) -> String {
+        let item = self.item_type.trim();
+        if item.is_empty() {
+            format!("Structured data: {}: {}", self.property, self.value)
+        } else {
+            format!(
+                "Structured data ({item}): {}: {}",
+                self.property, self.value
+            )
+        }
+    }
+
+    fn check(&self, i: usize) -> Result<()> {
+        let name_ok =
+            |s: &str| s.len() <= MAX_STRUCTURED_NAME_BYTES && !s.contains(char::is_control);
+        if self.property.trim().is_empty() || !name_ok(&self.property) || !name_ok(&self.item_type)
+        {
+            return Err(invalid(format!(
+                "summary.structured[{i}]: property must be 1..={MAX_STRUCTURED_NAME_BYTES} bytes and item_type at most that, without control characters"
+            )));
+        }
+        if self.value.chars().count() > MAX_STRUCTURED_VALUE_CHARS {
+            return Err(invalid(format!(
+                "summary.structured[{i}].value has more than {MAX_STRUCTURED_VALUE_CHARS} characters"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// `web.observation.summary.v1`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -229,6 +292,10 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_FRAMES))]
     pub frames: Vec<Frame>,
+    /// The page's structured data (schema.org), as facts: see [`StructuredFact`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_STRUCTURED))]
+    pub structured: Vec<StructuredFact>,
 }
 
 /// `web.observation.chunk.v1`.
@@ -366,6 +433,7 @@ impl Observation {
             ("summary.outline", s.outline.len(), MAX_OUTLINE),
             ("summary.signals", s.signals.len(), MAX_SIGNALS),
             ("summary.frames", s.frames.len(), MAX_FRAMES),
+            ("summary.structured", s.structured.len(), MAX_STRUCTURED),
             ("chunks", self.chunks.len(), MAX_CHUNKS),
             ("tabs", self.tabs.len(), MAX_TABS),
         ];
@@ -389,6 +457,9 @@ impl Observation {
                     el.handle_id
                 )));
             }
+        }
+        for (i, fact) in s.structured.iter().enumerate() {
+            fact.check(i)?;
         }
         for (i, o) in s.outline.iter().enumerate() {
             if o.level > MAX_OUTLINE_LEVEL {
@@ -488,7 +559,7 @@ impl Observation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn summary() -> serde_json::Value {
         json!({
@@ -538,6 +609,40 @@ mod tests {
         .map(|e| e.message)
         .unwrap_or_default();
         assert!(e.contains("1-based"), "{e}");
+    }
+
+    #[test]
+    fn structured_facts_are_optional_bounded_and_quoted_as_structured_data() {
+        // Without the field (an older extension) the observation stands.
+        let obs = Observation::from_value(json!({"summary": summary()}));
+        assert_eq!(obs.map(|o| o.summary.structured.len()).ok(), Some(0));
+
+        let mut s = summary();
+        s["structured"] = json!([{"item": 0, "item_type": "Product", "property": "offers.price", "value": "19.99"}]);
+        let obs = Observation::from_value(json!({"summary": s})).unwrap_or_default();
+        let fact = &obs.summary.structured[0];
+        assert_eq!(
+            fact.quote(),
+            "Structured data (Product): offers.price: 19.99"
+        );
+
+        let bad = [
+            json!([{"property": "", "value": "x"}]),
+            json!([{"property": "name\u{7}", "value": "x"}]),
+            json!([{"property": "p".repeat(MAX_STRUCTURED_NAME_BYTES + 1), "value": "x"}]),
+            json!([{"property": "name", "value": "v".repeat(MAX_STRUCTURED_VALUE_CHARS + 1)}]),
+            json!([{"property": "name", "value": "x", "script": "alert(1)"}]),
+            Value::Array(vec![
+                json!({"property": "name", "value": "x"});
+                MAX_STRUCTURED + 1
+            ]),
+        ];
+        for facts in bad {
+            let mut s = summary();
+            s["structured"] = facts;
+            let e = Observation::from_value(json!({"summary": s})).err();
+            assert_eq!(e.map(|e| e.code), Some(ErrorCode::InvalidObservation));
+        }
     }
 
     #[test]
