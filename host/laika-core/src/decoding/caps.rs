@@ -14,6 +14,7 @@
 //!   or from the model's own record of answers cut at `max_tokens`
 //!   ([`CutRecord`]).
 
+use laika_protocol::llmcp::{MAX_FOLLOW_UPS, MAX_FOLLOW_UP_CHARS};
 use laika_protocol::mode::{MAX_CHOICES, MAX_CHOICE_CHARS};
 
 /// Which caps an answer gets.
@@ -71,6 +72,9 @@ pub struct Caps {
     /// A clarifying question's choices, and the longest choice.
     pub choices: usize,
     pub choice: usize,
+    /// A summary's suggested follow-up questions, and the longest one.
+    pub follow_ups: usize,
+    pub follow_up: usize,
 }
 
 /// Shortest and longest text a render `text` node may be given.
@@ -87,6 +91,11 @@ const MIN_ARG_STRING: usize = 48;
 /// The small regime's choices: three short replies.
 const SMALL_CHOICES: usize = 3;
 const SMALL_CHOICE: usize = 40;
+/// The small regime's follow-up questions: one short one, and only once
+/// the summary has two blocks and two citations ([`Caps::bigger`]): none
+/// below about 1,500 output tokens.
+const SMALL_FOLLOW_UPS: usize = 1;
+const SMALL_FOLLOW_UP: usize = 80;
 /// The small regime's longest title, quote and memory summary.
 const SMALL_TITLE: usize = 80;
 const SMALL_QUOTE: usize = 160;
@@ -112,6 +121,8 @@ impl Caps {
         href: MAX_HREF,
         choices: MAX_CHOICES,
         choice: MAX_CHOICE_CHARS,
+        follow_ups: MAX_FOLLOW_UPS,
+        follow_up: MAX_FOLLOW_UP_CHARS,
     };
 
     /// The smallest structure: one block, a list of three, one citation.
@@ -131,6 +142,8 @@ impl Caps {
         href: MAX_HREF,
         choices: SMALL_CHOICES,
         choice: SMALL_CHOICE,
+        follow_ups: 0,
+        follow_up: SMALL_FOLLOW_UP,
     };
 
     /// The strings' caps once texts are `text` long: none longer than a
@@ -146,16 +159,18 @@ impl Caps {
                 .min(text.saturating_mul(2).max(MIN_ARG_STRING)),
             href: self.href.min(text.max(MIN_ARG_STRING)),
             choice: self.choice.min(text),
+            follow_up: self.follow_up.min(text),
             ..self
         }
     }
 
     /// One step bigger in the small regime, in the order an answer gains
-    /// most from: more list items and blocks, a second citation, wider
-    /// tables, more tool calls; `None` at its largest structure.
+    /// most from: more list items and blocks, a second citation, a
+    /// summary's one follow-up question, wider tables, more tool calls;
+    /// `None` at its largest structure.
     pub fn bigger(self) -> Option<Caps> {
         let c = self;
-        let steps: [(bool, Caps); 9] = [
+        let steps: [(bool, Caps); 10] = [
             (
                 c.list_items < 5,
                 Caps {
@@ -165,6 +180,13 @@ impl Caps {
             ),
             (c.blocks < 2, Caps { blocks: 2, ..c }),
             (c.citations < 2, Caps { citations: 2, ..c }),
+            (
+                c.follow_ups < SMALL_FOLLOW_UPS,
+                Caps {
+                    follow_ups: SMALL_FOLLOW_UPS,
+                    ..c
+                },
+            ),
             (c.inlines < 2, Caps { inlines: 2, ..c }),
             (
                 c.blocks < 4,
