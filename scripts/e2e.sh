@@ -10,6 +10,7 @@
 #                             screen (keys, answer actions, runtime badge, bad
 #                             server), history (search, continue, export, undo),
 #                             a clarifying question answered by a click on a choice,
+#                             a summary's suggested follow-up question asked by a click,
 #                             selection and other tabs as context, same-origin
 #                             frames read and cross-origin ones named; Settings (a
 #                             llama-server stub found, tested, used); Firefox runs a
@@ -55,7 +56,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize sentence tools agent clarify exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent clarify followups exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -263,6 +263,39 @@ describe("the sidebar hub", () => {
     expect(($("#question") as HTMLTextAreaElement).value).toBe("Which trains run at night?");
   });
 
+  it("offers a summary's suggested questions as buttons; one asks the next question, only the newest answer's can", () => {
+    const id = askQuestion("What is on this page?");
+    const follow_ups = ["How long does the trip take?", "Is there a sleeper cabin?"];
+    host(hostEvent("assistant", id, { conversation_id: "conv-1", step: 1, render: doc("Night trains run to Vienna."), citations: [], follow_ups }));
+    host(hostEvent("done", id, { stop_reason: "answered", status: "ok", stored: true }));
+    const group = $(".turn .answer .follow-ups");
+    expect(group.getAttribute("role")).toBe("group");
+    expect(group.getAttribute("aria-label")).toBe("Suggested questions");
+    const buttons = Array.from(group.querySelectorAll("button")) as HTMLButtonElement[];
+    expect(buttons.map((b) => [b.type, b.textContent])).toEqual(follow_ups.map((q) => ["button", q]));
+    buttons[1]?.click();
+    const ask = port.take().find((m) => (m as { kind: string }).kind === "ask");
+    expect(ask).toMatchObject({ kind: "ask", task: "web.answer", text: "Is there a sleeper cabin?", mode: "inform", conversation_id: "conv-1" });
+    expect(buttons.every((b) => b.disabled)).toBe(true);
+    expect(buttons[1]?.classList.contains("chosen")).toBe(true);
+    const turns = document.querySelectorAll(".turn");
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.querySelector(".user")?.textContent).toBe("Is there a sleeper cabin?");
+    // A newer answer's suggestions can be asked; an older one's, never asked, cannot.
+    const second = (ask as { turn_id: string }).turn_id;
+    host(hostEvent("assistant", second, { conversation_id: "conv-1", step: 1, render: doc("Yes."), citations: [], follow_ups: ["Does it cost extra?"] }));
+    host(hostEvent("done", second, { stop_reason: "answered", status: "ok", stored: true }));
+    const third = askQuestion("Something else");
+    host(hostEvent("assistant", third, { conversation_id: "conv-1", step: 1, render: doc("Yes."), citations: [], follow_ups: ["And the price?"] }));
+    const states = Array.from(document.querySelectorAll(".follow-ups button")).map((b) => [b.textContent, (b as HTMLButtonElement).disabled]);
+    expect(states).toEqual([
+      ["How long does the trip take?", true],
+      ["Is there a sleeper cabin?", true],
+      ["Does it cost extra?", true],
+      ["And the price?", false],
+    ]);
+  });
+
   it("takes one turn at a time", () => {
     askQuestion("First");
     ($("#question") as HTMLTextAreaElement).value = "Second";

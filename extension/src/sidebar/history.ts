@@ -277,6 +277,8 @@ export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls
   else answer.append(h("p", t.error ? "error" : "notice", t.answer_text || t.error?.message || t.status));
   const offered = choicesOffered(t.response_packet);
   if (offered.length) answer.append(h("p", "notice history-choices", `Choices offered: ${offered.join(" · ")}`));
+  const suggested = repliesOf(t.response_packet, "follow_ups");
+  if (suggested.length) answer.append(h("p", "notice history-follow-ups", `Suggested questions: ${suggested.join(" · ")}`));
   box.append(answer, when(t.created_at));
   return box;
 }
@@ -284,7 +286,12 @@ export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls
 
 /** A stored clarifying question's choices (read from its response packet, which older rows lack). */
 function choicesOffered(packet: unknown): string[] {
-  if (!isObject(packet) || packet["mode"] !== "clarify" || !isObject(packet["assistant"])) return [];
-  const choices = packet["assistant"]["choices"];
-  return Array.isArray(choices) ? choices.filter((c): c is string => typeof c === "string") : [];
+  return isObject(packet) && packet["mode"] === "clarify" ? repliesOf(packet, "choices") : [];
+}
+
+/** The replies a stored answer offered under `assistant[field]` (`choices`, `follow_ups`). */
+function repliesOf(packet: unknown, field: string): string[] {
+  if (!isObject(packet) || !isObject(packet["assistant"])) return [];
+  const replies = packet["assistant"][field];
+  return Array.isArray(replies) ? replies.filter((c): c is string => typeof c === "string") : [];
 }

@@ -18,6 +18,7 @@ import { setBadge } from "./badge.js";
 import { citedPlace, placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
 import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { replyButtons, retireReplies } from "./replies.js";
 import { plainText, renderDoc } from "./render.js";
 import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
 import { StepList, stopReasonText } from "./steps.js";
@@ -201,32 +202,22 @@ export class TurnView {
     placeMarkers(box, msg.citations, sources, show);
     const cites = renderCitations(msg.citations, sources, show, box.textContent ?? "");
     if (cites) box.append(cites);
-    if (msg.choices?.length) box.append(this.choices(msg.choices));
+    // A clarifying question's choices: the one clicked is the next message.
+    if (msg.choices?.length) {
+      box.append(replyButtons(msg.choices, { kind: "choices", label: "Choose an answer", pick: (text) => this.actions.ask({ task: "web.answer", text, label: text }) }));
+    }
+    // A summary's suggested questions, asked about the same pages, to be
+    // informed: model text never makes anything happen on its own.
+    if (msg.follow_ups?.length) {
+      const pick = (text: string) => this.actions.ask({ task: "web.answer", text, label: text, mode: "inform", tab_ids: turn.ask.tab_ids });
+      box.append(replyButtons(msg.follow_ups, { kind: "follow-ups", label: "Suggested questions", caption: "Ask next", pick }));
+    }
     return Array.from(box.childNodes);
   }
 
-  /**
-   * A clarifying question's choices: one click sends the choice as the next
-   * message of the conversation; the buttons then stay as a record of it.
-   */
-  private choices(choices: string[]): HTMLElement {
-    const group = h("div", "choices");
-    group.setAttribute("role", "group");
-    group.setAttribute("aria-label", "Choose an answer");
-    const buttons = choices.map((text) => {
-      const b = document.createElement("button");
-      b.className = "choice";
-      b.type = "button";
-      b.textContent = text;
-      b.addEventListener("click", () => {
-        for (const other of buttons) other.disabled = true;
-        b.classList.add("chosen");
-        this.actions.ask({ task: "web.answer", text, label: text });
-      });
-      return b;
-    });
-    group.append(...buttons);
-    return group;
+  /** A newer turn started: this turn's offered replies can no longer be asked. */
+  retire(): void {
+    retireReplies(this.root);
   }
 
   private renderDone(turn: TurnState): void {

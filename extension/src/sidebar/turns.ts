@@ -85,6 +85,8 @@ export class SidebarTurns {
   /** Starts a turn for `ask` (the caller checked none is running). Returns its id. */
   start(ask: Ask): string {
     const id = `turn-${crypto.randomUUID()}`;
+    // Only the newest answer's replies (choices, suggested questions) can be asked.
+    for (const view of this.views.values()) view.retire();
     this.dispatch({ kind: "asked", id, ask });
     const turn = this.state.turns[id];
     if (!turn) return id;

@@ -132,6 +132,8 @@ struct Request<'t> {
     has_code: bool,
     /// The tools the request offers (`tools::for_request`).
     tools: Vec<&'t tools::Tool>,
+    /// The answer may suggest follow-up questions (`follow_ups::offered`).
+    follow_ups: bool,
 }
 
 impl<'t> Request<'t> {
@@ -152,6 +154,7 @@ impl<'t> Request<'t> {
                 .iter()
                 .any(|d| has_code(&d.content)),
             tools: tools::for_request(packet, mcp),
+            follow_ups: crate::follow_ups::offered(packet),
         }
     }
 }
@@ -230,6 +233,13 @@ impl Walker<'_> {
             }
             "/properties/tool_calls" => return Some(self.tool_calls(schema)),
             "/properties/plan" if !self.caps.plans => return None,
+            "/properties/assistant/properties/follow_ups" => {
+                if !self.req.follow_ups || self.caps.follow_ups == 0 {
+                    return None;
+                }
+                let item = with_max_length(&schema["items"], self.caps.follow_up);
+                return Some(array_of(schema, item, self.caps.follow_ups));
+            }
             "/properties/assistant/properties/choices" => {
                 let item = with_max_length(&schema["items"], self.caps.choice);
                 return Some(array_of(schema, item, self.caps.choices));

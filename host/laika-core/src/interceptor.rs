@@ -34,7 +34,7 @@ use crate::prompt;
 use crate::schema;
 use crate::tools::{self, McpTools};
 use laika_protocol::error::{Error, ErrorCode, Result};
-use laika_protocol::llmcp::{RequestPacket, TaskName};
+use laika_protocol::llmcp::{RequestPacket, TaskName, MAX_FOLLOW_UPS};
 use laika_protocol::mode::{Mode, MAX_CHOICES, MAX_CHOICE_CHARS};
 use laika_protocol::plan::{
     StepExecutor, StepIntent, MAX_PLAN_ID_LEN, MAX_PLAN_LIST, MAX_PLAN_STEPS, MAX_PLAN_TEXT_CHARS,
@@ -153,7 +153,8 @@ impl Pipeline {
         }
     }
 
-    /// The pipeline every turn uses: citations, tool calls, modes, memory.
+    /// The pipeline every turn uses: citations, tool calls, modes, follow-up
+    /// questions, memory.
     pub fn standard() -> &'static Pipeline {
         static STANDARD: OnceLock<Pipeline> = OnceLock::new();
         STANDARD.get_or_init(|| {
@@ -162,6 +163,7 @@ impl Pipeline {
                 Box::new(ToolCalls),
                 Box::new(Modes),
                 Box::new(Plans),
+                Box::new(FollowUps),
                 Box::new(Memory),
             ])
         })
@@ -611,6 +613,43 @@ impl Interceptor for Plans {
     }
 }
 
+/// `assistant.follow_ups`, for a summary the user reads
+/// (`follow_ups::offered`): a few questions they may ask next, shown as
+/// buttons. Loose here (any number, any length: a long one is no reason to
+/// ask the model again); the answer schema bounds them per regime
+/// (`decoding::caps`) and the engine keeps only plain questions
+/// (`follow_ups::follow_ups`).
+pub struct FollowUps;
+
+impl Interceptor for FollowUps {
+    fn name(&self) -> &'static str {
+        "follow_ups"
+    }
+
+    fn pre_schema(&self, _: &Value, ctx: &SchemaContext) -> Option<SchemaExtension> {
+        if ctx.task != TaskName::Summarize {
+            return None;
+        }
+        Some(SchemaExtension {
+            id: "follow-ups-v1".into(),
+            delta: json!({ "properties": { "assistant": { "properties": { "follow_ups": {
+                "description": "Short questions the reader may ask next, each answered by the page: plain text ending with a question mark.",
+                "type": "array",
+                "items": { "type": "string", "minLength": 1 }
+            }}}}}),
+        })
+    }
+
+    fn pre_prompt(&self, prompts: &mut Prompts, packet: &RequestPacket, _: &McpTools) {
+        if crate::follow_ups::offered(packet) {
+            append_rule(
+                prompts,
+                &format!("Then up to {MAX_FOLLOW_UPS} assistant.follow_ups: short questions the reader may ask next that the page answers."),
+            );
+        }
+    }
+}
+
 /// Longest `memory.summary` accepted, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 2000;
 
@@ -1056,6 +1095,48 @@ mod tests {
         assert!(system.contains("mode:"), "{system}");
         let n = system.chars().count();
         assert!(n <= 2_100, "{n} chars:\n{system}");
+    }
+
+    /// A summary for the user asks for follow-up questions in one short
+    /// rule; the key points a summary in parts reads back, and questions,
+    /// do not.
+    #[test]
+    fn a_summary_asks_for_follow_ups_in_one_short_rule() {
+        let p = Pipeline::standard();
+        let summarize = p
+            .schema(TaskName::Summarize, &crate::ambient::Fixed::new())
+            .unwrap();
+        assert!(summarize
+            .schema()
+            .pointer("/properties/assistant/properties/follow_ups/items")
+            .is_some());
+        assert!(p
+            .schema(TaskName::Answer, &crate::ambient::Fixed::new())
+            .unwrap()
+            .schema()
+            .pointer("/properties/assistant/properties/follow_ups")
+            .is_none());
+        let shape = prompt::AnswerShape {
+            sketch: String::new(),
+            enforced: true,
+        };
+        let mut summary = packet("Summarize this page");
+        summary.input.task.name = TaskName::Summarize;
+        let system = p.prompts(&summary, &shape, McpTools::none()).system;
+        let rule = system
+            .lines()
+            .find(|l| l.contains("assistant.follow_ups"))
+            .unwrap_or_else(|| panic!("{system}"));
+        assert!(rule.chars().count() <= 120, "{rule}");
+        summary
+            .input
+            .task
+            .args
+            .insert("max_points".into(), json!(5));
+        let points = p.prompts(&summary, &shape, McpTools::none()).system;
+        assert!(!points.contains("follow_ups"), "{points}");
+        let question = p.prompts(&packet("Why?"), &shape, McpTools::none()).system;
+        assert!(!question.contains("follow_ups"), "{question}");
     }
 
     #[test]

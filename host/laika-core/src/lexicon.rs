@@ -16,6 +16,7 @@ use unicode_script::{Script, UnicodeScript};
 
 mod fold;
 
+pub(crate) use fold::is_invisible;
 pub use fold::{ascii_digits, fold, fold_str, Word};
 
 const WORDS_JSON: &str = include_str!("lexicon/words.json");

@@ -24,6 +24,7 @@ pub mod conversation;
 pub mod decoding;
 pub mod engine;
 pub mod entity_patch;
+pub mod follow_ups;
 pub mod gate;
 pub mod interceptor;
 pub mod json_bounded;

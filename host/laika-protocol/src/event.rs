@@ -507,6 +507,16 @@ pub struct AssistantMessage {
         inner(length(min = 1, max = crate::mode::MAX_CHOICE_CHARS))
     )]
     pub choices: Vec<String>,
+    /// A summary's suggested follow-up questions (a model runtime's; the
+    /// offline runtime suggests none): plain one-line questions without
+    /// links or markup, no two alike. The sidebar shows them as buttons that
+    /// ask the one clicked as the next `turn`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        length(max = crate::llmcp::MAX_FOLLOW_UPS),
+        inner(length(min = 1, max = crate::llmcp::MAX_FOLLOW_UP_CHARS))
+    )]
+    pub follow_ups: Vec<String>,
 }
 
 /// `tool_call`: a proposed call and the gate's verdict on it, sent when its

@@ -11,6 +11,12 @@ use serde_json::Value;
 pub const PROTOCOL_NAME: &str = "laika.llmcp";
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// Most follow-up questions a summary suggests.
+pub const MAX_FOLLOW_UPS: usize = 3;
+/// Longest follow-up question, in characters: one line the user can read
+/// on a button and send in a click.
+pub const MAX_FOLLOW_UP_CHARS: usize = 120;
+
 /// The three tasks of v1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum TaskName {
@@ -232,6 +238,10 @@ pub struct Assistant {
     /// with a click (shown only in `clarify` mode).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
+    /// A summary's suggested follow-up questions: untrusted model text the
+    /// user may ask next with a click (kept only once sanitized).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub follow_ups: Vec<String>,
 }
 
 /// A tool call as proposed by the model: never executed without the gate.

@@ -14,6 +14,7 @@
 //!   or from the model's own record of answers cut at `max_tokens`
 //!   ([`CutRecord`]).
 
+use laika_protocol::llmcp::{MAX_FOLLOW_UPS, MAX_FOLLOW_UP_CHARS};
 use laika_protocol::mode::{MAX_CHOICES, MAX_CHOICE_CHARS};
 
 /// Which caps an answer gets.
@@ -75,6 +76,9 @@ pub struct Caps {
     /// calls more, which a small model's tight output budget is not sized
     /// for, so the small regime leaves it out.
     pub plans: bool,
+    /// A summary's suggested follow-up questions, and the longest one.
+    pub follow_ups: usize,
+    pub follow_up: usize,
 }
 
 /// Shortest and longest text a render `text` node may be given.
@@ -91,6 +95,11 @@ const MIN_ARG_STRING: usize = 48;
 /// The small regime's choices: three short replies.
 const SMALL_CHOICES: usize = 3;
 const SMALL_CHOICE: usize = 40;
+/// The small regime's follow-up questions: one short one, and only once
+/// the summary has two blocks and two citations ([`Caps::bigger`]): none
+/// below about 1,500 output tokens.
+const SMALL_FOLLOW_UPS: usize = 1;
+const SMALL_FOLLOW_UP: usize = 80;
 /// The small regime's longest title, quote and memory summary.
 const SMALL_TITLE: usize = 80;
 const SMALL_QUOTE: usize = 160;
@@ -117,6 +126,8 @@ impl Caps {
         choices: MAX_CHOICES,
         choice: MAX_CHOICE_CHARS,
         plans: true,
+        follow_ups: MAX_FOLLOW_UPS,
+        follow_up: MAX_FOLLOW_UP_CHARS,
     };
 
     /// The smallest structure: one block, a list of three, one citation.
@@ -137,6 +148,8 @@ impl Caps {
         choices: SMALL_CHOICES,
         choice: SMALL_CHOICE,
         plans: false,
+        follow_ups: 0,
+        follow_up: SMALL_FOLLOW_UP,
     };
 
     /// The strings' caps once texts are `text` long: none longer than a
@@ -152,16 +165,18 @@ impl Caps {
                 .min(text.saturating_mul(2).max(MIN_ARG_STRING)),
             href: self.href.min(text.max(MIN_ARG_STRING)),
             choice: self.choice.min(text),
+            follow_up: self.follow_up.min(text),
             ..self
         }
     }
 
     /// One step bigger in the small regime, in the order an answer gains
-    /// most from: more list items and blocks, a second citation, wider
-    /// tables, more tool calls; `None` at its largest structure.
+    /// most from: more list items and blocks, a second citation, a
+    /// summary's one follow-up question, wider tables, more tool calls;
+    /// `None` at its largest structure.
     pub fn bigger(self) -> Option<Caps> {
         let c = self;
-        let steps: [(bool, Caps); 9] = [
+        let steps: [(bool, Caps); 10] = [
             (
                 c.list_items < 5,
                 Caps {
@@ -171,6 +186,13 @@ impl Caps {
             ),
             (c.blocks < 2, Caps { blocks: 2, ..c }),
             (c.citations < 2, Caps { citations: 2, ..c }),
+            (
+                c.follow_ups < SMALL_FOLLOW_UPS,
+                Caps {
+                    follow_ups: SMALL_FOLLOW_UPS,
+                    ..c
+                },
+            ),
             (c.inlines < 2, Caps { inlines: 2, ..c }),
             (
                 c.blocks < 4,

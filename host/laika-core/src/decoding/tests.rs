@@ -414,3 +414,51 @@ fn a_small_answer_gets_a_code_block_only_where_the_page_has_code() {
         .to_string()
         .contains("code_block"));
 }
+
+#[test]
+fn a_summary_suggests_follow_ups_within_each_regimes_caps() {
+    let at = "/properties/assistant/properties/follow_ups";
+    let (_, summary) = &tasks()[0];
+    let full = answer_schema(&composed(TaskName::Summarize), summary, Decoding::default());
+    let follow_ups = full.pointer(at).unwrap();
+    assert_eq!(follow_ups["maxItems"], json!(3));
+    assert_eq!(follow_ups["items"]["maxLength"], json!(120));
+    assert!(
+        !full["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("follow_ups"))
+            && !full
+                .pointer("/properties/assistant/required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.contains(&json!("follow_ups"))),
+        "optional: a summary may suggest none"
+    );
+    // A small model gets none until its summary has two blocks and two
+    // citations (about 1,500 output tokens), then one short question.
+    for tokens in [96, 384, 512, 1024] {
+        let small_answer =
+            answer_schema(&composed(TaskName::Summarize), summary, small(Some(tokens)));
+        assert!(
+            small_answer.pointer(at).is_none(),
+            "{tokens}: {small_answer}"
+        );
+    }
+    let roomy = answer_schema(&composed(TaskName::Summarize), summary, small(Some(2048)));
+    let one = roomy.pointer(at).unwrap();
+    assert_eq!(one["maxItems"], json!(1));
+    assert!(one["items"]["maxLength"].as_u64().unwrap() <= 80);
+    // Questions, extractions and the key points a summary in parts reads
+    // back suggest none.
+    for (task, p) in &tasks()[1..] {
+        assert!(answer_schema(&composed(*task), p, Decoding::default())
+            .pointer(at)
+            .is_none());
+    }
+    let points = packet("web.summarize", json!({"max_points": 5}));
+    assert!(
+        answer_schema(&composed(TaskName::Summarize), &points, Decoding::default())
+            .pointer(at)
+            .is_none()
+    );
+}

@@ -966,6 +966,11 @@ impl<'a> Turn<'a> {
             Some(Mode::Clarify) => crate::mode::choices(&response.assistant.choices),
             _ => Vec::new(),
         };
+        response.assistant.follow_ups = if crate::follow_ups::offered(&asking.request.packet) {
+            crate::follow_ups::follow_ups(&response.assistant.follow_ups)
+        } else {
+            Vec::new()
+        };
         let citations = citation::verify(&response.assistant.citations, documents);
         response.assistant.citations = citations
             .citations
@@ -1004,6 +1009,7 @@ impl<'a> Turn<'a> {
             data: answer.response.assistant.data.clone(),
             mode: self.mode,
             choices: answer.response.assistant.choices.clone(),
+            follow_ups: answer.response.assistant.follow_ups.clone(),
         }))
     }
 

@@ -38,7 +38,7 @@ mod outbound;
 mod personal;
 #[cfg(test)]
 mod tests;
-mod urls;
+pub(crate) mod urls;
 
 use crate::cancel::CancelToken;
 use crate::provenance::Outside;

@@ -283,18 +283,23 @@ fn user_url_keys(ctx: &GateContext) -> Vec<String> {
     }
     // Users type bare `example.com/page`; the model adds the scheme.
     for word in text.split_whitespace() {
-        let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '/');
-        let bare = word.contains('.') && !word.contains("://") && !word.contains('@');
-        if !bare || !word.starts_with(char::is_alphanumeric) {
-            continue;
-        }
-        for scheme in ["https://", "http://"] {
-            if let Ok(url) = Url::parse(&format!("{scheme}{word}")) {
-                if url.domain().is_some_and(|d| d.contains('.')) {
-                    keys.push(url_key(&url));
-                }
-            }
-        }
+        keys.extend(bare_links(word).iter().map(url_key));
     }
     keys
+}
+
+/// The URLs a bare word such as `example.com/page` names, with either
+/// scheme (none for a word that is no host name with a dot).
+pub(crate) fn bare_links(word: &str) -> Vec<Url> {
+    let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '/');
+    let bare = word.contains('.')
+        && !word.contains("://")
+        && !word.contains('@')
+        && word.starts_with(char::is_alphanumeric);
+    ["https://", "http://"]
+        .into_iter()
+        .filter(move |_| bare)
+        .filter_map(move |scheme| Url::parse(&format!("{scheme}{word}")).ok())
+        .filter(|url| url.domain().is_some_and(|d| d.contains('.')))
+        .collect()
 }

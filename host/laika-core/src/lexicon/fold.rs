@@ -63,7 +63,7 @@ impl Word {
 /// Characters that render as nothing and would split or hide a word:
 /// invisible format characters, bidi controls, variation selectors, tags,
 /// Hangul fillers.
-fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'

@@ -132,7 +132,7 @@ fn node_type(v: &Value) -> Option<&str> {
 }
 
 /// Whether a character may stay in sanitized text.
-fn keep_char(c: char) -> bool {
+pub(crate) fn keep_char(c: char) -> bool {
     let control = c.is_control() && c != '\n' && c != '\t';
     let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
     !control && !bidi
