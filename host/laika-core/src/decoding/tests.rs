@@ -414,3 +414,38 @@ fn a_small_answer_gets_a_code_block_only_where_the_page_has_code() {
         .to_string()
         .contains("code_block"));
 }
+
+/// At the budget a small model is run with (512 tokens), a small answer's
+/// text node holds a whole sentence: the structure stays small instead
+/// (a list of two, one block, one citation), and the longest answer the
+/// grammar allows still fits. Labels, values and links stay short, and a
+/// paragraph of one inline is text, never a bare link.
+#[test]
+fn a_small_answer_has_room_for_a_sentence() {
+    for (task, p) in tasks() {
+        let answer = answer_schema(&composed(task), &p, small(Some(512)));
+        let defs = &answer["$defs"];
+        let text = defs["text"]["properties"]["text"]["maxLength"]
+            .as_u64()
+            .unwrap();
+        assert!(text >= 120, "{task:?}: text nodes of {text} chars");
+        assert!(max_chars(&answer) <= 512 * CHARS_PER_TOKEN as usize, "{task:?}");
+        let label = defs["label"]["properties"]["text"]["maxLength"]
+            .as_u64()
+            .unwrap();
+        assert!(label < text, "{task:?}: labels of {label} chars");
+        assert_eq!(
+            defs["inline"]["anyOf"],
+            json!([{"$ref": "#/$defs/text"}]),
+            "{task:?}"
+        );
+        assert!(defs["list"]["properties"]["items"]["maxItems"].as_u64() >= Some(2));
+    }
+    // The full regime keeps its caps: links beside text, labels as long as text.
+    let full = answer_schema(&composed(TaskName::Answer), &tasks()[1].1, Decoding::default());
+    assert_eq!(full["$defs"]["inline"]["anyOf"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        full["$defs"]["label"]["properties"]["text"]["maxLength"],
+        json!(MAX_TEXT)
+    );
+}
