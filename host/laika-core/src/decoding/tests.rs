@@ -429,7 +429,10 @@ fn a_small_answer_has_room_for_a_sentence() {
             .as_u64()
             .unwrap();
         assert!(text >= 120, "{task:?}: text nodes of {text} chars");
-        assert!(max_chars(&answer) <= 512 * CHARS_PER_TOKEN as usize, "{task:?}");
+        assert!(
+            max_chars(&answer) <= 512 * CHARS_PER_TOKEN as usize,
+            "{task:?}"
+        );
         let label = defs["label"]["properties"]["text"]["maxLength"]
             .as_u64()
             .unwrap();
@@ -442,8 +445,15 @@ fn a_small_answer_has_room_for_a_sentence() {
         assert!(defs["list"]["properties"]["items"]["maxItems"].as_u64() >= Some(2));
     }
     // The full regime keeps its caps: links beside text, labels as long as text.
-    let full = answer_schema(&composed(TaskName::Answer), &tasks()[1].1, Decoding::default());
-    assert_eq!(full["$defs"]["inline"]["anyOf"].as_array().map(Vec::len), Some(2));
+    let full = answer_schema(
+        &composed(TaskName::Answer),
+        &tasks()[1].1,
+        Decoding::default(),
+    );
+    assert_eq!(
+        full["$defs"]["inline"]["anyOf"].as_array().map(Vec::len),
+        Some(2)
+    );
     assert_eq!(
         full["$defs"]["label"]["properties"]["text"]["maxLength"],
         json!(MAX_TEXT)
