@@ -15,6 +15,7 @@
 # (default: a temporary file, named in the log).
 #
 # Env: LAIKA_LLAMA_THREADS (default 1, see below), LAIKA_CORPORA (for the article rows),
+# LAIKA_MATRIX_BARE=0 (leave the bare model out: it does not change with the host),
 # CARGO_TARGET_DIR as usual.
 set -euo pipefail
 
@@ -88,6 +89,8 @@ if [ "$matrix" = 1 ]; then
   answers="${LAIKA_MATRIX_ANSWERS:-$(mktemp -t laika-matrix-answers.XXXXXX.ndjson)}"
   before=()
   if [ -n "${LAIKA_BEFORE_HOST_BIN:-}" ]; then before=(--before-host-bin "$LAIKA_BEFORE_HOST_BIN"); fi
+  bare=(--bare)
+  if [ "${LAIKA_MATRIX_BARE:-1}" = 0 ]; then bare=(); fi
   log "matrix answers: $answers"
   # N distinct inputs per task (the fixture, then six corpus articles, then
   # the articles again with other questions): with greedy decoding, N runs
@@ -96,7 +99,7 @@ if [ "$matrix" = 1 ]; then
     --model-label "$LAIKA_REAL_MODEL_LABEL" --runs "${LAIKA_MATRIX_RUNS:-10}" \
     --tasks "${LAIKA_MATRIX_TASKS:-summarize,answer,extract}" --max-tokens 512 \
     --interceptor-runs "${LAIKA_MATRIX_INTERCEPTOR_RUNS:-2}" \
-    --articles 6 --bare --cold "${before[@]}" --answers "$answers" \
+    --articles 6 "${bare[@]}" --cold "${before[@]}" --answers "$answers" \
     --corpora "$corpora" --out "$root/docs/compatibility.md"
   log "wrote docs/compatibility.md"
 fi

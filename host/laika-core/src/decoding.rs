@@ -69,7 +69,7 @@ const STATED: &[&str] = &["mode"];
 pub const CHARS_PER_TOKEN: u32 = 3;
 /// A text long enough for one point of a summary: a small answer's
 /// structure grows only while its texts can still be this long.
-const GOOD_TEXT: usize = 100;
+const GOOD_TEXT: usize = 120;
 
 /// The answer schema for `packet`, derived from the composed response
 /// schema and the caps of `decoding.regime`: [`Caps::FULL`], or for a small
@@ -515,6 +515,8 @@ fn list_of(def: &str, max: usize) -> Value {
 fn render_defs(defs: &mut Map<String, Value>, caps: Caps, code: bool) {
     let text = json!({"type": "string", "minLength": 1, "maxLength": caps.text});
     defs.insert("text".into(), node("text", &[("text", text.clone())]));
+    let label = json!({"type": "string", "minLength": 1, "maxLength": caps.label});
+    defs.insert("label".into(), node("text", &[("text", label)]));
     defs.insert(
         "link".into(),
         node(
@@ -524,14 +526,18 @@ fn render_defs(defs: &mut Map<String, Value>, caps: Caps, code: bool) {
                     "href",
                     json!({"type": "string", "minLength": 1, "maxLength": caps.href}),
                 ),
-                ("children", list_of("text", 1)),
+                ("children", list_of("label", 1)),
             ],
         ),
     );
-    defs.insert(
-        "inline".into(),
-        json!({"anyOf": [{"$ref": "#/$defs/text"}, {"$ref": "#/$defs/link"}]}),
-    );
+    // A paragraph of one inline that is a link holds no sentence: links
+    // come with room for text beside them.
+    let inline = if caps.inlines > 1 {
+        json!({"anyOf": [{"$ref": "#/$defs/text"}, {"$ref": "#/$defs/link"}]})
+    } else {
+        json!({"anyOf": [{"$ref": "#/$defs/text"}]})
+    };
+    defs.insert("inline".into(), inline);
     let inlines = list_of("inline", caps.inlines);
     defs.insert(
         "heading".into(),
@@ -575,7 +581,7 @@ fn render_defs(defs: &mut Map<String, Value>, caps: Caps, code: bool) {
             "table_cell",
             &[
                 ("header", json!({"type": "boolean"})),
-                ("children", list_of("text", 1)),
+                ("children", list_of("label", 1)),
             ],
         ),
     );

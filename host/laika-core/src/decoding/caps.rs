@@ -62,8 +62,10 @@ pub struct Caps {
     pub cells: usize,
     pub citations: usize,
     pub tool_calls: usize,
-    /// A render `text` node (and, at most, any other free string).
+    /// A render `text` node of prose (and, at most, any other free string).
     pub text: usize,
+    /// A table cell's or a link's text: a value or a name, not a sentence.
+    pub label: usize,
     pub title: usize,
     pub quote: usize,
     pub memory: usize,
@@ -104,6 +106,12 @@ const SMALL_FOLLOW_UP: usize = 80;
 const SMALL_TITLE: usize = 80;
 const SMALL_QUOTE: usize = 160;
 const SMALL_MEMORY: usize = 300;
+/// The small regime's longest label (table cell, link text), extracted
+/// value or tool argument, and link: a value, a name or a URL, not prose;
+/// kept short so that the budget goes to the answer's sentences.
+const SMALL_LABEL: usize = 32;
+const SMALL_ARG_STRING: usize = 64;
+const SMALL_HREF: usize = 96;
 
 impl Caps {
     /// A real answer: 16 blocks of up to 600 characters, lists of 12,
@@ -118,6 +126,7 @@ impl Caps {
         citations: 8,
         tool_calls: 4,
         text: MAX_TEXT,
+        label: MAX_TEXT,
         title: MAX_TITLE,
         quote: MAX_QUOTE,
         memory: MAX_MEMORY,
@@ -130,21 +139,22 @@ impl Caps {
         follow_up: MAX_FOLLOW_UP_CHARS,
     };
 
-    /// The smallest structure: one block, a list of three, one citation.
+    /// The smallest structure: one block, a list of two, one citation.
     pub const MIN: Caps = Caps {
         blocks: 1,
         inlines: 1,
-        list_items: 3,
+        list_items: 2,
         rows: 2,
         cells: 2,
         citations: 1,
         tool_calls: 1,
         text: MIN_TEXT,
+        label: SMALL_LABEL,
         title: SMALL_TITLE,
         quote: SMALL_QUOTE,
         memory: SMALL_MEMORY,
-        arg_string: MAX_ARG_STRING,
-        href: MAX_HREF,
+        arg_string: SMALL_ARG_STRING,
+        href: SMALL_HREF,
         choices: SMALL_CHOICES,
         choice: SMALL_CHOICE,
         plans: false,
@@ -157,12 +167,11 @@ impl Caps {
     pub fn with_text(self, text: usize) -> Caps {
         Caps {
             text,
+            label: self.label.min(text),
             title: self.title.min(text),
             quote: self.quote.min(text),
             memory: self.memory.min(text),
-            arg_string: self
-                .arg_string
-                .min(text.saturating_mul(2).max(MIN_ARG_STRING)),
+            arg_string: self.arg_string.min(text.max(MIN_ARG_STRING)),
             href: self.href.min(text.max(MIN_ARG_STRING)),
             choice: self.choice.min(text),
             follow_up: self.follow_up.min(text),

@@ -435,8 +435,9 @@ fn a_summary_suggests_follow_ups_within_each_regimes_caps() {
         "optional: a summary may suggest none"
     );
     // A small model gets none until its summary has two blocks and two
-    // citations (about 1,500 output tokens), then one short question.
-    for tokens in [96, 384, 512, 1024] {
+    // citations (about 1,000 output tokens, its sentence-long text nodes
+    // first), then one short question.
+    for tokens in [96, 384, 512] {
         let small_answer =
             answer_schema(&composed(TaskName::Summarize), summary, small(Some(tokens)));
         assert!(
@@ -444,7 +445,7 @@ fn a_summary_suggests_follow_ups_within_each_regimes_caps() {
             "{tokens}: {small_answer}"
         );
     }
-    let roomy = answer_schema(&composed(TaskName::Summarize), summary, small(Some(2048)));
+    let roomy = answer_schema(&composed(TaskName::Summarize), summary, small(Some(1024)));
     let one = roomy.pointer(at).unwrap();
     assert_eq!(one["maxItems"], json!(1));
     assert!(one["items"]["maxLength"].as_u64().unwrap() <= 80);
@@ -460,5 +461,50 @@ fn a_summary_suggests_follow_ups_within_each_regimes_caps() {
         answer_schema(&composed(TaskName::Summarize), &points, Decoding::default())
             .pointer(at)
             .is_none()
+    );
+}
+
+/// At the budget a small model is run with (512 tokens), a small answer's
+/// text node holds a whole sentence: the structure stays small instead
+/// (a list of two, one block, one citation), and the longest answer the
+/// grammar allows still fits. Labels, values and links stay short, and a
+/// paragraph of one inline is text, never a bare link.
+#[test]
+fn a_small_answer_has_room_for_a_sentence() {
+    for (task, p) in tasks() {
+        let answer = answer_schema(&composed(task), &p, small(Some(512)));
+        let defs = &answer["$defs"];
+        let text = defs["text"]["properties"]["text"]["maxLength"]
+            .as_u64()
+            .unwrap();
+        assert!(text >= 120, "{task:?}: text nodes of {text} chars");
+        assert!(
+            max_chars(&answer) <= 512 * CHARS_PER_TOKEN as usize,
+            "{task:?}"
+        );
+        let label = defs["label"]["properties"]["text"]["maxLength"]
+            .as_u64()
+            .unwrap();
+        assert!(label < text, "{task:?}: labels of {label} chars");
+        assert_eq!(
+            defs["inline"]["anyOf"],
+            json!([{"$ref": "#/$defs/text"}]),
+            "{task:?}"
+        );
+        assert!(defs["list"]["properties"]["items"]["maxItems"].as_u64() >= Some(2));
+    }
+    // The full regime keeps its caps: links beside text, labels as long as text.
+    let full = answer_schema(
+        &composed(TaskName::Answer),
+        &tasks()[1].1,
+        Decoding::default(),
+    );
+    assert_eq!(
+        full["$defs"]["inline"]["anyOf"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(
+        full["$defs"]["label"]["properties"]["text"]["maxLength"],
+        json!(MAX_TEXT)
     );
 }
