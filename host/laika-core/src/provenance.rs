@@ -397,7 +397,11 @@ fn holds_words_of(text: &str, part: &str) -> bool {
     let part = part.trim();
     let at_break = |s: Option<&str>, last: bool| {
         s.is_none_or(|s| {
-            let c = if last { s.chars().next_back() } else { s.chars().next() };
+            let c = if last {
+                s.chars().next_back()
+            } else {
+                s.chars().next()
+            };
             c.is_none_or(char::is_whitespace)
         })
     };
@@ -570,7 +574,8 @@ mod tests {
 
     #[test]
     fn a_main_text_within_the_page_text_adds_what_adding_it_again_would() {
-        let text = "Night trains: Order A-7731 ships soon.\nContact Ada Lovelace at the north building.";
+        let text =
+            "Night trains: Order A-7731 ships soon.\nContact Ada Lovelace at the north building.";
         for primary in [
             text,
             "Contact Ada Lovelace at the north building.",

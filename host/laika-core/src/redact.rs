@@ -1017,15 +1017,30 @@ mod tests {
             // A key longer than the read-ahead, starting inside the prefix.
             format!("{} {long} tail words", "word ".repeat(30)),
             // Short secrets grow into `[redacted]`: the prefix reaches further.
-            format!("{pins}and then my password is Hunter22 {}", "x ".repeat(3000)),
+            format!(
+                "{pins}and then my password is Hunter22 {}",
+                "x ".repeat(3000)
+            ),
             // A secret across the read-ahead's end, and a card across the cut.
-            format!("{}AKIAIOSFODNN7EXAMPLE {}", "ab ".repeat(408), "c ".repeat(900)),
-            format!("{}4111 1111 1111 1111 {}", "é".repeat(195), "d ".repeat(2000)),
+            format!(
+                "{}AKIAIOSFODNN7EXAMPLE {}",
+                "ab ".repeat(408),
+                "c ".repeat(900)
+            ),
+            format!(
+                "{}4111 1111 1111 1111 {}",
+                "é".repeat(195),
+                "d ".repeat(2000)
+            ),
             format!("see https://bob:pw@example.com/{} then", "p".repeat(3000)),
         ];
         for text in &cases {
             for max in [0, 1, 150, 200, 300, 1024, 2000] {
-                assert_eq!(prefix_scrubbed(text, max), whole_then_cut(text, max), "max {max}");
+                assert_eq!(
+                    prefix_scrubbed(text, max),
+                    whole_then_cut(text, max),
+                    "max {max}"
+                );
             }
         }
         let preview = prefix_scrubbed(&cases[0], 200);
