@@ -3,7 +3,8 @@
 # the real laika-host (debug build), and the Firefox build in Debian
 # firefox-esr over WebDriver BiDi. Installs chromium and firefox-esr (apt) and
 # the extension's npm dependencies if missing.
-#   scripts/e2e.sh            summarize, tool calls, the agent loop, prompt-injection
+#   scripts/e2e.sh            summarize, a citation marking its sentence in a
+#                             long text block, tool calls, the agent loop, prompt-injection
 #                             exfiltration, approval expiry and Stop, host not
 #                             installed or silent, XSS rendering check, the chat
 #                             screen (keys, answer actions, runtime badge, bad
@@ -16,7 +17,8 @@
 #                             collections (capture, cited answer over a collection,
 #                             transform, export; named, renamed, a source
 #                             removed, deleted with undo, key points from a
-#                             button, at 360 px); a PDF tab read whole by the host
+#                             button, at 360 px; a transform stopped with
+#                             Stop, nothing saved); a PDF tab read whole by the host
 #                             and cited by page; a video's WebVTT captions read and
 #                             cited by time; a turn always ends (host crash, Stop),
 #                             the newest answer followed above the composer, quotes
@@ -28,7 +30,8 @@
 #                             History, Collections) at 360/420/800 px, light
 #                             and dark, with axe-core on each; "Forget what you
 #                             assumed" clears the agent state through the host's patch;
-#                             a long page's estimate card (Cancel, Read it all, Stop)
+#                             a long page's estimate card (Cancel, Read it all, Stop);
+#                             a model answering prose: Retry and Use offline
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -50,7 +53,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize tools agent clarify exfiltration stop confirm not-installed xss chat forget settings history context frames collections collections-manage pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent clarify exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract prompts mcp screens firefox firefox-firsthour; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

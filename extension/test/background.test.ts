@@ -87,6 +87,26 @@ describe("the background hub", () => {
     expect(events(b)).toEqual([]);
   });
 
+  it("stops a sidebar's own running request when that sidebar asks, and no other", async () => {
+    const a = fake.connectSidebar();
+    const b = fake.connectSidebar();
+    const native = readyHost();
+    a.emit({ kind: "host", request_id: "transform.run-1", request: { type: "transform.run", collection_id: "col-1", transform: "key_points" } });
+    expect(native.take()).toMatchObject([{ type: "transform.run", id: "transform.run-1" }]);
+    // Another sidebar cannot stop it.
+    b.emit({ kind: "cancel_request", request_id: "transform.run-1" });
+    expect(native.take()).toEqual([]);
+    a.emit({ kind: "cancel_request", request_id: "transform.run-1" });
+    const [cancel] = native.take() as Record<string, unknown>[];
+    expect(cancel).toMatchObject({ type: "cancel", target: "transform.run-1" });
+    expect(checkExtensionMessage(cancel).ok).toBe(true);
+    // Answered, it is over: nothing more to stop.
+    native.emit(hostError("transform.run-1", "CANCELLED", "the request was cancelled"));
+    expect(events(a).map((m) => [m["type"], m["code"]])).toEqual([["error", "CANCELLED"]]);
+    a.emit({ kind: "cancel_request", request_id: "transform.run-1" });
+    expect(native.take()).toEqual([]);
+  });
+
   it("runs an allowed call on the turn's tab and routes its result to the call", async () => {
     const a = fake.connectSidebar();
     const native = readyHost();

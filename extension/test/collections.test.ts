@@ -61,10 +61,21 @@ function host(asked: SidebarHostRequest[]) {
   };
 }
 
+/** The panel's dependencies over `host`: a started request is answered as `request` answers it. */
+function deps(asked: SidebarHostRequest[], cancelled: string[] = []) {
+  const request = host(asked);
+  return {
+    request,
+    start: (req: SidebarHostRequest) => ({ id: `${req.type}-1`, reply: request(req) }),
+    cancel: (id: string) => void cancelled.push(id),
+    addPage: async () => list,
+  };
+}
+
 describe("the collections panel", () => {
   it("lists collections, web tabs and artifacts, and answers over the chosen collection", async () => {
     const asked: SidebarHostRequest[] = [];
-    const panel = new mod.CollectionsPanel({ request: host(asked), addPage: async () => list });
+    const panel = new mod.CollectionsPanel(deps(asked));
     document.body.append(panel.el);
     await panel.refresh();
     const options = [...panel.el.querySelectorAll<HTMLOptionElement>("#collection-select option")].map((o) => o.textContent);
@@ -82,7 +93,7 @@ describe("the collections panel", () => {
 
   it("offers the host's transforms for the chosen collection and opens what one made", async () => {
     const asked: SidebarHostRequest[] = [];
-    const panel = new mod.CollectionsPanel({ request: host(asked), addPage: async () => list });
+    const panel = new mod.CollectionsPanel(deps(asked));
     document.body.append(panel.el);
     await panel.refresh();
     const manage = panel.el.querySelector<HTMLElement>("#collection-manage");
@@ -104,9 +115,46 @@ describe("the collections panel", () => {
     panel.el.remove();
   });
 
+  it("stops a running transform: Stop while it runs, then Stopped and the buttons free", async () => {
+    const asked: SidebarHostRequest[] = [];
+    const cancelled: string[] = [];
+    // The host answers the run only when it is cancelled, with CANCELLED.
+    let fail: (e: Error) => void = () => undefined;
+    const running = new Promise<RoutedHostMessage>((_, reject) => (fail = reject));
+    const panel = new mod.CollectionsPanel({
+      ...deps(asked, cancelled),
+      start: (req) => {
+        asked.push(req);
+        return { id: "transform.run-7", reply: running };
+      },
+      cancel: (id) => {
+        cancelled.push(id);
+        fail(new Error("Stopped."));
+      },
+    });
+    document.body.append(panel.el);
+    await panel.refresh();
+    const select = panel.el.querySelector("#collection-select") as HTMLSelectElement;
+    select.value = "col-1";
+    select.dispatchEvent(new Event("change"));
+    const stop = panel.el.querySelector<HTMLButtonElement>("#collection-stop");
+    const transforms = () => [...panel.el.querySelectorAll<HTMLButtonElement>("#collection-transforms button")].map((b) => b.disabled);
+    expect(stop?.hidden).toBe(true);
+    panel.el.querySelector<HTMLButtonElement>('[data-transform="faq"]')?.click();
+    expect(stop?.hidden).toBe(false);
+    expect(transforms()).toEqual([true, true]);
+    stop?.click();
+    expect(cancelled).toEqual(["transform.run-7"]);
+    await vi.waitFor(() => expect(stop?.hidden).toBe(true));
+    expect(panel.el.querySelector("#collections-status")?.textContent).toBe("Stopped: “FAQ” was not made, and nothing was saved.");
+    expect(transforms()).toEqual([false, false]);
+    expect(asked.filter((r) => r.type === "transform.run")).toEqual([{ type: "transform.run", collection_id: "col-1", transform: "faq" }]);
+    panel.el.remove();
+  });
+
   it("deletes a collection only when the undo time is over, and Undo keeps it", async () => {
     const asked: SidebarHostRequest[] = [];
-    const panel = new mod.CollectionsPanel({ request: host(asked), addPage: async () => list });
+    const panel = new mod.CollectionsPanel(deps(asked));
     document.body.append(panel.el);
     await panel.refresh();
     const select = panel.el.querySelector("#collection-select") as HTMLSelectElement;

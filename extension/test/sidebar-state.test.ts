@@ -323,6 +323,34 @@ describe("the sidebar state", () => {
 });
 
 describe("the events these tests use", () => {
+  it("says nothing about reading while the user chooses on an estimate, then follows the choice", () => {
+    const staged = host(
+      hostEvent("context_usage", "turn-1", {
+        selection: { strategy: "staged", page_chars: 400_000, sent_chars: 400_000, passages_sent: 31, passages_total: 31, chunks: [1], about: [] },
+      }),
+    );
+    const estimate = host({
+      type: "estimate", id: "e-1", reply_to: "turn-1", conversation_id: "c", turn: 1, call_id: "stage:confirm:1", digest: "0".repeat(64),
+      calls: 37, parts: 31, page_chars: 400_000, concurrency: 4, seconds: null, start_chars: 14_000, expires_in_ms: 120_000,
+    });
+    const asked = run([{ kind: "asked", id: "turn-1", ask: { ...ASK, task: "web.summarize" } }, staged, estimate]);
+    expect(turn(asked)).toMatchObject({ estimate: "stage:confirm:1", progress: "Waiting for your answer…" });
+    const accepted = run([{ kind: "approval.answer", call_id: "stage:confirm:1", accepted: true, approved: true }], asked);
+    expect(turn(accepted)).toMatchObject({ estimate: "stage:confirm:1", progress: "Starting…" });
+    // Read it all: the first part read says the reading is under way.
+    const part = host({
+      type: "operation", id: "o-1", reply_to: "turn-1", conversation_id: "c", turn: 1, step: 1, call_id: "stage:part:1",
+      action: "read", status: "start", title: "Reading part 1 of 31", message: null,
+    });
+    expect(turn(run([part], accepted))).toMatchObject({ estimate: null, progress: "Reading 400,000 characters in 31 parts…" });
+    // The start only: its own usage says what is read.
+    const start = host(hostEvent("context_usage", "turn-1"));
+    const startOnly = turn(run([start], accepted));
+    expect(startOnly.estimate).toBeNull();
+    expect(startOnly.usage).toHaveLength(2);
+    expect(startOnly.progress).toMatch(/^Read [\d,]+ characters/);
+  });
+
   it("are wire-valid host messages", () => {
     const events = [
       hostEvent("text_delta", "turn-1", { text: "x" }),

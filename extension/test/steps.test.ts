@@ -147,6 +147,8 @@ describe("the step list", () => {
     steps.approvalAnswer("stage:confirm:1", true, false);
     expect(card?.querySelector("button")).toBeNull();
     expect(steps.state("stage:confirm:1")).toBe("stopped");
+    // What was chosen, never that the page was read.
+    expect(card?.querySelector(".approval-status")?.textContent).toBe("You chose not to read it.");
     // No speed known and no start offered: neither is mentioned.
     const plain = new StepList(doc, () => undefined);
     plain.estimate({ ...estimate, seconds: null, start_chars: null });

@@ -33,6 +33,18 @@ describe("the context meter", () => {
     const offline = contextMeter(htmlDoc(""), usage(selection), false);
     expect(offline?.querySelector("meter")).toBeNull();
     expect(offline?.textContent).toContain("Read 4 % of this page");
+    // Sent from its start until the budget was full: said so.
+    const start = {
+      ...usage(undefined),
+      documents: [
+        { doc_id: "doc:web:summary", kind: "web.observation.summary.v1", chars: 6000, tokens: 1500, included: true, truncated: false },
+        { doc_id: "doc:web:chunk:1", kind: "web.observation.chunk.v1", chars: 4000, tokens: 1000, included: true, truncated: false },
+        { doc_id: "doc:web:chunk:2", kind: "web.observation.chunk.v1", chars: 4000, tokens: 1000, included: false, truncated: false },
+      ],
+      cut: [{ doc_id: "doc:web:chunk:2", chars_removed: 4000 }, ...Array.from({ length: 20 }, (_, i) => ({ doc_id: `doc:web:chunk:${i + 3}`, chars_removed: 4500 }))],
+    };
+    expect(readingNote(start)).toBe("Read only the start of this page (10 %).");
+    expectWireValid(start);
     const bare = { ...usage(undefined), documents: [] };
     expect(contextMeter(htmlDoc(""), bare, false)).toBeNull();
     expectWireValid(usage(selection));
@@ -42,6 +54,9 @@ describe("the context meter", () => {
     const selection = { strategy: "staged" as const, page_chars: 400_000, sent_chars: 400_000, passages_sent: 34, passages_total: 34, chunks: [1, 2, 3], about: [] };
     expect(readingNote(usage(selection))).toBe("Read the whole page in 34 parts, then summarized them.");
     expect(readingNote(usage(selection), "reading")).toBe("Reading the whole page in 34 parts, then summarizing them…");
+    // While the user chooses on the estimate, nothing is said about reading.
+    expect(readingNote(usage(selection), "asking")).toBeNull();
+    expect(contextMeter(htmlDoc(""), usage(selection), true, "asking")?.textContent).toBe("Earlier turns of this conversation were included.");
     // A turn that ended without its answer (stopped, not chosen) never says the page was read.
     expect(readingNote(usage(selection), "unread")).toBe("The whole page (34 parts) was not read.");
     expect(contextMeter(htmlDoc(""), usage(selection), true, "unread")?.textContent).not.toContain("Read the whole page");

@@ -7,7 +7,7 @@
 // Markdown through a download.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, esc, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, serveRoutes } from "./lib.mjs";
+import { assert, esc, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, points, serveRoutes } from "./lib.mjs";
 
 const PAGES = {
   "/one.html": ["Station guide", "Night trains leave from the central station at nine in the evening."],
@@ -21,16 +21,6 @@ const site = await serveRoutes((url) => {
   const gap = url.pathname === "/two.html" ? '<div style="height:4000px"></div>' : "";
   return { body: `<!doctype html><title>${esc(p[0])}</title><main><h1>${esc(p[0])}</h1>${gap}<p>${esc(p[1])}</p></main>` };
 });
-
-/** A map step's answer: the source's key points as a list. */
-function points(...items) {
-  const packet = JSON.parse(modelOutput({ text: "x" }).replace("{{turn}}", "1"));
-  packet.assistant.render = {
-    type: "doc",
-    children: [{ type: "list", ordered: false, items: items.map((t) => ({ type: "list_item", children: [{ type: "paragraph", children: [{ type: "text", text: t }] }] })) }],
-  };
-  return JSON.stringify(packet).replace('"turn":1', '"turn":{{turn}}');
-}
 
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
 const scriptPath = path.join(scriptDir, "script.json");

@@ -1,15 +1,17 @@
 // E2E: a summary that would need many model calls asks first. A long page
 // with a small context window (the scripted runtime, each call 150 ms):
 // the sidebar shows the estimate card ("about N parts, N model calls. Read
-// it all?") before any call; Cancel ends the turn plainly (no error, the
-// composer free); Read it all reads the parts, several at a time, with
-// progress, and only then says the page was read; the next card knows the
-// time from the earlier calls; Stop while reading says "Stopped", never
-// "CANCELLED". Screenshots of the card at 360, 420 and 800 px, light and
-// dark; axe clean.
+// it all?") before any call, and nothing about reading until the user
+// chose; Cancel ends the turn plainly (no error, the composer free); Read
+// it all reads the parts, several at a time, with progress, and only then
+// says the page was read; the next card knows the time from the earlier
+// calls; Stop while reading says "Stopped", never "CANCELLED"; Read the
+// start only answers in one call and says how much of the page it read.
+// Screens of the card before and after each choice at 360, 420 and 800 px,
+// light and dark; axe clean.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, checkA11y, esc, hostEvents, launch, modelOutput, openSidebar, serveRoutes, shot } from "./lib.mjs";
+import { assert, checkA11y, esc, hostEvents, launch, modelOutput, openSidebar, screenMatrix, serveRoutes, shot } from "./lib.mjs";
 
 const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-confirm-"));
 const scriptPath = path.join(tmp, "script.json");
@@ -33,6 +35,16 @@ let sidebar;
 
 const lastTurn = () => sidebar.locator(".turn").last();
 const composerFree = () => sidebar.evaluate(() => !document.getElementById("send").disabled && document.getElementById("stop").hidden);
+
+/** Waits until turn `n`'s progress line says `text`. */
+const waitForProgress = (n, text) =>
+  sidebar.waitForFunction(([n, t]) => document.querySelector(`.turn:nth-of-type(${n}) .progress`)?.textContent === t, [n, text], { timeout: 30_000 });
+
+/** Before the user chose, turn `n` says nothing about reading the page (only the estimate and its choices). */
+async function saysNothingRead(n, when) {
+  const text = (await sidebar.textContent(`.turn:nth-of-type(${n})`)) ?? "";
+  assert(!/Reading the whole page|Reading [\d,]+ characters|Read the whole page|was not read|Read \d+ % of this page|Read only the start/.test(text), `nothing said about reading ${when}: ${text}`);
+}
 
 /** Asks for a summary and waits for the estimate card of that turn. */
 async function summarizeUntilCard(n) {
@@ -61,19 +73,9 @@ try {
   assert(JSON.stringify(buttons) === JSON.stringify(["Read it all", "Read the start only", "Cancel"]), `three choices: ${buttons}`);
   let events = await hostEvents(sidebar);
   assert(!events.some((e) => e.type === "operation"), "no part is read before the answer");
-  for (const width of [360, 420, 800]) {
-    for (const scheme of ["light", "dark"]) {
-      await sidebar.emulateMedia({ colorScheme: scheme });
-      await sidebar.setViewportSize({ width, height: 800 });
-      await sidebar.waitForTimeout(150);
-      const overflow = await sidebar.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert(overflow <= 0, `the card fits the panel at ${width} px (${overflow} px over)`);
-      await checkA11y(sidebar, `estimate card at ${width} px ${scheme}`);
-      await shot(sidebar, `confirm-card-${width}-${scheme}`);
-    }
-  }
-  await sidebar.emulateMedia({ colorScheme: "light" });
-  await sidebar.setViewportSize({ width: 420, height: 800 });
+  await waitForProgress(1, "Waiting for your answer…");
+  await saysNothingRead(1, "before the choice");
+  await screenMatrix(sidebar, "confirm-card", ".turn:nth-of-type(1) .estimate-card");
 
   // 2. Cancel: a plain end, nothing read, the composer free.
   await lastTurn().locator(".estimate-card button", { hasText: "Cancel" }).click();
@@ -86,7 +88,7 @@ try {
   events = await hostEvents(sidebar);
   assert(!events.some((e) => e.type === "operation" || e.type === "error"), "no model call and no error after Cancel");
   assert(events.some((e) => e.type === "done" && e.status === "cancelled"), "the turn ended with done");
-  await shot(sidebar, "confirm-cancelled-420-light");
+  await screenMatrix(sidebar, "confirm-cancelled", ".turn:nth-of-type(1) .estimate-card");
 
   // 3. Read it all: progress, then the summary; the page is said to be read only once it was.
   await summarizeUntilCard(2);
@@ -112,7 +114,7 @@ try {
   assert(read.includes(point), "the summary is shown");
   assert(/Read the whole page in [\d,]+ parts, then summarized them\./.test(read), `then it says the page was read: ${read}`);
   assert(await composerFree(), "the composer is free after the summary");
-  await shot(sidebar, "confirm-read-420-light");
+  await screenMatrix(sidebar, "confirm-read", ".turn:nth-of-type(2) .answer-actions");
 
   // 4. The next card knows the time; Stop while reading says "Stopped".
   const timed = await summarizeUntilCard(3);
@@ -126,9 +128,25 @@ try {
   assert(!/CANCELLED|the turn was cancelled/.test(stopped), `never "CANCELLED: the turn was cancelled": ${stopped}`);
   assert(!/Read the whole page/.test(stopped), `a stopped reading is not said to be read: ${stopped}`);
   assert(await composerFree(), "the composer is free after Stop");
-  await checkA11y(sidebar, "stopped while reading");
-  await shot(sidebar, "confirm-stopped-420-light");
-  console.log(`ok confirm: estimate card (${parts} parts, ${calls} calls) before any call; Cancel ends plainly; Read it all with ${most} parts in flight; timed estimate; Stop says Stopped`);
+  await screenMatrix(sidebar, "confirm-stopped", ".turn:nth-of-type(3) .estimate-card");
+
+  // 5. Read the start only: one call; it says how much of the page it read, never the whole page.
+  await summarizeUntilCard(4);
+  await saysNothingRead(4, "before the start-only choice");
+  const before = (await hostEvents(sidebar)).length;
+  await lastTurn().locator(".estimate-card button", { hasText: "Read the start only" }).click();
+  await sidebar.waitForSelector(".turn:nth-of-type(4) .answer-actions", { timeout: 60_000 });
+  const start = (await lastTurn().textContent()) ?? "";
+  assert(start.includes(point), "the answer from the start is shown");
+  assert(/Read only the start of this page \(\d+ %\)\./.test(start), `it says how much of the page was read: ${start}`);
+  assert(!/whole page|Reading [\d,]+ characters/.test(start), `never that the whole page was (being) read: ${start}`);
+  assert(/You chose to read the start only\./.test(start), `the card says what was chosen: ${start}`);
+  const after = (await hostEvents(sidebar)).slice(before);
+  assert(!after.some((e) => e.type === "operation"), "no part read: one call");
+  assert(after.filter((e) => e.type === "context_usage").length === 1, "the start's own usage came");
+  assert(await composerFree(), "the composer is free after the start only");
+  await screenMatrix(sidebar, "confirm-start-only", ".turn:nth-of-type(4) .answer-actions");
+  console.log(`ok confirm: estimate card (${parts} parts, ${calls} calls) before any call, nothing said read before the choice; Cancel ends plainly; Read it all with ${most} parts in flight; timed estimate; Stop says Stopped; start only in one call`);
 } catch (e) {
   console.error(browser.hostLog().slice(-3000));
   if (sidebar) await shot(sidebar, "confirm-failure").catch(() => undefined);

@@ -8,6 +8,11 @@
 //    the end back.
 //  - The header's switcher moves to the kept OpenAI-compatible server and
 //    back: each runtime's settings (server, model, key) come back whole.
+//  - "Use offline" on the unreachable server's error card answers this
+//    question offline: the header, the switcher and the config keep the
+//    server.
+//  - Settings → Save names the saved runtime in the header at once, with
+//    "Saved to …" in view; the other runtimes' settings are kept aside.
 import fs from "node:fs";
 import path from "node:path";
 import { artifacts, assert, checkA11y, hostBinary, launchFirefox, modelOutput, norm, serve } from "./lib.mjs";
@@ -56,6 +61,7 @@ try {
   const ended = norm(await sidebar.$eval(".turn .error-card", (e) => e.textContent));
   assert(/Laika stopped; ask again/.test(ended) && /Retry/.test(ended), `the turn ends with Retry (${ended})`);
   assert(await sidebar.$eval("#stop", (b) => b.hidden), "Stop goes when the turn ends");
+  assert(!(await sidebar.$eval("#send", (b) => b.disabled)), "the composer is free");
   await sidebar.click(".turn .error-card button");
   await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length === 1, { timeout: 30_000 });
   const again = norm(await sidebar.$eval(".turn:nth-of-type(2) .answer", (e) => e.textContent));
@@ -101,11 +107,48 @@ try {
   await sidebar.waitForFunction(() => /kept-model/.test(document.getElementById("runtime")?.textContent ?? ""), { timeout: 10_000 });
   let saved = fs.readFileSync(configPath, "utf8");
   assert(/kind = "openai"/.test(saved.split("[runtimes")[0]) && saved.includes(KEY) && /\[runtimes\.scripted\]/.test(saved), `the server is back whole, the scripted runtime kept (${saved.replace(KEY, "<key>")})`);
+
+  // 4. The server is not reachable: "Use offline" is for this answer only.
+  await sidebar.type("#question", "Is the article long?");
+  await sidebar.click("#send");
+  await sidebar.waitForSelector(".turn:nth-of-type(4) .error-card button", { timeout: 30_000 });
+  const offered = await sidebar.$$eval(".turn:nth-of-type(4) .error-card button", (bs) => bs.map((b) => b.textContent));
+  assert(offered.includes("Retry") && offered.includes("Use offline"), `Retry and Use offline (${offered})`);
+  // Clicked in the page: a pointer click near the sticky header can land on it.
+  await sidebar.evaluate(() => [...document.querySelectorAll(".turn:nth-of-type(4) .error-card button")].find((b) => b.textContent === "Use offline")?.click());
+  await sidebar.waitForFunction(() => document.querySelectorAll(".turn .answer-actions").length === 3, { timeout: 30_000 });
+  const badge = norm(await sidebar.$eval(".turn:last-of-type .badge", (e) => e.textContent));
+  assert(/stayed on this computer/.test(badge) && !/kept-model/.test(badge), `the offline runtime answered (${badge})`);
+  assert(/kept-model/.test(await sidebar.$eval("#runtime", (e) => e.textContent)), "the header still names the server");
+  assert(/kept-model/.test(await sidebar.$eval("#runtime-switch", (s) => s.selectedOptions[0]?.textContent ?? "")), "so does the switcher");
+  saved = fs.readFileSync(configPath, "utf8");
+  assert(/kind = "openai"/.test(saved.split("[runtimes")[0]) && saved.includes(KEY) && saved.includes("kept-model"), `Use offline left the config as it was (${saved.replace(KEY, "<key>")})`);
+  await checkA11y(sidebar, "firefox: answered offline for this question");
+  await sidebar.screenshot({ path: path.join(artifacts, "firefox-use-offline-420-light.png") });
   await sidebar.select("#runtime-switch", "scripted");
   await sidebar.waitForFunction(() => /scripted|Scripted/.test(document.getElementById("runtime")?.textContent ?? ""), { timeout: 10_000 });
   saved = fs.readFileSync(configPath, "utf8");
   assert(/\[runtimes\.openai\]/.test(saved) && saved.includes(KEY) && saved.includes("kept-model"), "and kept again when the other is chosen");
-  console.log("ok firefox-firsthour: a host crash ends the turn with Retry; answer above the composer; Jump to latest; settings kept per runtime");
+
+  // 5. Settings → Save: the header names the saved runtime at once; the others are kept aside.
+  await sidebar.evaluate(() => document.getElementById("nav-settings").click());
+  await sidebar.waitForSelector("#set-kind option[value=builtin]", { timeout: 20_000 });
+  await sidebar.select("#set-kind", "builtin");
+  await sidebar.evaluate(() => document.querySelector("#settings-form button[type=submit]").click());
+  await sidebar.waitForFunction(() => /Saved to .*Offline/.test(document.getElementById("settings-message")?.textContent ?? ""), { timeout: 20_000 });
+  const message = await sidebar.evaluate(() => {
+    const r = document.getElementById("settings-message").getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, h: window.innerHeight };
+  });
+  assert(message.top >= 0 && message.bottom <= message.h, `"Saved to …" is in view (${JSON.stringify(message)})`);
+  const header = norm(await sidebar.$eval("#runtime", (e) => e.textContent));
+  assert(/extractive/i.test(header), `the header names the offline runtime at once (${header})`);
+  assert((await sidebar.$eval("#runtime-switch", (s) => s.value)) === "builtin", "so does the switcher");
+  saved = fs.readFileSync(configPath, "utf8");
+  assert(/kind = "builtin"/.test(saved.split("[runtimes")[0]) && /\[runtimes\.openai\]/.test(saved) && saved.includes(KEY) && /\[runtimes\.scripted\]/.test(saved), `the other runtimes are kept aside (${saved.replace(KEY, "<key>")})`);
+  await checkA11y(sidebar, "firefox: settings saved offline");
+  await sidebar.screenshot({ path: path.join(artifacts, "firefox-settings-saved-420-light.png") });
+  console.log("ok firefox-firsthour: a host crash ends the turn with Retry; answer above the composer; Jump to latest; settings kept per runtime; Use offline for this answer; the header follows Save");
   fs.rmSync(scriptDir, { recursive: true, force: true });
 } finally {
   await firefox?.close();

@@ -68,7 +68,11 @@ try {
     assert(/\.(md|html|json)$/.test(download.suggestedFilename()), `a file name (${download.suggestedFilename()})`);
   }
   assert(/^# .*Night trains/m.test(exported.Markdown) && /^## Summarize this page/m.test(exported.Markdown) && /^- /m.test(exported.Markdown), `Markdown export (${exported.Markdown.slice(0, 300)})`);
+  // The summary's [n] markers are listed as sources, each quote with its page.
+  const markers = (exported.Markdown.match(/\[(\d+)\]/g) ?? []).length;
+  assert(markers > 0 && /^Sources:$/m.test(exported.Markdown) && /^1\. “.+” — \[.+\]\(http/m.test(exported.Markdown), `the Markdown lists the sources its markers count (${exported.Markdown.slice(-600)})`);
   assert(/<html/i.test(exported.HTML) && /Summarize this page/.test(exported.HTML), "HTML export");
+  assert(!/web\.(summarize|answer)|\d{4}-\d\d-\d\dT\d\d:\d\d/.test(exported.HTML), "the HTML export speaks people's words: no task id, no raw timestamp");
   assert(JSON.parse(exported.JSON).conversation.turns.length === 1, "JSON export");
 
   // Continue: the chat shows the old turn and a follow-up joins the conversation.

@@ -194,6 +194,16 @@ export function modelOutput({ title = "Answer", text, citations = [], toolCalls 
   return JSON.stringify(packet).replace("999999", "{{turn}}");
 }
 
+/** A transform's map step answer (scripted): the source's key points as a list. */
+export function points(...items) {
+  const packet = JSON.parse(modelOutput({ text: "x" }).replace("{{turn}}", "1"));
+  packet.assistant.render = {
+    type: "doc",
+    children: [{ type: "list", ordered: false, items: items.map((t) => ({ type: "list_item", children: [{ type: "paragraph", children: [{ type: "text", text: t }] }] })) }],
+  };
+  return JSON.stringify(packet).replace('"turn":1', '"turn":{{turn}}');
+}
+
 /** Asks the content script of the tab showing `url` for its observation (through the worker). */
 export async function observeTab(worker, url) {
   const res = await worker.evaluate(async (pageUrl) => {
@@ -293,6 +303,36 @@ export async function checkA11y(page, state) {
 export async function shot(page, name) {
   fs.mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+}
+
+export const SCREEN_WIDTHS = [360, 420, 800];
+export const SCREEN_SCHEMES = ["light", "dark"];
+
+/**
+ * Shoots and checks the sidebar as it is now at every width (800 px tall)
+ * and scheme: nothing scrolls sideways, axe clean, saved as
+ * tests/e2e/artifacts/screens-<screen>-<width>-<scheme>.png. `focus`: a
+ * selector scrolled into view first. Leaves the sidebar light at 420 px;
+ * returns the number of screenshots.
+ */
+export async function screenMatrix(page, screen, focus = null) {
+  fs.mkdirSync(artifacts, { recursive: true });
+  let shots = 0;
+  for (const width of SCREEN_WIDTHS) {
+    await page.setViewportSize({ width, height: 800 });
+    for (const scheme of SCREEN_SCHEMES) {
+      await page.emulateMedia({ colorScheme: scheme });
+      if (focus) await page.evaluate((sel) => document.querySelector(sel)?.scrollIntoView({ block: "nearest" }), focus);
+      const wide = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+      assert(wide.scroll <= wide.client, `${screen} at ${width} px ${scheme}: nothing scrolls sideways (${JSON.stringify(wide)})`);
+      await checkA11y(page, `${screen} at ${width} px, ${scheme}`);
+      await page.screenshot({ path: path.join(artifacts, `screens-${screen}-${width}-${scheme}.png`) });
+      shots += 1;
+    }
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.setViewportSize({ width: 420, height: 800 });
+  return shots;
 }
 
 /**

@@ -10,10 +10,8 @@
 //   settings, history, collections (a page added, its transforms offered).
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, checkA11y, element, hostBinary, launch, modelOutput, norm, observeTab, openSidebar, serve } from "./lib.mjs";
+import { artifacts, assert, element, hostBinary, launch, modelOutput, norm, observeTab, openSidebar, SCREEN_SCHEMES, SCREEN_WIDTHS, screenMatrix, serve } from "./lib.mjs";
 
-const WIDTHS = [360, 420, 800];
-const SCHEMES = ["light", "dark"];
 const started = Date.now();
 const pages = await serve();
 const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-screens-"));
@@ -28,20 +26,7 @@ let shots = 0;
 
 /** Shoots and checks the screen as it is now at every width and scheme. */
 async function matrix(sidebar, screen, focus = null) {
-  for (const width of WIDTHS) {
-    await sidebar.setViewportSize({ width, height: 800 });
-    for (const scheme of SCHEMES) {
-      await sidebar.emulateMedia({ colorScheme: scheme });
-      if (focus) await sidebar.evaluate((sel) => document.querySelector(sel)?.scrollIntoView({ block: "nearest" }), focus);
-      const wide = await sidebar.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
-      assert(wide.scroll <= wide.client, `${screen} at ${width} px ${scheme}: nothing scrolls sideways (${JSON.stringify(wide)})`);
-      await checkA11y(sidebar, `${screen} at ${width} px, ${scheme}`);
-      await sidebar.screenshot({ path: path.join(artifacts, `screens-${screen}-${width}-${scheme}.png`) });
-      shots += 1;
-    }
-  }
-  await sidebar.emulateMedia({ colorScheme: "light" });
-  await sidebar.setViewportSize({ width: 420, height: 800 });
+  shots += await screenMatrix(sidebar, screen, focus);
 }
 
 try {
@@ -126,7 +111,7 @@ try {
   await matrix(sidebar, "collections", "#collections");
 
   const seconds = (Date.now() - started) / 1000;
-  assert(shots === 8 * WIDTHS.length * SCHEMES.length, `every screen at every width and scheme (${shots})`);
+  assert(shots === 8 * SCREEN_WIDTHS.length * SCREEN_SCHEMES.length, `every screen at every width and scheme (${shots})`);
   console.log(`ok screens: ${shots} screenshots, axe clean on each, nothing scrolls sideways (${seconds.toFixed(1)} s)`);
 } catch (e) {
   console.error(browser.hostLog().slice(-2000));

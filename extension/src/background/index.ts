@@ -350,6 +350,11 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
     if (table.runningTurn(req.turn_id)?.port !== port) return;
     cancelTurn(req.turn_id);
   },
+  cancel_request(port, req) {
+    // Only the sidebar that sent it may stop it, and only while it runs; a turn is stopped by `cancel`.
+    if (typeof req.request_id !== "string" || table.runningTurn(req.request_id) || table.portOf(req.request_id) !== port) return;
+    host.send({ type: "cancel", id: `cancel-${crypto.randomUUID()}`, target: req.request_id });
+  },
   approval(port, req) {
     if (typeof req.call_id !== "string" || typeof req.approved !== "boolean") return;
     const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`, req.start_only === true);

@@ -75,6 +75,8 @@ export type SidebarRequest =
   | { kind: "add_page"; request_id: string; collection_id?: string | null; tab_id?: number | null; title?: string }
   | { kind: "host"; request_id: string; request: SidebarHostRequest }
   | { kind: "cancel"; turn_id: string }
+  /** Stop a request that is not a turn (a collection's transform), by the id it was sent with. */
+  | { kind: "cancel_request"; request_id: string }
   /**
    * The user's answer on an approval card or an estimate card (the
    * background adds the id and the digest it holds); `start_only`: the

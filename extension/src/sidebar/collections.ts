@@ -2,10 +2,10 @@
  * The sidebar's collections panel: the collections and artifacts the host
  * keeps; adding the current page or an open tab to a collection (a new one
  * named by the user); choosing the collection a question is answered over;
- * managing the chosen one (the host's transforms as buttons, its sources
- * with Remove, rename, delete with a few seconds to undo); and exporting an
- * artifact as Markdown, text, JSON or CSV to the clipboard or a file. Built
- * with createElement/textContent only.
+ * managing the chosen one (the host's transforms as buttons, a running one
+ * stopped with Stop, its sources with Remove, rename, delete with a few
+ * seconds to undo); and exporting an artifact as Markdown, text, JSON or
+ * CSV to the clipboard or a file. Built with createElement/textContent only.
  */
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { SidebarHostRequest, SidebarRequest } from "../shared/messages.js";
@@ -24,6 +24,10 @@ type SourceSummary = Reply<"collection.get.result">["sources"][number];
 export interface CollectionsDeps {
   /** A host request through the background; rejects with advice on an error. */
   request(req: SidebarHostRequest): Promise<RoutedHostMessage>;
+  /** Sends a host request that can be stopped: its id, and its reply as `request` gives it. */
+  start(req: SidebarHostRequest): { id: string; reply: Promise<RoutedHostMessage> };
+  /** Stops the request sent with this id (the host then answers it with `CANCELLED`). */
+  cancel(requestId: string): void;
   /** Sends `add_page` and resolves with the host's reply. */
   addPage(req: Omit<Extract<SidebarRequest, { kind: "add_page" }>, "kind" | "request_id">): Promise<RoutedHostMessage>;
 }
@@ -69,6 +73,7 @@ export class CollectionsPanel {
   private readonly newRow = h("div");
   private readonly manage = h("section");
   private readonly transforms = h("div");
+  private readonly stop = h("button", "Stop");
   private readonly edit = h("details");
   private readonly sources = h("ul");
   private readonly rename = h("input");
@@ -80,8 +85,8 @@ export class CollectionsPanel {
   private collections: Collection[] = [];
   /** Collections deleted but still undoable: id → the timer that deletes them for real. */
   private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
-  /** A transform is running: its buttons stay disabled until it ends. */
-  private busy = false;
+  /** The transform running (its buttons stay disabled until it ends), and whether the user stopped it. */
+  private running: { id: string; stopped: boolean } | null = null;
 
   constructor(private readonly deps: CollectionsDeps) {
     this.el = h("details");
@@ -139,6 +144,11 @@ export class CollectionsPanel {
     this.manage.hidden = true;
     this.transforms.className = "row transforms";
     this.transforms.id = "collection-transforms";
+    this.stop.type = "button";
+    this.stop.id = "collection-stop";
+    this.stop.title = "Stop making it; nothing is saved";
+    this.stop.hidden = true;
+    this.stop.addEventListener("click", () => this.stopTransform());
     this.sources.className = "collection-sources";
     this.sources.id = "collection-sources";
     this.sources.setAttribute("aria-label", "Sources");
@@ -161,7 +171,7 @@ export class CollectionsPanel {
     // Folded: the panel stays short enough to sit above the composer.
     this.edit.id = "collection-edit";
     this.edit.append(h("summary", "Sources, name, delete"), this.sources, renameForm, remove);
-    this.manage.append(h("h3", "Make from its sources"), this.transforms, this.edit);
+    this.manage.append(h("h3", "Make from its sources"), this.transforms, this.stop, this.edit);
 
     this.el.append(over, this.newRow, adds, this.manage, this.toast, h("h3", "Artifacts"), this.format, this.artifacts, this.view, this.status);
     this.select.addEventListener("change", () => void this.showSelected());
@@ -234,7 +244,7 @@ export class CollectionsPanel {
       const b = button(t.title, () => void this.transform(t));
       b.dataset["transform"] = t.id;
       b.title = `Make ${t.description}`;
-      b.disabled = this.busy;
+      b.disabled = this.running !== null;
       this.transforms.append(b);
     }
   }
@@ -368,14 +378,13 @@ export class CollectionsPanel {
   /** Runs a transform over the chosen collection; its artifact opens here. */
   private async transform(t: Transform): Promise<void> {
     const c = this.current();
-    if (!c || this.busy) return;
-    this.setBusy(true);
+    if (!c || this.running) return;
+    const run = this.deps.start({ type: "transform.run", collection_id: c.id, transform: t.id });
+    const running = { id: run.id, stopped: false };
+    this.setRunning(running);
     this.say(`Making “${t.title}” from the ${c.source_count} source(s) of “${c.title}”…`);
     try {
-      const made = expectReply(
-        await this.deps.request({ type: "transform.run", collection_id: c.id, transform: t.id }),
-        "transform.run.result",
-      );
+      const made = expectReply(await run.reply, "transform.run.result");
       const left = made.sources_failed.length;
       await this.refresh();
       await this.open(made.artifact.id);
@@ -384,15 +393,29 @@ export class CollectionsPanel {
           (left ? `; ${left} could not be read (${made.sources_failed.map((f) => f.code).join(", ")}).` : "."),
       );
     } catch (e) {
-      this.say(message(e));
+      // The host saves nothing of a stopped transform.
+      this.say(running.stopped ? `Stopped: “${t.title}” was not made, and nothing was saved.` : message(e));
     } finally {
-      this.setBusy(false);
+      this.setRunning(null);
+      // Stop, just used, is hidden now: focus goes back to the button that started the run.
+      if (running.stopped) this.transforms.querySelector<HTMLButtonElement>(`[data-transform="${t.id}"]`)?.focus();
     }
   }
 
-  private setBusy(busy: boolean): void {
-    this.busy = busy;
-    for (const b of this.transforms.querySelectorAll("button")) b.disabled = busy;
+  /** Stop: the host stops the transform's model calls; its reply ends the run. */
+  private stopTransform(): void {
+    if (!this.running || this.running.stopped) return;
+    this.running.stopped = true;
+    this.stop.disabled = true;
+    this.say("Stopping…");
+    this.deps.cancel(this.running.id);
+  }
+
+  private setRunning(running: { id: string; stopped: boolean } | null): void {
+    this.running = running;
+    for (const b of this.transforms.querySelectorAll("button")) b.disabled = running !== null;
+    this.stop.hidden = running === null;
+    this.stop.disabled = false;
   }
 
   /** Shows the artifact in the panel, rendered like an answer. */

@@ -236,11 +236,20 @@ async function writeShare(req: ShareRequest): Promise<string> {
 
 // ---- requests that are not turns (history, settings, collections) ----
 
-function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
+/** Sends a host request; `id` stops it (`cancelRequest`). */
+function startRequest(req: SidebarHostRequest): { id: string; reply: Promise<RoutedHostMessage> } {
   const id = `${req.type}-${crypto.randomUUID()}`;
   const reply = turns.expectReply(id);
   send({ kind: "host", request_id: id, request: req });
-  return reply;
+  return { id, reply };
+}
+
+function request(req: SidebarHostRequest): Promise<RoutedHostMessage> {
+  return startRequest(req).reply;
+}
+
+function cancelRequest(id: string): void {
+  send({ kind: "cancel_request", request_id: id });
 }
 
 function addPage(req: { collection_id?: string | null; tab_id?: number | null; title?: string }): Promise<RoutedHostMessage> {
@@ -254,7 +263,7 @@ const follow = new FollowLatest(messages, $("jump-latest") as HTMLButtonElement,
 
 foldOnNarrowPanels($("composer-more") as HTMLDetailsElement);
 
-const collections = new CollectionsPanel({ request, addPage });
+const collections = new CollectionsPanel({ request, start: startRequest, cancel: cancelRequest, addPage });
 collections.onSelect(renderReading);
 $("composer").before(collections.el);
 

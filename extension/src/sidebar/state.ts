@@ -103,6 +103,12 @@ export interface TurnState {
   places: (string | null)[];
   /** Each `context_usage`, oldest first. */
   usage: ContextUsageMessage[];
+  /**
+   * The call id of an `estimate` the user has not chosen on yet: until the
+   * host acts on the choice (a part read, the start's own usage, the end),
+   * nothing is said to be read.
+   */
+  estimate: string | null;
   /** Which runtime answered (and where the page went). */
   runtime: { info: RuntimeInfo; endpoint?: string } | null;
   /** The answer area. */
@@ -172,6 +178,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     page: null,
     places: [],
     usage: [],
+    estimate: null,
     runtime: null,
     body: [],
     preview: [],
@@ -226,6 +233,8 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
       let next = state;
       for (const t of Object.values(state.turns)) {
         if (t.calls[action.call_id]) next = withTurn(next, t.id, (turn) => setCall(turn, action.call_id, phase));
+        // The choice on a long page's estimate is taken: what it starts is said once the host starts it.
+        if (t.estimate === action.call_id && action.accepted && action.approved && !t.ended) next = withTurn(next, t.id, (turn) => ({ ...turn, progress: "Starting…" }));
       }
       return next;
     }
@@ -254,6 +263,15 @@ export function reduce(state: SidebarState, action: SidebarAction): SidebarState
     case "conversation":
       return { ...state, conversationId: action.id, agentState: null };
   }
+}
+
+/** What a turn says while it waits on the model, given what its request reads. */
+function usageProgress(msg: ContextUsageMessage): string {
+  const staged = msg.selection?.strategy === "staged" ? msg.selection : null;
+  // A page read in parts is not read yet: said in the past tense only once it is.
+  if (staged) return `Reading ${staged.page_chars.toLocaleString()} characters in ${staged.passages_total.toLocaleString()} parts…`;
+  const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
+  return `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
 }
 
 /** `state` with turn `id` replaced by `f(turn)` (unchanged if the turn is unknown). */
@@ -329,19 +347,19 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
       s = { ...s, conversationId: msg.conversation_id, runtime: t.ask.offline ? s.runtime : { info: msg.runtime, answered: true } };
       t = { ...t, progress: `Working… (${msg.runtime.label})`, runtime: { info: msg.runtime } };
       break;
-    case "context_usage": {
-      const cut = msg.cut.length ? `, ${msg.cut.length} part(s) trimmed to fit` : "";
-      const staged = msg.selection?.strategy === "staged" ? msg.selection : null;
-      // A page read in parts is not read yet: said in the past tense only once it is.
-      const progress = staged
-        ? `Reading ${staged.page_chars.toLocaleString()} characters in ${staged.passages_total.toLocaleString()} parts…`
-        : `Read ${msg.used.chars.toLocaleString()} characters (~${msg.used.tokens.toLocaleString()} tokens)${cut}. Waiting for the answer…`;
-      t = { ...t, progress, usage: [...t.usage, msg] };
+    case "context_usage":
+      // After an estimate, the start's own usage: the user chose to read the start only.
+      t = { ...t, progress: usageProgress(msg), usage: [...t.usage, msg], estimate: null };
+      break;
+    case "estimate":
+      t = { ...t, progress: "Waiting for your answer…", estimate: msg.call_id };
+      break;
+    case "operation": {
+      // A part is read: the user chose to read it all; the line says the reading is under way.
+      const usage = t.usage.at(-1);
+      if (t.estimate !== null && usage && !t.ended) t = { ...t, progress: usageProgress(usage), estimate: null };
       break;
     }
-    case "estimate":
-      t = { ...t, progress: "Waiting for your answer…" };
-      break;
     case "text_delta": {
       if (msg.step !== t.previewStep && t.latest && t.latest.step < msg.step) t = moveToSteps(t);
       const prev = t.writing;

@@ -410,7 +410,8 @@ export class StepList {
     if (this.chose?.callId === callId && accepted) {
       // An estimate's card: it is answered, nothing of it runs.
       const { choice } = this.chose;
-      const said = choice === "all" ? "Reading it all." : choice === "start" ? "Reading the start only." : "Not read.";
+      // The choice, which stays true whatever the reading comes to (the parts' step and the note say how it goes).
+      const said = choice === "all" ? "You chose to read it all." : choice === "start" ? "You chose to read the start only." : "You chose not to read it.";
       this.closeCard(item, said);
       this.setState(item, approved ? "ok" : "stopped", said);
     } else if (accepted && approved) {

@@ -9,22 +9,31 @@
  */
 import type { ContextUsageMessage } from "../generated/wire.js";
 
-/** Where the reading of the page stands: under way, over with an answer, or over without one (stopped, not chosen, failed). */
-export type Reading = "reading" | "read" | "unread";
+/**
+ * Where the reading of the page stands: not started while the user chooses
+ * on its estimate, under way, over with an answer, or over without one
+ * (stopped, not chosen, failed).
+ */
+export type Reading = "asking" | "reading" | "read" | "unread";
 
 /**
  * "read 34 % of this page: the parts about bridge, cost", "Read the whole
  * page in 12 parts, then summarized them." for a page summarized in stages,
- * or null when all of it was sent. A page read in stages is said to be read
- * only once it was: while the parts are read the note says so, and a turn
- * that ended without its answer says the page was not read.
+ * "Read only the start of this page (8 %)." for one sent from its start
+ * until the budget was full, or null when all of it was sent. A page read in stages is said to be read
+ * only once it was: while the user chooses on its estimate nothing is said,
+ * while the parts are read the note says so, and a turn that ended without
+ * its answer says the page was not read.
  */
 export function readingNote(msg: ContextUsageMessage, reading: Reading = "read"): string | null {
   const s = msg.selection;
-  if (!s || s.page_chars <= 0) return null;
+  if (!s) return startNote(msg);
+  if (s.page_chars <= 0) return null;
   if (s.strategy === "staged") {
     const parts = s.passages_total === 1 ? "1 part" : `${s.passages_total.toLocaleString()} parts`;
     switch (reading) {
+      case "asking":
+        return null;
       case "read":
         return `Read the whole page in ${parts}, then summarized them.`;
       case "reading":
@@ -36,6 +45,22 @@ export function readingNote(msg: ContextUsageMessage, reading: Reading = "read")
   const percent = Math.max(1, Math.min(99, Math.round((100 * s.sent_chars) / s.page_chars)));
   const about = s.about.length ? `: the parts about ${s.about.join(", ")}` : "";
   return `Read ${percent} % of this page${about}.`;
+}
+
+/** The page's own documents (its summary and its chunks), as the host names them. */
+const PAGE_DOC = /^doc:web:(summary|chunk:\d+)$/;
+
+/**
+ * "Read only the start of this page (8 %)." when the page was sent from its
+ * start until the budget was full (no passages chosen), or null when all of
+ * it was sent.
+ */
+function startNote(msg: ContextUsageMessage): string | null {
+  const sent = msg.documents.filter((d) => d.included && PAGE_DOC.test(d.doc_id)).reduce((n, d) => n + d.chars, 0);
+  const left = msg.cut.filter((c) => PAGE_DOC.test(c.doc_id)).reduce((n, c) => n + c.chars_removed, 0);
+  if (left <= 0 || sent <= 0) return null;
+  const percent = Math.max(1, Math.min(99, Math.round((100 * sent) / (sent + left))));
+  return `Read only the start of this page (${percent} %).`;
 }
 
 /**

@@ -55,8 +55,8 @@ export class TurnView {
   private readonly body: HTMLElement;
   /** Which runtime and model answered, and where the page went. */
   private readonly badge: HTMLElement;
-  /** Context meters drawn while the turn reads, redrawn once it ended. */
-  private reading: { usage: ContextUsageMessage; meter: HTMLElement }[] = [];
+  /** The context meter drawn, and the reading it was drawn for (redrawn as the reading moves on). */
+  private meter: { el: HTMLElement | null; usage: ContextUsageMessage; reading: Reading } | null = null;
   /** The DOM nodes of each body item drawn, so an unchanged item keeps its nodes. */
   private drawn = new WeakMap<BodyItem, Node[]>();
 
@@ -90,12 +90,7 @@ export class TurnView {
     if (action.kind === "stop") this.steps.stop();
     if (action.kind === "approval.answer") this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
     for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
-    const model = next.runtime?.info.kind !== "builtin";
-    for (const usage of next.usage.slice(prev.usage.length)) {
-      const meter = contextMeter(document, usage, model, reading(next));
-      if (meter) this.progress.after(meter);
-      if (meter && !next.ended) this.reading.push({ usage, meter });
-    }
+    this.renderMeter(next);
     for (const note of prev.notes) if (!next.notes.includes(note)) this.steps.dropNote(note.step);
     for (const note of next.notes) if (!prev.notes.includes(note)) this.steps.note(note.step, plainText(note.render));
     if (action.kind === "host") this.stepEvent(action);
@@ -107,11 +102,6 @@ export class TurnView {
       this.badge.hidden = false;
     }
     if (next.ends > prev.ends) {
-      // The reading is over: its notes now say what was read.
-      for (const { usage, meter } of this.reading.splice(0)) {
-        const done = contextMeter(document, usage, model, reading(next));
-        if (done) meter.replaceWith(done);
-      }
       this.progress.hidden = true;
       this.steps.end();
       this.root.setAttribute("aria-busy", "false");
@@ -119,6 +109,21 @@ export class TurnView {
     if (next.done && !prev.done && next.done.msg.status === "ok") {
       announce(`Answer ready. ${plainText(next.done.answer?.render ?? null).slice(0, 300)}`);
     }
+  }
+
+  /**
+   * The meter of the request the model gets last (a start-only answer's
+   * usage replaces the plan its estimate was made from), its note saying
+   * where the reading stands now.
+   */
+  private renderMeter(turn: TurnState): void {
+    const usage = turn.usage.at(-1);
+    const now = reading(turn);
+    if (!usage || (this.meter?.usage === usage && this.meter.reading === now)) return;
+    const el = contextMeter(document, usage, turn.runtime?.info.kind !== "builtin", now);
+    this.meter?.el?.remove();
+    if (el) this.progress.after(el);
+    this.meter = { el, usage, reading: now };
   }
 
   private stepEvent(action: Extract<SidebarAction, { kind: "host" }>): void {
@@ -246,6 +251,6 @@ export class TurnView {
 
 /** Where a turn's reading stands, for its notes. */
 function reading(turn: TurnState): Reading {
-  if (!turn.ended) return "reading";
+  if (!turn.ended) return turn.estimate === null ? "reading" : "asking";
   return turn.done?.msg.status === "ok" ? "read" : "unread";
 }

@@ -391,7 +391,58 @@ pub fn pack(input: &PackInput<'_>, budget: Budget) -> Packed {
 
 /// [`pack`], ranking passages with the page's index from `indexes` when it
 /// is kept there (see `select::PageIndexes`).
+///
+/// The budget holds the whole of each document sent: its contents are
+/// measured as they are packed, its own fields (id, kind, trust, source)
+/// once they are known. When those fields push the documents past the
+/// budget, the request is packed again with that much less room (fewer or
+/// shorter documents, whose fields take no more), so a request over a full
+/// window keeps the margin every other request has.
 pub fn pack_with(
+    input: &PackInput<'_>,
+    budget: Budget,
+    indexes: Option<&dyn crate::select::PageIndexes>,
+) -> Packed {
+    let mut packed = pack_contents(input, budget, indexes);
+    let mut room = budget;
+    for repack in 0..MAX_REPACKS {
+        let fields = document_fields_chars(&packed);
+        let over = (packed.usage.used.chars + fields).saturating_sub(budget.char_limit());
+        if over == 0 {
+            break;
+        }
+        // First by what is over (the same documents, a little shorter);
+        // should other documents come with other fields, by all the fields.
+        room = room.less(if repack == 0 { over } else { fields });
+        packed = pack_contents(input, room, indexes);
+        // The usage keeps the budget the request was given.
+        packed.usage.budget = budget.into();
+    }
+    packed
+}
+
+/// Packs again at most this often.
+const MAX_REPACKS: usize = 2;
+
+/// Chars the packed documents take beyond their contents (which the usage
+/// counts): each document's own fields and the commas between them,
+/// measured without writing the contents out again.
+fn document_fields_chars(packed: &Packed) -> usize {
+    let documents = &packed.packet.context.documents;
+    let fields: usize = documents
+        .iter()
+        .map(|d| {
+            let bare = serde_json::json!({
+                "doc_id": d.doc_id, "kind": d.kind, "trust": d.trust, "source": d.source, "content": null,
+            });
+            json_chars(&bare).saturating_sub("null".len())
+        })
+        .sum();
+    fields + documents.len().saturating_sub(1)
+}
+
+/// Packs the documents' contents within `budget`.
+fn pack_contents(
     input: &PackInput<'_>,
     budget: Budget,
     indexes: Option<&dyn crate::select::PageIndexes>,
@@ -996,6 +1047,48 @@ mod tests {
             p.usage.documents.iter().filter(|d| !d.included).count(),
             5 - chunks.len()
         );
+    }
+
+    #[test]
+    fn the_documents_whole_fit_the_budget_their_fields_counted() {
+        // Many small chunks: each document's own fields weigh as much as a
+        // margin, and are counted for every task.
+        let chunks: Vec<Value> = (1..=60)
+            .map(|c| {
+                json!({"doc_type": CHUNK_DOC_TYPE, "url": "https://example.com/a", "title": "A",
+                "chunk_index": c, "chunk_count": 60, "text": format!("Section {c} on roads and schools. ").repeat(8)})
+            })
+            .collect();
+        let obs = Observation::from_value(json!({
+            "summary": {"doc_type": SUMMARY_DOC_TYPE, "url": "https://example.com/a", "title": "Minutes", "text": "Minutes of the council."},
+            "chunks": chunks,
+        }))
+        .unwrap();
+        let budget = Budget {
+            max_chars: 6_000,
+            max_tokens: 1 << 20,
+        };
+        for (name, text) in [
+            (TaskName::Summarize, "Summarize this page"),
+            (TaskName::Answer, "What about the schools in section 40?"),
+        ] {
+            let t = Task {
+                name,
+                args: Default::default(),
+            };
+            let mut i = input(&obs, &t);
+            i.user_text = text;
+            let p = pack(&i, budget);
+            let docs = &p.packet.context.documents;
+            let whole = json_chars(&serde_json::to_value(docs).unwrap()) - 2;
+            assert!(
+                whole <= budget.char_limit(),
+                "{name:?}: {whole} chars of documents for {}",
+                budget.char_limit()
+            );
+            assert!(docs.len() > 3, "{name:?}: the page is still sent");
+            assert_eq!(p.usage.budget.max_chars, 6_000, "the budget given");
+        }
     }
 
     #[test]

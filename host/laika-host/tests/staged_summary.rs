@@ -216,19 +216,7 @@ fn a_400k_page_is_summarized_in_parts_that_each_fit_an_8k_window() {
         "the reduce call comes last"
     );
     for (i, s) in seen.iter().enumerate() {
-        let asked = tokens_asked(&s.body);
-        assert!(asked <= WINDOW, "request {i}: {asked} tokens of {WINDOW}");
-        // The serialized prompt itself, in bytes, fits the window's chars.
-        let bytes: usize = s.body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["content"].as_str().unwrap().len())
-            .sum();
-        assert!(
-            bytes <= WINDOW * laika_core::pack::WINDOW_CHARS_PER_TOKEN,
-            "{bytes}"
-        );
+        fits_the_window(&s.body, &format!("request {i}"));
     }
     // Every line of the page went to exactly one part call, in order.
     let page = long_page();
@@ -580,6 +568,24 @@ fn parts_are_read_several_at_a_time_and_kept_in_page_order() {
     assert!(text.contains(FACT), "{text}");
 }
 
+/// A chat request fits the stub's window by the window's own count (three
+/// characters a token, plus the answer's `max_tokens`), and its prompt's
+/// bytes fit the window's characters.
+fn fits_the_window(body: &Value, what: &str) {
+    let asked = tokens_asked(body);
+    assert!(asked <= WINDOW, "{what}: {asked} tokens of {WINDOW}");
+    let bytes: usize = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().len())
+        .sum();
+    assert!(
+        bytes <= WINDOW * laika_core::pack::WINDOW_CHARS_PER_TOKEN,
+        "{what}: {bytes} bytes"
+    );
+}
+
 /// Sends a summarize turn and reads its events up to its `estimate`.
 fn until_estimate(host: &mut Host, id: &str) -> (Vec<Value>, Value) {
     host.send(&turn_msg(
@@ -667,6 +673,10 @@ fn read_it_all_reads_every_part_and_the_next_estimate_knows_the_time() {
         stub.seen().iter().filter(|s| is_part(&s.body)).count(),
         parts
     );
+    // Parts, combining rounds and the answer's call each fit the window.
+    for (i, s) in stub.seen().iter().enumerate() {
+        fits_the_window(&s.body, &format!("request {i}"));
+    }
     let ops = operations(&events);
     assert_eq!(
         ops.last().unwrap(),
@@ -698,4 +708,6 @@ fn read_the_start_only_answers_in_one_call_from_what_fits() {
     let sent = packet(&seen[0].body)["context"]["documents"].to_string();
     assert!(sent.contains("Item 0.") && !sent.contains(FACT));
     assert!(operations(&events).is_empty());
+    // The one call fits the window as every other request does.
+    fits_the_window(&seen[0].body, "the start only");
 }
