@@ -359,7 +359,14 @@ pub fn page_texts(obs: &Observation) -> impl Iterator<Item = &str> {
     let s = &obs.summary;
     [s.title.as_str(), s.text.as_str(), s.url.as_str()]
         .into_iter()
-        .chain(s.primary.iter().map(|p| p.text.as_str()))
+        // The main text is most often a run of the page text's own words
+        // (or all of it): its shingles are already there.
+        .chain(
+            s.primary
+                .iter()
+                .map(|p| p.text.as_str())
+                .filter(|p| !holds_words_of(&s.text, p)),
+        )
         .chain(
             s.items
                 .iter()
@@ -381,6 +388,27 @@ pub fn page_texts(obs: &Observation) -> impl Iterator<Item = &str> {
                 .iter()
                 .flat_map(|t| [t.title.as_str(), t.text.as_str(), t.url.as_str()]),
         )
+}
+
+/// Whether `part`'s words are a run of `text`'s words: `part` occurs in
+/// `text` between whitespace (or the ends), so every shingle it makes
+/// `text` makes too.
+fn holds_words_of(text: &str, part: &str) -> bool {
+    let part = part.trim();
+    let at_break = |s: Option<&str>, last: bool| {
+        s.is_none_or(|s| {
+            let c = if last {
+                s.chars().next_back()
+            } else {
+                s.chars().next()
+            };
+            c.is_none_or(char::is_whitespace)
+        })
+    };
+    !part.is_empty()
+        && text.match_indices(part).any(|(at, m)| {
+            at_break(text.get(..at), true) && at_break(text.get(at + m.len()..), false)
+        })
 }
 
 /// The text from the first to the last of `words` (they borrow `text`).
@@ -542,6 +570,36 @@ mod tests {
             carried(&page, "best trains in europe", "", Sink::ThirdParty),
             None
         );
+    }
+
+    #[test]
+    fn a_main_text_within_the_page_text_adds_what_adding_it_again_would() {
+        let text =
+            "Night trains: Order A-7731 ships soon.\nContact Ada Lovelace at the north building.";
+        for primary in [
+            text,
+            "Contact Ada Lovelace at the north building.",
+            "Order A-7731 ships",
+            // Not between whitespace: its first and last words are new.
+            "ains: Order A-7731 ships soon.\nContact Ada Love",
+            "Grace Hopper wrote the first compiler, order B-1200.",
+        ] {
+            let obs = Observation::from_value(serde_json::json!({"summary": {
+                "doc_type": "web.observation.summary.v1", "url": "https://e.example/t",
+                "title": "Trains", "text": text, "primary": {"text": primary}}}))
+            .unwrap();
+            let mut got = Provenance::new();
+            got.add_observation(&obs, None).unwrap();
+            let every = set(&["Trains", text, "https://e.example/t", primary]);
+            assert_eq!(
+                (&got.runs, &got.names, &got.data),
+                (&every.runs, &every.names, &every.data),
+                "{primary}"
+            );
+        }
+        assert!(holds_words_of("a b c", "b c"));
+        assert!(!holds_words_of("a bc", "b"));
+        assert!(!holds_words_of("a b", ""));
     }
 
     #[test]

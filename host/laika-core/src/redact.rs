@@ -83,10 +83,39 @@ pub fn clip_scrubbed(text: &str, max: usize) -> String {
     crate::text::clip(&scrub_text(text), max)
 }
 
+/// Chars read past a kept prefix when only the prefix is wanted: far more
+/// than any detector looks beyond a secret (its context words come before
+/// it, within a few dozen chars), however redactions change the lengths.
+const SCRUB_READ_AHEAD: usize = 1024;
+
 /// The first `max` chars of `text` once its secrets are scrubbed (see
-/// [`clip_scrubbed`]).
+/// [`clip_scrubbed`]). Only the start of `text` is read: [`SCRUB_READ_AHEAD`]
+/// chars past the prefix, and on to the next whitespace so that no token (a
+/// key, a URL, a card's digits) is cut; further while the redactions leave
+/// less than that past the prefix. The result is the same as scrubbing the
+/// whole text first (a test holds it to that), without scanning a whole page
+/// for a 200-char preview.
 pub fn prefix_scrubbed(text: &str, max: usize) -> String {
-    crate::text::prefix_chars(&scrub_text(text), max).to_owned()
+    let mut reach = max.saturating_add(SCRUB_READ_AHEAD);
+    loop {
+        let window = through_token(text, reach);
+        let scrubbed = scrub_text(window);
+        if window.len() == text.len()
+            || scrubbed.chars().count() >= max.saturating_add(SCRUB_READ_AHEAD)
+        {
+            return crate::text::prefix_chars(&scrubbed, max).to_owned();
+        }
+        reach = reach.saturating_mul(2);
+    }
+}
+
+/// The first `chars` chars of `text`, and on to the end of the token the
+/// cut falls in (the next whitespace).
+fn through_token(text: &str, chars: usize) -> &str {
+    let head = crate::text::prefix_chars(text, chars);
+    let rest = text.get(head.len()..).unwrap_or_default();
+    let end = head.len() + rest.find(char::is_whitespace).unwrap_or(rest.len());
+    text.get(..end).unwrap_or(text)
 }
 
 /// Free text as it may be stored: credentials stripped from its
@@ -959,6 +988,87 @@ mod tests {
         let mut v = json!({"a": ["sk_live_4eC39HqLyjWDarjtT1zdp7dc", {"b": "ok"}]});
         assert_eq!(scrub_value(&mut v), 1);
         assert_eq!(v, json!({"a": ["[redacted]", {"b": "ok"}]}));
+    }
+
+    /// A random-looking token of `len` chars (the token detector's kind).
+    fn random_token(len: usize) -> String {
+        let alphabet = b"aB3xQ9kZ7mR2pL5tW8vN4cY6hJ1sD0fG";
+        let mut x: u32 = 0x9E37_79B9;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                char::from(alphabet[(x % alphabet.len() as u32) as usize])
+            })
+            .collect()
+    }
+
+    /// What [`prefix_scrubbed`] must equal: the whole text scrubbed, then cut.
+    fn whole_then_cut(text: &str, max: usize) -> String {
+        crate::text::prefix_chars(&scrub_text(text), max).to_owned()
+    }
+
+    #[test]
+    fn a_prefix_scrubbed_is_the_whole_text_scrubbed_then_cut() {
+        let long = random_token(5000);
+        let pins = "PIN: 4711 ".repeat(400);
+        let cases = [
+            // A key longer than the read-ahead, starting inside the prefix.
+            format!("{} {long} tail words", "word ".repeat(30)),
+            // Short secrets grow into `[redacted]`: the prefix reaches further.
+            format!(
+                "{pins}and then my password is Hunter22 {}",
+                "x ".repeat(3000)
+            ),
+            // A secret across the read-ahead's end, and a card across the cut.
+            format!(
+                "{}AKIAIOSFODNN7EXAMPLE {}",
+                "ab ".repeat(408),
+                "c ".repeat(900)
+            ),
+            format!(
+                "{}4111 1111 1111 1111 {}",
+                "é".repeat(195),
+                "d ".repeat(2000)
+            ),
+            format!("see https://bob:pw@example.com/{} then", "p".repeat(3000)),
+        ];
+        for text in &cases {
+            for max in [0, 1, 150, 200, 300, 1024, 2000] {
+                assert_eq!(
+                    prefix_scrubbed(text, max),
+                    whole_then_cut(text, max),
+                    "max {max}"
+                );
+            }
+        }
+        let preview = prefix_scrubbed(&cases[0], 200);
+        assert!(!preview.contains(&long[..20]), "{preview}");
+        assert!(preview.contains(crate::secrets::REDACTED), "{preview}");
+    }
+
+    proptest! {
+        #[test]
+        fn prefix_scrubbed_matches_scrubbing_the_whole(
+            parts in prop::collection::vec(0usize..12, 0..120),
+            seps in prop::collection::vec(prop::sample::select(vec![" ", "\n", "", ": ", "  "]), 120),
+            max in 0usize..1600,
+        ) {
+            let long = random_token(1500);
+            let fragments = [
+                "word", "my password is Hunter22", "AKIAIOSFODNN7EXAMPLE",
+                "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "4111 1111 1111 1111",
+                "https://bob:pw@example.com/x", "PIN: 4711", "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                "é", long.as_str(), "token", "Bearer",
+            ];
+            let text: String = parts
+                .iter()
+                .zip(&seps)
+                .flat_map(|(&p, &sep)| [fragments[p], sep])
+                .collect();
+            prop_assert_eq!(prefix_scrubbed(&text, max), whole_then_cut(&text, max));
+        }
     }
 
     #[test]

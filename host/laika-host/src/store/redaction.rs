@@ -28,20 +28,33 @@ const DOCUMENT_KEYS: [&str; 4] = ["doc_id", "kind", "trust", "source"];
 
 /// The request packet as it may be stored by default.
 pub fn redact_request_packet(packet: &Value) -> Value {
-    let mut out = packet.clone();
-    if let Some(context) = out.get_mut("context").and_then(Value::as_object_mut) {
-        for (key, value) in context.iter_mut() {
-            *value = if key == "documents" {
-                redact_documents(value)
-            } else {
-                opaque(value)
-            };
-        }
-    } else if let Some(context) = out.get_mut("context") {
-        // Not the documented shape; whatever it is, it came from the page.
-        *context = opaque(context);
-    }
-    out
+    let Some(fields) = packet.as_object() else {
+        return packet.clone();
+    };
+    // Built field by field: the context (the page, maybe megabytes) is
+    // read, never copied.
+    let out = fields.iter().map(|(key, value)| {
+        let kept = match (key.as_str(), value.as_object()) {
+            ("context", Some(context)) => Value::Object(
+                context
+                    .iter()
+                    .map(|(key, value)| {
+                        let redacted = if key == "documents" {
+                            redact_documents(value)
+                        } else {
+                            opaque(value)
+                        };
+                        (key.clone(), redacted)
+                    })
+                    .collect(),
+            ),
+            // Not the documented shape; whatever it is, it came from the page.
+            ("context", None) => opaque(value),
+            _ => value.clone(),
+        };
+        (key.clone(), kept)
+    });
+    Value::Object(out.collect())
 }
 
 /// The response packet as it may be stored by default: citation quotes capped.
