@@ -1070,13 +1070,11 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
                 .filter(|f| sole_value(lines, index, field, want, f))
         },
     ];
-    labelled()
-        .filter(outside_margins)
-        .or_else(|| {
-            unlabelled_or_running_text
-                .iter()
-                .find_map(|find| find().filter(in_main))
-        })
+    labelled().filter(outside_margins).or_else(|| {
+        unlabelled_or_running_text
+            .iter()
+            .find_map(|find| find().filter(in_main))
+    })
 }
 
 /// How far (bytes) a name read from running text for a field of no known

@@ -514,7 +514,7 @@ impl Interceptor for Modes {
         }
         append_rule(
             prompts,
-            "mode: act (the user wants something done; only act runs actions), inform (wants to know), or clarify if unclear: one question, 2-5 assistant.choices.",
+            "mode: act (the user wants something done; only act runs actions), inform (wants to know) or, if unclear, clarify: one question, 2-5 assistant.choices.",
         );
     }
 }
@@ -682,7 +682,7 @@ impl Interceptor for Memory {
     fn pre_prompt(&self, prompts: &mut Prompts, _: &RequestPacket, _: &McpTools) {
         append_rule(
             prompts,
-            "In a follow-up, context.conversation (untrusted) holds earlier turns and your memory: use it to read the question, take facts from the documents. Optionally set memory.summary for later turns.",
+            "In a follow-up, context.conversation (untrusted) holds earlier turns and your memory: read the question with it, take facts from the documents. You may set memory.summary.",
         );
     }
 
@@ -1094,7 +1094,7 @@ mod tests {
             .system;
         assert!(system.contains("mode:"), "{system}");
         let n = system.chars().count();
-        assert!(n <= 2_100, "{n} chars:\n{system}");
+        assert!(n <= 2_000, "{n} chars:\n{system}");
     }
 
     /// A summary for the user asks for follow-up questions in one short

@@ -7,9 +7,10 @@
 //! items, comments, and every control and link (`elements`, on a news page
 //! often twice the size of its text). On a local model reading the prompt
 //! is most of the wait, so:
-//! - `primary.text` is dropped when the text already holds it (its tag,
-//!   role and handle stay);
-//! - outline entries the text already holds are dropped;
+//! - `doc_type` is dropped (the document's `kind` names it), and `primary`
+//!   when the text already holds its text;
+//! - outline entries the text already holds are dropped, and repeated
+//!   ones; a heading's tag its level gives and empty fields go too;
 //! - items and comments go without handles; an item whose title the text
 //!   already has is dropped unless it says more (a snippet the text lacks, a
 //!   comment count);
@@ -66,19 +67,43 @@ pub fn fit(content: &mut Value, task: TaskName, question: &str) -> Vec<Value> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    if let Some(Value::Object(primary)) = summary.get_mut("primary") {
-        let held = primary
-            .get("text")
-            .and_then(Value::as_str)
-            .is_some_and(|p| !p.is_empty() && held_by(&text, p));
-        if held {
-            primary.remove("text");
-        }
+    let held = summary
+        .get("primary")
+        .and_then(|p| p.get("text"))
+        .and_then(Value::as_str)
+        .is_some_and(|p| !p.is_empty() && held_by(&text, p));
+    if held {
+        // The main region's tag and handle are no help without its text:
+        // the model acts on named elements, and a citation is placed on
+        // the region from the observation (`with_handles`).
+        summary.remove("primary");
     }
     if let Some(Value::Array(outline)) = summary.get_mut("outline") {
         outline.retain(|e| !e["text"].as_str().is_some_and(|t| text.contains(t.trim())));
+        let mut seen = HashSet::new();
+        outline.retain(|e| seen.insert(e.to_string()));
+        for entry in outline.iter_mut() {
+            if let Some(o) = entry.as_object_mut() {
+                // `h2` at level 2 says nothing the level does not.
+                let implied = o
+                    .get("level")
+                    .and_then(Value::as_u64)
+                    .map(|l| format!("h{l}"));
+                if implied.is_some() && o.get("tag").and_then(Value::as_str) == implied.as_deref() {
+                    o.remove("tag");
+                }
+            }
+        }
         if outline.is_empty() {
             summary.remove("outline");
+        }
+    }
+    // What says nothing the model lacks: the document's `kind` already
+    // names its type, and an empty field is no information.
+    summary.remove("doc_type");
+    for key in ["outline", "items", "comments"] {
+        if let Some(value) = summary.get_mut(key) {
+            drop_empty_strings(value);
         }
     }
     // Handles are for acting, and a question acts on what it names: those
@@ -177,6 +202,20 @@ fn held_by(text: &str, primary: &str) -> bool {
     total > 0 && found as f64 >= COVERED * total as f64
 }
 
+/// Removes the empty-string fields of `value`'s objects (a heading's
+/// `role: ""`), in it and in the arrays it holds, one level down.
+fn drop_empty_strings(value: &mut Value) {
+    let strip = |v: &mut Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.retain(|_, f| f.as_str() != Some(""));
+        }
+    };
+    match value {
+        Value::Array(entries) => entries.iter_mut().for_each(strip),
+        other => strip(other),
+    }
+}
+
 /// An item the text does not already give whole: a title it lacks, a
 /// snippet it lacks, or a comment count.
 fn says_more(item: &Value, text: &str) -> bool {
@@ -251,12 +290,13 @@ mod tests {
     fn the_page_text_goes_once_and_a_summary_gets_no_handles() {
         let mut c = page();
         assert!(fit(&mut c, TaskName::Summarize, "Summarize the newsletter").is_empty());
-        assert!(c["primary"].get("text").is_none(), "{c}");
-        assert_eq!(c["primary"]["handle_id"], "laika-1");
+        assert!(c.get("primary").is_none(), "the text holds it: {c}");
+        // A heading's tag its level gives and an empty role say nothing.
         assert_eq!(
             c["outline"],
-            json!([{"level": 2, "tag": "h2", "role": "", "text": "Hidden heading"}])
+            json!([{"level": 2, "text": "Hidden heading"}])
         );
+        assert!(c.get("doc_type").is_none(), "the document's kind says it");
         assert!(c.get("elements").is_none());
         assert_eq!(
             c["items"],

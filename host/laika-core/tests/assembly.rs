@@ -223,27 +223,27 @@ fn a_follow_ups_packed_prompt_is_pinned() {
         (
             "How much will the harbour bridge contract cost?",
             window,
-            json!({"about":["harbour","bridge","contract","cost"],"chars":[4088,243160],"chunks":[14,19,36,93],"cut":117,"cut_chars":264111,"documents":6,"passages":[4,346],"prompt_fnv":"a38a71c492376201","prompt_len":8983,"redacted":122,"used":7503}),
+            json!({"about":["harbour","bridge","contract","cost"],"chars":[4127,243160],"chunks":[14,19,36,93],"cut":117,"cut_chars":264072,"documents":6,"passages":[4,346],"prompt_fnv":"e1e38f8f19b7eb38","prompt_len":8983,"redacted":122,"used":7503}),
         ),
         (
             "When does the ferry timetable change?",
             fixed,
-            json!({"about":["ferry","timetable","change"],"chars":[55068,243160],"chunks":[1,2,4,6,7,12,14,16,22,23,25,26,28,30,31,32,33,35,38,40,42,44,46,48,51,52,53,58,61,63,67,68,69,70,71,75,76,84,86,88,90,93,94,95,96,97,100,102,103,104,105,107,108,109,110,111,112,114,116,120],"cut":60,"cut_chars":135639,"documents":62,"passages":[68,346],"prompt_fnv":"6027740a5bf0cda1","prompt_len":90897,"redacted":122,"used":78091}),
+            json!({"about":["ferry","timetable","change"],"chars":[62141,243160],"chunks":[1,2,4,6,7,10,12,14,15,16,22,23,24,25,26,27,28,30,31,32,33,35,38,39,40,42,43,44,46,48,51,52,53,58,61,63,67,68,69,70,71,75,76,83,84,86,88,90,93,94,95,96,97,100,102,103,104,105,107,108,109,110,111,112,114,116,120],"cut":53,"cut_chars":119833,"documents":69,"passages":[76,346],"prompt_fnv":"2b1d78fcfd8d7b36","prompt_len":100786,"redacted":122,"used":86595}),
         ),
         (
             "東京の橋の予算は？",
             window,
-            json!({"about":["東京の橋の予算は"],"chars":[3865,243160],"chunks":[22,28,48,72,111],"cut":116,"cut_chars":261816,"documents":7,"passages":[5,346],"prompt_fnv":"e8a7bd240dbefe3d","prompt_len":8308,"redacted":122,"used":6672}),
+            json!({"about":["東京の橋の予算は"],"chars":[3904,243160],"chunks":[22,28,48,72,111],"cut":116,"cut_chars":261777,"documents":7,"passages":[5,346],"prompt_fnv":"7d0bf19d83bf8a47","prompt_len":8307,"redacted":122,"used":6671}),
         ),
         (
             "When was the bridge contract signed?",
             window,
-            json!({"about":["bridge","contract","signed"],"chars":[3880,243160],"chunks":[14,30,81,93,98],"cut":116,"cut_chars":261749,"documents":7,"passages":[5,346],"prompt_fnv":"8ed68406e0731b81","prompt_len":8234,"redacted":122,"used":6696}),
+            json!({"about":["bridge","contract","signed"],"chars":[3920,243160],"chunks":[14,30,81,93,98],"cut":116,"cut_chars":261709,"documents":7,"passages":[5,346],"prompt_fnv":"b5b0d9a5fef207f1","prompt_len":8235,"redacted":122,"used":6697}),
         ),
         (
             "zzz qqq",
             window,
-            json!({"about":[],"chars":[4291,243160],"chunks":[1,2,3],"cut":118,"cut_chars":266251,"documents":5,"passages":[5,346],"prompt_fnv":"e2c154778b3b5221","prompt_len":8902,"redacted":122,"used":7604}),
+            json!({"about":[],"chars":[4331,243160],"chunks":[1,2,3],"cut":118,"cut_chars":266211,"documents":5,"passages":[5,346],"prompt_fnv":"30c6da2a139a1a3f","prompt_len":8910,"redacted":122,"used":7606}),
         ),
     ];
     let kept = Kept::default();
