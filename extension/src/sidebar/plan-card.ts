@@ -101,6 +101,8 @@ export class PlanCard {
   private readonly frame: CardFrame;
   private body: HTMLElement;
   private controls: StepControls[] = [];
+  /** How to edit: said only while the plan can be edited. */
+  private readonly note: HTMLElement;
   private timer: ReturnType<typeof setInterval> | null = null;
   private decided = false;
   private plan: AgentPlan;
@@ -116,14 +118,14 @@ export class PlanCard {
     this.root = this.frame.root;
     this.root.dataset["callId"] = msg.call_id;
     this.body = stages(doc, msg.plan, (s, n) => this.editRow(s, n));
-    const note = el(doc, "div", "approval-detail", "Uncheck a step to skip it; edit a title to reword it. Laika still asks before each action.");
+    this.note = el(doc, "div", "approval-detail", "Uncheck a step to skip it; edit a title to reword it. Laika still asks before each action.");
     const approve = cardButton(doc, "Approve", true);
     const cancel = cardButton(doc, "Cancel");
     approve.addEventListener("click", () => this.decide(true));
     cancel.addEventListener("click", () => this.decide(false));
     this.frame.buttons.append(approve, cancel);
     this.frame.status.setAttribute("role", "status");
-    this.root.append(this.body, note, this.frame.buttons, this.frame.status);
+    this.root.append(this.body, this.note, this.frame.buttons, this.frame.status);
     this.timer = countdown(doc, this.frame.buttons, msg.expires_in_ms, now, () => this.close("Expired: nobody answered in time, so nothing was run."));
   }
 
@@ -183,6 +185,7 @@ export class PlanCard {
     this.decided = true;
     this.controls = [];
     this.frame.buttons.remove();
+    this.note.remove();
     this.root.classList.add("closed");
     this.draw();
   }
