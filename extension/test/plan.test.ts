@@ -85,6 +85,7 @@ describe("the plan card", () => {
     const { c, sent } = card();
     c.root.querySelectorAll("button")[1]?.click();
     expect(sent).toEqual([[false, undefined]]);
+    expect(c.cancelled()).toBe(true);
     const skipped: AgentPlan = structuredClone(PLAN);
     for (const st of skipped.stages.flatMap((x) => x.steps)) Object.assign(st, { status: "skipped", message: "Cancelled." });
     c.update(skipped);

@@ -151,6 +151,8 @@ try {
   assert(!after.some((e) => e.type === "tool_call" || e.type === "error"), `nothing ran after Cancel (${after.map((e) => e.type)})`);
   assert(after.some((e) => e.type === "done" && e.status === "cancelled"), "the turn ended with done (cancelled)");
   assert(await composerFree(), "the composer is free after Cancel");
+  const said = (await sidebar.textContent(".turn:nth-of-type(2) .stop-reason")) ?? "";
+  assert(said === "Not run: you cancelled the plan.", `the end says why, plainly (${said})`);
   const cancelled = await statuses(".turn:nth-of-type(2) .plan-card");
   assert(cancelled.every((s) => s.includes(":skipped:")), `every step skipped (${cancelled})`);
   assert(tab.url() === url, "the page did not move");

@@ -105,6 +105,8 @@ export class PlanCard {
   private readonly note: HTMLElement;
   private timer: ReturnType<typeof setInterval> | null = null;
   private decided = false;
+  /** The user pressed Cancel (the turn then ends with nothing run). */
+  private declined = false;
   private plan: AgentPlan;
 
   constructor(
@@ -152,8 +154,14 @@ export class PlanCard {
   private decide(approved: boolean): void {
     if (this.decided) return;
     const edit = approved ? planEdit(this.controls) : undefined;
+    this.declined = !approved;
     this.close(approved ? "Approved — the steps run in order." : "Cancelled — nothing was run.");
     this.send(approved, edit);
+  }
+
+  /** Whether the user cancelled the plan. */
+  cancelled(): boolean {
+    return this.declined;
   }
 
   /** The plan as the host has it now (its patches applied): drawn once the card is read-only. */

@@ -250,7 +250,11 @@ export class TurnView {
     if (!done) return;
     const { msg, answer } = done;
     // A long page the user chose not to read: said plainly, not as a stop.
-    const reason = this.steps.declined() ? "Not read: you chose not to read this long page." : stopReasonText(msg.stop_reason, msg.steps);
+    const reason = this.steps.declined()
+      ? "Not read: you chose not to read this long page."
+      : this.plan?.cancelled()
+        ? "Not run: you cancelled the plan."
+        : stopReasonText(msg.stop_reason, msg.steps);
     // A failed or cancelled turn already said why (its `error`).
     if (reason && !(turn.failed && (msg.stop_reason === "failed" || msg.stop_reason === "cancelled"))) {
       const p = h("p", "notice stop-reason", reason);
