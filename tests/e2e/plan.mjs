@@ -9,7 +9,7 @@
 // open and decided at 360/420/800 px, light and dark, axe clean.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, checkA11y, element, esc, hostEvents, launch, modelOutput, observeTab, openSidebar, screenMatrix, serveRoutes } from "./lib.mjs";
+import { assert, checkA11y, element, esc, hostEvents, launch, modelOutput, observeTab, openSidebar, screenMatrix, serveRoutes, shot } from "./lib.mjs";
 
 const page = (title, body) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><main>${body}</main></body></html>`;
@@ -167,6 +167,7 @@ try {
   const storedTitle = (await sidebar.textContent(".plan-checklist .plan-step[data-step-id=s1] .plan-step-title")) ?? "";
   assert(storedTitle === "Read the packs on this page", `history keeps the user's wording (${storedTitle})`);
   await checkA11y(sidebar, "plan in history");
+  await shot(sidebar, "plan-history");
   console.log("ok plan: checklist card, edit (uncheck, reword) and approve, statuses from patches, step named on the call's card, answer, history; Cancel runs nothing");
 } catch (e) {
   console.error(browser.hostLog().slice(-3000));

@@ -185,10 +185,8 @@ export class PlanCard {
   close(status?: string): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    if (this.decided) {
-      if (status !== undefined) this.frame.status.textContent = status;
-      return;
-    }
+    // Once decided, the steps' statuses tell how it went.
+    if (this.decided) return;
     this.frame.status.textContent = status ?? "Not answered: the turn ended.";
     this.decided = true;
     this.controls = [];
