@@ -20,7 +20,7 @@
  * the same (the host runs it once it accepted the approval), but never runs
  * here.
  */
-import type { ApprovalMessage, Decision, EstimateMessage, ToolCallMessage, ToolTarget } from "../generated/wire.js";
+import type { ApprovalMessage, Decision, EstimateMessage, PlanEdit, PlanMessage, ToolCallMessage, ToolTarget } from "../generated/wire.js";
 import { isObject } from "../shared/json.js";
 
 export type CallPhase =
@@ -58,6 +58,44 @@ export interface Call<Owner> {
 const RUNNABLE_EXECUTORS: ReadonlySet<string> = new Set(["page", "tab"]);
 /** Cancelled turn ids remembered (oldest forgotten first). */
 const MAX_CANCELLED = 256;
+
+/** What an answer may carry besides yes or no. */
+export interface ApprovalExtra {
+  /** An estimate's "Read the start only". */
+  startOnly?: boolean;
+  /** A plan's edit: steps unchecked, steps reworded. */
+  plan?: PlanEdit;
+}
+
+/** The protocol's bounds on a plan edit (docs/wire-protocol.md#plans). */
+const MAX_PLAN_STEPS = 8;
+const MAX_PLAN_ID_BYTES = 64;
+const MAX_PLAN_TEXT_CHARS = 200;
+
+function planId(v: unknown): v is string {
+  return typeof v === "string" && v.length > 0 && new TextEncoder().encode(v).length <= MAX_PLAN_ID_BYTES;
+}
+
+/**
+ * A plan edit from the sidebar, rebuilt from the fields it may have (step
+ * ids to skip, new titles), or null when anything in it is out of shape: a
+ * bad edit is refused, never half sent.
+ */
+export function readPlanEdit(v: unknown): PlanEdit | null {
+  if (!isObject(v)) return null;
+  const skip = v["skip"] ?? [];
+  const titles = v["titles"] ?? [];
+  if (!Array.isArray(skip) || !Array.isArray(titles) || skip.length > MAX_PLAN_STEPS || titles.length > MAX_PLAN_STEPS) return null;
+  if (!skip.every(planId)) return null;
+  const read: PlanEdit["titles"] = [];
+  for (const t of titles) {
+    if (!isObject(t) || !planId(t["id"]) || typeof t["title"] !== "string") return null;
+    const title = t["title"].trim();
+    if (!title || [...title].length > MAX_PLAN_TEXT_CHARS) return null;
+    read.push({ id: t["id"], title });
+  }
+  return { skip: [...skip], titles: read };
+}
 
 export class CallBook<Owner> {
   private calls = new Map<string, Call<Owner>>();
@@ -105,17 +143,18 @@ export class CallBook<Owner> {
   }
 
   /**
-   * Records an `estimate`: a question the turn waits on, answered like an
-   * `ask` call's approval (by its owner, with its digest) and never run.
+   * Records a question the turn waits on (an `estimate`, a `plan`),
+   * answered like an `ask` call's approval (by its owner, with its digest)
+   * and never run; `name` says which.
    */
-  proposeEstimate(msg: EstimateMessage, turnId: string, owner: Owner): void {
+  proposeQuestion(msg: EstimateMessage | PlanMessage, turnId: string, owner: Owner): void {
     if (this.calls.has(msg.call_id)) return;
     this.calls.set(msg.call_id, {
       callId: msg.call_id,
       turnId,
       owner,
       decision: "ask",
-      name: "stage.confirm",
+      name: msg.type === "plan" ? "plan.approve" : "stage.confirm",
       args: {},
       executor: "host",
       digest: msg.digest,
@@ -129,8 +168,10 @@ export class CallBook<Owner> {
    * The user answered an approval card. Accepted only from the call's owner,
    * for an `ask` call still waiting for the user; returns the `approval` to
    * send (with the digest of the `tool_call` the user saw), else null.
+   * `extra`: an estimate's "start only", a plan's edit (only with approved,
+   * only for the question it belongs to).
    */
-  answer(callId: string, owner: Owner, approved: boolean, approvalId: string, startOnly = false): ApprovalMessage | null {
+  answer(callId: string, owner: Owner, approved: boolean, approvalId: string, extra: ApprovalExtra = {}): ApprovalMessage | null {
     const call = this.calls.get(callId);
     if (!call || call.owner !== owner || call.decision !== "ask" || call.phase !== "awaiting_user") return null;
     if (this.cancelledTurns.has(call.turnId)) return null;
@@ -138,7 +179,10 @@ export class CallBook<Owner> {
     call.approvalId = approvalId;
     this.approvals.set(approvalId, callId);
     const msg: ApprovalMessage = { type: "approval", id: approvalId, call_id: callId, digest: call.digest, approved };
-    return startOnly && approved ? { ...msg, start_only: true } : msg;
+    if (!approved) return msg;
+    if (extra.startOnly && call.name === "stage.confirm") return { ...msg, start_only: true };
+    if (extra.plan && call.name === "plan.approve") return { ...msg, plan: extra.plan };
+    return msg;
   }
 
   /** Whether `id` is an `approval` this book sent (its answer is routed here). */

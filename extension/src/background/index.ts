@@ -20,7 +20,7 @@ import type { ExtensionMessage, Observation } from "../generated/wire.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
 import type { ShareRequest } from "../shared/share.js";
 import { HostConnection } from "./host.js";
-import type { Call } from "./calls.js";
+import { readPlanEdit, type Call } from "./calls.js";
 import { observe, toContent } from "./content.js";
 import { openTabs, pickedTabs, selectionIn, targetTab, withSelection } from "./context.js";
 import { observeTab, PdfError, PdfReader } from "./pdf.js";
@@ -158,7 +158,8 @@ function onTurnEvent(turnId: string, port: Port, msg: RoutedHostMessage): void {
       calls.propose(msg, turnId, port);
       return;
     case "estimate":
-      calls.proposeEstimate(msg, turnId, port);
+    case "plan":
+      calls.proposeQuestion(msg, turnId, port);
       return;
     case "agent_state": {
       if (msg.state !== "executing" || !msg.call_id) return;
@@ -270,6 +271,7 @@ async function ask(port: Port, req: Extract<SidebarRequest, { kind: "ask" }>): P
     ...(req.collection_id ? { collection_id: req.collection_id } : {}),
     ...(req.offline === true ? { offline: true } : {}),
     ...(req.mode ? { mode: req.mode } : {}),
+    ...(req.plans === true ? { plans: true } : {}),
     tab: { url: tab.url ?? null, title: tab.title ?? null, tab_id: tab.id, browser: BUILD_BROWSER === "firefox" ? "firefox" : "chrome" },
     observation,
   };
@@ -357,7 +359,9 @@ const handlers: { [K in SidebarRequest["kind"]]: Handler<K> } = {
   },
   approval(port, req) {
     if (typeof req.call_id !== "string" || typeof req.approved !== "boolean") return;
-    const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`, req.start_only === true);
+    const plan = req.plan === undefined ? undefined : readPlanEdit(req.plan);
+    if (plan === null) return;
+    const msg = calls.answer(req.call_id, port, req.approved, `approval-${crypto.randomUUID()}`, { startOnly: req.start_only === true, plan });
     if (!msg) return;
     const err = host.send(msg);
     if (err) {

@@ -4,7 +4,7 @@
  * the sender is this extension (`sender.id === runtime.id`) before acting.
  */
 import type { UntrustedArguments } from "../generated/tools.js";
-import type { ExtensionMessage, Observation, RuntimeInfo, TaskName, ToolTarget } from "../generated/wire.js";
+import type { ExtensionMessage, Observation, PlanEdit, RuntimeInfo, TaskName, ToolTarget } from "../generated/wire.js";
 import type { RoutedHostMessage } from "./protocol.js";
 import type { ShareRequest } from "./share.js";
 
@@ -59,6 +59,8 @@ export type SidebarRequest =
       offline?: boolean;
       /** The user's own choice: only tell (`inform`) or do it (`act`); absent, the model reads the message. */
       mode?: "inform" | "act";
+      /** The sidebar shows a plan the model may propose (a question from the composer). */
+      plans?: boolean;
     }
   /** The open web tabs, for the tab picker. */
   | { kind: "tabs" }
@@ -80,9 +82,10 @@ export type SidebarRequest =
   /**
    * The user's answer on an approval card or an estimate card (the
    * background adds the id and the digest it holds); `start_only`: the
-   * estimate's "Read the start only".
+   * estimate's "Read the start only"; `plan`: a plan's edit (steps
+   * unchecked or reworded), sent with its approval.
    */
-  | { kind: "approval"; call_id: string; approved: boolean; start_only?: boolean }
+  | { kind: "approval"; call_id: string; approved: boolean; start_only?: boolean; plan?: PlanEdit }
   /** `tab_id`: a tab the turn included (a citation of another tab); else the turn's page. */
   /** `chunk`: the cited chunk (1-based), opened at its place (a PDF page, a video time) when it has one. */
   | { kind: "highlight"; turn_id: string; handle_id?: string; quote?: string; tab_id?: number; chunk?: number }

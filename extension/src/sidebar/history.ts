@@ -16,6 +16,7 @@ import type { RoutedHostMessage } from "../shared/protocol.js";
 import { $, announce, button, h } from "./dom.js";
 import { sourcesMarkdown, toMarkdown } from "./markdown.js";
 import { renderDoc } from "./render.js";
+import { planChecklist } from "./plan-card.js";
 import { describeCall } from "./steps.js";
 import { isObject } from "../shared/json.js";
 import { fullDate, relativeDate } from "./when.js";
@@ -256,6 +257,8 @@ export class HistoryView {
 export function turnBox(t: ConversationDetail["turns"][number], tag = "div", cls = "turn"): HTMLElement {
   const box = h(tag, cls);
   box.append(h("div", "user", t.user_text));
+  // The plan the turn proposed, with how far each step got: the checklist the live card ended on.
+  if (t.plan) box.append(planChecklist(document, t.plan));
   const calls = t.steps.flatMap((st) => st.calls.map((c) => ({ step: st.step, c })));
   if (calls.length) {
     const list = h("ol", "history-steps");

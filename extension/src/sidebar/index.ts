@@ -154,6 +154,7 @@ function startTurn(a: Ask): void {
     collection_id: collections.selected(),
     offline: a.offline,
     mode: a.mode,
+    plans: a.plans,
   });
 }
 
@@ -167,7 +168,9 @@ function useOffline(again: Ask): void {
 function askNew(task: TaskName, text: string, label: string, fieldList?: string[]): void {
   picker.closePicker();
   const chosen = intent.value === "inform" || intent.value === "act" ? intent.value : undefined;
-  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds, mode: chosen });
+  // A question may be answered with a plan of several steps; a summary or an extraction never is.
+  const plans = task === "web.answer" ? true : undefined;
+  startTurn({ task, text, label, fields: fieldList, selection: picker.selectedText || undefined, tab_ids: picker.tabIds, mode: chosen, plans });
 }
 
 function editQuestion(a: Ask): void {

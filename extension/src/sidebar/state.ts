@@ -9,6 +9,7 @@
  * is a changed answer area (`body`), so a view sees what changed by identity.
  */
 import type {
+  AgentPlan,
   AssistantMessage,
   ContextUsageMessage,
   ConversationAgentState,
@@ -40,6 +41,8 @@ export interface Ask {
   offline?: boolean;
   /** The user's choice of mode for this question, if they made one. */
   mode?: "inform" | "act";
+  /** A question from the composer: the model may answer with a plan, shown as a checklist. */
+  plans?: boolean;
 }
 
 /** One part of a turn's answer area, in order. */
@@ -125,6 +128,11 @@ export interface TurnState {
   /** Earlier steps' texts, moved to the step list (their steps proposed calls). */
   notes: readonly AssistantMessage[];
   calls: Readonly<Record<string, CallState>>;
+  /**
+   * The turn's plan: the `plan` event's (its `call_id` answers it), moved
+   * only by the host's `entity_patch`es of it (null: none proposed).
+   */
+  plan: { callId: string; plan: AgentPlan } | null;
   /** The turn's `done`, with the answer it ended on. */
   done: { msg: DoneMessage; answer: AssistantMessage | null } | null;
 }
@@ -188,6 +196,7 @@ function newTurn(id: string, ask: Ask): TurnState {
     last: null,
     notes: [],
     calls: {},
+    plan: null,
     done: null,
   };
 }
@@ -324,11 +333,22 @@ function showAssistant(state: SidebarState, t: TurnState, msg: AssistantMessage)
   return [{ ...state, conversationId: msg.conversation_id }, { ...t, body: [{ kind: "answer", msg }] }];
 }
 
+/** A patch of a turn's plan: applied to that turn's plan, if it is the plan named and the patch applies. */
+function onPlanPatch(state: SidebarState, msg: Extract<RoutedHostMessage, { type: "entity_patch" }>): SidebarState {
+  const t = msg.reply_to ? state.turns[msg.reply_to] : undefined;
+  if (!t?.plan || t.plan.plan.id !== msg.entity_id) return state;
+  const patched = applyPatch(t.plan.plan, msg.patch);
+  if (!patched) return state;
+  const plan = { ...t.plan, plan: patched };
+  return withTurn(state, t.id, (turn) => ({ ...turn, plan }));
+}
+
 function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
   if (msg.type === "entity_patch") {
     // The summarizer's comes after the turn's `done`, "Forget what you
     // assumed" answers its own request; a patch for another conversation,
     // or one that does not apply, changes nothing.
+    if (msg.entity === "plan") return onPlanPatch(state, msg);
     if (msg.entity !== "agent_state" || msg.conversation_id !== state.conversationId) return state;
     const patched = applyPatch(state.agentState, msg.patch);
     return patched ? { ...state, agentState: patched } : state;
@@ -353,6 +373,10 @@ function onHost(state: SidebarState, msg: RoutedHostMessage): SidebarState {
       break;
     case "estimate":
       t = { ...t, progress: "Waiting for your answer…", estimate: msg.call_id };
+      break;
+    case "plan":
+      // Only the turn's first plan counts, as on the host.
+      if (!t.plan) t = { ...t, progress: "Waiting for your answer on the plan…", plan: { callId: msg.call_id, plan: msg.plan } };
       break;
     case "operation": {
       // A part is read: the user chose to read it all; the line says the reading is under way.

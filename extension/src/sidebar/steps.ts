@@ -17,6 +17,7 @@ import type {
 } from "../generated/wire.js";
 import { isPageTool, isTabTool, type BrowserTool, type UntrustedArguments } from "../generated/tools.js";
 import { isObject } from "../shared/json.js";
+import { cardButton, cardFrame, countdown } from "./card.js";
 
 /** `operation`s of a summary in stages (`stage:part:<n>`, `stage:merge:…`, `stage:reduce`). */
 const STAGE_PREFIX = "stage:";
@@ -138,11 +139,6 @@ export function mcpTool(name: string): { server: string; tool: string } | null {
 export function callUrl(name: string, args: Record<string, unknown>): string | null {
   if (name === "browser.navigate" || name === "browser.open_tab") return str(args["url"]) || null;
   return null;
-}
-
-function countdown(ms: number): string {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 interface Item {
@@ -278,10 +274,7 @@ export class StepList {
     const item = this.item(msg.call_id, "Long page");
     if (item.card) return;
     this.setState(item, "waiting", "Waiting for your answer.");
-    const root = this.h("div", "approval-card estimate-card");
-    root.setAttribute("role", "group");
-    root.setAttribute("aria-label", "Read this long page?");
-    root.append(this.h("div", "approval-title", estimateQuestion(msg)));
+    const { root, buttons, status } = cardFrame(this.doc, "approval-card estimate-card", "Read this long page?", estimateQuestion(msg));
     root.append(
       this.h(
         "div",
@@ -289,15 +282,12 @@ export class StepList {
         `${msg.concurrency > 1 ? `${msg.concurrency} parts are read at a time. ` : ""}Stop ends it at any point.`,
       ),
     );
-    const status = this.h("div", "approval-status");
     status.setAttribute("role", "status");
-    const buttons = this.h("div", "row approval-buttons");
-    const all = this.h("button", "primary", "Read it all") as HTMLButtonElement;
-    const start = this.h("button", undefined, "Read the start only") as HTMLButtonElement;
-    const cancel = this.h("button", undefined, "Cancel") as HTMLButtonElement;
+    const all = cardButton(this.doc, "Read it all", true);
+    const start = cardButton(this.doc, "Read the start only");
+    const cancel = cardButton(this.doc, "Cancel");
     const offered = msg.start_chars !== null;
     const choices: HTMLButtonElement[] = offered ? [all, start, cancel] : [all, cancel];
-    for (const b of choices) b.type = "button";
     if (offered && msg.start_chars !== null) start.title = `Answers from the first ${msg.start_chars.toLocaleString()} characters, in one call.`;
     buttons.append(...choices);
     root.append(buttons, status);
@@ -322,10 +312,10 @@ export class StepList {
   }
 
   private approvalCard(msg: ToolCallMessage, args: Record<string, unknown>): ApprovalCard {
-    const root = this.h("div", "approval-card");
-    root.setAttribute("role", "group");
-    root.setAttribute("aria-label", "Approval needed");
-    root.append(this.h("div", "approval-title", `Laika wants to: ${describeCall(msg.name, args, msg.target)}`));
+    const { root, buttons, status } = cardFrame(this.doc, "approval-card", "Approval needed", `Laika wants to: ${describeCall(msg.name, args, msg.target)}`);
+    // A call of an approved plan: approving the plan approved none of its calls, so the card says which step asks.
+    const step = msg.plan_step;
+    if (step) root.prepend(this.h("div", "approval-plan-step", `Step ${step.index} of ${step.total}: ${step.title}`));
     const url = callUrl(msg.name, args);
     if (url) {
       const row = this.h("div", "approval-target");
@@ -349,11 +339,8 @@ export class StepList {
     if (msg.detail) root.append(this.h("div", "approval-detail", msg.detail));
     if (msg.evidence) root.append(this.h("div", "approval-evidence", `Laika judged this on: ${EVIDENCE[msg.evidence]}.`));
     if (msg.user_asked) root.append(this.h("div", "approval-user-asked", "You asked for this. Laika still asks before it acts on your behalf."));
-    const status = this.h("div", "approval-status");
-    const buttons = this.h("div", "row approval-buttons");
-    const approve = this.h("button", "primary", "Approve") as HTMLButtonElement;
-    const deny = this.h("button", undefined, "Deny") as HTMLButtonElement;
-    approve.type = deny.type = "button";
+    const approve = cardButton(this.doc, "Approve", true);
+    const deny = cardButton(this.doc, "Deny");
     buttons.append(approve, deny);
     root.append(buttons, status);
     const card: ApprovalCard = { root, buttons, status, timer: null };
@@ -365,23 +352,7 @@ export class StepList {
     };
     approve.addEventListener("click", () => answer(true));
     deny.addEventListener("click", () => answer(false));
-    if (msg.expires_in_ms !== null) {
-      const deadline = this.now() + msg.expires_in_ms;
-      const timer = this.h("span", "countdown");
-      timer.setAttribute("role", "timer");
-      timer.setAttribute("aria-live", "off");
-      buttons.append(timer);
-      const tick = () => {
-        const left = deadline - this.now();
-        if (left <= 0) {
-          this.expire(msg.call_id);
-          return;
-        }
-        timer.textContent = `Expires in ${countdown(left)}`;
-      };
-      tick();
-      card.timer = setInterval(tick, 1000);
-    }
+    if (msg.expires_in_ms !== null) card.timer = countdown(this.doc, buttons, msg.expires_in_ms, this.now, () => this.expire(msg.call_id));
     return card;
   }
 

@@ -19,6 +19,7 @@ import { citedPlace, placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
 import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
 import { replyButtons, retireReplies } from "./replies.js";
+import { PlanCard } from "./plan-card.js";
 import { plainText, renderDoc } from "./render.js";
 import type { Ask, BodyItem, SidebarAction, TurnState } from "./state.js";
 import { StepList, stopReasonText } from "./steps.js";
@@ -52,6 +53,8 @@ export class TurnView {
   readonly root: HTMLElement;
   private readonly progress: HTMLElement;
   private readonly steps: StepList;
+  /** The plan's checklist, once the model proposed one. */
+  private plan: PlanCard | null = null;
   /** The answer: the last step's `assistant` (or its streamed preview). */
   private readonly body: HTMLElement;
   /** Which runtime and model answered, and where the page went. */
@@ -88,8 +91,15 @@ export class TurnView {
   render(next: TurnState, action: SidebarAction): void {
     const prev = this.turn;
     this.turn = next;
-    if (action.kind === "stop") this.steps.stop();
-    if (action.kind === "approval.answer") this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
+    if (action.kind === "stop") {
+      this.steps.stop();
+      this.plan?.close("Not run: you stopped the turn.");
+    }
+    if (action.kind === "approval.answer") {
+      if (next.plan?.callId === action.call_id) this.plan?.answered(action.accepted, action.code, action.message);
+      else this.steps.approvalAnswer(action.call_id, action.accepted, action.approved, action.code, action.message);
+    }
+    this.renderPlan(next, prev, action);
     for (const page of next.pages.slice(prev.pages.length)) this.root.insertBefore(h("div", "page", page), this.progress);
     this.renderMeter(next);
     for (const note of prev.notes) if (!next.notes.includes(note)) this.steps.dropNote(note.step);
@@ -105,6 +115,7 @@ export class TurnView {
     if (next.ends > prev.ends) {
       this.progress.hidden = true;
       this.steps.end();
+      this.plan?.close();
       this.root.setAttribute("aria-busy", "false");
     }
     if (next.done && !prev.done && next.done.msg.status === "ok") {
@@ -125,6 +136,20 @@ export class TurnView {
     this.meter?.el?.remove();
     if (el) this.progress.after(el);
     this.meter = { el, usage, reading: now };
+  }
+
+  /** The plan's card, made from the `plan` event, redrawn as the host's patches move the turn's plan. */
+  private renderPlan(turn: TurnState, prev: TurnState, action: SidebarAction): void {
+    const shown = turn.plan;
+    if (!shown) return;
+    if (!this.plan && action.kind === "host" && action.msg.type === "plan") {
+      const callId = shown.callId;
+      this.plan = new PlanCard(document, action.msg, (approved, edit) =>
+        this.actions.send(edit ? { kind: "approval", call_id: callId, approved, plan: edit } : { kind: "approval", call_id: callId, approved }),
+      );
+      this.root.insertBefore(this.plan.root, this.steps.el);
+    }
+    if (prev.plan?.plan !== shown.plan) this.plan?.update(shown.plan);
   }
 
   private stepEvent(action: Extract<SidebarAction, { kind: "host" }>): void {
@@ -225,7 +250,11 @@ export class TurnView {
     if (!done) return;
     const { msg, answer } = done;
     // A long page the user chose not to read: said plainly, not as a stop.
-    const reason = this.steps.declined() ? "Not read: you chose not to read this long page." : stopReasonText(msg.stop_reason, msg.steps);
+    const reason = this.steps.declined()
+      ? "Not read: you chose not to read this long page."
+      : this.plan?.cancelled()
+        ? "Not run: you cancelled the plan."
+        : stopReasonText(msg.stop_reason, msg.steps);
     // A failed or cancelled turn already said why (its `error`).
     if (reason && !(turn.failed && (msg.stop_reason === "failed" || msg.stop_reason === "cancelled"))) {
       const p = h("p", "notice stop-reason", reason);
