@@ -2,7 +2,9 @@
 //! OpenAI-compatible server with the `llama.cpp` profile: a capable model's
 //! full answer is shown and stored whole; an answer cut at `max_tokens` is
 //! closed at its last complete block, shown with a note and stored so; a
-//! small model (by what its server says) gets the tight caps.
+//! small model (by what its server says, or by its own record of cut
+//! answers) gets the tight caps; a follow-up repeats the first prompt as its
+//! prefix.
 
 mod common;
 mod stub;
@@ -391,4 +393,46 @@ fn a_follow_up_on_the_same_page_repeats_the_first_prompt_as_its_prefix() {
         "the page is most of the prompt: {end} of {}",
         user2.len()
     );
+}
+
+/// Ollama's `POST /api/show` parameter count picks the caps, ahead of
+/// what the model's name states.
+#[test]
+fn ollamas_parameter_count_picks_the_tight_caps() {
+    let short = as_streamed(
+        &json!({"assistant": {"title": "Trains", "render": {"type": "doc", "children": [paragraph("Night trains are back in Europe.")]}, "citations": []}}),
+    );
+    let show = |path: &str| {
+        path.ends_with("/api/show").then(|| {
+            json!({"parameters": "num_ctx 8192", "model_info": {"general.parameter_count": 268_098_176u64}})
+        })
+    };
+    let stub = Stub::with_probes(show, move |_, _| {
+        let mut steps = vec![stub::ok_head("application/x-ndjson")];
+        let line = json!({"model": "qwen3:4b", "message": {"role": "assistant", "content": short}, "done": false});
+        steps.push(stub::Step::Write(format!("{line}\n").into_bytes()));
+        steps.push(stub::Step::Write(
+            b"{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n".to_vec(),
+        ));
+        steps
+    });
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "ollama".into()),
+            (
+                "LAIKA_BASE_URL".into(),
+                stub.url.trim_end_matches("/v1").into(),
+            ),
+        ],
+        config: "[runtime]\nkind = \"ollama\"\nmodel = \"qwen3:4b\"\n",
+        ..Launch::default()
+    });
+    let events = summarize(&mut host);
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    assert!(stub.probes().iter().any(|p| p.ends_with("/api/show")));
+    let format = stub.wait_requests(1)[0].body["format"].clone();
+    let list_items = format["$defs"]["list"]["properties"]["items"]["maxItems"]
+        .as_u64()
+        .unwrap();
+    assert!(list_items < Caps::FULL.list_items as u64, "{list_items}");
 }
