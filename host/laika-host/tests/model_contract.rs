@@ -305,8 +305,10 @@ fn a_model_whose_answers_are_cut_gets_the_tight_caps_until_it_answers_whole() {
     for turn in 0..6 {
         let events = summarize(&mut host);
         assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
-        // The record is kept once the turn is stored, just after its `done`.
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        // The record is kept just after `done`, before the agent state's
+        // summarizer runs: its `entity_patch` says the record is kept.
+        let after = host.until("entity_patch", "t1");
+        assert_eq!(after.last().unwrap()["source"], "summarizer");
         let asked: Vec<_> = stub
             .seen()
             .into_iter()
