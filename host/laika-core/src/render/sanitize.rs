@@ -249,6 +249,28 @@ impl Walker {
         false
     }
 
+    /// A block or inline item as a node object and its type; `None`, noted,
+    /// for one too deep, not an object or without a string `type`.
+    fn node<'v>(
+        &mut self,
+        item: &'v Value,
+        path: &str,
+        depth: usize,
+    ) -> Option<(&'v Map<String, Value>, &'v str)> {
+        if !self.depth_ok(path, depth) {
+            return None;
+        }
+        let Some(obj) = item.as_object() else {
+            self.note(path, "not a node object; dropped");
+            return None;
+        };
+        let Some(t) = obj.get("type").and_then(Value::as_str) else {
+            self.note(path, "node has no string type; dropped");
+            return None;
+        };
+        Some((obj, t))
+    }
+
     fn note_empty(&mut self, path: &str, what: &str) {
         // After the node cap, emptiness is a consequence already reported.
         if !self.node_cap_hit {
@@ -430,15 +452,7 @@ impl Walker {
         out: &mut Vec<Block>,
         run: &mut Run,
     ) {
-        if !self.depth_ok(path, depth) {
-            return;
-        }
-        let Some(obj) = item.as_object() else {
-            self.note(path, "not a node object; dropped");
-            return;
-        };
-        let Some(t) = obj.get("type").and_then(Value::as_str) else {
-            self.note(path, "node has no string type; dropped");
+        let Some((obj, t)) = self.node(item, path, depth) else {
             return;
         };
         if matches!(t, "text" | "link") {
@@ -739,15 +753,7 @@ impl Walker {
 
     /// One item of inline content (children of heading, paragraph, table_cell).
     fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Inline>) {
-        if !self.depth_ok(path, depth) {
-            return;
-        }
-        let Some(obj) = item.as_object() else {
-            self.note(path, "not a node object; dropped");
-            return;
-        };
-        let Some(t) = obj.get("type").and_then(Value::as_str) else {
-            self.note(path, "node has no string type; dropped");
+        let Some((obj, t)) = self.node(item, path, depth) else {
             return;
         };
         match t {
