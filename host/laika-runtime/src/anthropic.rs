@@ -122,18 +122,11 @@ impl Runtime for AnthropicRuntime {
     }
 
     fn info(&self) -> RuntimeInfo {
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "anthropic".into(),
-            label: format!("{} via the Anthropic Messages API at {at}", self.model),
-            model: self.model.clone(),
-            offline: self.http.is_local(),
-        }
+        self.http.runtime_info(
+            "anthropic",
+            self.model.clone(),
+            "the Anthropic Messages API",
+        )
     }
 
     fn complete(

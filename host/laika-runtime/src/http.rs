@@ -570,6 +570,22 @@ impl HttpClient {
         &self.endpoints
     }
 
+    /// What a runtime on this client says of itself: `label` reads
+    /// "{model} via {via} at {first endpoint}".
+    pub fn runtime_info(&self, kind: &str, model: String, via: &str) -> crate::RuntimeInfo {
+        let at = self
+            .endpoints
+            .first()
+            .map(|e| e.name.as_str())
+            .unwrap_or_default();
+        crate::RuntimeInfo {
+            kind: kind.into(),
+            label: format!("{model} via {via} at {at}"),
+            model,
+            offline: self.is_local(),
+        }
+    }
+
     /// True when every endpoint is on this machine.
     pub fn is_local(&self) -> bool {
         self.endpoints.iter().all(|e| match e.url.host() {

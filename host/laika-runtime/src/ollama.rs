@@ -179,18 +179,8 @@ impl Runtime for OllamaRuntime {
     }
 
     fn info(&self) -> RuntimeInfo {
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "ollama".into(),
-            model: self.model.clone(),
-            offline: self.http.is_local(),
-            label: format!("{} via Ollama at {at}", self.model),
-        }
+        self.http
+            .runtime_info("ollama", self.model.clone(), "Ollama")
     }
 
     fn complete(

@@ -180,18 +180,7 @@ impl Runtime for OpenAiRuntime {
 
     fn info(&self) -> RuntimeInfo {
         let model = self.model.clone().unwrap_or_else(|| "default".into());
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "openai".into(),
-            label: format!("{model} via {} at {at}", self.profile.name),
-            model,
-            offline: self.http.is_local(),
-        }
+        self.http.runtime_info("openai", model, self.profile.name)
     }
 
     fn complete(
