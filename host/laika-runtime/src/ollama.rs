@@ -9,7 +9,7 @@
 //! the answer.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
+    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
@@ -217,19 +217,13 @@ impl ChatNdjson {
             return Err(runtime_error("the runtime sent more after done: true"));
         }
         let v = super::http::stream_json(line, "line")?;
-        if !v.is_object() {
-            return Err(runtime_error("a stream line is not a JSON object"));
-        }
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = error_value_message(&v).unwrap_or_default();
-            return Err(runtime_error(format!("the runtime failed: {message}")));
-        }
-        if !self.saw_model {
-            if let Some(m) = v.get("model").and_then(Value::as_str) {
-                self.saw_model = true;
-                events.push(StreamEvent::Model(m.to_string()));
-            }
-        }
+        chunk_head(
+            &v,
+            "line",
+            "the runtime failed",
+            &mut self.saw_model,
+            events,
+        )?;
         let message = v.get("message");
         if let Some(text) = message
             .and_then(|m| m.get("content"))

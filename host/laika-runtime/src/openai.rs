@@ -10,8 +10,8 @@
 //! read as well.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents,
-    StreamEvent, MAX_ANSWER_BYTES,
+    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents, StreamEvent,
+    MAX_ANSWER_BYTES,
 };
 use super::profile::{
     Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
@@ -245,21 +245,13 @@ impl ChatChunks {
     }
 
     fn chunk(&mut self, chunk: &Value, events: &mut Vec<StreamEvent>) -> Result<()> {
-        if !chunk.is_object() {
-            return Err(runtime_error("a stream event is not a JSON object"));
-        }
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            let message = error_value_message(chunk).unwrap_or_default();
-            return Err(runtime_error(format!(
-                "the runtime failed mid-answer: {message}"
-            )));
-        }
-        if !self.saw_model {
-            if let Some(m) = chunk.get("model").and_then(Value::as_str) {
-                self.saw_model = true;
-                events.push(StreamEvent::Model(m.to_string()));
-            }
-        }
+        chunk_head(
+            chunk,
+            "event",
+            "the runtime failed mid-answer",
+            &mut self.saw_model,
+            events,
+        )?;
         // `choices` is missing, null or empty in usage-only chunks.
         let Some(choice) = chunk
             .get("choices")
