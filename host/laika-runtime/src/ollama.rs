@@ -291,13 +291,7 @@ mod tests {
     use laika_protocol::error::ErrorCode;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
-        let mut d = ChatNdjson::default();
-        let mut events = Vec::new();
-        let (a, b) = input.split_at(split);
-        d.feed(a, &mut events)?;
-        d.feed(b, &mut events)?;
-        d.finish(&mut events)?;
-        Ok(events)
+        crate::test_support::decode_split(ChatNdjson::default(), input, split)
     }
 
     #[test]
@@ -318,13 +312,7 @@ mod tests {
             StreamEvent::Finish("length".into()),
             StreamEvent::End,
         ];
-        for split in 0..=input.len() {
-            assert_eq!(
-                decode_split(input, split).unwrap(),
-                want,
-                "split at {split}"
-            );
-        }
+        crate::test_support::assert_same_at_every_split(decode_split, input, &want);
     }
 
     #[test]
@@ -356,25 +344,10 @@ mod tests {
             ..OllamaConfig::default()
         };
         let rt = OllamaRuntime::from_config(&c).unwrap();
-        let packet = serde_json::from_value(json!({
-            "protocol": {"name": "laika.llmcp", "version": 1},
-            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
-            "conversation": {"id": "c1", "turn": 1},
-            "sender": {"role": "agent"},
-            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
-            "context": {"documents": []},
-            "output": {"format": "render_ast"}
-        }))
-        .unwrap();
-        let req = ModelRequest {
-            packet,
-            response_schema: json!({"type": "object", "required": ["id"]}),
-            system_prompt: "SYS".into(),
-            user_prompt: "USER".into(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: None,
-        };
+        let req = crate::test_support::request(
+            json!({"type": "object", "required": ["id"]}),
+            "SYS".into(),
+        );
         assert_eq!(
             rt.request_body(&req),
             json!({

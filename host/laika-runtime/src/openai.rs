@@ -320,13 +320,8 @@ mod tests {
     use laika_protocol::llmcp::TaskName;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
-        let mut d = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
-        let mut events = Vec::new();
-        let (a, b) = input.split_at(split);
-        d.feed(a, &mut events)?;
-        d.feed(b, &mut events)?;
-        d.finish(&mut events)?;
-        Ok(events)
+        let decoder = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
+        crate::test_support::decode_split(decoder, input, split)
     }
 
     #[test]
@@ -351,13 +346,7 @@ mod tests {
             StreamEvent::Finish("length".into()),
             StreamEvent::End,
         ];
-        for split in 0..=input.len() {
-            assert_eq!(
-                decode_split(input, split).unwrap(),
-                want,
-                "split at {split}"
-            );
-        }
+        crate::test_support::assert_same_at_every_split(decode_split, input, &want);
     }
 
     #[test]
@@ -418,32 +407,15 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        let packet: laika_protocol::llmcp::RequestPacket = serde_json::from_value(json!({
-            "protocol": {"name": "laika.llmcp", "version": 1},
-            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
-            "conversation": {"id": "c1", "turn": 1},
-            "sender": {"role": "agent"},
-            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
-            "context": {"documents": []},
-            "output": {"format": "render_ast"}
-        }))
-        .unwrap_or_else(|e| panic!("packet fixture: {e}"));
-        ModelRequest {
-            packet,
-            response_schema: json!({"type": "object"}),
-            system_prompt: laika_core::prompt::system_prompt(
-                &laika_core::prompt::base_rules(),
-                TaskName::Summarize,
-                &laika_core::prompt::AnswerShape {
-                    sketch: "{}".into(),
-                    enforced: true,
-                },
-            ),
-            user_prompt: "USER".into(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: None,
-        }
+        let system_prompt = laika_core::prompt::system_prompt(
+            &laika_core::prompt::base_rules(),
+            TaskName::Summarize,
+            &laika_core::prompt::AnswerShape {
+                sketch: "{}".into(),
+                enforced: true,
+            },
+        );
+        crate::test_support::request(json!({"type": "object"}), system_prompt)
     }
 
     fn body_for(profile: &str, extra: impl FnOnce(&mut OpenAiConfig)) -> Value {
