@@ -44,7 +44,7 @@ const FAST: &str =
 /// key anywhere. Returns the error message.
 fn failed_turn(host: &mut Host, code: &str) -> String {
     let started = Instant::now();
-    let events = summarize_turn(host);
+    let events = host.summarize_article("t1", summarize());
     // A timeout that never fired would leave the harness waiting for `done`
     // until its own receive timeout, failing the test: no time bound needed.
     eprintln!("coded error after {:?}", started.elapsed());
@@ -74,16 +74,6 @@ fn fails_healthy(url: &str, config: &str, code: &str, check: impl FnOnce(&str)) 
     still_healthy(host);
 }
 
-/// The summarize turn every test asks for, on the night-trains article.
-fn summarize_turn(host: &mut Host) -> Vec<Value> {
-    host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    )
-}
-
 /// The host answers a ping after the failure and exits cleanly on EOF.
 fn still_healthy(mut host: Host) {
     let r = host.request(json!({"type": "ping", "id": "p"}));
@@ -103,7 +93,7 @@ fn streamed_answer_is_validated_and_the_request_follows_the_profile() {
     let stub =
         Stub::start(|body, _| sse_answer(&answer_for(body, "Night trains are back."), 7, "stop"));
     let mut host = host_for(&stub.url, FAST);
-    let events = summarize_turn(&mut host);
+    let events = host.summarize_article("t1", summarize());
     let a = one(&events, "assistant");
     assert_eq!(
         laika_core::render::plain_text(&a["render"]).trim(),
@@ -359,7 +349,7 @@ fn failover_tries_the_next_endpoint_and_done_names_it() {
     let refused = closed_port();
     let stub = Stub::start(|body, _| sse_answer(&answer_for(body, "From the second."), 50, "stop"));
     let mut host = host_for(&format!("{refused},{}", stub.url), FAST);
-    let events = summarize_turn(&mut host);
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], stub.url);
@@ -440,7 +430,7 @@ fn ollama_turn_streams_ndjson_with_schema_in_format() {
         config: "[runtime]\nkind = \"ollama\"\nmodel = \"qwen3:4b\"\nnum_ctx = 8192\nkeep_alive = \"5m\"\n",
         ..Launch::default()
     });
-    let events = summarize_turn(&mut host);
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], base);
@@ -529,7 +519,7 @@ fn a_cut_answer_reports_finish_reason_length_and_streams_its_pieces() {
 fn a_cut_answer_fails_the_turn_with_a_code() {
     let stub = Stub::start(|_, _| sse_answer("{\"protocol\":{\"name\":\"laika.ll", 5, "length"));
     let mut host = host_for(&stub.url, FAST);
-    let events = summarize_turn(&mut host);
+    let events = host.summarize_article("t1", summarize());
     let code = one(&events, "error")["code"].as_str().unwrap().to_string();
     assert!(
         code == "INVALID_MODEL_OUTPUT" || code == "RUNTIME_ERROR",
@@ -567,7 +557,7 @@ fn a_silent_endpoint_times_out_and_the_next_one_answers() {
     let good = Stub::start(|body, _| sse_answer(&answer_for(body, "Second answers."), 30, "stop"));
     let config = "[runtime]\nkind = \"openai\"\nprofile = \"sglang\"\nfirst_token_timeout_ms = 500\ntotal_timeout_ms = 20000\n";
     let mut host = host_for(&format!("{},{}", silent.url, good.url), config);
-    let events = summarize_turn(&mut host);
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], good.url);
