@@ -47,7 +47,7 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     let mut host = Host::start();
     let obs = observation("article-night-trains.observation.json");
     let events = host.turn("t1", summarize(), "Summarize this page", obs.clone());
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&events);
     // The builtin runtime hands over its whole answer at once, so every
     // block arrives in one render_delta just before the assistant event.
     assert_eq!(
@@ -387,8 +387,7 @@ fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
     let bad = json!({"type": "turn", "id": "bad-1", "task": {"name": "web.answer"}});
     host.send_invalid(&bad);
     let events = host.until("done", "bad-1");
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["error", "done"]);
+    assert_eq!(kinds(&events), ["error", "done"]);
     let done = &events[1];
     assert_eq!(
         (
@@ -416,8 +415,7 @@ fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
         Some(&"c".repeat(200)),
     ));
     let events = host.until("done", "bad-2");
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["error", "done"]);
+    assert_eq!(kinds(&events), ["error", "done"]);
     assert_eq!(events[1]["conversation_id"], Value::Null);
     // The id of a running turn: an error alone, the running turn goes on
     // and ends with the only `done` of that id.

@@ -18,10 +18,6 @@ fn blocks(n: usize) -> Value {
     json!({"type": "doc", "children": children})
 }
 
-fn kinds(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
 /// The blocks of the deltas since the last reset, checking that each event
 /// starts where the previous one ended.
 fn previewed(events: &[Value]) -> Vec<Value> {
