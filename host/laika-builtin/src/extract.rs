@@ -9,6 +9,7 @@ use super::fields::{
     value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
 use super::margins::Margins;
+use super::shape;
 use super::structured;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
@@ -1070,10 +1071,31 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
                 .filter(|f| sole_value(lines, index, field, want, f))
         },
     ];
+    // Every value but a labelled one must have its field's shape.
+    let shaped = |f: Found| {
+        let u = unit(&f)?;
+        let range = page.units.get(u)?.range.clone();
+        let sentence = page.unit_text(u);
+        let value =
+            f.value.start.checked_sub(range.start)?..f.value.end.checked_sub(range.start)?;
+        let value = shape::widened(sentence, value);
+        shape::fits(
+            page,
+            index.lang(),
+            field.kind,
+            want,
+            sentence,
+            value.clone(),
+        )
+        .then(|| Found {
+            value: range.start + value.start..range.start + value.end,
+            ..f
+        })
+    };
     labelled().filter(outside_margins).or_else(|| {
         unlabelled_or_running_text
             .iter()
-            .find_map(|find| find().filter(in_main))
+            .find_map(|find| find().filter(in_main).and_then(shaped))
     })
 }
 
