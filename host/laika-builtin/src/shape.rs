@@ -74,7 +74,19 @@ pub(super) fn fits(
     if is_named(lang, kind, want, v) && !name(page, sentence, &value) {
         return false;
     }
-    true
+    !(want == Want::Date && model_year(sentence, &value))
+}
+
+/// A year that names a thing's edition, not a date of it: "the 2020
+/// Sentra", "the 2024 Games" (after an article, before a name).
+fn model_year(sentence: &str, value: &Range<usize>) -> bool {
+    let v = sentence.get(value.clone()).unwrap_or("");
+    let year = v.len() == 4 && v.chars().all(|c| c.is_ascii_digit());
+    let after_article =
+        word_before(sentence, value.start).is_some_and(|w| ARTICLES.contains(&w.as_str()));
+    let before_name = word_after(sentence, value.end)
+        .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase));
+    year && after_article && before_name
 }
 
 /// The word before byte `at` of `s`, lower case.
@@ -332,6 +344,14 @@ mod tests {
         let s = "The motor makes 310 lb-ft of torque from a 75 kWh pack.";
         assert!(!fits_in(s, s, "310", FieldType::Other, Want::Amount));
         assert!(fits_in(s, s, "75 kWh", FieldType::Other, Want::Amount));
+    }
+
+    #[test]
+    fn a_model_year_is_no_date() {
+        let s = "The 2021 Corolla goes on sale in March.";
+        assert!(!fits_in(s, s, "2021", FieldType::Date, Want::Date));
+        let t = "The plant opened in 2021 near Lyon.";
+        assert!(fits_in(t, t, "2021", FieldType::Date, Want::Date));
     }
 
     #[test]
