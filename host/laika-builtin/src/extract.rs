@@ -1124,7 +1124,7 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
         let sentence = page.unit_text(u);
         let value =
             f.value.start.checked_sub(range.start)?..f.value.end.checked_sub(range.start)?;
-        let value = shape::widened(sentence, value);
+        let value = shape::widened(sentence, shape::changed_to(index.lang(), sentence, value));
         shape::fits(
             page,
             index.lang(),

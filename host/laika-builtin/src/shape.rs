@@ -238,6 +238,53 @@ pub(super) fn widened(sentence: &str, value: Range<usize>) -> Range<usize> {
     value.start..start + unit.len()
 }
 
+/// "from X to Y" in the languages the question lexicon covers: the value
+/// a change starts from and the word before the value it ends at.
+const CHANGES: &[(&str, &str)] = &[
+    ("from", "to"),
+    ("von", "auf"),
+    ("von", "zu"),
+    ("de", "à"),
+    ("de", "a"),
+    ("da", "a"),
+    ("van", "naar"),
+];
+
+/// A value a change starts from ("valuation slashed from $47 billion to
+/// $8 billion") stands for the value it ends at, of the same kind: what
+/// the field is now.
+pub(super) fn changed_to(lang: &Lang, sentence: &str, value: Range<usize>) -> Range<usize> {
+    let Some(before) = word_before(sentence, value.start) else {
+        return value;
+    };
+    let spans = entity::spans(sentence, lang);
+    let Some(kind) = spans
+        .iter()
+        .find(|s| s.range.start == value.start && s.kind != entity::Kind::Place)
+        .map(|s| s.kind)
+    else {
+        return value;
+    };
+    let rest = sentence.get(value.end..).unwrap_or("");
+    let after = rest.trim_start();
+    let Some(to) = CHANGES
+        .iter()
+        .filter(|(from, _)| *from == before)
+        .find_map(|(_, to)| after.strip_prefix(to).filter(|r| r.starts_with(' ')))
+    else {
+        return value;
+    };
+    let at = sentence.len() - to.trim_start().len();
+    spans
+        .iter()
+        .find(|s| s.range.start == at && s.kind == kind)
+        .map_or(value, |s| {
+            // A count keeps its unit ("to 12 stores"), money its own words.
+            let unit = s.unit.as_ref().filter(|_| kind == entity::Kind::Number);
+            s.range.start..unit.map_or(s.range.end, |u| u.end.max(s.range.end))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{packet, summary};
@@ -352,6 +399,18 @@ mod tests {
         assert!(!fits_in(s, s, "2021", FieldType::Date, Want::Date));
         let t = "The plant opened in 2021 near Lyon.";
         assert!(fits_in(t, t, "2021", FieldType::Date, Want::Date));
+    }
+
+    #[test]
+    fn a_changed_value_is_the_one_it_changed_to() {
+        let s = "Its value was cut from $12 billion to $3 billion last week.";
+        let lang = Lang::detect([s]);
+        let at = s.find("$12 billion").expect("in the sentence");
+        let r = changed_to(&lang, s, at..at + "$12 billion".len());
+        assert_eq!(s.get(r), Some("$3 billion"));
+        let t = "It raised $12 billion to build plants.";
+        let at = t.find("$12 billion").expect("in the sentence");
+        assert_eq!(changed_to(&lang, t, at..at + 11), at..at + 11);
     }
 
     #[test]
