@@ -1,11 +1,11 @@
 //! What a step of an approved plan may call: its executor's scope
 //! (docs/wire-protocol.md#plans). The step's model call is offered only
 //! these tools (`tools::for_request`), and a call outside them is denied
-//! `OUT_OF_STEP_SCOPE` with a sentence the model reads at its next step
-//! (`engine/act.rs`).
+//! `OUT_OF_STEP_SCOPE` with the sentence here, which the model reads at
+//! its next step (`engine/act.rs`).
 //!
-//! The scope is derived from the registry's own [`Effect`] of each tool,
-//! never from a list of names kept here:
+//! The scope is `tools::step_may_call`, derived from the registry's own
+//! `Effect` of each tool, never from a list of names:
 //! - `planner` and `research`: reads only (the page, arithmetic, listings);
 //! - `writer` and `editor`: the host's own tools that read or write Laika's
 //!   store (artifacts, collections, the calculators), never the page;
@@ -15,32 +15,7 @@
 //! A scope only narrows: the turn's mode and the gate still decide each
 //! call that is in scope.
 
-use crate::tools::{self, Effect, Tool};
-use laika_protocol::plan::{PlanContext, PlanStep, StepExecutor};
-use laika_protocol::tool::Executor;
-
-/// The step a request of a running plan is for (`None`: the plan's answer,
-/// or no plan).
-pub fn current_step(context: &PlanContext) -> Option<&PlanStep> {
-    let id = context.current_step.as_ref()?;
-    context.plan.steps().find(|s| &s.id == id)
-}
-
-/// Whether `step` may call `tool`.
-pub fn allows(step: &PlanStep, tool: &Tool) -> bool {
-    let effect = tools::tool_effect(tool);
-    match step.executor {
-        StepExecutor::Planner | StepExecutor::Research => effect == Effect::Reads,
-        StepExecutor::Writer | StepExecutor::Editor => {
-            tool.executor == Executor::Host && matches!(effect, Effect::Reads | Effect::Store)
-        }
-        StepExecutor::Tooling => {
-            step.tools.is_empty()
-                || effect == Effect::Reads
-                || step.tools.iter().any(|t| *t == tool.name)
-        }
-    }
-}
+use laika_protocol::plan::{PlanStep, StepExecutor};
 
 /// Why a call of `tool` was not run in `step`, for the model's next step
 /// and the user.
@@ -64,6 +39,7 @@ pub fn refusal(step: &PlanStep, tool: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::{self, step_may_call as allows, Effect};
     use laika_protocol::plan::{StepIntent, StepStatus};
 
     fn step(executor: StepExecutor, tools: &[&str]) -> PlanStep {

@@ -14,6 +14,7 @@
 //! a string's UTF-8 length (`maxLength` counts characters, and the caps
 //! bound the bytes a proposal makes the extension handle).
 
+use laika_protocol::plan::{PlanStep, StepExecutor};
 use laika_protocol::tool::Executor;
 use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
@@ -217,6 +218,26 @@ pub fn tool_effect(tool: &Tool) -> Effect {
     }
 }
 
+/// Whether `step` of an approved plan may call `tool`: its executor's
+/// scope (`step_scope`), from the tool's [`Effect`] — `planner` and
+/// `research` read only; `writer` and `editor` use the host's own tools
+/// that read or write Laika's store, never the page; `tooling` what its
+/// `tools` names and reads, or everything when it names none.
+pub fn step_may_call(step: &PlanStep, tool: &Tool) -> bool {
+    let effect = tool_effect(tool);
+    match step.executor {
+        StepExecutor::Planner | StepExecutor::Research => effect == Effect::Reads,
+        StepExecutor::Writer | StepExecutor::Editor => {
+            tool.executor == Executor::Host && matches!(effect, Effect::Reads | Effect::Store)
+        }
+        StepExecutor::Tooling => {
+            step.tools.is_empty()
+                || effect == Effect::Reads
+                || step.tools.iter().any(|t| *t == tool.name)
+        }
+    }
+}
+
 /// Whether a call of tool `name` changes something: the page, the tab's
 /// location, the store, a file, the clipboard or the world outside (an
 /// integration). Only an `act` turn runs these (`engine/act.rs`); reads and
@@ -277,7 +298,7 @@ const REFERENCES: &[&str] = &["collectionId", "sourceId", "artifactId"];
 /// The tools offered for `packet` (the prompt lists them and the answer
 /// schema's tool calls are a union of them): none where the task never acts;
 /// for a question, every offered tool its plan step's executor may call
-/// (`step_scope`, while an approved plan runs a step) and whose required
+/// ([`step_may_call`], while an approved plan runs a step) and whose required
 /// ids the request can give, which are all of them over a collection or once the agent loop has
 /// run a call (its outcomes are in the transcript), and otherwise those
 /// needing no collection, source or artifact id.
@@ -299,11 +320,11 @@ pub fn for_request<'a>(
         .context
         .plan
         .as_ref()
-        .and_then(crate::step_scope::current_step);
+        .and_then(laika_protocol::plan::PlanContext::current);
     offered()
         .map(|t| -> &'a Tool { t })
         .chain(mcp_tools)
-        .filter(|t| step.is_none_or(|s| crate::step_scope::allows(s, t)))
+        .filter(|t| step.is_none_or(|s| step_may_call(s, t)))
         .filter(|t| {
             ids_at_hand
                 || !t.arguments["required"]

@@ -267,9 +267,9 @@ impl Turn<'_> {
     /// denied before this.
     fn out_of_step_scope(&self, name: &str) -> Option<String> {
         let context = self.plan_context()?;
-        let step = crate::step_scope::current_step(&context)?;
+        let step = context.current()?;
         let tool = tools::find(name).or_else(|| self.settings.mcp.find(name))?;
-        (!crate::step_scope::allows(step, tool)).then(|| crate::step_scope::refusal(step, name))
+        (!tools::step_may_call(step, tool)).then(|| crate::step_scope::refusal(step, name))
     }
 
     /// Says once that the calls past the per-answer cap were not run: one
