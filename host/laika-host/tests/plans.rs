@@ -374,3 +374,49 @@ fn a_parallel_stage_keeps_two_model_calls_in_flight_and_no_more() {
     );
     assert_eq!(history["conversation"]["turns"][0]["plan"], shown);
 }
+
+#[test]
+fn a_research_step_that_acts_is_refused_out_of_its_scope_and_the_model_reads_why() {
+    let mut script = script();
+    // s2, a research step, clicks: refused, and s3 (which needs s2) skipped.
+    script[2] = json!(raw(&response_packet(
+        paragraph("Clicking."),
+        json!([]),
+        json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}])
+    )));
+    script[3] = json!(raw(&response_packet(
+        paragraph("Only the article was read."),
+        json!([]),
+        json!([])
+    )));
+    let mut host = Host::scripted_with(&script, ONE_AT_A_TIME);
+    let events = run(&mut host, json!({"approved": true}));
+    let call = one(&events, "tool_call");
+    assert_eq!(
+        (&call["decision"], &call["reason"]),
+        (&json!("deny"), &json!("OUT_OF_STEP_SCOPE"))
+    );
+    assert!(
+        call["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a research step, which only reads"),
+        "{call}"
+    );
+    let result = one(&events, "tool_result");
+    assert_eq!(result["error"]["code"], "OUT_OF_STEP_SCOPE");
+    assert_eq!(
+        statuses(&shown_plan(&events)),
+        ["done", "failed", "skipped"]
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok");
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
+    let stored = history["conversation"]["turns"][0].to_string();
+    assert!(
+        stored.contains("OUT_OF_STEP_SCOPE"),
+        "the refusal is on record"
+    );
+}
