@@ -5,7 +5,7 @@
 // title is removed, and the collection is deleted: Undo brings it back, and
 // once the undo time is over the host no longer lists it. The panel never
 // scrolls sideways; axe clean.
-import { assert, checkA11y, esc, launch, norm, openSidebar, serveRoutes, shot } from "./lib.mjs";
+import { assert, checkA11y, esc, launch, norm, serveRoutes, shot, sidebarWithCollection } from "./lib.mjs";
 
 const LONG = "a page title that goes on and on about sleeper cabins, couchettes, border checks and every connection";
 const PAGES = {
@@ -34,27 +34,8 @@ const options = (sidebar) => sidebar.$$eval("#collection-select option", (os) =>
 const browser = await launch();
 try {
   const { context } = browser;
-  for (const p of Object.keys(PAGES)) {
-    const tab = await context.newPage();
-    await tab.goto(`${site.base}${p}`);
-    await tab.waitForLoadState("load");
-  }
-  const sidebar = await openSidebar(context);
-  await sidebar.setViewportSize({ width: 360, height: 800 });
-  const welcome = await sidebar.$("#welcome button:text('Got it')");
-  if (welcome) await welcome.click();
-  await sidebar.click("#collections summary");
-  await sidebar.waitForSelector("#collection-tabs option", { state: "attached", timeout: 20_000 });
-
   // Named at creation; the second page joins the collection just made.
-  await sidebar.fill("#collection-name", "Trip research");
-  for (const [, [title]] of Object.entries(PAGES)) {
-    const value = await sidebar.evaluate((t) => [...document.querySelectorAll("#collection-tabs option")].find((o) => o.textContent === t)?.value ?? null, title);
-    assert(value, `the tab “${title}” is offered`);
-    await sidebar.selectOption("#collection-tabs", value);
-    await sidebar.click("#collection-add-tab");
-    await status(sidebar, `Added “${title}” to “Trip research”`);
-  }
+  const sidebar = await sidebarWithCollection(context, site.base, PAGES, { width: 360, name: "Trip research" });
   assert((await options(sidebar)).includes("Trip research (2)"), `named as typed (${await options(sidebar)})`);
   await sidebar.click("#collection-edit summary");
   await sidebar.waitForFunction(() => document.querySelectorAll("#collection-sources .source-title").length === 2, null, { timeout: 20_000 });

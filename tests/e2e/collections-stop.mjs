@@ -6,7 +6,7 @@
 // stopped panel at 360, 420 and 800 px, light and dark, axe clean.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, esc, hostEvents, launch, norm, openSidebar, points, screenMatrix, serveRoutes } from "./lib.mjs";
+import { assert, esc, hostEvents, launch, norm, points, screenMatrix, serveRoutes, sidebarWithCollection } from "./lib.mjs";
 
 const PAGES = {
   "/north.html": ["Northern line", "The night train to Oslo leaves from platform 4 at 21:00."],
@@ -46,25 +46,7 @@ const panel = () =>
 
 try {
   const { context } = browser;
-  for (const p of Object.keys(PAGES)) {
-    const tab = await context.newPage();
-    await tab.goto(`${site.base}${p}`);
-    await tab.waitForLoadState("load");
-  }
-  sidebar = await openSidebar(context);
-  await sidebar.setViewportSize({ width: 420, height: 800 });
-  const welcome = await sidebar.$("#welcome button:text('Got it')");
-  if (welcome) await welcome.click();
-  await sidebar.click("#collections summary");
-  await sidebar.waitForSelector("#collection-tabs option", { state: "attached", timeout: 20_000 });
-  await sidebar.fill("#collection-name", "Night trains");
-  for (const [, [title]] of Object.entries(PAGES)) {
-    const value = await sidebar.evaluate((t) => [...document.querySelectorAll("#collection-tabs option")].find((o) => o.textContent === t)?.value ?? null, title);
-    assert(value, `the tab “${title}” is offered`);
-    await sidebar.selectOption("#collection-tabs", value);
-    await sidebar.click("#collection-add-tab");
-    await sidebar.waitForFunction((t) => document.getElementById("collections-status")?.textContent?.includes(`Added “${t}”`), title, { timeout: 20_000 });
-  }
+  sidebar = await sidebarWithCollection(context, site.base, PAGES, { width: 420, name: "Night trains" });
   await sidebar.waitForSelector('#collection-transforms [data-transform="key_points"]:not([disabled])', { timeout: 20_000 });
 
   // 1. Running: Stop is offered, the transforms wait.

@@ -7,7 +7,7 @@
 // Markdown through a download.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, esc, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, points, serveRoutes } from "./lib.mjs";
+import { assert, esc, eventTrace, hostEvents, launch, modelOutput, norm, points, serveRoutes, sidebarWithCollection } from "./lib.mjs";
 
 const PAGES = {
   "/one.html": ["Station guide", "Night trains leave from the central station at nine in the evening."],
@@ -51,26 +51,8 @@ const browser = await launch(
 );
 try {
   const { context } = browser;
-  for (const p of Object.keys(PAGES)) {
-    const tab = await context.newPage();
-    await tab.goto(`${site.base}${p}`);
-    await tab.waitForLoadState("load");
-  }
-  const sidebar = await openSidebar(context);
-  await sidebar.click("#collections summary");
-  await sidebar.waitForSelector("#collection-tabs option", { state: "attached", timeout: 20_000 });
-
-  // Add the three tabs, in order; the first makes a new collection.
-  for (const p of Object.keys(PAGES)) {
-    const value = await sidebar.evaluate((title) => {
-      const opt = [...document.querySelectorAll("#collection-tabs option")].find((o) => o.textContent === title);
-      return opt?.value ?? null;
-    }, PAGES[p][0]);
-    assert(value, `the tab “${PAGES[p][0]}” is offered`);
-    await sidebar.selectOption("#collection-tabs", value);
-    await sidebar.click("#collection-add-tab");
-    await sidebar.waitForFunction((title) => document.querySelector("#collections [role=status]")?.textContent?.includes(`Added “${title}”`), PAGES[p][0], { timeout: 20_000 });
-  }
+  // The three tabs, in order; the first makes a new collection.
+  const sidebar = await sidebarWithCollection(context, site.base, PAGES);
   const selected = await sidebar.$eval("#collection-select", (s) => s.selectedOptions[0]?.textContent ?? "");
   assert(/\(3\)$/.test(selected), `the collection holds three pages (${selected})`);
 

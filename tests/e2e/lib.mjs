@@ -155,6 +155,37 @@ export async function openSidebar(context) {
   return sidebar;
 }
 
+/**
+ * The set-up of the collection tests: each page of `pages` (path on `base` →
+ * [title, …]) open in a tab of its own, then the sidebar (at `width` px when
+ * given, the welcome dismissed) with its Collections panel open and every
+ * tab added, in order, to the collection the first one makes (called `name`
+ * when given), each once the panel says it was added. Returns the sidebar.
+ */
+export async function sidebarWithCollection(context, base, pages, { width = null, name = null } = {}) {
+  for (const p of Object.keys(pages)) {
+    const tab = await context.newPage();
+    await tab.goto(`${base}${p}`);
+    await tab.waitForLoadState("load");
+  }
+  const sidebar = await openSidebar(context);
+  if (width) await sidebar.setViewportSize({ width, height: 800 });
+  const welcome = await sidebar.$("#welcome button:text('Got it')");
+  if (welcome) await welcome.click();
+  await sidebar.click("#collections summary");
+  await sidebar.waitForSelector("#collection-tabs option", { state: "attached", timeout: 20_000 });
+  if (name) await sidebar.fill("#collection-name", name);
+  for (const [title] of Object.values(pages)) {
+    const value = await sidebar.evaluate((t) => [...document.querySelectorAll("#collection-tabs option")].find((o) => o.textContent === t)?.value ?? null, title);
+    assert(value, `the tab “${title}” is offered`);
+    await sidebar.selectOption("#collection-tabs", value);
+    await sidebar.click("#collection-add-tab");
+    const added = name ? `Added “${title}” to “${name}”` : `Added “${title}”`;
+    await sidebar.waitForFunction((a) => document.getElementById("collections-status")?.textContent?.includes(a), added, { timeout: 20_000 });
+  }
+  return sidebar;
+}
+
 export function norm(s) {
   return String(s).replace(/\s+/g, " ").trim();
 }

@@ -5,7 +5,7 @@
 // its page, linked to it at the quote (a text fragment). A continued
 // conversation offers to reopen its page. Screenshots at 360, 420 and 800
 // px, light and dark; axe clean.
-import { artifacts, assert, checkA11y, esc, launch, norm, openSidebar, serveRoutes, shot } from "./lib.mjs";
+import { artifacts, assert, checkA11y, esc, launch, norm, serveRoutes, shot, sidebarWithCollection } from "./lib.mjs";
 import path from "node:path";
 
 const LONG = "with a very long title that goes on about timetables, platforms, tickets and every connection of the night network";
@@ -21,24 +21,7 @@ const browser = await launch();
 let sidebar;
 try {
   const { context } = browser;
-  for (const p of Object.keys(PAGES)) {
-    const tab = await context.newPage();
-    await tab.goto(`${site.base}${p}`);
-    await tab.waitForLoadState("load");
-  }
-  sidebar = await openSidebar(context);
-  await sidebar.setViewportSize({ width: 360, height: 800 });
-  const welcome = await sidebar.$("#welcome button:text('Got it')");
-  if (welcome) await welcome.click();
-  await sidebar.click("#collections summary");
-  await sidebar.waitForSelector("#collection-tabs option", { state: "attached", timeout: 20_000 });
-  for (const [, [title]] of Object.entries(PAGES)) {
-    const value = await sidebar.evaluate((t) => [...document.querySelectorAll("#collection-tabs option")].find((o) => o.textContent === t)?.value ?? null, title);
-    assert(value, `the tab “${title}” is offered`);
-    await sidebar.selectOption("#collection-tabs", value);
-    await sidebar.click("#collection-add-tab");
-    await sidebar.waitForFunction((t) => document.querySelector("#collections [role=status]")?.textContent?.includes(`Added “${t}”`), title, { timeout: 20_000 });
-  }
+  sidebar = await sidebarWithCollection(context, site.base, PAGES, { width: 360 });
   for (const width of [360, 420]) {
     await sidebar.setViewportSize({ width, height: 800 });
     await sidebar.evaluate(() => document.getElementById("collections").scrollIntoView({ block: "nearest" }));

@@ -13,6 +13,16 @@ export function h(tag: string, cls?: string, text?: string): HTMLElement {
   return e;
 }
 
+/** A settings section named by its own heading (id `titleId`), a hint under it. */
+export function settingsSection(cls: string, titleId: string, title: string, hint: string): HTMLElement {
+  const section = h("section", cls);
+  section.setAttribute("aria-labelledby", titleId);
+  const heading = h("h2", undefined, title);
+  heading.id = titleId;
+  section.append(heading, h("p", "hint", hint));
+  return section;
+}
+
 export function button(label: string, onClick: () => void, cls?: string): HTMLButtonElement {
   const b = h("button", cls, label) as HTMLButtonElement;
   b.type = "button";

@@ -8,7 +8,7 @@
 import type { McpServerView } from "../generated/wire.js";
 import type { SidebarHostRequest } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { announce, button, h } from "./dom.js";
+import { announce, button, h, settingsSection } from "./dom.js";
 import { errorAdvice } from "./errors.js";
 import { expectReply } from "./history.js";
 
@@ -41,13 +41,10 @@ export class McpSettings {
   private readonly message: HTMLElement;
 
   constructor(private readonly deps: McpSettingsDeps) {
-    this.el = h("section", "mcp-servers");
-    this.el.setAttribute("aria-labelledby", "mcp-title");
-    const title = h("h2", undefined, "Tool servers (MCP)");
-    title.id = "mcp-title";
-    const hint = h(
-      "p",
-      "hint",
+    this.el = settingsSection(
+      "mcp-servers",
+      "mcp-title",
+      "Tool servers (MCP)",
       "Servers are added in config.toml under [mcp.servers.<name>]. Every call asks you first, unless the tool says it only reads and you trust its server.",
     );
     this.list = h("ul", "mcp-list");
@@ -55,7 +52,7 @@ export class McpSettings {
     this.message = h("p", "hint");
     this.message.id = "mcp-message";
     this.message.setAttribute("role", "status");
-    this.el.append(title, hint, this.list, this.message);
+    this.el.append(this.list, this.message);
   }
 
   async load(test?: string): Promise<void> {

@@ -7,7 +7,7 @@
 import type { SavedPrompt, TaskName } from "../generated/wire.js";
 import type { SidebarHostRequest } from "../shared/messages.js";
 import type { RoutedHostMessage } from "../shared/protocol.js";
-import { announce, button, h } from "./dom.js";
+import { announce, button, h, settingsSection } from "./dom.js";
 import { errorAdvice } from "./errors.js";
 import { expectReply } from "./history.js";
 import type { PromptLibrary } from "./prompts.js";
@@ -49,13 +49,10 @@ export class PromptSettings {
   private editing: string | null = null;
 
   constructor(private readonly deps: PromptSettingsDeps) {
-    this.el = h("section", "saved-prompts");
-    this.el.setAttribute("aria-labelledby", "prompts-title");
-    const title = h("h2", undefined, "Saved prompts");
-    title.id = "prompts-title";
-    const hint = h(
-      "p",
-      "hint",
+    this.el = settingsSection(
+      "saved-prompts",
+      "prompts-title",
+      "Saved prompts",
       "Type / at the start of the question box to run one on the current page. For Extract, the prompt is the fields to extract, comma-separated.",
     );
     this.list = h("ul", "prompt-list");
@@ -94,7 +91,7 @@ export class PromptSettings {
       e.preventDefault();
       void this.save();
     });
-    this.el.append(title, hint, this.list, this.form);
+    this.el.append(this.list, this.form);
   }
 
   async load(): Promise<void> {

@@ -1092,7 +1092,11 @@ mod tests {
                 McpTools::none(),
             )
             .system;
-        assert!(system.contains("mode:"), "{system}");
+        // Every rule a question gets is in: the mode, the plan and the
+        // tool rule with its one-line tools.
+        for rule in ["mode:", "plan (", "Tools:", "\n  browser.click(handleId)\n"] {
+            assert!(system.contains(rule), "{rule}: {system}");
+        }
         let n = system.chars().count();
         assert!(n <= 2_000, "{n} chars:\n{system}");
     }

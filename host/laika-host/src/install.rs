@@ -616,19 +616,33 @@ pub fn install(
     dry_run: bool,
     on_action: &mut dyn FnMut(&Action),
 ) -> Result<Vec<Action>> {
-    let mut done = Vec::new();
-    for target in targets {
+    each_manifest(targets, dry_run, on_action, |target, path| {
         let text = render_manifest(target.family, host_path, configured)?;
-        let path = target.manifest_path();
-        let outcome = match std::fs::read(&path) {
+        let outcome = match std::fs::read(path) {
             Ok(existing) if existing == text.as_bytes() => Outcome::Unchanged,
             Ok(_) => Outcome::Updated,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Created,
-            Err(e) => return Err(io("read", &path)(e)),
+            Err(e) => return Err(io("read", path)(e)),
         };
         if !dry_run && outcome != Outcome::Unchanged {
-            write_atomically(&target.dir, &path, &text)?;
+            write_atomically(&target.dir, path, &text)?;
         }
+        Ok(outcome)
+    })
+}
+
+/// Runs `act` on each target's manifest path in turn and records what it
+/// did, telling `on_action` as it goes; stops at the first failure.
+fn each_manifest(
+    targets: &[Target],
+    dry_run: bool,
+    on_action: &mut dyn FnMut(&Action),
+    mut act: impl FnMut(&Target, &Path) -> Result<Outcome>,
+) -> Result<Vec<Action>> {
+    let mut done = Vec::new();
+    for target in targets {
+        let path = target.manifest_path();
+        let outcome = act(target, &path)?;
         let action = Action {
             target: target.clone(),
             path,
@@ -665,33 +679,23 @@ pub fn uninstall(
     dry_run: bool,
     on_action: &mut dyn FnMut(&Action),
 ) -> Result<Vec<Action>> {
-    let mut done = Vec::new();
-    for target in targets {
-        let path = target.manifest_path();
+    each_manifest(targets, dry_run, on_action, |_, path| {
         // symlink_metadata: a link we find is removed, not what it points to.
-        let outcome = match std::fs::symlink_metadata(&path) {
+        let outcome = match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.is_dir() => {
-                return Err(io("remove", &path)(std::io::Error::other(
+                return Err(io("remove", path)(std::io::Error::other(
                     "it is a directory, not a manifest; remove it by hand",
                 )))
             }
             Ok(_) => Outcome::Removed,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Outcome::Absent,
-            Err(e) => return Err(io("inspect", &path)(e)),
+            Err(e) => return Err(io("inspect", path)(e)),
         };
         if outcome == Outcome::Removed && !dry_run {
-            std::fs::remove_file(&path).map_err(io("remove", &path))?;
+            std::fs::remove_file(path).map_err(io("remove", path))?;
         }
-        let action = Action {
-            target: target.clone(),
-            path,
-            outcome,
-            dry_run,
-        };
-        on_action(&action);
-        done.push(action);
-    }
-    Ok(done)
+        Ok(outcome)
+    })
 }
 
 #[cfg(test)]

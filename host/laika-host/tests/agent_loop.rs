@@ -139,7 +139,7 @@ fn an_approved_call_runs_and_the_model_sees_the_new_page() {
         ),
         (Some("approval.result"), Some(true))
     );
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&events);
     let waiting = events
         .iter()
         .position(|e| e["state"] == "waiting_for_approval")

@@ -130,8 +130,12 @@ fn call(
         .map(laika_protocol::tool_call::ToolOutput::into_value)
 }
 
-/// Runs a tool with the builtin runtime; panics on failure.
-fn ok(f: &Fixture, name: &str, args: Value) -> Value {
+/// Runs a tool with the builtin runtime, two calls at a time, uncancelled.
+fn builtin_call(
+    f: &Fixture,
+    name: &str,
+    args: Value,
+) -> std::result::Result<Value, laika_protocol::agent::ToolError> {
     let events = Mutex::new(Vec::new());
     call(
         f,
@@ -142,23 +146,19 @@ fn ok(f: &Fixture, name: &str, args: Value) -> Value {
         name,
         args,
     )
-    .unwrap_or_else(|e| panic!("{name}: {}: {}", e.code, e.message))
 }
 
+/// Runs a tool with the builtin runtime; panics on failure.
+fn ok(f: &Fixture, name: &str, args: Value) -> Value {
+    builtin_call(f, name, args).unwrap_or_else(|e| panic!("{name}: {}: {}", e.code, e.message))
+}
+
+/// The code a tool fails with; panics when it succeeds.
 fn err(f: &Fixture, name: &str, args: Value) -> String {
-    let events = Mutex::new(Vec::new());
-    call(
-        f,
-        &BuiltinRuntime::new(SystemAmbient),
-        &CancelToken::default(),
-        2,
-        &events,
-        name,
-        args,
-    )
-    .err()
-    .map(|e| e.code)
-    .unwrap_or_else(|| panic!("{name} should fail"))
+    builtin_call(f, name, args)
+        .err()
+        .map(|e| e.code)
+        .unwrap_or_else(|| panic!("{name} should fail"))
 }
 
 /// A new collection's id.
@@ -523,22 +523,26 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
     let sink = Collector::default();
     let (_tx, inbox) = mpsc::channel();
     let config = Config::default();
-    turn::run(
-        request,
-        &TurnContext {
-            config: &config,
-            runtime: &BuiltinRuntime::new(SystemAmbient),
-            store: &f.store,
-            cancel: &CancelToken::default(),
-            inbox: &inbox,
-            sink: &sink,
-            context_window: None,
-            page_indexes: None,
-            regime: Default::default(),
-            mcp: laika_host::mcp_client::McpHub::none(),
-            call_time: None,
-        },
-    );
+    // Both turns run as the host runs one, with the builtin runtime.
+    let run_turn = |request| {
+        turn::run(
+            request,
+            &TurnContext {
+                config: &config,
+                runtime: &BuiltinRuntime::new(SystemAmbient),
+                store: &f.store,
+                cancel: &CancelToken::default(),
+                inbox: &inbox,
+                sink: &sink,
+                context_window: None,
+                page_indexes: None,
+                regime: Default::default(),
+                mcp: laika_host::mcp_client::McpHub::none(),
+                call_time: None,
+            },
+        )
+    };
+    run_turn(request);
     let events = sink.take();
     let assistant = events
         .iter()
@@ -566,22 +570,7 @@ fn a_turn_over_a_collection_cites_the_source_that_answers() {
         "observation": {"summary": {"doc_type": "web.observation.summary.v1", "url": "https://e.example/", "title": "t", "text": "x"}}
     }))
     .unwrap();
-    turn::run(
-        bad,
-        &TurnContext {
-            config: &config,
-            runtime: &BuiltinRuntime::new(SystemAmbient),
-            store: &f.store,
-            cancel: &CancelToken::default(),
-            inbox: &inbox,
-            sink: &sink,
-            context_window: None,
-            page_indexes: None,
-            regime: Default::default(),
-            mcp: laika_host::mcp_client::McpHub::none(),
-            call_time: None,
-        },
-    );
+    run_turn(bad);
     let events = sink.take();
     let error = events.iter().find(|e| e["type"] == "error").unwrap();
     assert_eq!(error["code"], "NOT_FOUND");

@@ -2,12 +2,15 @@
 //! OpenAI-compatible server with the `llama.cpp` profile: a capable model's
 //! full answer is shown and stored whole; an answer cut at `max_tokens` is
 //! closed at its last complete block, shown with a note and stored so; a
-//! small model (by what its server says) gets the tight caps.
+//! small model (by what its server says, or by its own record of cut
+//! answers) gets the tight caps; a follow-up repeats the first prompt as its
+//! prefix.
 
 mod common;
 mod stub;
 
 use common::{observation, of_type, one, Host, Launch};
+use laika_core::decoding::Caps;
 use serde_json::{json, Value};
 use stub::{sse_answer, Stub};
 
@@ -264,4 +267,174 @@ fn a_small_model_gets_the_tight_caps() {
     assert_eq!(one(&summarize(&mut named), "done")["status"], "ok");
     let schema = stub.wait_requests(1)[0].body["json_schema"].clone();
     assert!(schema["$defs"]["list"]["properties"]["items"]["maxItems"].as_u64() <= Some(8));
+}
+
+/// A turn's request, not a summarizer's after `done`.
+fn is_turn_request(body: &Value) -> bool {
+    body["json_schema"]["properties"]["assistant"].is_object()
+}
+
+fn list_items_cap(body: &Value) -> u64 {
+    body["json_schema"]["$defs"]["list"]["properties"]["items"]["maxItems"]
+        .as_u64()
+        .unwrap()
+}
+
+/// A model the server says nothing of, whose answers keep being cut at
+/// `max_tokens`, gets the tight caps from its own record, and the full caps
+/// back once it answers whole again.
+#[test]
+fn a_model_whose_answers_are_cut_gets_the_tight_caps_until_it_answers_whole() {
+    let streamed = as_streamed(&capable_answer());
+    let cut = streamed[..streamed.find("row 3 cell 2").unwrap()].to_string();
+    let whole = as_streamed(
+        &json!({"assistant": {"title": "Trains", "render": {"type": "doc", "children": [paragraph("Night trains are back in Europe.")]}, "citations": []}}),
+    );
+    let turns = std::sync::atomic::AtomicUsize::new(0);
+    let stub = Stub::with_probes(window, move |body, _| {
+        if !is_turn_request(body) {
+            return sse_answer("{}", 40, "stop");
+        }
+        match turns.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 | 1 => sse_answer(&cut, 40, "length"),
+            _ => sse_answer(&whole, 40, "stop"),
+        }
+    });
+    let mut host = host(&stub, "qwen3-4b-instruct");
+    let mut caps = Vec::new();
+    for turn in 0..6 {
+        let events = summarize(&mut host);
+        assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+        // The record is kept just after `done`, before the agent state's
+        // summarizer runs: its `entity_patch` says the record is kept.
+        let after = host.until("entity_patch", "t1");
+        assert_eq!(after.last().unwrap()["source"], "summarizer");
+        let asked: Vec<_> = stub
+            .seen()
+            .into_iter()
+            .filter(|s| is_turn_request(&s.body))
+            .collect();
+        assert_eq!(asked.len(), turn + 1);
+        caps.push(list_items_cap(&asked[turn].body));
+    }
+    // Two cut answers of the last four: small from the third turn; after
+    // three whole answers only one cut is left in the record: full again.
+    let full = Caps::FULL.list_items as u64;
+    assert_eq!(caps[..2], [full, full], "{caps:?}");
+    assert!(caps[2..5].iter().all(|c| *c < full), "{caps:?}");
+    assert_eq!(caps[5], full, "{caps:?}");
+}
+
+/// A follow-up question on the same page is sent the first request's
+/// prompt again as its prefix (the same system prompt, the same page
+/// document first), so a server that caches the prompt's prefix reads only
+/// what is new.
+#[test]
+fn a_follow_up_on_the_same_page_repeats_the_first_prompt_as_its_prefix() {
+    let stub = Stub::with_probes(window, |body, _| {
+        sse_answer(&stub::answer_for(body, "The dining car."), 40, "stop")
+    });
+    let mut host = host(&stub, "qwen3-4b-instruct");
+    let page = observation("article-night-trains.observation.json");
+    let first = host.turn(
+        "t1",
+        json!({"name": "web.answer", "args": {}}),
+        "How much does a couchette cost?",
+        page.clone(),
+    );
+    assert_eq!(one(&first, "done")["status"], "ok", "{first:#?}");
+    let conversation = one(&first, "done")["conversation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.send(&common::turn_msg(
+        "t2",
+        json!({"name": "web.answer", "args": {}}),
+        "And when do tickets go on sale?",
+        page,
+        Some(&conversation),
+    ));
+    let second = host.until("done", "t2");
+    assert_eq!(one(&second, "done")["status"], "ok", "{second:#?}");
+
+    let asked: Vec<Value> = stub
+        .seen()
+        .into_iter()
+        .filter(|s| is_turn_request(&s.body))
+        .map(|s| s.body)
+        .collect();
+    assert_eq!(asked.len(), 2);
+    let message =
+        |body: &Value, i: usize| body["messages"][i]["content"].as_str().unwrap().to_owned();
+    assert_eq!(
+        message(&asked[0], 0),
+        message(&asked[1], 0),
+        "system prompts"
+    );
+    let (user1, user2) = (message(&asked[0], 1), message(&asked[1], 1));
+    let packet: Value = serde_json::from_str(&user2).unwrap();
+    assert!(
+        packet["context"]["conversation"]["turns"][0]["user"]
+            .as_str()
+            .is_some_and(|u| u.contains("couchette")),
+        "the follow-up carries the first turn: {packet:#}"
+    );
+    // Everything before the conversation block (the page's documents) is
+    // the same.
+    let end = user2
+        .find(",\"conversation\":{\"trust\"")
+        .expect("the conversation block");
+    let common = user1
+        .bytes()
+        .zip(user2.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    assert!(common >= end, "common prefix {common} of {end} bytes");
+    assert!(
+        end > user2.len() / 2,
+        "the page is most of the prompt: {end} of {}",
+        user2.len()
+    );
+}
+
+/// Ollama's `POST /api/show` parameter count picks the caps, ahead of
+/// what the model's name states.
+#[test]
+fn ollamas_parameter_count_picks_the_tight_caps() {
+    let short = as_streamed(
+        &json!({"assistant": {"title": "Trains", "render": {"type": "doc", "children": [paragraph("Night trains are back in Europe.")]}, "citations": []}}),
+    );
+    let show = |path: &str| {
+        path.ends_with("/api/show").then(|| {
+            json!({"parameters": "num_ctx 8192", "model_info": {"general.parameter_count": 268_098_176u64}})
+        })
+    };
+    let stub = Stub::with_probes(show, move |_, _| {
+        let mut steps = vec![stub::ok_head("application/x-ndjson")];
+        let line = json!({"model": "qwen3:4b", "message": {"role": "assistant", "content": short}, "done": false});
+        steps.push(stub::Step::Write(format!("{line}\n").into_bytes()));
+        steps.push(stub::Step::Write(
+            b"{\"model\":\"qwen3:4b\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n".to_vec(),
+        ));
+        steps
+    });
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "ollama".into()),
+            (
+                "LAIKA_BASE_URL".into(),
+                stub.url.trim_end_matches("/v1").into(),
+            ),
+        ],
+        config: "[runtime]\nkind = \"ollama\"\nmodel = \"qwen3:4b\"\n",
+        ..Launch::default()
+    });
+    let events = summarize(&mut host);
+    assert_eq!(one(&events, "done")["status"], "ok", "{events:#?}");
+    assert!(stub.probes().iter().any(|p| p.ends_with("/api/show")));
+    let format = stub.wait_requests(1)[0].body["format"].clone();
+    let list_items = format["$defs"]["list"]["properties"]["items"]["maxItems"]
+        .as_u64()
+        .unwrap();
+    assert!(list_items < Caps::FULL.list_items as u64, "{list_items}");
 }

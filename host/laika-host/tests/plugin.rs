@@ -146,7 +146,7 @@ fn a_full_turn_is_answered_by_the_plugin_with_a_verified_citation() {
         "When did it leave?",
         observation(NIGHT_TRAINS),
     );
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [

@@ -44,12 +44,7 @@ const FAST: &str =
 /// key anywhere. Returns the error message.
 fn failed_turn(host: &mut Host, code: &str) -> String {
     let started = Instant::now();
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     // A timeout that never fired would leave the harness waiting for `done`
     // until its own receive timeout, failing the test: no time bound needed.
     eprintln!("coded error after {:?}", started.elapsed());
@@ -67,6 +62,16 @@ fn failed_turn(host: &mut Host, code: &str) -> String {
         assert!(!e.to_string().contains(KEY), "key leaked: {e}");
     }
     err["message"].as_str().unwrap().to_string()
+}
+
+/// A host on `url` with `config` fails a turn with `code` as
+/// [`failed_turn`] checks, `check` reads the message, and the host is
+/// [`still_healthy`].
+fn fails_healthy(url: &str, config: &str, code: &str, check: impl FnOnce(&str)) {
+    let mut host = host_for(url, config);
+    let m = failed_turn(&mut host, code);
+    check(&m);
+    still_healthy(host);
 }
 
 /// The host answers a ping after the failure and exits cleanly on EOF.
@@ -88,12 +93,7 @@ fn streamed_answer_is_validated_and_the_request_follows_the_profile() {
     let stub =
         Stub::start(|body, _| sse_answer(&answer_for(body, "Night trains are back."), 7, "stop"));
     let mut host = host_for(&stub.url, FAST);
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     let a = one(&events, "assistant");
     assert_eq!(
         laika_core::render::plain_text(&a["render"]).trim(),
@@ -164,10 +164,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn connection_refused_is_runtime_unavailable() {
     let url = closed_port();
-    let mut host = host_for(&url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_UNAVAILABLE");
-    assert!(m.contains(&url) && m.contains("cannot connect"), "{m}");
-    still_healthy(host);
+    fails_healthy(&url, FAST, "RUNTIME_UNAVAILABLE", |m| {
+        assert!(m.contains(&url) && m.contains("cannot connect"), "{m}");
+    });
 }
 
 #[test]
@@ -191,14 +190,13 @@ fn http_500_is_runtime_error_with_the_runtimes_message() {
             r#"{"error":{"message":"model failed to load","code":500}}"#,
         )
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(
-        m.contains("HTTP 500") && m.contains("model failed to load"),
-        "{m}"
-    );
-    assert_eq!(stub.seen().len(), 1, "runtime errors are not retried");
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_ERROR", |m| {
+        assert!(
+            m.contains("HTTP 500") && m.contains("model failed to load"),
+            "{m}"
+        );
+        assert_eq!(stub.seen().len(), 1, "runtime errors are not retried");
+    });
 }
 
 #[test]
@@ -243,13 +241,12 @@ fn an_echoed_api_key_is_scrubbed_from_the_error() {
             &format!(r#"{{"error":"Incorrect API key provided: {KEY}"}}"#),
         )
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(
-        m.contains("HTTP 401") && m.contains("[redacted]") && m.contains("api_key"),
-        "{m}"
-    );
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_ERROR", |m| {
+        assert!(
+            m.contains("HTTP 401") && m.contains("[redacted]") && m.contains("api_key"),
+            "{m}"
+        );
+    });
 }
 
 #[test]
@@ -261,14 +258,13 @@ fn stall_after_headers_hits_the_first_token_timeout() {
             Step::Hold,
         ]
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_TIMEOUT");
-    assert!(m.contains("first_token_timeout_ms = 1500"), "{m}");
-    assert!(
-        stub.wait_closed(0, Duration::from_secs(5)),
-        "connection left open"
-    );
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_TIMEOUT", |m| {
+        assert!(m.contains("first_token_timeout_ms = 1500"), "{m}");
+        assert!(
+            stub.wait_closed(0, Duration::from_secs(5)),
+            "connection left open"
+        );
+    });
 }
 
 #[test]
@@ -280,14 +276,13 @@ fn stall_mid_stream_hits_the_total_timeout() {
             Step::Hold,
         ]
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_TIMEOUT");
-    assert!(m.contains("total_timeout_ms = 3000"), "{m}");
-    assert!(
-        stub.wait_closed(0, Duration::from_secs(5)),
-        "connection left open"
-    );
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_TIMEOUT", |m| {
+        assert!(m.contains("total_timeout_ms = 3000"), "{m}");
+        assert!(
+            stub.wait_closed(0, Duration::from_secs(5)),
+            "connection left open"
+        );
+    });
 }
 
 #[test]
@@ -298,10 +293,9 @@ fn garbage_sse_is_runtime_error() {
             Step::Write(b"<html><body>502 Bad Gateway</body></html>\n".to_vec()),
         ]
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(m.contains("not an event stream"), "{m}");
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_ERROR", |m| {
+        assert!(m.contains("not an event stream"), "{m}");
+    });
 }
 
 #[test]
@@ -313,10 +307,9 @@ fn error_object_mid_stream_is_runtime_error() {
             Step::Write(b"data: {\"error\":{\"message\":\"CUDA out of memory\",\"type\":\"server_error\"}}\n\n".to_vec()),
         ]
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(m.contains("CUDA out of memory"), "{m}");
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_ERROR", |m| {
+        assert!(m.contains("CUDA out of memory"), "{m}");
+    });
 }
 
 #[test]
@@ -327,10 +320,9 @@ fn a_stream_cut_before_done_is_runtime_error() {
             Step::Write(sse_content("{\"pro").into_bytes()),
         ]
     });
-    let mut host = host_for(&stub.url, FAST);
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(m.contains("ended before the answer was complete"), "{m}");
-    still_healthy(host);
+    fails_healthy(&stub.url, FAST, "RUNTIME_ERROR", |m| {
+        assert!(m.contains("ended before the answer was complete"), "{m}");
+    });
 }
 
 #[test]
@@ -342,10 +334,14 @@ fn an_answer_over_the_cap_is_runtime_error() {
         steps.extend((0..275).map(|_| Step::Write(piece.clone())));
         steps
     });
-    let mut host = host_for(&stub.url, FAST.replace("3000", "20000").as_str());
-    let m = failed_turn(&mut host, "RUNTIME_ERROR");
-    assert!(m.contains("more than 16 MiB"), "{m}");
-    still_healthy(host);
+    fails_healthy(
+        &stub.url,
+        FAST.replace("3000", "20000").as_str(),
+        "RUNTIME_ERROR",
+        |m| {
+            assert!(m.contains("more than 16 MiB"), "{m}");
+        },
+    );
 }
 
 #[test]
@@ -353,12 +349,7 @@ fn failover_tries_the_next_endpoint_and_done_names_it() {
     let refused = closed_port();
     let stub = Stub::start(|body, _| sse_answer(&answer_for(body, "From the second."), 50, "stop"));
     let mut host = host_for(&format!("{refused},{}", stub.url), FAST);
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], stub.url);
@@ -369,13 +360,12 @@ fn failover_tries_the_next_endpoint_and_done_names_it() {
 #[test]
 fn failover_when_every_endpoint_is_down_names_each() {
     let (a, b) = (closed_port(), closed_port());
-    let mut host = host_for(&format!("{a}, {b}"), FAST);
-    let m = failed_turn(&mut host, "RUNTIME_UNAVAILABLE");
-    assert!(
-        m.contains("no endpoint answered") && m.contains(&a) && m.contains(&b),
-        "{m}"
-    );
-    still_healthy(host);
+    fails_healthy(&format!("{a}, {b}"), FAST, "RUNTIME_UNAVAILABLE", |m| {
+        assert!(
+            m.contains("no endpoint answered") && m.contains(&a) && m.contains(&b),
+            "{m}"
+        );
+    });
 }
 
 #[test]
@@ -440,12 +430,7 @@ fn ollama_turn_streams_ndjson_with_schema_in_format() {
         config: "[runtime]\nkind = \"ollama\"\nmodel = \"qwen3:4b\"\nnum_ctx = 8192\nkeep_alive = \"5m\"\n",
         ..Launch::default()
     });
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], base);
@@ -534,12 +519,7 @@ fn a_cut_answer_reports_finish_reason_length_and_streams_its_pieces() {
 fn a_cut_answer_fails_the_turn_with_a_code() {
     let stub = Stub::start(|_, _| sse_answer("{\"protocol\":{\"name\":\"laika.ll", 5, "length"));
     let mut host = host_for(&stub.url, FAST);
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     let code = one(&events, "error")["code"].as_str().unwrap().to_string();
     assert!(
         code == "INVALID_MODEL_OUTPUT" || code == "RUNTIME_ERROR",
@@ -577,12 +557,7 @@ fn a_silent_endpoint_times_out_and_the_next_one_answers() {
     let good = Stub::start(|body, _| sse_answer(&answer_for(body, "Second answers."), 30, "stop"));
     let config = "[runtime]\nkind = \"openai\"\nprofile = \"sglang\"\nfirst_token_timeout_ms = 500\ntotal_timeout_ms = 20000\n";
     let mut host = host_for(&format!("{},{}", silent.url, good.url), config);
-    let events = host.turn(
-        "t1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["endpoint"], good.url);

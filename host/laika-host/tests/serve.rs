@@ -948,6 +948,11 @@ fn conv_search(query: Value, context: Value, prefer: Value) -> Value {
     json!({"query": query, "context": context, "prefer": prefer})
 }
 
+/// Posts a [`conv_search`] ask and reads the JSON reply.
+fn conv_search_ask(s: &Served, query: Value, context: Value, prefer: Value) -> Value {
+    s.post("/ask", &conv_search(query, context, prefer)).json()
+}
+
 /// The page URLs of an Answer's results, in order.
 fn page_urls(v: &Value) -> Vec<String> {
     v["results"]
@@ -962,12 +967,7 @@ fn page_urls(v: &Value) -> Vec<String> {
 #[test]
 fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
     let s = serve(Path::new(BIN), "", &[], &JAGUARS);
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(json!({"text": "jaguar"}), json!({}), json!({})),
-        )
-        .json();
+    let v = conv_search_ask(&s, json!({"text": "jaguar"}), json!({}), json!({}));
     assert_eq!(v["_meta"]["response_type"], "Elicitation", "{v}");
     let q = &v["elicitation"]["questions"][0];
     assert_eq!(q["id"], "sense");
@@ -995,44 +995,32 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
         .contains("The jaguar of the rainforest"));
 
     // The chosen reading comes back as context.text: answered, it first.
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(
-                json!({"text": "jaguar"}),
-                json!({"text": "The jaguar of the rainforest"}),
-                json!({}),
-            ),
-        )
-        .json();
+    let v = conv_search_ask(
+        &s,
+        json!({"text": "jaguar"}),
+        json!({"text": "The jaguar of the rainforest"}),
+        json!({}),
+    );
     assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
     assert_eq!(page_urls(&v)[0], JAGUARS[1].0);
 
     // A standing preference in memory settles it the same way.
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(
-                json!({"text": "jaguar"}),
-                json!({"memory": ["loves rainforest wildlife"]}),
-                json!({"mode": "list"}),
-            ),
-        )
-        .json();
+    let v = conv_search_ask(
+        &s,
+        json!({"text": "jaguar"}),
+        json!({"memory": ["loves rainforest wildlife"]}),
+        json!({"mode": "list"}),
+    );
     assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
     assert_eq!(page_urls(&v)[0], JAGUARS[1].0);
 
     // A question that says which reading it means is not asked about.
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(
-                json!({"text": "jaguar supercharged engine gearbox"}),
-                json!({}),
-                json!({"mode": "list"}),
-            ),
-        )
-        .json();
+    let v = conv_search_ask(
+        &s,
+        json!({"text": "jaguar supercharged engine gearbox"}),
+        json!({}),
+        json!({"mode": "list"}),
+    );
     assert_eq!(v["_meta"]["response_type"], "Answer", "{v}");
     assert_ne!(page_urls(&v)[0], JAGUARS[1].0);
 }
@@ -1041,15 +1029,12 @@ fn a_question_that_reads_two_ways_is_asked_about_and_context_settles_it() {
 fn prefer_mode_lists_summarizes_or_generates_with_actions_on_each_result() {
     let s = builtin();
     let ask = |mode: &str| {
-        s.post(
-            "/ask",
-            &conv_search(
-                json!({"text": "cinnamon muffins"}),
-                json!({}),
-                json!({"mode": mode}),
-            ),
+        conv_search_ask(
+            &s,
+            json!({"text": "cinnamon muffins"}),
+            json!({}),
+            json!({"mode": mode}),
         )
-        .json()
     };
     // list: the pages alone, nothing stored.
     let v = ask("list");
@@ -1093,16 +1078,12 @@ fn prefer_mode_lists_summarizes_or_generates_with_actions_on_each_result() {
         assert!(page_urls(&v).contains(&PAGES[1].0.to_owned()));
     }
 
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(
-                json!({"text": "muffins"}),
-                json!({}),
-                json!({"mode": "chat"}),
-            ),
-        )
-        .json();
+    let v = conv_search_ask(
+        &s,
+        json!({"text": "muffins"}),
+        json!({}),
+        json!({"mode": "chat"}),
+    );
     assert_eq!(v["error"]["code"], "INVALID_REQUEST", "{v}");
 }
 
@@ -1136,11 +1117,7 @@ fn item_type_keeps_results_of_that_type() {
 fn context_decontextualizes_only_when_the_query_alone_finds_nothing() {
     let s = builtin();
     let list = |query: &str, context: Value| {
-        s.post(
-            "/ask",
-            &conv_search(json!({"text": query}), context, json!({"mode": "list"})),
-        )
-        .json()
+        conv_search_ask(&s, json!({"text": query}), context, json!({"mode": "list"}))
     };
     // The query alone finds the muffins: the earlier queries add nothing.
     let v = list("muffins", json!({"prev": ["night trains"]}));
@@ -1193,16 +1170,12 @@ fn answer_packet(text: &str) -> String {
 #[test]
 fn the_model_is_given_the_context_memory_and_language() {
     let (s, _script) = echoing_args(vec![json!(answer_packet("args {{task_args}}"))]);
-    let v = s
-        .post(
-            "/ask",
-            &conv_search(
-                json!({"text": "muffins"}),
-                json!({"prev": ["breakfast"], "text": "baking for a party", "memory": ["vegetarian"]}),
-                json!({"accept-language": "fr-CH, fr;q=0.9, en;q=0.8", "user-agent": "Test/1.0"}),
-            ),
-        )
-        .json();
+    let v = conv_search_ask(
+        &s,
+        json!({"text": "muffins"}),
+        json!({"prev": ["breakfast"], "text": "baking for a party", "memory": ["vegetarian"]}),
+        json!({"accept-language": "fr-CH, fr;q=0.9, en;q=0.8", "user-agent": "Test/1.0"}),
+    );
     let said = v["results"][0]["description"].as_str().unwrap();
     let args: Value = serde_json::from_str(said.strip_prefix("args ").unwrap()).unwrap();
     assert_eq!(args["question"], "muffins");
@@ -1259,11 +1232,13 @@ fn sse_sends_the_pages_before_the_model_has_answered() {
     );
     assert!(seen.exists());
     // Each page is sent once.
-    let urls: Vec<&Value> = events
+    let urls: Vec<&str> = events
         .iter()
-        .filter_map(|e| e["results"][0].get("url"))
+        .flat_map(|e| e["results"].as_array().into_iter().flatten())
+        .filter(|r| r["@type"] == "WebPage")
+        .filter_map(|r| r["url"].as_str())
         .collect();
-    let mut unique = urls.clone();
-    unique.dedup();
-    assert_eq!(urls, unique);
+    let unique: std::collections::HashSet<&str> = urls.iter().copied().collect();
+    assert!(!urls.is_empty());
+    assert_eq!(unique.len(), urls.len(), "{urls:?}");
 }

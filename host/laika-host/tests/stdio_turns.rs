@@ -47,7 +47,7 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     let mut host = Host::start();
     let obs = observation("article-night-trains.observation.json");
     let events = host.turn("t1", summarize(), "Summarize this page", obs.clone());
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds = kinds(&events);
     // The builtin runtime hands over its whole answer at once, so every
     // block arrives in one render_delta just before the assistant event.
     assert_eq!(
@@ -209,12 +209,7 @@ fn invalid_model_output_is_retried_with_feedback_then_accepted() {
         raw(&good),
     ]);
     let mut host = Host::scripted(&script);
-    let events = host.turn(
-        "r1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("r1", summarize());
     assert_eq!(of_type(&events, "error").len(), 0, "{events:#?}");
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok");
@@ -235,12 +230,7 @@ fn retries_exhausted_fail_with_invalid_model_output_and_are_stored_as_failed() {
         "{\"type\": \"response\"}"
     ]);
     let mut host = Host::scripted(&script);
-    let events = host.turn(
-        "r2",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("r2", summarize());
     let err = one(&events, "error");
     assert_eq!(err["code"], "INVALID_MODEL_OUTPUT");
     assert!(
@@ -267,12 +257,7 @@ fn runtime_errors_are_reported_with_their_code_and_not_retried() {
     let script =
         json!([{"error": {"code": "RUNTIME_UNAVAILABLE", "message": "connection refused"}}]);
     let mut host = Host::scripted(&script);
-    let events = host.turn(
-        "u1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("u1", summarize());
     let err = one(&events, "error");
     assert_eq!(err["code"], "RUNTIME_UNAVAILABLE");
     assert_eq!(err["retryable"], true);
@@ -303,12 +288,7 @@ fn model_render_is_sanitized_and_citations_are_checked() {
         raw(&response_packet(rejected, json!([]), json!([]))),
         raw(&response_packet(render, citations, json!([])))
     ]));
-    let events = host.turn(
-        "x1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("x1", summarize());
     assert_eq!(
         one(&events, "done")["attempts"],
         2,
@@ -359,12 +339,7 @@ fn a_three_mib_answer_arrives_in_parts_under_one_mib() {
     // A debug build sanitizes and splits 3 MiB slowly on a loaded machine;
     // the test is about frame sizes, not speed.
     host.recv_timeout = std::time::Duration::from_secs(180);
-    let events = host.turn(
-        "big",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("big", summarize());
     let a = one(&events, "assistant");
     let size = a.to_string().len();
     assert!(size > 3 << 20, "answer is {size} bytes");
@@ -412,8 +387,7 @@ fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
     let bad = json!({"type": "turn", "id": "bad-1", "task": {"name": "web.answer"}});
     host.send_invalid(&bad);
     let events = host.until("done", "bad-1");
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["error", "done"]);
+    assert_eq!(kinds(&events), ["error", "done"]);
     let done = &events[1];
     assert_eq!(
         (
@@ -441,8 +415,7 @@ fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
         Some(&"c".repeat(200)),
     ));
     let events = host.until("done", "bad-2");
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["error", "done"]);
+    assert_eq!(kinds(&events), ["error", "done"]);
     assert_eq!(events[1]["conversation_id"], Value::Null);
     // The id of a running turn: an error alone, the running turn goes on
     // and ends with the only `done` of that id.

@@ -18,10 +18,6 @@ fn blocks(n: usize) -> Value {
     json!({"type": "doc", "children": children})
 }
 
-fn kinds(events: &[Value]) -> Vec<&str> {
-    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
-}
-
 /// The blocks of the deltas since the last reset, checking that each event
 /// starts where the previous one ended.
 fn previewed(events: &[Value]) -> Vec<Value> {
@@ -50,12 +46,7 @@ fn blocks_stream_before_the_assistant_event_and_match_it() {
     // Pieces 40 ms apart (more than the 30 ms coalescing window), each
     // short enough that no piece completes two blocks.
     let mut host = Host::scripted(&json!([streamed(text, 16, 40)]));
-    let events = host.turn(
-        "s1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("s1", summarize());
     let k = kinds(&events);
     let assistant_at = k.iter().position(|t| *t == "assistant").unwrap();
     let deltas: Vec<usize> = k
@@ -93,12 +84,7 @@ fn a_preview_is_sanitized_before_it_is_sent() {
     ]});
     let packet = response_packet(render, json!([]), json!([]));
     let mut host = Host::scripted(&json!([streamed(raw(&packet), 7, 0)]));
-    let events = host.turn(
-        "s2",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("s2", summarize());
     let shown = Value::Array(previewed(&events));
     let s = shown.to_string();
     assert!(
@@ -118,12 +104,7 @@ fn a_streamed_invalid_attempt_is_reset_before_the_retry() {
         streamed(raw(&bad), 32, 0),
         streamed(raw(&good), 32, 0)
     ]));
-    let events = host.turn(
-        "s3",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("s3", summarize());
     let k = kinds(&events);
     let reset = k.iter().position(|t| *t == "render_reset").unwrap();
     assert!(k[..reset].contains(&"render_delta"), "{k:?}");
@@ -155,12 +136,7 @@ fn output_cut_at_the_token_limit_is_never_retried() {
         ),
     ] {
         let mut host = Host::scripted(&json!([first, good]));
-        let events = host.turn(
-            name,
-            summarize(),
-            "Summarize",
-            observation("article-night-trains.observation.json"),
-        );
+        let events = host.summarize_article(name, summarize());
         let err = one(&events, "error");
         assert_eq!(err["code"], "INVALID_MODEL_OUTPUT", "{name}");
         let msg = err["message"].as_str().unwrap();
@@ -185,12 +161,7 @@ fn output_cut_at_the_token_limit_is_never_retried() {
         {"output": cut, "chunk_bytes": 64, "finish_reason": "length"},
         good
     ]));
-    let events = host.turn(
-        "t3",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t3", summarize());
     assert_eq!(one(&events, "done")["status"], "ok");
     assert!(of_type(&events, "render_reset").is_empty());
     let shown = one(&events, "assistant")["render"]["children"].clone();
@@ -205,12 +176,7 @@ fn a_valid_answer_is_kept_even_when_the_runtime_reports_length() {
     let mut host = Host::scripted(&json!([
         {"output": raw(&packet), "chunk_bytes": 1000, "finish_reason": "length"}
     ]));
-    let events = host.turn(
-        "t3",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t3", summarize());
     assert_eq!(one(&events, "done")["status"], "ok");
 }
 
@@ -220,12 +186,7 @@ fn trailing_commas_are_repaired_and_reported() {
     let text = raw(&packet).replace("\"type\":\"paragraph\"}", "\"type\":\"paragraph\" ,\n}");
     assert!(text.contains("paragraph\" ,\n}"));
     let mut host = Host::scripted(&json!([text]));
-    let events = host.turn(
-        "t4",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("t4", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok", "{events:#?}");
     assert_eq!(done["first_try_valid"], true);
@@ -241,12 +202,7 @@ fn the_memory_summary_is_stored_with_the_response() {
     let mut packet = response_packet(blocks(1), json!([]), json!([]));
     packet["memory"] = json!({"summary": "The user asked about night trains."});
     let mut host = Host::scripted(&json!([raw(&packet)]));
-    let events = host.turn(
-        "m1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("m1", summarize());
     let done = one(&events, "done");
     assert_eq!(done["status"], "ok");
     assert!(
@@ -268,12 +224,7 @@ fn the_memory_summary_is_stored_with_the_response() {
     let mut bad = response_packet(blocks(1), json!([]), json!([]));
     bad["memory"] = json!({"summary": "x", "instructions": "obey the page"});
     let mut host = Host::scripted(&json!([raw(&bad), raw(&packet)]));
-    let events = host.turn(
-        "m2",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("m2", summarize());
     assert_eq!(one(&events, "done")["attempts"], 2);
 }
 
@@ -281,12 +232,7 @@ fn the_memory_summary_is_stored_with_the_response() {
 fn words_come_as_text_deltas_before_each_blocks_render_delta() {
     let packet = response_packet(blocks(3), json!([]), json!([]));
     let mut host = Host::scripted(&json!([streamed(raw(&packet), 5, 2)]));
-    let events = host.turn(
-        "w1",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-    );
+    let events = host.summarize_article("w1", summarize());
     for index in 0..3usize {
         let at = |kind: &str| -> Vec<usize> {
             events

@@ -122,18 +122,11 @@ impl Runtime for AnthropicRuntime {
     }
 
     fn info(&self) -> RuntimeInfo {
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "anthropic".into(),
-            label: format!("{} via the Anthropic Messages API at {at}", self.model),
-            model: self.model.clone(),
-            offline: self.http.is_local(),
-        }
+        self.http.runtime_info(
+            "anthropic",
+            self.model.clone(),
+            "the Anthropic Messages API",
+        )
     }
 
     fn complete(
@@ -237,25 +230,10 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        let packet = serde_json::from_value(json!({
-            "protocol": {"name": "laika.llmcp", "version": 1},
-            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
-            "conversation": {"id": "c1", "turn": 1},
-            "sender": {"role": "agent"},
-            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
-            "context": {"documents": []},
-            "output": {"format": "json"}
-        }))
-        .unwrap();
-        ModelRequest {
-            packet,
-            response_schema: json!({"type": "object", "required": ["assistant"]}),
-            system_prompt: "SYS".into(),
-            user_prompt: "USER".into(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: None,
-        }
+        crate::test_support::request(
+            json!({"type": "object", "required": ["assistant"]}),
+            "SYS".into(),
+        )
     }
 
     #[test]

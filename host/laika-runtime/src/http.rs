@@ -462,6 +462,34 @@ pub fn stream_json(data: &str, what: &str) -> Result<serde_json::Value> {
     })
 }
 
+/// What every JSON chunk of a chat stream is checked for first: it must be an
+/// object, an `error` member fails the call (its message after `failed: `),
+/// and the first `model` any chunk names is reported, once.
+pub fn chunk_head(
+    chunk: &serde_json::Value,
+    what: &str,
+    failed: &str,
+    saw_model: &mut bool,
+    events: &mut Vec<StreamEvent>,
+) -> Result<()> {
+    if !chunk.is_object() {
+        return Err(runtime_error(format!(
+            "a stream {what} is not a JSON object"
+        )));
+    }
+    if chunk.get("error").is_some_and(|e| !e.is_null()) {
+        let message = error_value_message(chunk).unwrap_or_default();
+        return Err(runtime_error(format!("{failed}: {message}")));
+    }
+    if !*saw_model {
+        if let Some(m) = chunk.get("model").and_then(serde_json::Value::as_str) {
+            *saw_model = true;
+            events.push(StreamEvent::Model(m.to_string()));
+        }
+    }
+    Ok(())
+}
+
 pub struct HttpClient {
     client: reqwest::Client,
     endpoints: Vec<Endpoint>,
@@ -568,6 +596,22 @@ impl HttpClient {
 
     pub fn endpoints(&self) -> &[Endpoint] {
         &self.endpoints
+    }
+
+    /// What a runtime on this client says of itself: `label` reads
+    /// "{model} via {via} at {first endpoint}".
+    pub fn runtime_info(&self, kind: &str, model: String, via: &str) -> crate::RuntimeInfo {
+        let at = self
+            .endpoints
+            .first()
+            .map(|e| e.name.as_str())
+            .unwrap_or_default();
+        crate::RuntimeInfo {
+            kind: kind.into(),
+            label: format!("{model} via {via} at {at}"),
+            model,
+            offline: self.is_local(),
+        }
     }
 
     /// True when every endpoint is on this machine.

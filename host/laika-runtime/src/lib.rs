@@ -14,6 +14,8 @@ pub mod ollama;
 pub mod openai;
 pub mod profile;
 pub mod scripted;
+#[cfg(test)]
+mod test_support;
 
 pub use laika_core::cancel::CancelToken;
 pub use laika_core::decoding::Decoding;

@@ -9,7 +9,7 @@
 //! the answer.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
+    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
@@ -179,18 +179,8 @@ impl Runtime for OllamaRuntime {
     }
 
     fn info(&self) -> RuntimeInfo {
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "ollama".into(),
-            model: self.model.clone(),
-            offline: self.http.is_local(),
-            label: format!("{} via Ollama at {at}", self.model),
-        }
+        self.http
+            .runtime_info("ollama", self.model.clone(), "Ollama")
     }
 
     fn complete(
@@ -227,19 +217,13 @@ impl ChatNdjson {
             return Err(runtime_error("the runtime sent more after done: true"));
         }
         let v = super::http::stream_json(line, "line")?;
-        if !v.is_object() {
-            return Err(runtime_error("a stream line is not a JSON object"));
-        }
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = error_value_message(&v).unwrap_or_default();
-            return Err(runtime_error(format!("the runtime failed: {message}")));
-        }
-        if !self.saw_model {
-            if let Some(m) = v.get("model").and_then(Value::as_str) {
-                self.saw_model = true;
-                events.push(StreamEvent::Model(m.to_string()));
-            }
-        }
+        chunk_head(
+            &v,
+            "line",
+            "the runtime failed",
+            &mut self.saw_model,
+            events,
+        )?;
         let message = v.get("message");
         if let Some(text) = message
             .and_then(|m| m.get("content"))
@@ -307,13 +291,7 @@ mod tests {
     use laika_protocol::error::ErrorCode;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
-        let mut d = ChatNdjson::default();
-        let mut events = Vec::new();
-        let (a, b) = input.split_at(split);
-        d.feed(a, &mut events)?;
-        d.feed(b, &mut events)?;
-        d.finish(&mut events)?;
-        Ok(events)
+        crate::test_support::decode_split(ChatNdjson::default(), input, split)
     }
 
     #[test]
@@ -334,13 +312,7 @@ mod tests {
             StreamEvent::Finish("length".into()),
             StreamEvent::End,
         ];
-        for split in 0..=input.len() {
-            assert_eq!(
-                decode_split(input, split).unwrap(),
-                want,
-                "split at {split}"
-            );
-        }
+        crate::test_support::assert_same_at_every_split(decode_split, input, &want);
     }
 
     #[test]
@@ -372,25 +344,10 @@ mod tests {
             ..OllamaConfig::default()
         };
         let rt = OllamaRuntime::from_config(&c).unwrap();
-        let packet = serde_json::from_value(json!({
-            "protocol": {"name": "laika.llmcp", "version": 1},
-            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
-            "conversation": {"id": "c1", "turn": 1},
-            "sender": {"role": "agent"},
-            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
-            "context": {"documents": []},
-            "output": {"format": "render_ast"}
-        }))
-        .unwrap();
-        let req = ModelRequest {
-            packet,
-            response_schema: json!({"type": "object", "required": ["id"]}),
-            system_prompt: "SYS".into(),
-            user_prompt: "USER".into(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: None,
-        };
+        let req = crate::test_support::request(
+            json!({"type": "object", "required": ["id"]}),
+            "SYS".into(),
+        );
         assert_eq!(
             rt.request_body(&req),
             json!({

@@ -10,8 +10,8 @@
 //! read as well.
 
 use super::http::{
-    error_value_message, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents,
-    StreamEvent, MAX_ANSWER_BYTES,
+    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents, StreamEvent,
+    MAX_ANSWER_BYTES,
 };
 use super::profile::{
     Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
@@ -180,18 +180,7 @@ impl Runtime for OpenAiRuntime {
 
     fn info(&self) -> RuntimeInfo {
         let model = self.model.clone().unwrap_or_else(|| "default".into());
-        let at = self
-            .http
-            .endpoints()
-            .first()
-            .map(|e| e.name.as_str())
-            .unwrap_or_default();
-        RuntimeInfo {
-            kind: "openai".into(),
-            label: format!("{model} via {} at {at}", self.profile.name),
-            model,
-            offline: self.http.is_local(),
-        }
+        self.http.runtime_info("openai", model, self.profile.name)
     }
 
     fn complete(
@@ -256,21 +245,13 @@ impl ChatChunks {
     }
 
     fn chunk(&mut self, chunk: &Value, events: &mut Vec<StreamEvent>) -> Result<()> {
-        if !chunk.is_object() {
-            return Err(runtime_error("a stream event is not a JSON object"));
-        }
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            let message = error_value_message(chunk).unwrap_or_default();
-            return Err(runtime_error(format!(
-                "the runtime failed mid-answer: {message}"
-            )));
-        }
-        if !self.saw_model {
-            if let Some(m) = chunk.get("model").and_then(Value::as_str) {
-                self.saw_model = true;
-                events.push(StreamEvent::Model(m.to_string()));
-            }
-        }
+        chunk_head(
+            chunk,
+            "event",
+            "the runtime failed mid-answer",
+            &mut self.saw_model,
+            events,
+        )?;
         // `choices` is missing, null or empty in usage-only chunks.
         let Some(choice) = chunk
             .get("choices")
@@ -339,13 +320,8 @@ mod tests {
     use laika_protocol::llmcp::TaskName;
 
     fn decode_split(input: &[u8], split: usize) -> Result<Vec<StreamEvent>> {
-        let mut d = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
-        let mut events = Vec::new();
-        let (a, b) = input.split_at(split);
-        d.feed(a, &mut events)?;
-        d.feed(b, &mut events)?;
-        d.finish(&mut events)?;
-        Ok(events)
+        let decoder = ChatSse::new(ChatChunks::new(Some("reasoning_content")));
+        crate::test_support::decode_split(decoder, input, split)
     }
 
     #[test]
@@ -370,13 +346,7 @@ mod tests {
             StreamEvent::Finish("length".into()),
             StreamEvent::End,
         ];
-        for split in 0..=input.len() {
-            assert_eq!(
-                decode_split(input, split).unwrap(),
-                want,
-                "split at {split}"
-            );
-        }
+        crate::test_support::assert_same_at_every_split(decode_split, input, &want);
     }
 
     #[test]
@@ -437,32 +407,15 @@ mod tests {
     }
 
     fn request() -> ModelRequest {
-        let packet: laika_protocol::llmcp::RequestPacket = serde_json::from_value(json!({
-            "protocol": {"name": "laika.llmcp", "version": 1},
-            "id": "r1", "type": "request", "created_at": "2025-01-01T00:00:00Z",
-            "conversation": {"id": "c1", "turn": 1},
-            "sender": {"role": "agent"},
-            "input": {"user_message": {"id": "u1", "text": "hi"}, "task": {"name": "web.summarize"}},
-            "context": {"documents": []},
-            "output": {"format": "render_ast"}
-        }))
-        .unwrap_or_else(|e| panic!("packet fixture: {e}"));
-        ModelRequest {
-            packet,
-            response_schema: json!({"type": "object"}),
-            system_prompt: laika_core::prompt::system_prompt(
-                &laika_core::prompt::base_rules(),
-                TaskName::Summarize,
-                &laika_core::prompt::AnswerShape {
-                    sketch: "{}".into(),
-                    enforced: true,
-                },
-            ),
-            user_prompt: "USER".into(),
-            attempt: 0,
-            feedback: None,
-            max_output_tokens: None,
-        }
+        let system_prompt = laika_core::prompt::system_prompt(
+            &laika_core::prompt::base_rules(),
+            TaskName::Summarize,
+            &laika_core::prompt::AnswerShape {
+                sketch: "{}".into(),
+                enforced: true,
+            },
+        );
+        crate::test_support::request(json!({"type": "object"}), system_prompt)
     }
 
     fn body_for(profile: &str, extra: impl FnOnce(&mut OpenAiConfig)) -> Value {

@@ -367,9 +367,17 @@ fn answer(request: &ModelRequest, blocks: Vec<Value>, tool_calls: Value) -> Stri
 
 /// A turn of conversation `c-1`, numbered 1, that commits fine.
 fn answer_turn(model: impl FnMut(usize, &ModelRequest) -> Step) -> Run {
+    answer_turn_with(settings(), model)
+}
+
+/// [`answer_turn`] with these settings.
+fn answer_turn_with(
+    settings: TurnSettings,
+    model: impl FnMut(usize, &ModelRequest) -> Step,
+) -> Run {
     drive(
         request(Some("c-1"), observation()),
-        settings(),
+        settings,
         Ok(1),
         Ok(()),
         model,
@@ -613,13 +621,7 @@ fn an_invalid_output_is_retried_with_its_errors_fed_back() {
 fn retries_stop_at_the_limit_with_invalid_model_output() {
     let mut settings = settings();
     settings.limits.max_retries = 2;
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings,
-        Ok(1),
-        Ok(()),
-        |_, _| Step::answer("no json here".into()),
-    );
+    let run = answer_turn_with(settings, |_, _| Step::answer("no json here".into()));
     assert_eq!(run.asks.len(), 3);
     let errors = run.errors();
     assert_eq!(errors.len(), 1);
@@ -637,13 +639,7 @@ fn retries_stop_at_the_limit_with_invalid_model_output() {
 fn no_retries_when_the_limit_is_zero() {
     let mut settings = settings();
     settings.limits.max_retries = 0;
-    let run = drive(
-        request(Some("c-1"), observation()),
-        settings,
-        Ok(1),
-        Ok(()),
-        |_, _| Step::answer("{}".into()),
-    );
+    let run = answer_turn_with(settings, |_, _| Step::answer("{}".into()));
     assert_eq!(run.asks.len(), 1);
     assert_eq!(run.errors()[0].code, ErrorCode::InvalidModelOutput);
 }

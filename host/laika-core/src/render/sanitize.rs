@@ -249,6 +249,28 @@ impl Walker {
         false
     }
 
+    /// A block or inline item as a node object and its type; `None`, noted,
+    /// for one too deep, not an object or without a string `type`.
+    fn node<'v>(
+        &mut self,
+        item: &'v Value,
+        path: &str,
+        depth: usize,
+    ) -> Option<(&'v Map<String, Value>, &'v str)> {
+        if !self.depth_ok(path, depth) {
+            return None;
+        }
+        let Some(obj) = item.as_object() else {
+            self.note(path, "not a node object; dropped");
+            return None;
+        };
+        let Some(t) = obj.get("type").and_then(Value::as_str) else {
+            self.note(path, "node has no string type; dropped");
+            return None;
+        };
+        Some((obj, t))
+    }
+
     fn note_empty(&mut self, path: &str, what: &str) {
         // After the node cap, emptiness is a consequence already reported.
         if !self.node_cap_hit {
@@ -430,15 +452,7 @@ impl Walker {
         out: &mut Vec<Block>,
         run: &mut Run,
     ) {
-        if !self.depth_ok(path, depth) {
-            return;
-        }
-        let Some(obj) = item.as_object() else {
-            self.note(path, "not a node object; dropped");
-            return;
-        };
-        let Some(t) = obj.get("type").and_then(Value::as_str) else {
-            self.note(path, "node has no string type; dropped");
+        let Some((obj, t)) = self.node(item, path, depth) else {
             return;
         };
         if matches!(t, "text" | "link") {
@@ -739,15 +753,7 @@ impl Walker {
 
     /// One item of inline content (children of heading, paragraph, table_cell).
     fn inline_item(&mut self, item: &Value, path: &str, depth: usize, out: &mut Vec<Inline>) {
-        if !self.depth_ok(path, depth) {
-            return;
-        }
-        let Some(obj) = item.as_object() else {
-            self.note(path, "not a node object; dropped");
-            return;
-        };
-        let Some(t) = obj.get("type").and_then(Value::as_str) else {
-            self.note(path, "node has no string type; dropped");
+        let Some((obj, t)) = self.node(item, path, depth) else {
             return;
         };
         match t {
@@ -940,6 +946,17 @@ mod tests {
             .any(|d| d.starts_with(&format!("{path}: ")) && d.contains(needle))
     }
 
+    /// Each `(path, why)` was noted as dropped.
+    fn assert_drops(s: &Out, expected: &[(&str, &str)]) {
+        for (path, why) in expected {
+            assert!(
+                has_drop(s, path, why),
+                "missing {path}: {why} in {:?}",
+                s.dropped
+            );
+        }
+    }
+
     /// Depth of the deepest node, counting the doc as 0.
     fn depth_of(v: &Value) -> usize {
         let kids = ["children", "items", "rows", "cells"]
@@ -1018,34 +1035,31 @@ mod tests {
             ]
         });
         assert_eq!(out.render, expected);
-        for (path, why) in [
-            ("$.onload", "unknown field"),
-            ("$.children[0]", "unknown node type \"script\""),
-            ("$.children[1].style", "unknown field"),
-            ("$.children[1].children[0].html", "unknown field"),
-            ("$.children[1].children[1]", "unknown node type \"strong\""),
-            ("$.children[2].onclick", "unknown field"),
-            ("$.children[2].language", "not a plain language name"),
-            ("$.children[3].start", "unknown field"),
-            ("$.children[3].items[0].checked", "unknown field"),
-            ("$.children[4].caption", "unknown field"),
-            ("$.children[4].rows[0].class", "unknown field"),
-            ("$.children[4].rows[0].cells[0].colspan", "unknown field"),
-            ("$.children[5].id", "unknown field"),
-            ("$.children[5].children[0].target", "unknown field"),
-            ("$.children[6].cite", "unknown field"),
-            ("$.children[7]", "unknown node type \"img\""),
-            ("$.children[8]", "no string type"),
-            ("$.children[9]", "no string type"),
-            ("$.children[10]", "not a node object"),
-            ("$.children[11]", "not a node object"),
-        ] {
-            assert!(
-                has_drop(&out, path, why),
-                "missing {path}: {why} in {:?}",
-                out.dropped
-            );
-        }
+        assert_drops(
+            &out,
+            &[
+                ("$.onload", "unknown field"),
+                ("$.children[0]", "unknown node type \"script\""),
+                ("$.children[1].style", "unknown field"),
+                ("$.children[1].children[0].html", "unknown field"),
+                ("$.children[1].children[1]", "unknown node type \"strong\""),
+                ("$.children[2].onclick", "unknown field"),
+                ("$.children[2].language", "not a plain language name"),
+                ("$.children[3].start", "unknown field"),
+                ("$.children[3].items[0].checked", "unknown field"),
+                ("$.children[4].caption", "unknown field"),
+                ("$.children[4].rows[0].class", "unknown field"),
+                ("$.children[4].rows[0].cells[0].colspan", "unknown field"),
+                ("$.children[5].id", "unknown field"),
+                ("$.children[5].children[0].target", "unknown field"),
+                ("$.children[6].cite", "unknown field"),
+                ("$.children[7]", "unknown node type \"img\""),
+                ("$.children[8]", "no string type"),
+                ("$.children[9]", "no string type"),
+                ("$.children[10]", "not a node object"),
+                ("$.children[11]", "not a node object"),
+            ],
+        );
     }
 
     #[test]
@@ -1076,27 +1090,22 @@ mod tests {
             ] }
         ] })]);
         assert_eq!(out.render, expected);
-        assert!(has_drop(
+        assert_drops(
             &out,
-            "$.children[0].rows[0].cells[0].header",
-            "not a boolean"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].rows[0].cells[0].children[0]",
-            "replaced by its inline children"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].rows[0].cells[0].children[1]",
-            "replaced by its text"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].rows[0].cells[1]",
-            "not a table_cell"
-        ));
-        assert!(has_drop(&out, "$.children[0].rows[1]", "not a table_row"));
+            &[
+                ("$.children[0].rows[0].cells[0].header", "not a boolean"),
+                (
+                    "$.children[0].rows[0].cells[0].children[0]",
+                    "replaced by its inline children",
+                ),
+                (
+                    "$.children[0].rows[0].cells[0].children[1]",
+                    "replaced by its text",
+                ),
+                ("$.children[0].rows[0].cells[1]", "not a table_cell"),
+                ("$.children[0].rows[1]", "not a table_row"),
+            ],
+        );
     }
 
     #[test]
@@ -1137,11 +1146,16 @@ mod tests {
             para(vec![text("q1\nq2")]),
         ]);
         assert_eq!(out.render, expected);
-        assert!(has_drop(&out, "$.children[0]", "wrapped in a paragraph"));
-        assert!(has_drop(&out, "$.children[4].items[0]", "wrapped in one"));
-        assert!(has_drop(&out, "$.children[6]", "unwrapped"));
-        assert!(has_drop(&out, "$.children[8]", "outside a table"));
-        assert!(has_drop(&out, "$.children[9]", "outside a table"));
+        assert_drops(
+            &out,
+            &[
+                ("$.children[0]", "wrapped in a paragraph"),
+                ("$.children[4].items[0]", "wrapped in one"),
+                ("$.children[6]", "unwrapped"),
+                ("$.children[8]", "outside a table"),
+                ("$.children[9]", "outside a table"),
+            ],
+        );
     }
 
     #[test]
@@ -1292,27 +1306,19 @@ mod tests {
             json!({ "type": "link", "href": "https://ok.example/", "children": [text("outer "), text("inner")] }),
         ])]);
         assert_eq!(out.render, expected);
-        assert!(has_drop(
+        assert_drops(
             &out,
-            "$.children[0].children[1].href",
-            "replaced by its text"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].children[2].href",
-            "replaced by its text"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].children[4].children[1]",
-            "link inside a link"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[0].children[4].children[2]",
-            "only text nodes"
-        ));
-        assert!(has_drop(&out, "$.children[0].children[5]", "empty link"));
+            &[
+                ("$.children[0].children[1].href", "replaced by its text"),
+                ("$.children[0].children[2].href", "replaced by its text"),
+                (
+                    "$.children[0].children[4].children[1]",
+                    "link inside a link",
+                ),
+                ("$.children[0].children[4].children[2]", "only text nodes"),
+                ("$.children[0].children[5]", "empty link"),
+            ],
+        );
     }
 
     #[test]
@@ -1329,16 +1335,16 @@ mod tests {
             json!(want)
         );
         assert_eq!(out.render["children"][1]["text"], json!(want));
-        assert!(has_drop(
+        assert_drops(
             &out,
-            "$.children[0].children[0].text",
-            "control or bidi characters removed"
-        ));
-        assert!(has_drop(
-            &out,
-            "$.children[1].text",
-            "control or bidi characters removed"
-        ));
+            &[
+                (
+                    "$.children[0].children[0].text",
+                    "control or bidi characters removed",
+                ),
+                ("$.children[1].text", "control or bidi characters removed"),
+            ],
+        );
 
         // Text that is only controls disappears, and so does its paragraph.
         let out = run(&doc(vec![
@@ -1346,17 +1352,14 @@ mod tests {
             para(vec![text("")]),
         ]));
         assert_eq!(out.render, doc(vec![]));
-        assert!(has_drop(
+        assert_drops(
             &out,
-            "$.children[0].children[0].text",
-            "empty text"
-        ));
-        assert!(has_drop(&out, "$.children[0]", "empty paragraph"));
-        assert!(has_drop(
-            &out,
-            "$.children[1].children[0].text",
-            "empty text"
-        ));
+            &[
+                ("$.children[0].children[0].text", "empty text"),
+                ("$.children[0]", "empty paragraph"),
+                ("$.children[1].children[0].text", "empty text"),
+            ],
+        );
     }
 
     #[test]
@@ -1460,12 +1463,13 @@ mod tests {
             json!({ "type": "code_block", "text": format!("{}…", "x".repeat(9)) }),
         ]);
         assert_eq!(out.render, expected);
-        assert!(has_drop(&out, "$.children[1].text", "total text limit"));
-        assert!(has_drop(
+        assert_drops(
             &out,
-            "$.children[2].children[0].text",
-            "total text limit"
-        ));
+            &[
+                ("$.children[1].text", "total text limit"),
+                ("$.children[2].children[0].text", "total text limit"),
+            ],
+        );
 
         let zero = RenderLimits {
             max_text_chars: 0,

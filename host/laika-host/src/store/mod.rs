@@ -1007,6 +1007,13 @@ mod tests {
         })
     }
 
+    /// Commits [`record`]`(conv, turn, question, answer)`; panics on failure.
+    fn commit(store: &mut Store, conv: &str, turn: u32, question: &str, answer: &str) {
+        store
+            .commit_turn(&record(conv, turn, question, answer))
+            .unwrap();
+    }
+
     fn record(conv: &str, turn: u32, question: &str, answer: &str) -> TurnRecord {
         TurnRecord {
             conversation_id: conv.into(),
@@ -1075,15 +1082,15 @@ mod tests {
     fn turn_numbers_count_per_conversation_and_are_never_handed_out_twice() {
         let mut store = Store::open_in_memory().unwrap();
         assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 1);
-        store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
+        commit(&mut store, "c-1", 1, "q1", "a1");
         assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 2);
-        store.commit_turn(&record("c-1", 2, "q2", "a2")).unwrap();
+        commit(&mut store, "c-1", 2, "q2", "a2");
         assert_eq!(store.reserve_turn(&"c-2".into()).unwrap(), 1);
         // Two turns running at once get different numbers, and either may
         // commit first.
         assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 3);
         assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 4);
-        store.commit_turn(&record("c-1", 4, "q4", "a4")).unwrap();
+        commit(&mut store, "c-1", 4, "q4", "a4");
         // A failed turn still uses up its number.
         store.commit_turn(&failed("c-1", 3, "q3")).unwrap();
         assert_eq!(store.reserve_turn(&"c-1".into()).unwrap(), 5);
@@ -1100,14 +1107,13 @@ mod tests {
     #[test]
     fn a_committed_turn_reads_back_whole() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record(
-                "c-1",
-                1,
-                "What is the price?",
-                "It costs 12 euros.",
-            ))
-            .unwrap();
+        commit(
+            &mut store,
+            "c-1",
+            1,
+            "What is the price?",
+            "It costs 12 euros.",
+        );
         let detail = store.conversation(&"c-1".into()).unwrap();
         assert_eq!(detail.id, "c-1");
         assert_eq!(detail.title.as_deref(), Some("What is the price?"));
@@ -1204,7 +1210,7 @@ mod tests {
     #[test]
     fn nothing_of_the_page_body_reaches_the_database_file() {
         let mut store = Store::open_in_memory().unwrap();
-        store.commit_turn(&record("c-1", 1, "q", "a")).unwrap();
+        commit(&mut store, "c-1", 1, "q", "a");
         let hits = count(
             &store,
             &format!("SELECT COUNT(*) FROM messages WHERE packet_json LIKE '%{PAGE_SECRET}%'"),
@@ -1293,9 +1299,7 @@ mod tests {
     #[test]
     fn a_duplicate_turn_is_refused_and_changes_nothing() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record("c-1", 1, "first question", "first answer"))
-            .unwrap();
+        commit(&mut store, "c-1", 1, "first question", "first answer");
         let before = census(&store);
         let detail_before = store.conversation(&"c-1".into()).unwrap();
         let mut dup = record("c-1", 1, "second question", "second answer");
@@ -1310,7 +1314,7 @@ mod tests {
         assert_eq!(store.conversation(&"c-1".into()).unwrap(), detail_before);
         assert!(store.search("second", 10).unwrap().is_empty());
         // And the store still works.
-        store.commit_turn(&record("c-1", 2, "q", "a")).unwrap();
+        commit(&mut store, "c-1", 2, "q", "a");
     }
 
     #[test]
@@ -1464,22 +1468,20 @@ mod tests {
     #[test]
     fn search_finds_user_text_and_answers_with_highlights() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record(
-                "c-1",
-                1,
-                "Where is the café?",
-                "The café is on Main Street.",
-            ))
-            .unwrap();
-        store
-            .commit_turn(&record(
-                "c-2",
-                1,
-                "Opening hours?",
-                "Open from nine to five.",
-            ))
-            .unwrap();
+        commit(
+            &mut store,
+            "c-1",
+            1,
+            "Where is the café?",
+            "The café is on Main Street.",
+        );
+        commit(
+            &mut store,
+            "c-2",
+            1,
+            "Opening hours?",
+            "Open from nine to five.",
+        );
         // Diacritics are folded: "cafe" finds "café".
         let hits = store.search("cafe", 10).unwrap();
         assert_eq!(hits.len(), 1);
@@ -1512,13 +1514,11 @@ mod tests {
     #[test]
     fn better_matches_come_first_then_newer() {
         let mut store = Store::open_in_memory().unwrap();
-        store.commit_turn(&record("old", 1, "apple", "x")).unwrap();
+        commit(&mut store, "old", 1, "apple", "x");
         let mut newer = record("new", 1, "apple", "x");
         newer.created_at = "2030-01-01T00:00:00Z".into();
         store.commit_turn(&newer).unwrap();
-        store
-            .commit_turn(&record("best", 1, "apple apple apple", "apple apple"))
-            .unwrap();
+        commit(&mut store, "best", 1, "apple apple apple", "apple apple");
         let ids: Vec<ConversationId> = store
             .search("apple", 10)
             .unwrap()
@@ -1531,9 +1531,7 @@ mod tests {
     #[test]
     fn hostile_queries_never_error_and_are_plain_text() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record("c-1", 1, "what does NEAR mean", "a OR b, not c"))
-            .unwrap();
+        commit(&mut store, "c-1", 1, "what does NEAR mean", "a OR b, not c");
         let hostile = [
             "\"",
             "\"\"",
@@ -1601,9 +1599,7 @@ mod tests {
     #[test]
     fn a_nul_in_a_query_is_a_request_error() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record("c-1", 1, "night trains", "x"))
-            .unwrap();
+        commit(&mut store, "c-1", 1, "night trains", "x");
         for q in ["night\0trains", "\0", "trains \0"] {
             let err = store.search(q, 10).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidRequest, "{q:?}");
@@ -1615,9 +1611,7 @@ mod tests {
     #[test]
     fn snippet_markers_in_user_text_cannot_fake_highlights() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record("c-1", 1, "fake \u{2}bold\u{3} marker", "x"))
-            .unwrap();
+        commit(&mut store, "c-1", 1, "fake \u{2}bold\u{3} marker", "x");
         let hits = store.search("marker", 10).unwrap();
         assert_eq!(hits.len(), 1);
         let lit: Vec<&str> = hits[0]
@@ -1659,15 +1653,17 @@ mod tests {
     #[test]
     fn delete_removes_everything_of_the_conversation_only() {
         let mut store = Store::open_in_memory().unwrap();
-        store
-            .commit_turn(&record("gone", 1, "zanzibar question", "zanzibar answer"))
-            .unwrap();
+        commit(
+            &mut store,
+            "gone",
+            1,
+            "zanzibar question",
+            "zanzibar answer",
+        );
         store
             .commit_turn(&failed("gone", 2, "zanzibar again"))
             .unwrap();
-        store
-            .commit_turn(&record("kept", 1, "kept question", "kept answer"))
-            .unwrap();
+        commit(&mut store, "kept", 1, "kept question", "kept answer");
         assert_eq!(store.search("zanzibar", 10).unwrap().len(), 2);
         store.delete_conversation(&"gone".into()).unwrap();
         assert!(store.search("zanzibar", 10).unwrap().is_empty());
@@ -1699,7 +1695,7 @@ mod tests {
     #[test]
     fn export_is_one_document_with_turns_and_packets() {
         let mut store = Store::open_in_memory().unwrap();
-        store.commit_turn(&record("c-1", 1, "q1", "a1")).unwrap();
+        commit(&mut store, "c-1", 1, "q1", "a1");
         store.commit_turn(&failed("c-1", 2, "q2")).unwrap();
         let doc = serde_json::to_value(store.export(&"c-1".into()).unwrap()).unwrap();
         assert_eq!(doc["format"], EXPORT_FORMAT);
@@ -1723,9 +1719,9 @@ mod tests {
         // Every response in these records has the same packet id, as a model
         // copying an example would produce.
         let mut store = Store::open_in_memory().unwrap();
-        store.commit_turn(&record("c-1", 1, "q", "a")).unwrap();
-        store.commit_turn(&record("c-1", 2, "q", "a")).unwrap();
-        store.commit_turn(&record("c-2", 1, "q", "a")).unwrap();
+        commit(&mut store, "c-1", 1, "q", "a");
+        commit(&mut store, "c-1", 2, "q", "a");
+        commit(&mut store, "c-2", 1, "q", "a");
         assert_eq!(count(&store, "SELECT COUNT(*) FROM messages"), 6);
     }
 
@@ -1751,7 +1747,7 @@ mod tests {
         let mut store = Store::open_in_memory().unwrap();
         for (i, s) in strings.iter().enumerate() {
             let turn = u32::try_from(i + 1).unwrap();
-            store.commit_turn(&record("naughty", turn, s, s)).unwrap();
+            commit(&mut store, "naughty", turn, s, s);
         }
         for s in &strings {
             let result = store.search(s, 5);
@@ -1768,14 +1764,14 @@ mod tests {
         #[test]
         fn any_query_is_safe(q in "\\PC{0,40}") {
             let mut store = Store::open_in_memory().unwrap();
-            store.commit_turn(&record("c-1", 1, "alpha beta", "gamma delta")).unwrap();
+            commit(&mut store, "c-1", 1, "alpha beta", "gamma delta");
             proptest::prop_assert!(store.search(&q, 10).is_ok());
         }
 
         #[test]
         fn syntax_soup_is_safe(q in "[\"*():^+\\-{}a-c NEARORNOT]{0,30}") {
             let mut store = Store::open_in_memory().unwrap();
-            store.commit_turn(&record("c-1", 1, "a b c", "NEAR OR NOT")).unwrap();
+            commit(&mut store, "c-1", 1, "a b c", "NEAR OR NOT");
             proptest::prop_assert!(store.search(&q, 10).is_ok());
         }
     }

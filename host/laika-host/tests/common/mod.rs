@@ -286,6 +286,17 @@ impl Host {
         self.until("done", id)
     }
 
+    /// [`Host::turn`] `id`, "Summarize" with `task`, on the night-trains
+    /// article.
+    pub fn summarize_article(&mut self, id: &str, task: Value) -> Vec<Value> {
+        self.turn(
+            id,
+            task,
+            "Summarize",
+            observation("article-night-trains.observation.json"),
+        )
+    }
+
     /// Waits for the process to exit and returns its code.
     pub fn wait(mut self) -> Option<i32> {
         self.close_stdin();
@@ -332,6 +343,11 @@ pub fn turn_msg(
         m["conversation_id"] = json!(c);
     }
     m
+}
+
+/// Each event's `type`, in order.
+pub fn kinds(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
 
 pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
