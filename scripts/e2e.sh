@@ -36,7 +36,8 @@
 #                             fields from a page's JSON-LD; the offline card's
 #                             found Ollama stub used with one click; a plan's
 #                             checklist (a step unchecked, one reworded,
-#                             approved; statuses from the host; Cancel runs nothing)
+#                             approved; statuses from the host; Cancel runs nothing;
+#                             in Firefox too, a parallel stage's reads running together)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -58,7 +59,7 @@ export LAIKA_HOST_BIN="$CARGO_TARGET_DIR/debug/laika-host"
 export LAIKA_CORPORA="${LAIKA_CORPORA:-$(cd "$repo/.." && pwd)/shared/corpora}"
 
 status=0
-for t in summarize sentence tools agent plan clarify followups exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour; do
+for t in summarize sentence tools agent plan clarify followups exfiltration stop confirm bad-output not-installed xss chat forget settings history context frames collections collections-manage collections-stop pdf video recovery scroll pages extract offline-card prompts mcp screens firefox firefox-firsthour firefox-plan; do
   echo "== e2e: $t"
   node "tests/e2e/$t.mjs" || status=1
 done

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { citedTab, placeMarkers, renderCitations, sourceLink, textFragmentUrl } from "../src/sidebar/citations";
+import { citedTab, isStructuredData, placeMarkers, renderCitations, sourceLink, textFragmentUrl } from "../src/sidebar/citations";
 import type { VerifiedCitation } from "../src/generated/wire";
 
 const cite = (over: Partial<VerifiedCitation>): VerifiedCitation => ({ doc_id: "doc:web:summary", quote: "a quote", verified: true, ...over });
@@ -26,6 +26,25 @@ describe("citations", () => {
     buttons[0]?.click();
     expect(shown).toEqual([["Price: $89", 42], ["a quote", undefined]]);
     expect(citedTab(cite({ doc_id: "doc:web:tab:7" }), sources)).toBeUndefined();
+  });
+
+  it("say a structured-data citation is the page's metadata, not a passage on it", () => {
+    const fact = cite({ quote: "Structured data (Recipe): author.name: Ines Moreau" });
+    expect(isStructuredData(fact)).toBe(true);
+    expect(isStructuredData(cite({ quote: "Structured data: name: Trail pack" }))).toBe(true);
+    expect(isStructuredData(cite({ quote: "Structured data helps search engines, the article says." }))).toBe(false);
+    const shown: string[] = [];
+    const list = renderCitations([fact], sources, (c) => shown.push(c.quote));
+    const button = list?.querySelector("button");
+    expect(button?.title).toBe("“Structured data (Recipe): author.name: Ines Moreau” is from the page's structured data, not its visible text");
+    button?.click();
+    expect(shown).toEqual(["Structured data (Recipe): author.name: Ines Moreau"]);
+    const root = document.createElement("div");
+    const p = document.createElement("p");
+    p.textContent = "Author: Ines Moreau [1]";
+    root.append(p);
+    placeMarkers(root, [fact], sources, () => undefined);
+    expect(root.querySelector("button.cite-marker")?.getAttribute("aria-label")).toBe("Source 1: from the page's structured data");
   });
 
   it("show a quote once: a source the answer already quotes is listed by number and place only", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { badgeText, whereItWent } from "../src/sidebar/badge";
 import { sendsOnEnter } from "../src/sidebar/composer";
-import { citationError, INSTALL_COMMAND, runtimeFailure } from "../src/sidebar/errors";
+import { citationError, INSTALL_COMMAND, runtimeFailure, STRUCTURED_DATA_CITATION } from "../src/sidebar/errors";
 import { sourcesMarkdown, toMarkdown } from "../src/sidebar/markdown";
 import { dataCsv } from "../src/sidebar/actions";
 import { relativeDate } from "../src/sidebar/when";
@@ -69,6 +69,9 @@ describe("errors in plain words", () => {
     expect(citationError("the cited text is no longer on this page")).toMatch(/^This passage is no longer on the page/);
     expect(citationError("Could not establish connection. Receiving end does not exist.")).toMatch(/tab .* closed/);
     expect(citationError("weird")).not.toContain("weird");
+    // The page's metadata is no passage: it is not said to be gone from the page.
+    expect(STRUCTURED_DATA_CITATION).toMatch(/structured data/);
+    expect(STRUCTURED_DATA_CITATION).not.toMatch(/no longer on the page/);
   });
   it("has an install command that pastes as it is", () => {
     expect(INSTALL_COMMAND).toBe("laika-host install");

@@ -63,6 +63,11 @@ try {
   const sources = norm(await sidebar.textContent(".turn:last-child .sources"));
   assert(sources.includes("Structured data (Recipe): author.name: Ines Moreau"), `the source says it is the page's structured data (${sources})`);
   assert((await sidebar.$$(".turn:last-child .citation.unverified")).length === 0, "and it is verified");
+  // Clicked, it says what it is: the page's metadata, not a passage gone from the page.
+  await sidebar.click(".turn:last-child .sources button:has-text('author.name')");
+  await sidebar.waitForFunction(() => /structured data/.test(document.querySelector("#status")?.textContent ?? ""), undefined, { timeout: 10_000 });
+  const status = norm(await sidebar.textContent("#status"));
+  assert(/not from its visible text/.test(status) && !/no longer on the page/.test(status), `a structured-data source says it is the page's metadata (${status})`);
   await checkA11y(sidebar, "extraction from structured data");
   await page.goto(`${pages.base}/shop.html`);
 

@@ -28,6 +28,15 @@ export function citedTab(c: VerifiedCitation, sources: CitationSources): OpenTab
   return m ? sources.others.find((t) => t.id === Number(m[1])) : undefined;
 }
 
+/**
+ * Whether a citation quotes the page's structured data (its schema.org
+ * metadata, quoted as "Structured data (Product): offers.price: 19.99"):
+ * not text shown on the page, so there is nothing there to highlight.
+ */
+export function isStructuredData(c: VerifiedCitation): boolean {
+  return /^Structured data( \([^)]*\))?: /.test(c.quote);
+}
+
 /** The page a citation's quote is from: a collection's source, another tab, or the page the turn read (null: the selection, or not known). */
 export function citedPage(c: VerifiedCitation, sources: CitationSources): { title: string; url: string } | null {
   if (c.source) return { title: c.source.title || c.source.url || c.source.source_id, url: c.source.url ?? "" };
@@ -98,7 +107,7 @@ export function renderCitations(citations: VerifiedCitation[], sources: Citation
     btn.type = "button";
     if (tab) btn.dataset["tab"] = String(tab.id);
     if (c.verified) {
-      btn.title = `Show “${quote}” ${whereShown(c, tab, citedPlace(c, sources)?.label)}`;
+      btn.title = isStructuredData(c) ? `“${quote}” is from the page's structured data, not its visible text` : `Show “${quote}” ${whereShown(c, tab, citedPlace(c, sources)?.label)}`;
       btn.addEventListener("click", () => show(c, tab?.id));
     } else {
       btn.disabled = true;
@@ -126,7 +135,8 @@ function markerButton(doc: Document, n: number, c: VerifiedCitation, sources: Ci
   b.className = "cite-marker";
   b.textContent = `[${n}]`;
   const place = citedPlace(c, sources)?.label;
-  b.setAttribute("aria-label", `Source ${n}: show it ${tab ? `in the tab ${tab.title}` : place ? atPlace(place) : "on the page"}`);
+  const where = tab ? `show it in the tab ${tab.title}` : place ? `show it ${atPlace(place)}` : "show it on the page";
+  b.setAttribute("aria-label", `Source ${n}: ${isStructuredData(c) ? "from the page's structured data" : where}`);
   b.addEventListener("click", () => show(c, tab?.id));
   return b;
 }

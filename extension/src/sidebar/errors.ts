@@ -86,6 +86,10 @@ export function retryCard(text: string, retry: () => void): HTMLElement {
   return card;
 }
 
+/** What a structured-data citation is, when clicked: there is no visible text to show. */
+export const STRUCTURED_DATA_CITATION =
+  "This comes from the page's structured data (details the site publishes for search engines and apps), not from its visible text, so there is no passage to show on the page.";
+
 /** What a failed "show on the page" means, in words people use. */
 export function citationError(message: string): string {
   if (/no longer on this page|not found/i.test(message)) {

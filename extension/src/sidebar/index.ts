@@ -125,7 +125,7 @@ const turns = new SidebarTurns({
   messages,
   runtimeLabel: $("runtime"),
   agentState,
-  actions: { send, ask: startTurn, useOffline, edit: editQuestion },
+  actions: { send, ask: startTurn, useOffline, edit: editQuestion, inform: (text) => showStatus("info", text) },
   changed(state, ended) {
     if (ended && statusBox.textContent === BUSY) showStatus("none");
     stopBtn.hidden = state.activeTurn === null;

@@ -15,9 +15,9 @@ import { isObject } from "../shared/json.js";
 import type { SidebarRequest } from "../shared/messages.js";
 import { answerActions } from "./actions.js";
 import { setBadge } from "./badge.js";
-import { citedPlace, placeMarkers, renderCitations } from "./citations.js";
+import { citedPlace, isStructuredData, placeMarkers, renderCitations } from "./citations.js";
 import { announce, h } from "./dom.js";
-import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard } from "./errors.js";
+import { errorAdvice, retryCard, RUNTIME_CODES, runtimeErrorCard, STRUCTURED_DATA_CITATION } from "./errors.js";
 import { replyButtons, retireReplies } from "./replies.js";
 import { PlanCard } from "./plan-card.js";
 import { plainText, renderDoc } from "./render.js";
@@ -34,6 +34,8 @@ export interface TurnActions {
   useOffline(again: Ask): void;
   /** Put the question back in the composer. */
   edit(ask: Ask): void;
+  /** Say something in the status line (a citation with nothing to highlight). */
+  inform(text: string): void;
 }
 
 function renderData(data: Record<string, unknown>): HTMLElement {
@@ -215,7 +217,12 @@ export class TurnView {
     box.append(doc);
     if (isObject(msg.data) && !shown) box.append(renderData(msg.data));
     const sources = { others: turn.others, page: turn.page, places: turn.places };
-    const show = (c: AssistantMessage["citations"][number], tabId?: number) =>
+    // Structured data is the page's metadata, not its text: nothing to highlight.
+    const show = (c: AssistantMessage["citations"][number], tabId?: number) => {
+      if (isStructuredData(c)) {
+        this.actions.inform(STRUCTURED_DATA_CITATION);
+        return;
+      }
       this.actions.send({
         kind: "highlight",
         turn_id: msg.reply_to ?? "",
@@ -224,6 +231,7 @@ export class TurnView {
         tab_id: tabId,
         chunk: tabId === undefined ? citedPlace(c, sources)?.chunk : undefined,
       });
+    };
     placeMarkers(box, msg.citations, sources, show);
     const cites = renderCitations(msg.citations, sources, show, box.textContent ?? "");
     if (cites) box.append(cites);

@@ -9,6 +9,7 @@ use super::fields::{
     value_end, word_hits, Field, AVAILABILITY_PHRASES, MAX_VALUE_BYTES,
 };
 use super::margins::Margins;
+use super::shape;
 use super::structured;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
@@ -207,6 +208,49 @@ fn unlabelled(lines: &Lines, field: &Field, b: usize) -> Option<Found> {
         quote,
         value,
     })
+}
+
+/// A bare price field on a page without structured data: the first price
+/// in the main content whose sentence names a price ("costs", "priced") or
+/// the page's subject (a word of its title); a price in other running text
+/// is another thing's ("a $129 case", a shop widget's), so none is shown.
+fn named_price(lines: &Lines, index: &Index, field: &Field, margins: &Margins) -> Option<Found> {
+    let page = lines.page;
+    let lang = index.lang();
+    let content =
+        |w: &&str| w.len() >= 3 && !retrieval::is_stopword(w) && !lang.is_function_word(w);
+    let key = normalize_name(&field.key);
+    let title = page.title.to_lowercase();
+    let words = structured::property_words("price")
+        .into_iter()
+        .chain(std::iter::once(key.as_str()))
+        .chain(title.split(|c: char| !c.is_alphanumeric()).filter(content));
+    let ids: Vec<u32> = words
+        .filter_map(|w| index.term(&page_form(index, w)))
+        .collect();
+    // Every price of the main content, in page order.
+    let mut prices: Vec<(usize, Range<usize>)> = Vec::new();
+    for u in (0..page.units.len()).filter(|&u| margins.is_main(u)) {
+        let text = page.unit_text(u);
+        let mut at = 0;
+        while let Some(r) = text.get(at..).and_then(find_price) {
+            let r = at + r.start..at + r.end;
+            at = r.end.max(at + 1);
+            prices.push((u, r));
+        }
+    }
+    let named = prices
+        .iter()
+        .find(|(u, _)| ids.iter().any(|&id| index.has_term(*u, id)));
+    // The main content's only price, said once or more, is the page's.
+    let only = prices.first().filter(|(u0, r0)| {
+        let first = page.unit_text(*u0).get(r0.clone());
+        prices
+            .iter()
+            .all(|(u, r)| page.unit_text(*u).get(r.clone()) == first)
+    });
+    let (u, r) = named.or(only)?;
+    found_in(page, *u, r.clone())
 }
 
 /// A field's normalized name, the type it asks for, and its words without
@@ -1041,10 +1085,13 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
         // Only a bare type name ("price", "date") takes the first value
         // of its type: "listing date" is not the publish date.
         &|| {
-            let bare = !name.contains(' ');
-            (0..n)
-                .find_map(|b| unlabelled(lines, field, b).filter(|_| bare))
-                .map(shape)
+            if name.contains(' ') {
+                return None;
+            }
+            if field.kind == FieldType::Price {
+                return named_price(lines, index, field, margins).map(shape);
+            }
+            (0..n).find_map(|b| unlabelled(lines, field, b)).map(shape)
         },
         &|| result_of(page, index, field).map(shape),
         // A count of the field's own head noun ("cases" → "Three cases") is
@@ -1070,10 +1117,31 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
                 .filter(|f| sole_value(lines, index, field, want, f))
         },
     ];
+    // Every value but a labelled one must have its field's shape.
+    let shaped = |f: Found| {
+        let u = unit(&f)?;
+        let range = page.units.get(u)?.range.clone();
+        let sentence = page.unit_text(u);
+        let value =
+            f.value.start.checked_sub(range.start)?..f.value.end.checked_sub(range.start)?;
+        let value = shape::widened(sentence, shape::changed_to(index.lang(), sentence, value));
+        shape::fits(
+            page,
+            index.lang(),
+            field.kind,
+            want,
+            sentence,
+            value.clone(),
+        )
+        .then(|| Found {
+            value: range.start + value.start..range.start + value.end,
+            ..f
+        })
+    };
     labelled().filter(outside_margins).or_else(|| {
         unlabelled_or_running_text
             .iter()
-            .find_map(|find| find().filter(in_main))
+            .find_map(|find| find().filter(in_main).and_then(shaped))
     })
 }
 
@@ -1909,6 +1977,43 @@ mod tests {
         // Without a marked main content the whole page is read.
         let data = ask(summary("Laptop review", &text));
         assert_eq!(data["price"], json!("$1,349.00"), "{data}");
+    }
+
+    #[test]
+    fn a_price_is_the_one_beside_the_product_or_a_price_word() {
+        let text = "Orbit Kettle review\n\
+            We boiled water in it every morning for a month and it never leaked.\n\
+            Our old $25 thermos now feels slow beside it.\n\
+            The Orbit Kettle sells for $89 at most shops.";
+        let (d, _) = extract_data(text, json!(["price"]));
+        assert_eq!(d["price"], json!("$89"), "{d}");
+        // Two different prices, neither beside the product nor a price
+        // word: the page does not say which is its price.
+        let text = "Orbit Kettle review\n\
+            We boiled water in it every morning for a month and it never leaked.\n\
+            Our old $25 thermos now feels slow beside it, and a $12 filter helps.";
+        let (d, _) = extract_data(text, json!(["price"]));
+        assert_eq!(d["price"], Value::Null, "{d}");
+        // The main content's only price is its price.
+        let text = "Orbit Kettle review\n\
+            We boiled water in it every morning for a month and it never leaked.\n\
+            At $89 it is a fair buy.";
+        let (d, _) = extract_data(text, json!(["price"]));
+        assert_eq!(d["price"], json!("$89"), "{d}");
+    }
+
+    #[test]
+    fn running_text_that_is_not_a_name_is_not_shown_as_one() {
+        // A dateline, an opening adverb and a unit read beside a field's
+        // words: none is the value.
+        let text = "Water bills\n\
+            LISBON — The city utility raised water rates again this year.\n\
+            Meanwhile, the utility said its reservoir stood at 40 percent.\n\
+            Its new processor plant cools water to 12 degrees Celsius.";
+        let (d, _) = extract_data(text, json!(["utility", "country", "processor"]));
+        assert_eq!(d["utility"], Value::Null, "{d}");
+        assert_eq!(d["country"], Value::Null, "{d}");
+        assert_eq!(d["processor"], Value::Null, "{d}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod fields;
 mod margins;
 mod runtime;
 mod salience;
+mod shape;
 mod structured;
 mod summarize;
 

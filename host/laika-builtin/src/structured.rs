@@ -25,6 +25,18 @@ use laika_protocol::llmcp::RequestPacket;
 use laika_protocol::observation::StructuredFact;
 use serde::Deserialize;
 
+/// A schema.org property word and the common words for it ("price" →
+/// "cost", "costs", …): how a page's text names that property too.
+pub(super) fn property_words(property: &str) -> Vec<&str> {
+    let mut out = vec![property];
+    for (w, syn) in SYNONYMS {
+        if *w == property {
+            out.extend(syn.iter().copied());
+        }
+    }
+    out
+}
+
 /// Words a property's path may hold besides the field's: what names a
 /// thing's value rather than a property of its own.
 const VALUE_WORDS: &[&str] = &["name", "value", "text"];

@@ -45,6 +45,7 @@ pub mod schema;
 pub mod secrets;
 pub mod select;
 pub mod staged;
+pub mod step_scope;
 pub mod stream;
 pub mod task_view;
 pub mod text;

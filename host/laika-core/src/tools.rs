@@ -14,6 +14,7 @@
 //! a string's UTF-8 length (`maxLength` counts characters, and the caps
 //! bound the bytes a proposal makes the extension handle).
 
+use laika_protocol::plan::{PlanStep, StepExecutor};
 use laika_protocol::tool::Executor;
 use laika_protocol::tool_call::{ToolName, MAX_BYTES};
 use serde::Serialize;
@@ -158,14 +159,27 @@ fn spec(name: ToolName) -> (&'static str, Executor) {
     }
 }
 
-/// Whether a call of tool `name` changes something: the page, the tab's
-/// location, the store, a file, the clipboard or the world outside (an
-/// integration). Only an `act` turn runs these (`engine/act.rs`); reads and
-/// arithmetic run in any mode. Opening or following a URL counts as
-/// acting: a GET can change things, and the tab the user was on is left.
-/// An MCP tool may do anything: it acts unless its server says it only
-/// reads ([`mcp_acts`]).
-pub fn acts(name: ToolName) -> bool {
+/// What a call of a tool changes. One classification for every use: the
+/// mode lets only [`Effect::Reads`] run outside `act` ([`acts`]), and a
+/// plan step's executor is offered the effects its work needs
+/// (`step_scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Changes nothing: reads a page, computes, lists what is stored.
+    Reads,
+    /// Changes the page, or where a tab is; opening or following a URL
+    /// counts (a GET can change things, and the user's page is left).
+    Browser,
+    /// Changes Laika's own store: artifacts, collections, transforms.
+    Store,
+    /// Reaches past the browser and the store: a file, the clipboard, an
+    /// integration, an MCP server.
+    Outside,
+}
+
+/// What a call of tool `name` changes. An MCP tool may do anything: it
+/// reaches outside unless its server says it only reads ([`tool_effect`]).
+pub fn effect(name: ToolName) -> Effect {
     match name {
         ToolName::ObserveDom
         | ToolName::GetSelectionLinks
@@ -175,7 +189,7 @@ pub fn acts(name: ToolName) -> bool {
         | ToolName::EstimateTax
         | ToolName::EstimateShipping
         | ToolName::CollectionListSources
-        | ToolName::TransformListTypes => false,
+        | ToolName::TransformListTypes => Effect::Reads,
         ToolName::Click
         | ToolName::Type
         | ToolName::Select
@@ -185,17 +199,52 @@ pub fn acts(name: ToolName) -> bool {
         | ToolName::Forward
         | ToolName::Refresh
         | ToolName::Search
-        | ToolName::ArtifactSave
-        | ToolName::ArtifactShare
         | ToolName::ArtifactOpen
-        | ToolName::IntegrationInvoke
+        | ToolName::SourceCapture
+        | ToolName::SourceRefresh => Effect::Browser,
+        ToolName::ArtifactSave
         | ToolName::CollectionCreate
         | ToolName::CollectionAddSources
-        | ToolName::SourceCapture
-        | ToolName::SourceRefresh
-        | ToolName::TransformRun
-        | ToolName::Mcp => true,
+        | ToolName::TransformRun => Effect::Store,
+        ToolName::ArtifactShare | ToolName::IntegrationInvoke | ToolName::Mcp => Effect::Outside,
     }
+}
+
+/// What a call of `tool` changes, an MCP tool's as its server lists it.
+pub fn tool_effect(tool: &Tool) -> Effect {
+    match &tool.mcp {
+        Some(origin) if origin.read_only => Effect::Reads,
+        _ => effect(tool.id),
+    }
+}
+
+/// Whether `step` of an approved plan may call `tool`: its executor's
+/// scope (`step_scope`), from the tool's [`Effect`] — `planner` and
+/// `research` read only; `writer` and `editor` use the host's own tools
+/// that read or write Laika's store, never the page; `tooling` what its
+/// `tools` names and reads, or everything when it names none.
+pub fn step_may_call(step: &PlanStep, tool: &Tool) -> bool {
+    let effect = tool_effect(tool);
+    match step.executor {
+        StepExecutor::Planner | StepExecutor::Research => effect == Effect::Reads,
+        StepExecutor::Writer | StepExecutor::Editor => {
+            tool.executor == Executor::Host && matches!(effect, Effect::Reads | Effect::Store)
+        }
+        StepExecutor::Tooling => {
+            step.tools.is_empty()
+                || effect == Effect::Reads
+                || step.tools.iter().any(|t| *t == tool.name)
+        }
+    }
+}
+
+/// Whether a call of tool `name` changes something: the page, the tab's
+/// location, the store, a file, the clipboard or the world outside (an
+/// integration). Only an `act` turn runs these (`engine/act.rs`); reads and
+/// arithmetic run in any mode. An MCP tool acts unless its server says it
+/// only reads ([`mcp_acts`]).
+pub fn acts(name: ToolName) -> bool {
+    effect(name) != Effect::Reads
 }
 
 /// Whether the MCP call named `name` (`mcp.<server>.<tool>`) changes
@@ -203,8 +252,7 @@ pub fn acts(name: ToolName) -> bool {
 /// does (an unknown tool too).
 pub fn mcp_acts(mcp: &McpTools, name: &str) -> bool {
     mcp.find(name)
-        .and_then(|t| t.mcp.as_ref())
-        .is_none_or(|origin| !origin.read_only)
+        .is_none_or(|t| tool_effect(t) != Effect::Reads)
 }
 
 /// Browser tools the host prepares before the extension runs them (an
@@ -249,8 +297,9 @@ const REFERENCES: &[&str] = &["collectionId", "sourceId", "artifactId"];
 
 /// The tools offered for `packet` (the prompt lists them and the answer
 /// schema's tool calls are a union of them): none where the task never acts;
-/// for a question, every offered tool whose required ids the request can
-/// give, which are all of them over a collection or once the agent loop has
+/// for a question, every offered tool its plan step's executor may call
+/// ([`step_may_call`], while an approved plan runs a step) and whose required
+/// ids the request can give, which are all of them over a collection or once the agent loop has
 /// run a call (its outcomes are in the transcript), and otherwise those
 /// needing no collection, source or artifact id.
 pub fn for_request<'a>(
@@ -267,9 +316,15 @@ pub fn for_request<'a>(
             .iter()
             .any(|d| d.kind == crate::collection::INDEX_DOC_TYPE);
     let mcp_tools = mcp.iter();
+    let step = packet
+        .context
+        .plan
+        .as_ref()
+        .and_then(laika_protocol::plan::PlanContext::current);
     offered()
         .map(|t| -> &'a Tool { t })
         .chain(mcp_tools)
+        .filter(|t| step.is_none_or(|s| step_may_call(s, t)))
         .filter(|t| {
             ids_at_hand
                 || !t.arguments["required"]

@@ -1,12 +1,20 @@
 //! Plans over the real binary: the scripted runtime proposes a plan, the
 //! test answers its `plan` event as the sidebar would (approve with an
 //! edit, or cancel), runs the browser calls, and reads the checklist back
-//! from history on SQLite on disk.
+//! from history on SQLite on disk. A parallel stage's model calls in
+//! flight together are seen at a loopback model server.
 
 mod common;
+mod stub;
 
 use common::*;
 use serde_json::{json, Value};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// The scripted runtime answers in call order: these tests run a parallel
+/// stage one step at a time, so each step gets its own script line.
+const ONE_AT_A_TIME: &str = "[limits]\ntransform_concurrency = 1\n";
 
 fn plan() -> Value {
     json!({
@@ -33,7 +41,7 @@ fn script() -> Value {
         step("The article is about night trains.", json!([])),
         step(
             "Found it.",
-            json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}])
+            json!([{"name": "browser.observe_dom", "arguments": {}}])
         ),
         step(
             "Opening.",
@@ -135,7 +143,7 @@ fn statuses(plan: &Value) -> Vec<String> {
 
 #[test]
 fn an_approved_and_edited_plan_runs_step_by_step_and_history_keeps_the_checklist() {
-    let mut host = Host::scripted_with(&script(), "");
+    let mut host = Host::scripted_with(&script(), ONE_AT_A_TIME);
     let events = run(
         &mut host,
         json!({"approved": true, "plan": {"titles": [{"id": "s2", "title": "Find the comments link"}]}}),
@@ -179,7 +187,7 @@ fn an_approved_and_edited_plan_runs_step_by_step_and_history_keeps_the_checklist
 
 #[test]
 fn a_cancelled_plan_runs_nothing_and_ends_with_done() {
-    let mut host = Host::scripted_with(&script(), "");
+    let mut host = Host::scripted_with(&script(), ONE_AT_A_TIME);
     let events = run(&mut host, json!({"approved": false}));
     assert!(of_type(&events, "tool_call").is_empty());
     assert!(of_type(&events, "error").is_empty(), "{events:#?}");
@@ -206,7 +214,10 @@ fn a_cancelled_plan_runs_nothing_and_ends_with_done() {
 
 #[test]
 fn an_approval_with_a_forged_digest_is_refused_and_nothing_runs() {
-    let mut host = Host::scripted_with(&script(), "[limits]\napproval_timeout_secs = 1\n");
+    let mut host = Host::scripted_with(
+        &script(),
+        &format!("{ONE_AT_A_TIME}approval_timeout_secs = 1\n"),
+    );
     let events = run(
         &mut host,
         json!({"approved": true, "digest": "0".repeat(64)}),
@@ -218,4 +229,194 @@ fn an_approval_with_a_forged_digest_is_refused_and_nothing_runs() {
     assert_eq!(refused[0]["code"], "APPROVAL_MISMATCH");
     assert!(of_type(&events, "tool_call").is_empty());
     assert_eq!(one(&events, "done")["status"], "cancelled");
+}
+
+/// What the loopback model saw of a plan's step calls.
+#[derive(Default)]
+struct InFlight {
+    now: usize,
+    most: usize,
+    started: usize,
+    /// Step calls that saw another in flight while they were.
+    overlapped: usize,
+}
+
+/// The request packet of a chat request body (the user prompt).
+fn packet_of(body: &Value) -> Value {
+    let content = body["messages"][1]["content"].as_str().unwrap_or("{}");
+    serde_json::from_str(&content[content.find('{').unwrap_or(0)..]).unwrap_or_default()
+}
+
+/// An answer to `packet` saying `text`, with `plan` if given.
+fn answer_to(packet: &Value, text: &str, plan: Option<Value>) -> String {
+    let mut answer = response_packet(paragraph(text), json!([]), json!([]));
+    answer["id"] = json!(format!("resp-{text}"));
+    answer["created_at"] = json!("2026-01-01T00:00:00.000Z");
+    answer["conversation"] = packet["conversation"].clone();
+    answer["in_reply_to"]["request_id"] = packet["id"].clone();
+    if let Some(plan) = plan {
+        answer["plan"] = plan;
+    }
+    answer.to_string()
+}
+
+#[test]
+fn a_parallel_stage_keeps_two_model_calls_in_flight_and_no_more() {
+    // Three reads that need nothing of each other, two calls at a time: the
+    // first two calls each wait (up to 10 s) until the other is in flight,
+    // so they overlap only if the host sent them together; the third starts
+    // once one of them answered.
+    let reads = json!({
+        "id": "plan-1", "goal": "Read three reviews",
+        "stages": [{"id": "read", "name": "Read", "mode": "parallel", "steps": [
+            {"id": "s1", "title": "Read review one", "intent": "research", "executor": "research"},
+            {"id": "s2", "title": "Read review two", "intent": "research", "executor": "research"},
+            {"id": "s3", "title": "Read review three", "intent": "research", "executor": "research"}
+        ]}]
+    });
+    let seen = Arc::new((Mutex::new(InFlight::default()), Condvar::new()));
+    let at_model = seen.clone();
+    let model = stub::Stub::start(move |body, _| {
+        let packet = packet_of(body);
+        let text = match packet["context"]["plan"]["current_step"].as_str() {
+            None if packet["context"]["plan"].is_object() => {
+                "Three reviews, read together.".to_owned()
+            }
+            None => {
+                return stub::sse_answer(
+                    &answer_to(&packet, "Here is the plan.", Some(reads.clone())),
+                    500,
+                    "stop",
+                )
+            }
+            Some(step) => {
+                let (lock, changed) = &*at_model;
+                let mut seen = lock.lock().unwrap();
+                seen.now += 1;
+                seen.started += 1;
+                seen.most = seen.most.max(seen.now);
+                changed.notify_all();
+                if seen.started <= 2 {
+                    let (after, _) = changed
+                        .wait_timeout_while(seen, Duration::from_secs(10), |s| s.now < 2)
+                        .unwrap();
+                    seen = after;
+                }
+                if seen.now >= 2 {
+                    seen.overlapped += 1;
+                }
+                seen.now -= 1;
+                format!("Read for {step}.")
+            }
+        };
+        stub::sse_answer(&answer_to(&packet, &text, None), 500, "stop")
+    });
+    let mut host = Host::launch(Launch {
+        env: vec![
+            ("LAIKA_RUNTIME".into(), "openai".into()),
+            ("LAIKA_BASE_URL".into(), model.url.clone()),
+            ("LAIKA_MODEL".into(), "m".into()),
+        ],
+        config: "[runtime]\nkind = \"openai\"\nprofile = \"llama.cpp\"\n[limits]\ntransform_concurrency = 2\n",
+        ..Launch::default()
+    });
+    let events = run(&mut host, json!({"approved": true}));
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok", "{events:#?}");
+    {
+        let seen = seen.0.lock().unwrap();
+        assert_eq!(seen.started, 3);
+        assert_eq!(seen.most, 2, "at most two calls in flight");
+        assert!(seen.overlapped >= 2, "the first two calls overlapped");
+    }
+    // Whatever order the calls answered in, the steps went on in plan
+    // order, each from its own answer.
+    let said: Vec<String> = of_type(&events, "assistant")
+        .iter()
+        .map(|a| {
+            laika_core::render::plain_text(&a["render"])
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "Here is the plan.",
+            "Read for s1.",
+            "Read for s2.",
+            "Read for s3.",
+            "Three reviews, read together."
+        ]
+    );
+    let shown = shown_plan(&events);
+    assert_eq!(statuses(&shown), ["done", "done", "done"]);
+    let running: Vec<&Value> = of_type(&events, "entity_patch")
+        .into_iter()
+        .filter(|p| {
+            p["entity"] == "plan"
+                && p["patch"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|op| op["value"] == "running")
+                    .count()
+                    == 3
+        })
+        .collect();
+    assert_eq!(
+        running.len(),
+        1,
+        "the three steps went running in one patch"
+    );
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
+    assert_eq!(history["conversation"]["turns"][0]["plan"], shown);
+}
+
+#[test]
+fn a_research_step_that_acts_is_refused_out_of_its_scope_and_the_model_reads_why() {
+    let mut script = script();
+    // s2, a research step, clicks: refused, and s3 (which needs s2) skipped.
+    script[2] = json!(raw(&response_packet(
+        paragraph("Clicking."),
+        json!([]),
+        json!([{"name": "browser.click", "arguments": {"handleId": "laika-7"}}])
+    )));
+    script[3] = json!(raw(&response_packet(
+        paragraph("Only the article was read."),
+        json!([]),
+        json!([])
+    )));
+    let mut host = Host::scripted_with(&script, ONE_AT_A_TIME);
+    let events = run(&mut host, json!({"approved": true}));
+    let call = one(&events, "tool_call");
+    assert_eq!(
+        (&call["decision"], &call["reason"]),
+        (&json!("deny"), &json!("OUT_OF_STEP_SCOPE"))
+    );
+    assert!(
+        call["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a research step, which only reads"),
+        "{call}"
+    );
+    let result = one(&events, "tool_result");
+    assert_eq!(result["error"]["code"], "OUT_OF_STEP_SCOPE");
+    assert_eq!(
+        statuses(&shown_plan(&events)),
+        ["done", "failed", "skipped"]
+    );
+    let done = one(&events, "done");
+    assert_eq!(done["status"], "ok");
+    let history = host.request(
+        json!({"type": "history.get", "id": "h", "conversation_id": done["conversation_id"]}),
+    );
+    let stored = history["conversation"]["turns"][0].to_string();
+    assert!(
+        stored.contains("OUT_OF_STEP_SCOPE"),
+        "the refusal is on record"
+    );
 }

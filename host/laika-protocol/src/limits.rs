@@ -76,7 +76,8 @@ pub struct Limits {
     /// Seconds one turn may take in all, model calls and waits included.
     #[schemars(range(min = 1, max = 86_400))]
     pub turn_budget_secs: u64,
-    /// Model calls a transform's parallel stage keeps in flight at once.
+    /// Model calls kept in flight at once: a transform's parallel stage, a
+    /// staged summary's parts, a plan's parallel stage.
     #[schemars(range(min = 1, max = MAX_TRANSFORM_CONCURRENCY))]
     pub transform_concurrency: usize,
     /// Model calls a turn may plan without asking: above this, the user is

@@ -254,6 +254,14 @@ pub struct PlanContext {
     pub current_step: Option<String>,
 }
 
+impl PlanContext {
+    /// The step this request is for (`None`: the plan's answer).
+    pub fn current(&self) -> Option<&PlanStep> {
+        let id = self.current_step.as_ref()?;
+        self.plan.steps().find(|s| &s.id == id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

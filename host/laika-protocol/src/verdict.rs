@@ -98,10 +98,13 @@ pub enum Reason {
     /// The call changes something, but the turn is not in `act` mode: the
     /// user asked to be informed, or was asked what they meant.
     NotActMode,
+    /// A step of an approved plan proposed a call outside its executor's
+    /// scope (a research step acting, a writer reading the page).
+    OutOfStepScope,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 31] = [
+    pub const ALL: [Reason; 32] = [
         Reason::ReadOnly,
         Reason::Reversible,
         Reason::UrlFromContext,
@@ -133,6 +136,7 @@ impl Reason {
         Reason::SourceNotFromUser,
         Reason::PrivateNetwork,
         Reason::NotActMode,
+        Reason::OutOfStepScope,
     ];
 
     /// The wire spelling, e.g. `COMMIT_ACTION`.
@@ -169,6 +173,7 @@ impl Reason {
             Reason::SourceNotFromUser => "SOURCE_NOT_FROM_USER",
             Reason::PrivateNetwork => "PRIVATE_NETWORK",
             Reason::NotActMode => "NOT_ACT_MODE",
+            Reason::OutOfStepScope => "OUT_OF_STEP_SCOPE",
         }
     }
 
@@ -205,7 +210,8 @@ impl Reason {
             | Reason::NotEditable
             | Reason::SecretInOutput
             | Reason::PrivateNetwork
-            | Reason::NotActMode => Decision::Deny,
+            | Reason::NotActMode
+            | Reason::OutOfStepScope => Decision::Deny,
         }
     }
 }

@@ -196,6 +196,11 @@ impl Turn<'_> {
                     verdict = Verdict::new(Reason::NotActMode, crate::mode::refusal(mode));
                 }
             }
+            if verdict.decision != Decision::Deny {
+                if let Some(why) = self.out_of_step_scope(&call.name) {
+                    verdict = Verdict::new(Reason::OutOfStepScope, why);
+                }
+            }
             let executor = review.tool.map_or(Executor::Unavailable, tools::executor);
             actions.push(self.proposal(
                 &call_id,
@@ -257,6 +262,16 @@ impl Turn<'_> {
                 return actions;
             }
         }
+    }
+
+    /// Why a call of tool `name` may not run in the plan step now running,
+    /// if it may not (`step_scope`). A tool the gate does not know was
+    /// denied before this.
+    fn out_of_step_scope(&self, name: &str) -> Option<String> {
+        let context = self.plan_context()?;
+        let step = context.current()?;
+        let tool = tools::find(name).or_else(|| self.settings.mcp.find(name))?;
+        (!tools::step_may_call(step, tool)).then(|| crate::step_scope::refusal(step, name))
     }
 
     /// Says once that the calls past the per-answer cap were not run: one

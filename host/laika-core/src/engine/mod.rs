@@ -296,6 +296,8 @@ enum Phase {
     Acting(Box<Acting>),
     /// Waiting for the user's answer to a proposed plan (`planning`).
     Proposing,
+    /// Asking the model for a parallel stage's steps at once (`planning`).
+    Parallel(Box<planning::Round>),
     Committing {
         /// How the committed record ended (the record itself went to the
         /// driver: it holds the whole request packet).
@@ -566,6 +568,10 @@ impl<'a> Turn<'a> {
             (Input::PartReply { index, reply }, Phase::Staging(_)) => {
                 self.part_replied(index, reply)
             }
+            (Input::PartStarted(index), Phase::Parallel(_)) => self.round_started(index),
+            (Input::PartReply { index, reply }, Phase::Parallel(_)) => {
+                self.round_replied(index, reply)
+            }
             (Input::ModelReply(reply), Phase::Asking(_)) => self.answered(reply),
             (Input::Committed(stored), Phase::Committing { .. }) => self.committed(stored),
             _ => Vec::new(),
@@ -679,37 +685,61 @@ impl<'a> Turn<'a> {
     /// Starts the next step with `packet`: composes the schema and prompts,
     /// then makes the first attempt.
     fn compose(&mut self, packet: RequestPacket) -> Vec<Action> {
-        self.step += 1;
-        self.steps.push(StepRecord {
-            step: self.step,
-            request_packet: (self.step > 1)
-                .then(|| serde_json::to_value(&packet).ok())
-                .flatten(),
-            response_packet: None,
-            tool_packets: Vec::new(),
-        });
-        let thinking = self.agent_state(AgentState::Thinking, None);
+        match self.prepare(packet) {
+            Ok(asking) => self.begin_step(asking, None),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// A step's model call, composed (schema and prompts) and not yet asked.
+    fn prepare(&self, packet: RequestPacket) -> Result<Box<Asking>> {
         let pipeline = Pipeline::standard();
-        let composed = match pipeline.schema(packet.input.task.name, self.ambient) {
-            Ok(c) => c,
-            Err(e) => return self.fail(e),
-        };
+        let composed = pipeline.schema(packet.input.task.name, self.ambient)?;
         let decoding = Decoding {
             max_tokens: self.output_tokens(),
             ..self.settings.decoding
         };
         let request = pipeline.model_request(packet, &composed, decoding, &self.settings.mcp);
-        let base_user_prompt = request.user_prompt.clone();
-        self.phase = Phase::Asking(Box::new(Asking {
+        Ok(Box::new(Asking {
             composed,
-            base_user_prompt,
+            base_user_prompt: request.user_prompt.clone(),
             request: Arc::new(request),
             preview: Preview::new(RenderLimits::default(), COALESCE_INTERVAL),
             asked_at: Duration::ZERO,
             last_issues: Vec::new(),
-        }));
-        let mut actions = vec![thinking];
-        actions.extend(self.ask());
+        }))
+    }
+
+    /// Starts the next step of the agent loop with `asking`: asks the
+    /// model, or, when its first answer came already (`answered`: a
+    /// parallel stage's round, with how long the call took), reviews that
+    /// answer as if it had just come.
+    fn begin_step(
+        &mut self,
+        mut asking: Box<Asking>,
+        answered: Option<(Result<ModelReply>, Duration)>,
+    ) -> Vec<Action> {
+        self.step += 1;
+        self.steps.push(StepRecord {
+            step: self.step,
+            request_packet: (self.step > 1)
+                .then(|| serde_json::to_value(&asking.request.packet).ok())
+                .flatten(),
+            response_packet: None,
+            tool_packets: Vec::new(),
+        });
+        let mut actions = vec![self.agent_state(AgentState::Thinking, None)];
+        match answered {
+            None => {
+                self.phase = Phase::Asking(asking);
+                actions.extend(self.ask());
+            }
+            Some((reply, took)) => {
+                asking.asked_at = self.ambient.monotonic().saturating_sub(took);
+                self.phase = Phase::Asking(asking);
+                actions.extend(self.answered(reply));
+            }
+        }
         actions
     }
 
@@ -746,7 +776,7 @@ impl<'a> Turn<'a> {
             Ok(reply) => reply,
             Err(e) => {
                 let mut actions = self.reset(ResetReason::Failed);
-                actions.extend(self.fail(e));
+                actions.extend(self.step_failed(e));
                 return actions;
             }
         };
@@ -790,7 +820,7 @@ impl<'a> Turn<'a> {
                             .unwrap_or_default()
                     };
                     let mut actions = self.reset(ResetReason::Failed);
-                    actions.extend(self.fail(Error::new(
+                    actions.extend(self.step_failed(Error::new(
                         ErrorCode::InvalidModelOutput,
                         format!("the model's output was cut off before any part of the answer was complete ({why}); raise runtime.max_tokens"),
                     )));
@@ -839,7 +869,7 @@ impl<'a> Turn<'a> {
             .unwrap_or_default();
         let mut actions = self.reset(reason);
         if last {
-            actions.extend(self.fail(Error::new(
+            actions.extend(self.step_failed(Error::new(
                 ErrorCode::InvalidModelOutput,
                 format!(
                     "the model's output was still invalid after {max_attempts} attempts ({first})"

@@ -15,16 +15,18 @@
 //! approval (their `tool_call` names the plan step), and a call that
 //! changes something still needs an `act` turn.
 
-use super::{Action, Phase, Turn};
+use super::{Action, Asking, Phase, Turn};
 use crate::agent;
+use crate::model::ModelReply;
 use laika_protocol::agent::{AgentState, StopReason};
 use laika_protocol::agent_state::DeltaSource;
-use laika_protocol::error::{Error, ErrorCode};
+use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::event::{EntityPatch, Event, PatchedEntity, PlanProposal};
 use laika_protocol::ids::{CallId, RequestId};
 use laika_protocol::plan::{
-    AgentPlan, PlanContext, PlanEdit, PlanStepRef, StepStatus, MAX_PLAN_TEXT_CHARS,
+    AgentPlan, PlanContext, PlanEdit, PlanStepRef, StageMode, StepStatus, MAX_PLAN_TEXT_CHARS,
 };
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The turn's plan and how far it got.
@@ -38,6 +40,28 @@ pub(super) struct PlanRun {
     /// first and once every step is over.
     current: Option<usize>,
     approved: bool,
+    /// Steps of the last round whose first answers came and that have not
+    /// run yet, in plan order.
+    ready: VecDeque<Ready>,
+}
+
+/// A parallel stage's steps asked at once: each step's request, made as
+/// its own step would make it, and its answer once it came.
+pub(super) struct Round {
+    /// (place in run order, the prepared request), in plan order.
+    steps: Vec<(usize, Box<Asking>)>,
+    /// When each call went to the runtime.
+    started: Vec<Option<Duration>>,
+    /// Each call's answer and how long it took; `None` until it came.
+    replies: Vec<Option<(Result<ModelReply>, Duration)>>,
+}
+
+/// A step whose first answer came in a round: it runs from that answer.
+struct Ready {
+    index: usize,
+    asking: Box<Asking>,
+    reply: Result<ModelReply>,
+    took: Duration,
 }
 
 impl PlanRun {
@@ -85,6 +109,7 @@ impl Turn<'_> {
             deadline: Some(deadline),
             current: None,
             approved: false,
+            ready: VecDeque::new(),
         });
         self.phase = Phase::Proposing;
         vec![
@@ -224,70 +249,176 @@ impl Turn<'_> {
             .is_some_and(|r| r.approved && r.current.is_some())
     }
 
-    /// Starts the next pending step (skipping those whose inputs did not
-    /// finish), or asks for the answer when none is left.
+    /// Starts the next step: one whose first answer came in the last round,
+    /// else the next pending steps (skipping those whose inputs did not
+    /// finish), else asks for the answer once none is left.
     fn next_plan_step(&mut self) -> Vec<Action> {
         if self.cancelled {
             return self.fail(Error::cancelled());
         }
-        let from = self
-            .plan
-            .as_ref()
-            .and_then(|r| r.current)
-            .map_or(0, |i| i + 1);
-        let mut actions = Vec::new();
-        let mut next = None;
-        actions.extend(self.update_plan(DeltaSource::Plan, |plan| {
-            let finished: Vec<(String, String, StepStatus)> = plan
-                .steps()
-                .map(|s| (s.id.clone(), s.title.clone(), s.status))
-                .collect();
-            for (index, step) in plan.steps_mut().enumerate().skip(from) {
-                if step.status != StepStatus::Pending {
-                    continue;
-                }
-                let unfinished = step.inputs.iter().find_map(|input| {
-                    finished
-                        .iter()
-                        .find(|(id, _, status)| id == input && *status != StepStatus::Done)
-                        .map(|(_, title, _)| title.clone())
-                });
-                if let Some(title) = unfinished {
-                    step.status = StepStatus::Skipped;
-                    step.message = Some(format!(
-                        "Skipped: it needs “{title}”, which did not finish."
-                    ));
-                    continue;
-                }
-                step.status = StepStatus::Running;
-                next = Some(index);
-                break;
+        let ready = self.plan.as_mut().and_then(|r| r.ready.pop_front());
+        if let Some(ready) = ready {
+            if let Some(run) = &mut self.plan {
+                run.current = Some(ready.index);
             }
-        }));
-        if let Some(run) = &mut self.plan {
-            run.current = next;
+            return self.ask_next(Some(ready));
         }
-        actions.extend(self.ask_next());
+        let together = self.settings.limits.transform_concurrency > 1;
+        let mut picked = Vec::new();
+        let mut actions = self.update_plan(DeltaSource::Plan, |plan| {
+            picked = pick(plan, together);
+        });
+        if let Some(run) = &mut self.plan {
+            run.current = picked.first().copied();
+        }
+        if picked.len() > 1 {
+            actions.extend(self.ask_round(picked));
+        } else {
+            actions.extend(self.ask_next(None));
+        }
         actions
     }
 
     /// The request for the step now running (or for the answer), as the
-    /// agent loop's next step.
-    fn ask_next(&mut self) -> Vec<Action> {
-        if self.step >= self.step_cap() {
-            let mut actions = self.settle_plan();
-            actions.extend(self.finish_loop(StopReason::StepCap));
-            return actions;
+    /// agent loop's next step; `ready`: that step's first answer, which
+    /// came in a round.
+    fn ask_next(&mut self, ready: Option<Ready>) -> Vec<Action> {
+        if let Some(stop) = self.plan_out_of_room() {
+            return stop;
         }
-        if self.ambient.monotonic() >= self.budget_deadline() {
-            let mut actions = self.settle_plan();
-            actions.extend(self.finish_loop(StopReason::TimeBudget));
-            return actions;
+        if let Some(ready) = ready {
+            return self.begin_step(ready.asking, Some((ready.reply, ready.took)));
         }
+        let t = self.ambient.monotonic();
         let Some(packet) = self.next_packet() else {
             return self.fail(Error::internal("the plan lost its packet"));
         };
+        self.timings.pack_ms += self.ms_since(t);
         self.compose(packet)
+    }
+
+    /// The turn's end when it has no room for another model step (the step
+    /// cap, the time budget): the plan settled, the loop finished.
+    fn plan_out_of_room(&mut self) -> Option<Vec<Action>> {
+        let reason = if self.step >= self.step_cap() {
+            StopReason::StepCap
+        } else if self.ambient.monotonic() >= self.budget_deadline() {
+            StopReason::TimeBudget
+        } else {
+            return None;
+        };
+        let mut actions = self.settle_plan();
+        actions.extend(self.finish_loop(reason));
+        Some(actions)
+    }
+
+    /// Asks the model for the steps `picked` (places in run order) at once:
+    /// one request each, made as each step's own would be, sent as one
+    /// [`Action::AskParts`] that keeps `limits.transform_concurrency` in
+    /// flight.
+    fn ask_round(&mut self, picked: Vec<usize>) -> Vec<Action> {
+        if let Some(stop) = self.plan_out_of_room() {
+            return stop;
+        }
+        let t = self.ambient.monotonic();
+        let mut steps = Vec::with_capacity(picked.len());
+        for index in picked {
+            if let Some(run) = &mut self.plan {
+                run.current = Some(index);
+            }
+            let prepared = self
+                .next_packet()
+                .ok_or_else(|| Error::internal("the plan lost its packet"))
+                .and_then(|packet| self.prepare(packet));
+            match prepared {
+                Ok(asking) => steps.push((index, asking)),
+                Err(e) => return self.fail(e),
+            }
+        }
+        if let Some(run) = &mut self.plan {
+            run.current = None;
+        }
+        self.timings.pack_ms += self.ms_since(t);
+        let requests = steps.iter().map(|(_, a)| a.request.clone()).collect();
+        let replies = steps.iter().map(|_| None).collect();
+        self.phase = Phase::Parallel(Box::new(Round {
+            started: vec![None; steps.len()],
+            steps,
+            replies,
+        }));
+        vec![
+            self.agent_state(AgentState::Thinking, None),
+            Action::AskParts {
+                requests,
+                concurrency: self.settings.limits.transform_concurrency,
+            },
+        ]
+    }
+
+    /// Call `index` of the round went to the runtime.
+    pub(super) fn round_started(&mut self, index: usize) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        if let Phase::Parallel(round) = &mut self.phase {
+            if let Some(slot) = round.started.get_mut(index) {
+                *slot = Some(now);
+            }
+        }
+        Vec::new()
+    }
+
+    /// Call `index` of the round answered (or failed, or never started
+    /// because of a cancel). Once every call has answered, the steps go on
+    /// one at a time in plan order, each from its answer.
+    pub(super) fn round_replied(&mut self, index: usize, reply: Result<ModelReply>) -> Vec<Action> {
+        let now = self.ambient.monotonic();
+        let Phase::Parallel(round) = &mut self.phase else {
+            return Vec::new();
+        };
+        let took = round
+            .started
+            .get(index)
+            .copied()
+            .flatten()
+            .map_or(Duration::ZERO, |at| now.saturating_sub(at));
+        match round.replies.get_mut(index) {
+            Some(slot @ None) => *slot = Some((reply, took)),
+            _ => return Vec::new(),
+        }
+        if round.replies.iter().any(Option::is_none) {
+            return Vec::new();
+        }
+        let Phase::Parallel(round) = std::mem::replace(&mut self.phase, Phase::Reserving) else {
+            return Vec::new();
+        };
+        let Round { steps, replies, .. } = *round;
+        if let Some(run) = &mut self.plan {
+            run.ready = steps
+                .into_iter()
+                .zip(replies.into_iter().flatten())
+                .map(|((index, asking), (reply, took))| Ready {
+                    index,
+                    asking,
+                    reply,
+                    took,
+                })
+                .collect();
+        }
+        self.next_plan_step()
+    }
+
+    /// A step's model call failed for good (`error`): in a plan step that
+    /// step fails alone and the plan goes on; anywhere else, and on a
+    /// cancel, the turn fails.
+    pub(super) fn step_failed(&mut self, error: Error) -> Vec<Action> {
+        if error.code == ErrorCode::Cancelled || !self.in_plan_step() {
+            return self.fail(error);
+        }
+        let why = format!(
+            "The model could not do this step ({}: {}).",
+            error.code.as_str(),
+            crate::text::clip(&error.message, 200)
+        );
+        self.plan_step_over(false, Some(why))
     }
 
     /// The most model steps this turn takes: the configured cap, or for an
@@ -352,6 +483,7 @@ impl Turn<'_> {
         });
         if let Some(run) = &mut self.plan {
             run.current = None;
+            run.ready.clear();
         }
         actions
     }
@@ -431,4 +563,58 @@ fn apply_edit(plan: &mut AgentPlan, edit: &PlanEdit) {
             step.title = t.title.trim().to_owned();
         }
     }
+}
+
+/// The steps to run next, set `running`: the first pending step, in run
+/// order, whose inputs all finished (a pending step whose inputs did not
+/// is `skipped` on the way), and — in a `parallel` stage, when steps may
+/// run `together` — every later pending step of that stage whose inputs
+/// are all `done` already (a step naming one picked now waits for it).
+fn pick(plan: &mut AgentPlan, together: bool) -> Vec<usize> {
+    let before: Vec<(String, String, StepStatus)> = plan
+        .steps()
+        .map(|s| (s.id.clone(), s.title.clone(), s.status))
+        .collect();
+    let status_of = |id: &str| before.iter().find(|(i, _, _)| i == id);
+    let mut picked = Vec::new();
+    let mut index = 0;
+    for stage in &mut plan.stages {
+        let parallel = together && stage.mode == StageMode::Parallel;
+        for step in &mut stage.steps {
+            let at = index;
+            index += 1;
+            if step.status != StepStatus::Pending {
+                continue;
+            }
+            if !picked.is_empty() {
+                let ready = step
+                    .inputs
+                    .iter()
+                    .all(|i| status_of(i).is_some_and(|(_, _, s)| *s == StepStatus::Done));
+                if parallel && ready {
+                    step.status = StepStatus::Running;
+                    picked.push(at);
+                }
+                continue;
+            }
+            let unfinished = step.inputs.iter().find_map(|input| {
+                status_of(input)
+                    .filter(|(_, _, status)| *status != StepStatus::Done)
+                    .map(|(_, title, _)| title.clone())
+            });
+            if let Some(title) = unfinished {
+                step.status = StepStatus::Skipped;
+                step.message = Some(format!(
+                    "Skipped: it needs “{title}”, which did not finish."
+                ));
+                continue;
+            }
+            step.status = StepStatus::Running;
+            picked.push(at);
+        }
+        if !picked.is_empty() {
+            break;
+        }
+    }
+    picked
 }

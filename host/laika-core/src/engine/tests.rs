@@ -74,6 +74,8 @@ struct Run {
     finished: bool,
     /// The host I/O the engine asked for.
     host_actions: Vec<Action>,
+    /// A plan's rounds: (calls asked at once, the most kept in flight).
+    rounds: Vec<(usize, usize)>,
 }
 
 impl Run {
@@ -206,6 +208,33 @@ fn drive_host(
                 }
                 ambient.advance(Duration::from_millis(5));
                 next.extend(turn.handle(Input::ModelReply(step.reply)));
+                next
+            }
+            Action::AskParts {
+                requests,
+                concurrency,
+            } if requests
+                .first()
+                .is_some_and(|r| r.packet.context.plan.is_some()) =>
+            {
+                // A plan's round: every call starts, then they answer last
+                // first; the model is asked in plan order.
+                run.rounds.push((requests.len(), concurrency));
+                let mut next = Vec::new();
+                let mut replies = Vec::new();
+                for (index, request) in requests.into_iter().enumerate() {
+                    next.extend(turn.handle(Input::PartStarted(index)));
+                    let step = model(run.asks.len(), &request);
+                    run.asks.push(ModelRequest::clone(&request));
+                    if step.cancel {
+                        next.extend(turn.handle(Input::Cancel));
+                    }
+                    replies.push(step.reply);
+                }
+                ambient.advance(Duration::from_millis(5));
+                for (index, reply) in replies.into_iter().enumerate().rev() {
+                    next.extend(turn.handle(Input::PartReply { index, reply }));
+                }
                 next
             }
             Action::AskParts { requests, .. } => {
@@ -2739,7 +2768,7 @@ fn an_approved_plan_runs_its_steps_in_order_each_call_gated_with_progress_patche
             2 => Step::answer(answer(
                 r,
                 vec![paragraph("Reading.")],
-                json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+                json!([{"name": "browser.observe_dom", "arguments": {}}]),
             )),
             3 => Step::answer(answer(
                 r,
@@ -2781,6 +2810,11 @@ fn an_approved_plan_runs_its_steps_in_order_each_call_gated_with_progress_patche
     assert_eq!(current_step(&run.asks[1]), Some(Some("s1".into())));
     assert_eq!(current_step(&run.asks[2]), Some(Some("s2".into())));
     assert_eq!(current_step(&run.asks[3]), Some(Some("s3".into())));
+    assert_eq!(
+        run.rounds,
+        [(2, Limits::default().transform_concurrency)],
+        "the two reads of the parallel stage were asked at once"
+    );
     assert_eq!(current_step(&run.asks[4]), Some(None), "every step is over");
     assert!(run.asks[1].user_prompt.contains("\"current_step\":\"s1\""));
     // Two calls ran, each gated on its own: the buy click still asked.
@@ -2941,7 +2975,7 @@ fn a_failed_step_fails_and_the_steps_that_need_it_are_skipped() {
             1 => Step::answer(answer(
                 r,
                 vec![paragraph("Reading.")],
-                json!([{"name": "browser.click", "arguments": {"handleId": "laika-1"}}]),
+                json!([{"name": "browser.observe_dom", "arguments": {}}]),
             )),
             _ => Step::answer(ok_answer(r)),
         },
@@ -3032,4 +3066,304 @@ fn a_plan_is_ignored_when_the_client_does_not_show_plans() {
     assert_eq!(run.asks.len(), 1);
     assert!(run.record().plan.is_none());
     assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+/// The steps of a plan as the sidebar shows them at the end.
+fn final_statuses(run: &Run) -> Vec<(String, String)> {
+    statuses(&patched_plan(&run.events))
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// The step of the plan a request is for.
+fn step_of(request: &ModelRequest) -> String {
+    current_step(request).flatten().unwrap_or_default()
+}
+
+#[test]
+fn a_parallel_round_keeps_the_plan_order_whatever_order_its_calls_answer_in() {
+    // Both reads propose a call; the round answers s2 first, but s1's
+    // call runs (and is stored) first, each under its own step.
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            1 | 2 => Step::answer(answer(
+                r,
+                vec![paragraph(&format!("Reading for {}.", step_of(r)))],
+                json!([{"name": "app.calculate", "arguments": {"expression": format!("{n} + 1")}}]),
+            )),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| match latest_call(events) {
+            Some(_) => Vec::new(),
+            None => vec![approve_plan(events, true, None)],
+        },
+    );
+    let calls = tool_calls(&run);
+    let by_step: Vec<(String, String)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c.plan_step.as_ref().unwrap().step_id.clone(),
+                c.arguments["expression"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(by_step, pairs(&[("s1", "1 + 1"), ("s2", "2 + 1")]));
+    let record = run.record();
+    let steps: Vec<Option<String>> = record
+        .steps
+        .iter()
+        .map(|s| {
+            s.request_packet
+                .as_ref()
+                .and_then(|p| p["context"]["plan"]["current_step"].as_str())
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            None,
+            Some("s1".into()),
+            Some("s2".into()),
+            Some("s3".into()),
+            None
+        ]
+    );
+    let stored_calls: Vec<String> = record
+        .steps
+        .iter()
+        .flat_map(|s| &s.tool_packets)
+        .map(|p| {
+            p["tool_call"]["arguments"]["expression"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(stored_calls, ["1 + 1", "2 + 1"]);
+    // The assistant events come in plan order too.
+    let said: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Assistant(a) => Some(crate::render::text::doc_text(&a.render)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said[1..3], ["Reading for s1.", "Reading for s2."]);
+    assert_eq!(
+        final_statuses(&run),
+        pairs(&[("s1", "done"), ("s2", "done"), ("s3", "done")])
+    );
+    assert_eq!(run.done().status, DoneStatus::Ok);
+}
+
+#[test]
+fn with_one_call_in_flight_a_parallel_stage_runs_step_by_step() {
+    let limits = Limits {
+        transform_concurrency: 1,
+        ..Limits::default()
+    };
+    let run = agent_turn(
+        limits,
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| vec![approve_plan(events, true, None)],
+    );
+    assert!(run.rounds.is_empty(), "{:?}", run.rounds);
+    let order: Vec<String> = run.asks.iter().map(step_of).collect();
+    assert_eq!(order, ["", "s1", "s2", "s3", ""]);
+}
+
+#[test]
+fn a_step_that_needs_another_of_its_parallel_stage_waits_for_it() {
+    let plan = json!({
+        "id": "plan-2", "goal": "Read three offers",
+        "stages": [{"id": "st", "name": "Read", "mode": "parallel", "steps": [
+            {"id": "a", "title": "Read offer A", "intent": "research", "executor": "research"},
+            {"id": "b", "title": "Compare with A", "intent": "analysis", "executor": "research", "inputs": ["a"]},
+            {"id": "c", "title": "Read offer C", "intent": "research", "executor": "research"}
+        ]}]
+    });
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, plan.clone(), json!([]))),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| vec![approve_plan(events, true, None)],
+    );
+    assert_eq!(run.rounds.len(), 1);
+    let order: Vec<String> = run.asks.iter().map(step_of).collect();
+    assert_eq!(order, ["", "a", "c", "b", ""], "a and c together, then b");
+    let context = run.asks[3].packet.context.plan.as_ref().unwrap();
+    let a = context.plan.steps().next().unwrap();
+    assert_eq!(
+        a.status,
+        laika_protocol::plan::StepStatus::Done,
+        "b is asked once a is done"
+    );
+    assert_eq!(
+        final_statuses(&run),
+        pairs(&[("a", "done"), ("b", "done"), ("c", "done")])
+    );
+}
+
+#[test]
+fn a_step_whose_model_call_fails_fails_alone() {
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            1 => Step::failure(Error::new(ErrorCode::RuntimeTimeout, "no answer in 60 s")),
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| vec![approve_plan(events, true, None)],
+    );
+    let shown = patched_plan(&run.events);
+    assert_eq!(
+        statuses(&shown),
+        pairs(&[("s1", "failed"), ("s2", "done"), ("s3", "skipped")])
+    );
+    let why = shown["stages"][0]["steps"][0]["message"].as_str().unwrap();
+    assert!(
+        why.contains("RUNTIME_TIMEOUT") && why.contains("no answer in 60 s"),
+        "{why}"
+    );
+    assert!(run.errors().is_empty(), "the turn did not fail");
+    let done = run.done();
+    assert_eq!(
+        (done.status, done.stop_reason),
+        (DoneStatus::Ok, StopReason::Answered)
+    );
+}
+
+#[test]
+fn a_cancel_during_a_round_stops_every_step_and_ends_the_turn_with_done() {
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| match n {
+            0 => Step::answer(plan_answer(r, three_step_plan(), json!([]))),
+            1 => Step {
+                cancel: true,
+                ..Step::answer(answer(
+                    r,
+                    vec![paragraph("Reading.")],
+                    json!([{"name": "app.calculate", "arguments": {"expression": "1 + 1"}}]),
+                ))
+            },
+            _ => Step::answer(ok_answer(r)),
+        },
+        |events| vec![approve_plan(events, true, None)],
+    );
+    assert_eq!(
+        run.asks.len(),
+        3,
+        "the proposal and the round; nothing after"
+    );
+    assert!(tool_calls(&run).is_empty(), "no call ran after the cancel");
+    let shown = patched_plan(&run.events);
+    assert_eq!(
+        statuses(&shown),
+        pairs(&[("s1", "failed"), ("s2", "failed"), ("s3", "skipped")])
+    );
+    assert_eq!(shown["stages"][0]["steps"][1]["message"], "Stopped.");
+    let done = run.done();
+    assert_eq!(
+        (done.status, done.stop_reason),
+        (DoneStatus::Cancelled, StopReason::Cancelled)
+    );
+    assert_eq!(run.kinds().last().unwrap(), "done");
+}
+
+#[test]
+fn a_research_step_is_offered_reads_only_and_its_action_is_refused_out_of_scope() {
+    let mut plan = three_step_plan();
+    plan["stages"][1]["steps"][0]["inputs"] = json!(["s2"]);
+    let run = agent_turn(
+        Limits::default(),
+        |n, r| {
+            let mut v: Value = serde_json::from_str(&match n {
+                0 => plan_answer(r, plan.clone(), json!([])),
+                1 => answer(
+                    r,
+                    vec![paragraph("Buying early.")],
+                    json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
+                ),
+                _ => ok_answer(r),
+            })
+            .unwrap();
+            v["mode"] = json!("act");
+            Step::answer(v.to_string())
+        },
+        |events| match latest_call(events) {
+            Some(_) => Vec::new(),
+            None => vec![approve_plan(events, true, None)],
+        },
+    );
+    // What each step's model call is offered follows its executor.
+    let tools_line = |r: &ModelRequest| {
+        let prompt = format!("{}\n{}", r.system_prompt, r.user_prompt);
+        (
+            prompt.contains("browser.observe_dom("),
+            prompt.contains("browser.click("),
+            prompt.contains("browser.navigate("),
+        )
+    };
+    assert_eq!(tools_line(&run.asks[1]), (true, false, false), "research");
+    assert_eq!(
+        tools_line(&run.asks[3]),
+        (true, true, false),
+        "tooling: browser.click and reads"
+    );
+    assert_eq!(
+        tools_line(&run.asks[4]),
+        (true, true, true),
+        "the answer: every tool"
+    );
+    let calls = tool_calls(&run);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        (calls[0].decision, calls[0].reason),
+        (Decision::Deny, Reason::OutOfStepScope)
+    );
+    assert!(
+        calls[0].detail.contains("research step"),
+        "{}",
+        calls[0].detail
+    );
+    let results = tool_results(&run);
+    assert_eq!(
+        results[0].error.as_ref().map(|e| e.code.as_str()),
+        Some("OUT_OF_STEP_SCOPE")
+    );
+    // The model reads the refusal at its next request.
+    let transcript = &run.asks[2].packet.context.transcript;
+    assert!(
+        transcript.is_empty(),
+        "s2 was asked in the same round, before it"
+    );
+    let transcript = &run.asks[3].packet.context.transcript;
+    assert_eq!(
+        transcript[0]
+            .outcome
+            .error
+            .as_ref()
+            .map(|e| e.code.as_str()),
+        Some("OUT_OF_STEP_SCOPE")
+    );
+    assert_eq!(
+        final_statuses(&run),
+        pairs(&[("s1", "failed"), ("s2", "done"), ("s3", "done")])
+    );
 }
