@@ -9,17 +9,28 @@
 //!    the same stub runtime, called directly, takes to deliver the text up
 //!    to the end of the first block (the earliest a block can be shown).
 //!    Target ≤ 2 ms median.
+//!    Also the host's CPU per streamed turn (its process's user + system
+//!    time over the measured turns, which load moves far less than wall
+//!    time). `LAIKA_BENCH_TURNS` sets the number of turns (default 40).
 //! 2. An 8-block answer streamed at 50 tokens/s: time to the first
 //!    `render_delta` over time to `assistant` (the full answer). Target ≤ 0.25.
+//! 3. The host's own work, in process: the turn engine from the turn
+//!    request to the model's request, and fed the same pieces from the
+//!    first to the first block, each event put in its envelope and framed
+//!    as the writer does; neither the stub's sleeps nor threads count.
 
+use laika_core::ambient::Fixed;
+use laika_core::engine::{Action, Input as EngineInput, Reservation, Turn, TurnSettings};
 use laika_core::render::RenderLimits;
 use laika_core::runtime::Runtime;
 use laika_core::stream::RenderStream;
-use laika_host::frame::{encode_frame, PartAssembler};
+use laika_host::frame::{encode_frame, encode_message, PartAssembler, MAX_OUTBOUND_FRAME};
+use laika_protocol::event::Event;
 use laika_protocol::llmcp::{
     Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
     UserMessage,
 };
+use laika_protocol::model::RuntimeInfo;
 use laika_runtime::scripted::{Scripted, Step};
 use laika_runtime::{CancelToken, ModelRequest};
 #[path = "support/stats.rs"]
@@ -78,9 +89,35 @@ fn observation() -> Value {
         "title": "Night trains", "text": "H1: Night trains\nThe night train network grew again this year, with new routes."}})
 }
 
-/// Per turn through the binary: (ms to first render_delta, ms to assistant,
-/// number of render_delta events).
-fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
+/// CPU time (user + system, ms) a process used so far, its ended threads
+/// included; in clock ticks (10 ms), so it is read over many turns.
+fn process_cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(utime), Some(stime)) => (utime + stime) * 10.0,
+        _ => f64::NAN,
+    }
+}
+
+/// One turn through the binary, in ms from writing its frame.
+struct Timed {
+    /// The first `agent_state` (`thinking`): the model is asked next.
+    thinking: f64,
+    first_block: f64,
+    assistant: f64,
+    render_deltas: usize,
+}
+
+/// Each turn through the binary, and the host's CPU per turn after the
+/// first (ms).
+fn over_pipes(bin: &str, script: &[Value]) -> (Vec<Timed>, f64) {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join("script.json");
     std::fs::write(&script_path, Value::Array(script.to_vec()).to_string()).unwrap();
@@ -88,6 +125,7 @@ fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let mut out = Vec::new();
+    let mut cpu_after_first = f64::NAN;
     for i in 0..script.len() {
         let id = format!("t{i}");
         let msg = json!({"type": "turn", "id": id, "message": {"text": "Summarize"},
@@ -97,7 +135,7 @@ fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
         stdin.write_all(&frame).unwrap();
         stdin.flush().unwrap();
         let mut asm = PartAssembler::default();
-        let (mut first, mut full, mut deltas) = (None, None, 0);
+        let (mut thinking, mut first, mut full, mut deltas) = (None, None, None, 0);
         loop {
             let f = read_frame(&mut stdout).expect("host closed the pipe");
             let Some(m) = asm.push(f).unwrap() else {
@@ -108,6 +146,9 @@ fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
             }
             let ms = t.elapsed().as_secs_f64() * 1e3;
             match m["type"].as_str() {
+                Some("agent_state") => {
+                    thinking.get_or_insert(ms);
+                }
                 Some("render_delta") => {
                     deltas += 1;
                     first.get_or_insert(ms);
@@ -120,11 +161,87 @@ fn over_pipes(bin: &str, script: &[Value]) -> Vec<(f64, f64, usize)> {
                 _ => {}
             }
         }
-        out.push((first.unwrap_or(f64::NAN), full.unwrap_or(f64::NAN), deltas));
+        out.push(Timed {
+            thinking: thinking.unwrap_or(f64::NAN),
+            first_block: first.unwrap_or(f64::NAN),
+            assistant: full.unwrap_or(f64::NAN),
+            render_deltas: deltas,
+        });
+        if i == 0 {
+            cpu_after_first = process_cpu_ms(child.id());
+        }
     }
+    let cpu = (process_cpu_ms(child.id()) - cpu_after_first) / (script.len() - 1).max(1) as f64;
     drop(stdin);
     let _ = child.wait();
-    out
+    (out, cpu)
+}
+
+/// The host's own work in process, per run: (ms from the turn request to
+/// the model's request (pack, compose), ms from the first piece of the
+/// answer to its first `render_delta`, pieces read until then). Both loops
+/// are CPU-bound (no sleeps, no I/O), so their median wall time is their
+/// CPU time; a run the scheduler preempts shows in the p90 only.
+fn engine_to_first_block(text: &str, runs: usize) -> Vec<(f64, f64, usize)> {
+    let pieces: Vec<String> = text
+        .as_bytes()
+        .chunks(TOKEN_BYTES)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let settings = || TurnSettings {
+        limits: Default::default(),
+        runtime: RuntimeInfo {
+            kind: "scripted".into(),
+            model: "m".into(),
+            offline: true,
+            label: "bench".into(),
+        },
+        store_full_packets: false,
+        context_window: None,
+        page_indexes: None,
+        decoding: Default::default(),
+        integrations: Vec::new(),
+        mcp: Default::default(),
+        cancel: laika_core::cancel::CancelToken::default(),
+        call_time: None,
+    };
+    let request = json!({"type": "turn", "id": "t", "message": {"text": "Summarize"},
+        "task": {"name": "web.summarize"}, "tab": {"browser": "chrome"}, "observation": observation()});
+    let reply_to = laika_protocol::ids::RequestId::from("t");
+    (0..runs)
+        .map(|_| {
+            let ambient = Fixed::new();
+            let started = Instant::now();
+            let (mut turn, _) = Turn::start(
+                serde_json::from_value(request.clone()).unwrap(),
+                settings(),
+                &ambient,
+            );
+            let actions = turn.handle(EngineInput::Reserved(Ok(Reservation::from(1))));
+            assert!(actions.iter().any(|a| matches!(a, Action::Ask(_))));
+            let before_model = started.elapsed().as_secs_f64() * 1e3;
+            let wall = Instant::now();
+            let mut fed = 0;
+            for piece in &pieces {
+                fed += 1;
+                // The pieces' time goes by, so text is coalesced as in a
+                // real stream at 2 ms a piece.
+                ambient.advance(std::time::Duration::from_millis(2));
+                let mut block = false;
+                for action in turn.handle(EngineInput::ModelText(piece.clone())) {
+                    if let Action::Emit(event) = action {
+                        block |= matches!(event, Event::RenderDelta(_));
+                        let json = laika_host::sink::to_json(Some(&reply_to), &event);
+                        std::hint::black_box(encode_message(&json, MAX_OUTBOUND_FRAME).unwrap());
+                    }
+                }
+                if block {
+                    break;
+                }
+            }
+            (before_model, wall.elapsed().as_secs_f64() * 1e3, fed)
+        })
+        .collect()
 }
 
 /// The stub runtime called directly: ms until `threshold` bytes arrived.
@@ -204,35 +321,77 @@ fn main() {
     );
 
     // 1. Overhead on time to first token, with a fast stream (2 ms/token).
-    let runs = 20;
+    let runs: usize = std::env::var("LAIKA_BENCH_TURNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40)
+        .max(2);
     let delay = 2;
     let script: Vec<Value> = (0..runs + 1).map(|_| step(&text, delay)).collect();
     // The first turn warms the page cache and SQLite; it is not counted.
-    let host: Vec<f64> = over_pipes(&bin, &script)
-        .into_iter()
-        .skip(1)
-        .map(|r| r.0)
-        .collect();
+    let (turns, cpu_per_turn) = over_pipes(&bin, &script);
+    let host: Vec<f64> = turns.iter().skip(1).map(|t| t.first_block).collect();
+    let thinking: Vec<f64> = turns.iter().skip(1).map(|t| t.thinking).collect();
     let stub = direct(&text, delay, threshold, runs);
     let (h, s) = (quantile(&host, 0.5), quantile(&stub, 0.5));
     println!(
         "time to first block: host {h:>8.3} ms, stub runtime direct {s:>8.3} ms, host overhead {:>7.3} ms (median, n={runs}; target ≤ 2 ms)",
         h - s
     );
+    println!(
+        "  spread: host p10 {:.3} / p90 {:.3} ms, stub p10 {:.3} / p90 {:.3} ms",
+        quantile(&host, 0.1),
+        quantile(&host, 0.9),
+        quantile(&stub, 0.1),
+        quantile(&stub, 0.9)
+    );
+    println!(
+        "  turn frame written → agent_state thinking (the host's work before the model): {:.3} ms (median; p10 {:.3}, p90 {:.3})",
+        quantile(&thinking, 0.5),
+        quantile(&thinking, 0.1),
+        quantile(&thinking, 0.9)
+    );
+    println!("  host CPU per streamed turn (user + system, whole turn): {cpu_per_turn:.2} ms");
 
     // 2. 8 blocks at 50 tokens/s (20 ms per 4-byte token).
     let runs = 3;
     let script: Vec<Value> = (0..runs).map(|_| step(&text, 20)).collect();
-    let results = over_pipes(&bin, &script);
-    for (first, full, deltas) in &results {
+    let (results, _) = over_pipes(&bin, &script);
+    for t in &results {
         println!(
-            "50 tok/s: first render_delta {first:>8.1} ms, assistant {full:>8.1} ms, ratio {:.3}, {deltas} render_delta events",
-            first / full
+            "50 tok/s: first render_delta {:>8.1} ms, assistant {:>8.1} ms, ratio {:.3}, {} render_delta events",
+            t.first_block,
+            t.assistant,
+            t.first_block / t.assistant,
+            t.render_deltas
         );
     }
     let ratio = quantile(
-        &results.iter().map(|(f, a, _)| f / a).collect::<Vec<_>>(),
+        &results
+            .iter()
+            .map(|t| t.first_block / t.assistant)
+            .collect::<Vec<_>>(),
         0.5,
     );
     println!("time to first rendered block / time to full answer: {ratio:.3} (median, n={runs}; target ≤ 0.25)");
+
+    // 3. The host's own work, in process.
+    let runs = 500;
+    let results = engine_to_first_block(&text, runs);
+    let before: Vec<f64> = results.iter().map(|r| r.0).collect();
+    let stream: Vec<f64> = results.iter().map(|r| r.1).collect();
+    let pieces = results.first().map_or(0, |r| r.2);
+    println!(
+        "engine in process, turn request → model request (pack, compose): {:.4} ms (p10 {:.4}, p90 {:.4}; median, n={runs})",
+        quantile(&before, 0.5),
+        quantile(&before, 0.1),
+        quantile(&before, 0.9),
+    );
+    let median = quantile(&stream, 0.5);
+    println!(
+        "engine + envelopes in process, first piece → first render_delta ({pieces} pieces): {median:.4} ms (p10 {:.4}, p90 {:.4}), {:.3} µs a piece (median, n={runs})",
+        quantile(&stream, 0.1),
+        quantile(&stream, 0.9),
+        median * 1e3 / pieces.max(1) as f64,
+    );
 }

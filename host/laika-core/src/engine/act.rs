@@ -145,6 +145,8 @@ impl Turn<'_> {
             acting.next += 1;
             let halted = acting.halted;
             let call_id = CallId::from(self.ambient.new_id());
+            // The gate reads the provenance.
+            self.note_start();
             let Some(page) = self.page.as_ref() else {
                 actions.extend(self.fail(Error::internal("the agent loop lost the page")));
                 return actions;
@@ -504,8 +506,7 @@ impl Turn<'_> {
                         url: crate::redact::strip_url_credentials(&page.summary.url),
                         title: page.summary.title.clone(),
                     });
-                    self.page = Some(page);
-                    self.note_page();
+                    self.note_page(page);
                 }
                 Err(e) => {
                     outcome.summary =

@@ -347,6 +347,11 @@ pub struct Turn<'a> {
     /// history, then every page, attached tab, collection source and tool
     /// result of this turn as it comes.
     provenance: crate::provenance::Outside,
+    /// Whether the history, the first page and the collection are in
+    /// `provenance` yet: they are read when it is first needed (the gate, a
+    /// result, a new page), not before the model is asked, so a turn that
+    /// only answers never reads them.
+    outside_noted: bool,
     /// The agent state deltas this turn's tool results made, stored with it.
     agent_state_deltas: Vec<laika_protocol::agent_state::AgentStateDelta>,
     /// The context budget every step is packed within.
@@ -408,6 +413,7 @@ impl<'a> Turn<'a> {
             history: History::default(),
             user_sources: Vec::new(),
             provenance: crate::provenance::Outside::new(),
+            outside_noted: false,
             agent_state_deltas: Vec::new(),
             budget: None,
             output: None,
@@ -667,9 +673,6 @@ impl<'a> Turn<'a> {
                 }),
         });
         self.page = observation;
-        self.note_history();
-        self.note_page();
-        self.note_collection();
         let next = match (invalid, plan) {
             (Some(e), _) | (None, Some(Err(e))) => self.fail(e),
             (None, Some(Ok(plan))) => self.stage_or_confirm(plan, first, start_usage),
@@ -1331,15 +1334,29 @@ impl<'a> Turn<'a> {
         }
     }
 
-    fn note_history(&mut self) {
+    /// Notes the history, the first page and the collection, once, before
+    /// anything the turn sees later.
+    pub(super) fn note_start(&mut self) {
+        if std::mem::replace(&mut self.outside_noted, true) {
+            return;
+        }
         let history = std::mem::take(&mut self.history);
         self.note_outside(|p, c| p.elsewhere().add_history(&history, c));
         self.history = history;
+        self.note_current_page();
+        self.note_collection();
     }
 
-    /// The page as it is now (each one the turn sees, so one left by a
-    /// redirect stays known), with the tabs the user attached.
-    pub(super) fn note_page(&mut self) {
+    /// A new page (one left by a redirect stays known): it becomes the
+    /// current page.
+    pub(super) fn note_page(&mut self, page: Observation) {
+        self.note_start();
+        self.page = Some(page);
+        self.note_current_page();
+    }
+
+    /// The page as it is now, with the tabs the user attached.
+    fn note_current_page(&mut self) {
         let Some(page) = self.page.take() else {
             return;
         };
@@ -1364,6 +1381,7 @@ impl<'a> Turn<'a> {
 
     /// A tool's result, as the model will read it.
     pub(super) fn note_result(&mut self, result: &Value) {
+        self.note_start();
         self.note_outside(|p, c| p.elsewhere().add_value(result, c));
     }
 
