@@ -14,11 +14,13 @@
 //! with its stages, for a profiler (`perf record`).
 #![allow(clippy::disallowed_methods)]
 
+#[path = "support/settings.rs"]
+mod settings;
 #[path = "support/stats.rs"]
 mod stats;
 
 use laika_core::ambient::Fixed;
-use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
+use laika_core::engine::{Action, Input, Reservation, Turn};
 use laika_core::pack::{self, Budget, PackInput};
 use laika_core::select::PageIndexes;
 use laika_host::page_index::PageIndexCache;
@@ -26,7 +28,6 @@ use laika_protocol::conversation::{History, PastTurn, StoredSummary};
 use laika_protocol::event::Event;
 use laika_protocol::limits::Limits;
 use laika_protocol::llmcp::{PageRef, Task, TaskName};
-use laika_protocol::model::RuntimeInfo;
 use laika_protocol::observation::Observation;
 use serde_json::{json, Value};
 use stats::quantile;
@@ -221,23 +222,7 @@ fn token_to_text_delta(runs: usize) -> Vec<f64> {
             "tab": {}, "observation": {"summary": {"doc_type": "web.observation.summary.v1", "url": "https://example.org/", "title": "T", "text": "x"}}
         }))
         .unwrap_or_else(|e| panic!("turn request: {e}"));
-        let settings = TurnSettings {
-            limits: Limits::default(),
-            runtime: RuntimeInfo {
-                kind: "scripted".into(),
-                model: "m".into(),
-                offline: true,
-                label: "bench".into(),
-            },
-            store_full_packets: false,
-            context_window: None,
-            page_indexes: None,
-            decoding: Default::default(),
-            integrations: Vec::new(),
-            mcp: Default::default(),
-            cancel: laika_core::cancel::CancelToken::default(),
-            call_time: None,
-        };
+        let settings = settings::scripted();
         let (mut turn, _) = Turn::start(request, settings, &ambient);
         let actions = turn.handle(Input::Reserved(Ok(Reservation::from(1))));
         assert!(actions.iter().any(|a| matches!(a, Action::Ask(_))));

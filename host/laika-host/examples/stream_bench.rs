@@ -20,7 +20,7 @@
 //!    as the writer does; neither the stub's sleeps nor threads count.
 
 use laika_core::ambient::Fixed;
-use laika_core::engine::{Action, Input as EngineInput, Reservation, Turn, TurnSettings};
+use laika_core::engine::{Action, Input as EngineInput, Reservation, Turn};
 use laika_core::render::RenderLimits;
 use laika_core::runtime::Runtime;
 use laika_core::stream::RenderStream;
@@ -30,9 +30,10 @@ use laika_protocol::llmcp::{
     Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
     UserMessage,
 };
-use laika_protocol::model::RuntimeInfo;
 use laika_runtime::scripted::{Scripted, Step};
 use laika_runtime::{CancelToken, ModelRequest};
+#[path = "support/settings.rs"]
+mod settings;
 #[path = "support/stats.rs"]
 mod stats;
 mod support;
@@ -188,23 +189,6 @@ fn engine_to_first_block(text: &str, runs: usize) -> Vec<(f64, f64, usize)> {
         .chunks(TOKEN_BYTES)
         .map(|c| String::from_utf8_lossy(c).into_owned())
         .collect();
-    let settings = || TurnSettings {
-        limits: Default::default(),
-        runtime: RuntimeInfo {
-            kind: "scripted".into(),
-            model: "m".into(),
-            offline: true,
-            label: "bench".into(),
-        },
-        store_full_packets: false,
-        context_window: None,
-        page_indexes: None,
-        decoding: Default::default(),
-        integrations: Vec::new(),
-        mcp: Default::default(),
-        cancel: laika_core::cancel::CancelToken::default(),
-        call_time: None,
-    };
     let request = json!({"type": "turn", "id": "t", "message": {"text": "Summarize"},
         "task": {"name": "web.summarize"}, "tab": {"browser": "chrome"}, "observation": observation()});
     let reply_to = laika_protocol::ids::RequestId::from("t");
@@ -214,7 +198,7 @@ fn engine_to_first_block(text: &str, runs: usize) -> Vec<(f64, f64, usize)> {
             let started = Instant::now();
             let (mut turn, _) = Turn::start(
                 serde_json::from_value(request.clone()).unwrap(),
-                settings(),
+                settings::scripted(),
                 &ambient,
             );
             let actions = turn.handle(EngineInput::Reserved(Ok(Reservation::from(1))));
