@@ -11,7 +11,12 @@
 //!    Target ≤ 2 ms median.
 //!    Also the host's CPU per streamed turn (its process's user + system
 //!    time over the measured turns, which load moves far less than wall
-//!    time). `LAIKA_BENCH_TURNS` sets the number of turns (default 40).
+//!    time). `LAIKA_BENCH_TURNS` sets the number of turns (default 40),
+//!    `LAIKA_BENCH_GAP_MS` a pause before each (default none: the next turn
+//!    is sent as soon as the previous one's `done` is read).
+//!    Then the same turns again with the host marking its stages
+//!    (`LAIKA_STAGE_TIMES`): the median time from writing the turn frame to
+//!    each stage, up to the first `render_delta` written.
 //! 2. An 8-block answer streamed at 50 tokens/s: time to the first
 //!    `render_delta` over time to `assistant` (the full answer). Target ≤ 0.25.
 //! 3. The host's own work, in process: the turn engine from the turn
@@ -41,8 +46,9 @@ use stats::quantile;
 
 use serde_json::{json, Value};
 use std::io::Write;
-use std::time::Instant;
-use support::{read_frame, spawn};
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use support::read_frame;
 
 const TOKEN_BYTES: usize = 4;
 
@@ -114,24 +120,83 @@ struct Timed {
     first_block: f64,
     assistant: f64,
     render_deltas: usize,
+    /// When its frame was written, in ns on the wall clock.
+    written_at: u128,
+}
+
+fn wall_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Each stage the host marked (`laika_host::stage_times`) on the way of a
+/// turn, at its first mark after the turn's frame was written: the median
+/// over `turns` (the first left out) of µs since that write, in order.
+fn stage_split(file: &Path, turns: &[Timed]) -> Vec<(String, f64)> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let marks: Vec<(u128, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let (ns, stage) = l.split_once(' ')?;
+            Some((ns.parse().ok()?, stage))
+        })
+        .collect();
+    let mut by_stage: Vec<(String, Vec<f64>)> = Vec::new();
+    for (i, turn) in turns.iter().enumerate().skip(1) {
+        let end = turns.get(i + 1).map_or(u128::MAX, |t| t.written_at);
+        let mut seen = std::collections::HashSet::new();
+        for (ns, stage) in &marks {
+            if *ns < turn.written_at || *ns >= end || !seen.insert(*stage) {
+                continue;
+            }
+            let us = (*ns - turn.written_at) as f64 / 1e3;
+            match by_stage.iter_mut().find(|(s, _)| s == stage) {
+                Some((_, v)) => v.push(us),
+                None => by_stage.push((stage.to_string(), vec![us])),
+            }
+        }
+    }
+    let mut split: Vec<(String, f64)> = by_stage
+        .into_iter()
+        .map(|(stage, v)| (stage, quantile(&v, 0.5)))
+        .collect();
+    split.sort_by(|a, b| a.1.total_cmp(&b.1));
+    split
 }
 
 /// Each turn through the binary, and the host's CPU per turn after the
-/// first (ms).
-fn over_pipes(bin: &str, script: &[Value]) -> (Vec<Timed>, f64) {
+/// first (ms). With `stages`, the host records its stage times
+/// (`laika_host::stage_times`) there, and each turn's `Timed` has its
+/// frame's write time on the wall clock.
+fn over_pipes(bin: &str, script: &[Value], stages: Option<&Path>) -> (Vec<Timed>, f64) {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join("script.json");
     std::fs::write(&script_path, Value::Array(script.to_vec()).to_string()).unwrap();
-    let mut child = spawn(bin, dir.path(), Some(&script_path));
+    let mut command = support::command(bin, dir.path(), Some(&script_path));
+    if let Some(file) = stages {
+        command.env(laika_host::stage_times::ENV, file);
+    }
+    let mut child = command.spawn().expect("cannot start the host");
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let mut out = Vec::new();
     let mut cpu_after_first = f64::NAN;
+    // Before each turn, so that the previous turn's work after `done`
+    // (rolling summary, agent state) is over before the next starts.
+    let gap = std::env::var("LAIKA_BENCH_GAP_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(std::time::Duration::from_millis);
     for i in 0..script.len() {
         let id = format!("t{i}");
         let msg = json!({"type": "turn", "id": id, "message": {"text": "Summarize"},
             "task": {"name": "web.summarize"}, "tab": {"browser": "chrome"}, "observation": observation()});
         let frame = encode_frame(&serde_json::to_vec(&msg).unwrap());
+        if let Some(gap) = gap {
+            std::thread::sleep(gap);
+        }
+        let written_at = wall_ns();
         let t = Instant::now();
         stdin.write_all(&frame).unwrap();
         stdin.flush().unwrap();
@@ -167,6 +232,7 @@ fn over_pipes(bin: &str, script: &[Value]) -> (Vec<Timed>, f64) {
             first_block: first.unwrap_or(f64::NAN),
             assistant: full.unwrap_or(f64::NAN),
             render_deltas: deltas,
+            written_at,
         });
         if i == 0 {
             cpu_after_first = process_cpu_ms(child.id());
@@ -313,7 +379,7 @@ fn main() {
     let delay = 2;
     let script: Vec<Value> = (0..runs + 1).map(|_| step(&text, delay)).collect();
     // The first turn warms the page cache and SQLite; it is not counted.
-    let (turns, cpu_per_turn) = over_pipes(&bin, &script);
+    let (turns, cpu_per_turn) = over_pipes(&bin, &script, None);
     let host: Vec<f64> = turns.iter().skip(1).map(|t| t.first_block).collect();
     let thinking: Vec<f64> = turns.iter().skip(1).map(|t| t.thinking).collect();
     let stub = direct(&text, delay, threshold, runs);
@@ -337,10 +403,28 @@ fn main() {
     );
     println!("  host CPU per streamed turn (user + system, whole turn): {cpu_per_turn:.2} ms");
 
+    // The same turns again, the host marking its stages: where its time
+    // before the model goes (a separate run, so the marks' own cost is not
+    // in the figures above).
+    let stages = tempfile::NamedTempFile::new().unwrap();
+    let (turns, _) = over_pipes(&bin, &script, Some(stages.path()));
+    let split = stage_split(stages.path(), &turns);
+    if split.is_empty() {
+        println!("  stages: none recorded (a host without stage times)");
+    } else {
+        println!("  stages, µs from writing the turn frame to the host's first mark of each (median, n={runs}):");
+        for (stage, us) in &split {
+            println!("    {us:>9.1}  {stage}");
+            if stage == "written render_delta" {
+                break;
+            }
+        }
+    }
+
     // 2. 8 blocks at 50 tokens/s (20 ms per 4-byte token).
     let runs = 3;
     let script: Vec<Value> = (0..runs).map(|_| step(&text, 20)).collect();
-    let (results, _) = over_pipes(&bin, &script);
+    let (results, _) = over_pipes(&bin, &script, None);
     for t in &results {
         println!(
             "50 tok/s: first render_delta {:>8.1} ms, assistant {:>8.1} ms, ratio {:.3}, {} render_delta events",

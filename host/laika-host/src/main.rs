@@ -345,6 +345,7 @@ fn stdio_mode(launch_args: &[String]) -> ExitCode {
             }
         }
     };
+    laika_host::stage_times::write();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

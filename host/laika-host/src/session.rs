@@ -10,6 +10,7 @@ use crate::store::Store;
 use crate::summarize;
 use crate::transport::{Incoming, Outbox};
 use crate::turn::{self, TurnContext};
+use crate::workers::Workers;
 use laika_core::ambient::Ambient;
 use laika_core::decoding::{CutRecord, Regime};
 use laika_core::engine::Input;
@@ -35,11 +36,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, RwLock};
-use std::thread::JoinHandle;
 
 const DEFAULT_HISTORY_LIMIT: usize = 50;
 const MAX_HISTORY_LIMIT: usize = 500;
-/// One thread per running turn; a tab rarely needs more than one at a time.
+/// Turns running at once; a tab rarely needs more than one at a time.
 const MAX_RUNNING_TURNS: usize = 4;
 /// Worker threads at once: the turns, plus a few discoveries and
 /// connection tests beside them.
@@ -184,7 +184,8 @@ impl Running {
 
 pub struct Session {
     shared: Arc<Shared>,
-    workers: Vec<JoinHandle<()>>,
+    /// Where turns and the requests beside them run, when threaded.
+    workers: Workers,
     /// Replay runs turns inline so its output order is deterministic.
     threaded: bool,
     /// Where `pdf.read` runs the PDF parser.
@@ -214,7 +215,7 @@ impl Session {
                 cuts: Mutex::new((String::new(), CutRecord::default())),
                 page_indexes: Arc::default(),
             }),
-            workers: Vec::new(),
+            workers: Workers::default(),
             threaded,
             pdf: crate::pdf::Reader::InProcess,
         }
@@ -249,7 +250,10 @@ impl Session {
         let id = wire::message_id(&msg);
         let is_turn = msg.get("type").and_then(Value::as_str) == Some("turn");
         match wire::parse_request(msg) {
-            Ok(request) => self.handle_request(request, sink),
+            Ok(request) => {
+                crate::stage_times::mark("request parsed");
+                self.handle_request(request, sink)
+            }
             Err(e) => match id.as_ref().filter(|_| is_turn) {
                 Some(id) => self.refuse_turn(id, &e, sink.as_ref()),
                 None => sink.emit(id.as_ref(), Event::error(&e)),
@@ -278,7 +282,6 @@ impl Session {
 
     fn handle_request(&mut self, request: Request, sink: Arc<dyn Sink>) {
         let id = request.id().clone();
-        self.workers.retain(|w| !w.is_finished());
         let result = match request {
             Request::Turn(turn) => {
                 self.start_turn(*turn, sink);
@@ -536,7 +539,7 @@ impl Session {
         sink: Arc<dyn Sink>,
         job: impl FnOnce() -> Event + Send + 'static,
     ) -> bool {
-        if self.workers.len() >= MAX_WORKERS {
+        if self.workers.busy() >= MAX_WORKERS {
             let e = Error::invalid_request(format!(
                 "{MAX_WORKERS} requests and turns are already running: wait for one to finish"
             ));
@@ -545,7 +548,7 @@ impl Session {
         }
         let run = move || sink.emit(Some(&id), job());
         if self.threaded {
-            self.workers.push(std::thread::spawn(run));
+            self.workers.run(run);
         } else {
             run();
         }
@@ -793,10 +796,12 @@ impl Session {
             inner: sink,
         });
         let job = move || {
+            crate::stage_times::mark("turn thread");
             let mut config = match shared.config.read() {
                 Ok(c) => c.clone(),
                 Err(p) => p.into_inner().clone(),
             };
+            crate::stage_times::mark("config cloned");
             if offline {
                 // This turn only: its packing and its summary are the offline runtime's too.
                 config.runtime = RuntimeConfig::Builtin;
@@ -829,6 +834,7 @@ impl Session {
                 m.remove(&id);
             }
             // After `done`: the stream never waits for the summarizer.
+            crate::stage_times::mark("after the turn");
             if let Some(stored) = stored {
                 let summarizer = summarize::Summarizer::choose(&config, runtime.as_ref());
                 let summarized =
@@ -841,9 +847,10 @@ impl Session {
                     (sink.as_ref(), &id),
                 );
             }
+            crate::stage_times::mark("after the turn done");
         };
         if self.threaded {
-            self.workers.push(std::thread::spawn(job));
+            self.workers.run(job);
         } else {
             job();
         }
@@ -851,9 +858,7 @@ impl Session {
 
     /// Waits for running turns (they end with `done` or a cancel).
     pub fn finish(&mut self) {
-        for w in self.workers.drain(..) {
-            let _ = w.join();
-        }
+        self.workers.finish();
     }
 }
 

@@ -36,7 +36,12 @@ pub struct OutboxSink(pub Outbox);
 
 impl Sink for OutboxSink {
     fn emit(&self, reply_to: Option<&RequestId>, event: Event) {
-        self.0.send(to_json(reply_to, &event));
+        let json = to_json(reply_to, &event);
+        if crate::stage_times::on() {
+            let stage = format!("queued {}", json["type"].as_str().unwrap_or("?"));
+            crate::stage_times::mark(&stage);
+        }
+        self.0.send(json);
     }
 }
 

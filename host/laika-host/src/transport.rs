@@ -7,8 +7,10 @@
 //! queued messages into frames. Framing and parsing live in [`crate::frame`].
 //!
 //! Invariants kept here:
-//! - Only frames are written to the output, each flushed as soon as written,
-//!   none with a body above the outbound limit (at most 1 MiB).
+//! - Only frames are written to the output, none with a body above the
+//!   outbound limit (at most 1 MiB); the output is flushed as soon as no
+//!   other message waits to be written, so messages queued together go out
+//!   together and none waits for a later one.
 //! - The handler sees every inbound frame in order, then exactly one
 //!   [`Incoming::Closed`] — except that a `ping` overtakes frames still
 //!   waiting for a large frame's parse, so it is answered while that parse
@@ -27,6 +29,7 @@ use crate::frame::{
     encode_message, parse_message, FrameDecoder, DEFAULT_MAX_INBOUND_FRAME, DEFAULT_MAX_JSON_DEPTH,
     MAX_OUTBOUND_FRAME,
 };
+use crate::stage_times;
 use laika_protocol::error::Error;
 use serde_json::{Map, Value};
 use std::io::{self, ErrorKind, Read, Write};
@@ -40,6 +43,8 @@ const READ_CHUNK: usize = 64 << 10;
 pub const MIN_OUTBOUND_FRAME: usize = 1 << 10;
 /// Inbound messages read ahead of the handler.
 const INBOX_CAPACITY: usize = 4;
+/// Bytes the writer gathers before a write to the output.
+const WRITE_BUFFER: usize = 64 << 10;
 /// Outbound messages queued ahead of the writer.
 const OUTBOX_CAPACITY: usize = 64;
 /// Frames up to this size are parsed on the reading path (well under a
@@ -140,6 +145,7 @@ where
 
     let outbox = Outbox(out_tx);
     for incoming in in_rx {
+        stage_times::mark("handler");
         handler(incoming, &outbox);
     }
     handler(Incoming::Closed, &outbox);
@@ -206,6 +212,7 @@ fn read_frames<R: Read>(input: &mut R, router: &Router, max_frame: usize) -> io:
         };
         decoder.push(buf.get(..n).unwrap_or_default());
         while let Some(frame) = decoder.next_frame() {
+            stage_times::mark("frame read");
             if !router.route(frame) {
                 return Ok(());
             }
@@ -362,18 +369,32 @@ fn parse_loop(rx: Receiver<Stage>, tx: SyncSender<Incoming>, order: &Order, max_
     }
 }
 
-fn write_loop<W: Write>(mut output: W, rx: Receiver<Value>, max_frame: usize) -> io::Result<()> {
+fn write_loop<W: Write>(output: W, rx: Receiver<Value>, max_frame: usize) -> io::Result<()> {
+    // The messages of one flush go out in one write where they fit.
+    let mut output = io::BufWriter::with_capacity(WRITE_BUFFER, output);
     // Ends when every Outbox is dropped and the queue is drained. Returning
     // early drops `rx`, which is what makes `Outbox::send` return false.
-    for msg in rx {
+    let mut next = rx.recv().ok();
+    while let Some(msg) = next {
         let frames = encode_message(&msg, max_frame)
             .map_err(|e| io::Error::new(ErrorKind::InvalidData, e))?;
-        for frame in frames {
-            match output.write_all(&frame).and_then(|()| output.flush()) {
-                Ok(()) => {}
-                Err(e) if is_disconnect(&e) => return Ok(()),
-                Err(e) => return Err(e),
-            }
+        let mut written = frames.iter().try_for_each(|frame| output.write_all(frame));
+        // Messages already queued go out with this one, in one flush.
+        next = rx.try_recv().ok();
+        if next.is_none() {
+            written = written.and_then(|()| output.flush());
+        }
+        match written {
+            Ok(()) => {}
+            Err(e) if is_disconnect(&e) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        if stage_times::on() {
+            // Flushed, or handed to the buffer right before others.
+            stage_times::mark(&format!("written {}", msg["type"].as_str().unwrap_or("?")));
+        }
+        if next.is_none() {
+            next = rx.recv().ok();
         }
     }
     Ok(())

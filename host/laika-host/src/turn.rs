@@ -7,11 +7,12 @@
 //! engine waits for the extension.
 
 use crate::config::Config;
+use crate::stage_times;
 use crate::store::Store;
 use crate::tools::{self, ToolContext};
 use crate::transform::Progress;
 use laika_core::ambient::Ambient;
-use laika_core::engine::{Action, Input, Reservation, Turn, TurnSettings};
+use laika_core::engine::{Action, Input, Turn, TurnSettings};
 use laika_core::model::{ModelReply, ModelRequest};
 use laika_core::runtime::Runtime;
 use laika_protocol::agent::OperationAction;
@@ -86,6 +87,7 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
         cancel: ctx.cancel.clone(),
         call_time: ctx.call_time,
     };
+    stage_times::mark("settings");
     let (mut turn, first) = Turn::start(request, settings, &SystemAmbient);
     let mut queue = VecDeque::from(first);
     while let Some(action) = queue.pop_front() {
@@ -109,28 +111,21 @@ pub fn run(request: TurnRequest, ctx: &TurnContext<'_>) -> Option<Stored> {
                 }
             }
             Action::Reserve { conversation_id } => {
+                stage_times::mark("reserving");
                 let reserved = lock(ctx.store).and_then(|mut s| {
-                    let turn = s.reserve_turn(&conversation_id)?;
-                    match s
-                        .history(&conversation_id)
-                        .and_then(|history| Ok((history, s.user_source_ids()?)))
-                    {
-                        Ok((history, user_sources)) => Ok(Reservation {
-                            turn,
-                            history,
-                            user_sources,
-                        }),
-                        Err(e) => {
-                            s.release_turn(&conversation_id, turn);
-                            Err(e)
-                        }
-                    }
+                    stage_times::mark("store locked");
+                    s.reserve(&conversation_id)
                 });
-                turn.handle(Input::Reserved(reserved))
+                stage_times::mark("reserved");
+                let actions = turn.handle(Input::Reserved(reserved));
+                stage_times::mark("packed");
+                actions
             }
             Action::Ask(request) => {
+                stage_times::mark("model asked");
                 let mut next = Vec::new();
                 let reply = ctx.runtime.complete(&request, ctx.cancel, &mut |piece| {
+                    stage_times::mark("model piece");
                     next.extend(drain_inbox(&mut turn, ctx.inbox));
                     for action in turn.handle(Input::ModelText(piece.to_owned())) {
                         // Previews go out as they come; anything else waits

@@ -329,3 +329,36 @@ fn the_agent_state_survives_reopening_with_its_deltas() {
     assert_eq!(store.agent_state(&"c-1".into()).unwrap(), None);
     assert!(store.agent_state_deltas(&"c-1".into()).unwrap().is_empty());
 }
+
+#[test]
+fn a_reservation_reads_the_history_in_one_read_and_leaves_writes_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite3");
+    let mut store = Store::open(&path).unwrap();
+    let fresh = store.reserve(&"c-1".into()).unwrap();
+    assert_eq!(fresh.turn, 1);
+    assert!(fresh.history.turns.is_empty());
+    store
+        .commit_turn(&record(
+            "c-1",
+            1,
+            "Summarize the story",
+            "A harbour reopened.",
+        ))
+        .unwrap();
+    // Numbers reserved and not yet committed are not handed out again.
+    let second = store.reserve(&"c-1".into()).unwrap();
+    let third = store.reserve(&"c-1".into()).unwrap();
+    assert_eq!((second.turn, third.turn), (2, 3));
+    assert_eq!(second.history.turns.len(), 1);
+    assert_eq!(second.history.turns[0].answer_text, "A harbour reopened.");
+    // The read transaction is over: a write commits, and another
+    // connection (the CLI, `serve`) sees it.
+    store
+        .commit_turn(&record("c-1", 2, "Who reopened it?", "The city council."))
+        .unwrap();
+    let other = Store::open(&path).unwrap();
+    assert_eq!(other.conversation(&"c-1".into()).unwrap().turns.len(), 2);
+    store.release_turn(&"c-1".into(), 3);
+    assert_eq!(store.reserve(&"c-1".into()).unwrap().turn, 3);
+}

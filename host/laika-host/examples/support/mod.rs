@@ -17,7 +17,16 @@ pub fn read_frame(r: &mut impl Read) -> Option<Value> {
 
 /// Starts the host with its data in `dir`, no config file, and a scripted
 /// runtime replaying `script` when given.
+#[allow(dead_code)] // Each bench uses one of `spawn` and `command`.
 pub fn spawn(bin: &str, dir: &Path, script: Option<&Path>) -> Child {
+    command(bin, dir, script)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"))
+}
+
+/// The command [`spawn`] runs, for a bench to add to.
+#[allow(dead_code)] // Each bench uses one of `spawn` and `command`.
+pub fn command(bin: &str, dir: &Path, script: Option<&Path>) -> Command {
     let mut cmd = Command::new(bin);
     cmd.env("LAIKA_CONFIG", dir.join("none.toml"))
         .env("LAIKA_DATA_DIR", dir)
@@ -28,6 +37,5 @@ pub fn spawn(bin: &str, dir: &Path, script: Option<&Path>) -> Child {
         cmd.env("LAIKA_RUNTIME", "scripted")
             .env("LAIKA_SCRIPT", script);
     }
-    cmd.spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"))
+    cmd
 }
