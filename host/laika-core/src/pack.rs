@@ -257,11 +257,12 @@ fn digits(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-fn document(
+/// A context document for the request packet: untrusted, whatever it holds.
+pub fn document(
     doc_id: String,
     kind: &str,
     browser: &str,
-    tab_id: &Option<String>,
+    tab_id: Option<String>,
     content: Value,
 ) -> Document {
     Document {
@@ -270,7 +271,7 @@ fn document(
         trust: "untrusted".into(),
         source: DocumentSource {
             browser: browser.into(),
-            tab_id: tab_id.clone(),
+            tab_id,
         },
         content,
     }
@@ -500,7 +501,7 @@ fn pack_contents(
                 SELECTION_DOC_ID.into(),
                 SELECTION_DOC_TYPE,
                 input.browser,
-                &tab_id,
+                tab_id.clone(),
                 content,
             ));
         }
@@ -590,7 +591,7 @@ fn pack_contents(
             SUMMARY_DOC_ID.into(),
             SUMMARY_DOC_TYPE,
             input.browser,
-            &tab_id,
+            tab_id.clone(),
             content,
         ));
 
@@ -629,7 +630,7 @@ fn pack_contents(
                 doc_id,
                 TAB_DOC_TYPE,
                 input.browser,
-                &Some(id),
+                Some(id),
                 content,
             ));
         }
@@ -730,7 +731,7 @@ fn pack_contents(
                 doc_id,
                 CHUNK_DOC_TYPE,
                 input.browser,
-                &tab_id,
+                tab_id.clone(),
                 content,
             ));
         }
@@ -752,7 +753,7 @@ fn pack_contents(
                     ELEMENTS_DOC_ID.into(),
                     ELEMENTS_DOC_TYPE,
                     input.browser,
-                    &tab_id,
+                    tab_id.clone(),
                     content,
                 ));
             } else {

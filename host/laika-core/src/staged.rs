@@ -27,7 +27,7 @@ use crate::text::prefix_chars;
 use laika_protocol::error::{ErrorCode, Result};
 use laika_protocol::ids::ConversationId;
 use laika_protocol::limits::Limits;
-use laika_protocol::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
+use laika_protocol::llmcp::{ConversationRef, Document, RequestPacket};
 use laika_protocol::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use laika_protocol::usage::{ContextUsage, Cut, DocumentUsage, PageSelection, Used};
 use serde_json::{json, Value};
@@ -183,17 +183,10 @@ fn piece_document(obs: &Observation, piece: &Piece) -> Document {
     document(doc_id, kind, content)
 }
 
+/// A document the host made of the page (a part, the page to verify
+/// against): its source is Laika, not a tab.
 fn document(doc_id: String, kind: &str, content: Value) -> Document {
-    Document {
-        doc_id,
-        kind: kind.into(),
-        trust: "untrusted".into(),
-        source: DocumentSource {
-            browser: "laika".into(),
-            tab_id: None,
-        },
-        content,
-    }
+    pack::document(doc_id, kind, "laika", None, content)
 }
 
 /// Chars a document adds to a request's prompt (and its comma).

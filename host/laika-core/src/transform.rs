@@ -196,7 +196,7 @@ pub fn map_request(
     bounded.text = prefix_chars(&source.text, MAP_SOURCE_CHARS).to_owned();
     let documents = collection::chunks(std::slice::from_ref(&bounded), CHUNK_CHARS)
         .iter()
-        .map(|c| collection::document(c.doc_id(), SOURCE_DOC_TYPE, "laika", c.content()))
+        .map(|c| crate::pack::document(c.doc_id(), SOURCE_DOC_TYPE, "laika", None, c.content()))
         .collect();
     points_request(
         documents,
