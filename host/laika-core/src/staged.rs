@@ -123,6 +123,18 @@ pub struct Plan {
     pub chunk_count: usize,
 }
 
+impl Plan {
+    /// A part (or combining) call's decoding: the part answer's tokens, the
+    /// turn's caps.
+    fn decoding(&self, enforced: bool) -> Decoding {
+        Decoding {
+            enforced,
+            max_tokens: self.output_tokens,
+            regime: self.regime,
+        }
+    }
+}
+
 /// Whether a document of a packed request holds the page's text (its
 /// summary or a chunk), which a staged turn sends in parts instead.
 pub fn is_page_text(doc_id: &str) -> bool {
@@ -353,11 +365,7 @@ pub fn part_request(
         conversation,
         &instruction(part.number, plan.parts.len(), &part.label()),
         plan.max_points,
-        Decoding {
-            enforced,
-            max_tokens: plan.output_tokens,
-            regime: plan.regime,
-        },
+        plan.decoding(enforced),
         ambient,
     )
 }
@@ -459,11 +467,7 @@ pub fn merge_request(
             merged.label()
         ),
         plan.max_points,
-        Decoding {
-            enforced,
-            max_tokens: plan.output_tokens,
-            regime: plan.regime,
-        },
+        plan.decoding(enforced),
         ambient,
     )
 }
