@@ -436,6 +436,17 @@ pub fn drive_turn(
     user: User,
     page: Option<Value>,
 ) -> (Vec<Value>, Vec<Value>) {
+    drive_turn_through(host, msg, user, &mut || page.clone())
+}
+
+/// [`drive_turn`], each browser call's new observation the next of
+/// `next_page` (none when it answers `None`).
+pub fn drive_turn_through(
+    host: &mut Host,
+    msg: &Value,
+    user: User,
+    next_page: &mut dyn FnMut() -> Option<Value>,
+) -> (Vec<Value>, Vec<Value>) {
     let id = msg["id"].as_str().unwrap_or_default().to_owned();
     host.send(msg);
     let mut events: Vec<Value> = Vec::new();
@@ -465,8 +476,8 @@ pub fn drive_turn(
                             "status": "ok",
                             "result": {"message": format!("Ran {}", call["name"].as_str().unwrap())},
                         });
-                        if let Some(p) = &page {
-                            result["observation"] = p.clone();
+                        if let Some(p) = next_page() {
+                            result["observation"] = p;
                         }
                         host.send(&result);
                     }
