@@ -345,6 +345,17 @@ pub fn turn_msg(
     m
 }
 
+/// The events' types of a turn answered in one model call, in order.
+pub const ANSWERED_TURN: [&str; 7] = [
+    "session",
+    "turn.started",
+    "context_usage",
+    "agent_state",
+    "render_delta",
+    "assistant",
+    "done",
+];
+
 /// Each event's `type`, in order.
 pub fn kinds(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
