@@ -202,9 +202,10 @@ export async function citationText(button) {
  * One scripted model output: a `laika.llmcp` response packet (as its raw
  * JSON text) with the scripted runtime's placeholders, answering `text` and
  * proposing `toolCalls` (none: the answer ends the loop), stating `mode`
- * (`clarify` with `choices`: a clarifying question) when given.
+ * (`clarify` with `choices`: a clarifying question) when given, and
+ * proposing `plan` instead of calls when given.
  */
-export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [], mode = null, choices = [] }) {
+export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [], mode = null, choices = [], plan = null }) {
   const packet = {
     protocol: { name: "laika.llmcp", version: 1 },
     id: "{{new_id}}",
@@ -222,6 +223,7 @@ export function modelOutput({ title = "Answer", text, citations = [], toolCalls 
   if (toolCalls.length) packet.tool_calls = toolCalls;
   if (mode) packet.mode = mode;
   if (choices.length) packet.assistant.choices = choices;
+  if (plan) packet.plan = plan;
   return JSON.stringify(packet).replace("999999", "{{turn}}");
 }
 
