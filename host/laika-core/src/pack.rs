@@ -18,8 +18,7 @@ use crate::json_size::{json_chars, json_str_chars};
 use laika_protocol::conversation::History;
 use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{
-    Context, ConversationRef, Document, DocumentSource, Input, Output, Protocol, RequestPacket,
-    Sender, Task, UserMessage,
+    Context, ConversationRef, Document, DocumentSource, Input, RequestPacket, Task, UserMessage,
 };
 use laika_protocol::observation::{
     Observation, CHUNK_DOC_TYPE, SELECTION_DOC_TYPE, SUMMARY_DOC_TYPE, TAB_DOC_TYPE,
@@ -777,35 +776,27 @@ fn pack_contents(
         task.args = a;
     }
 
-    let packet = RequestPacket {
-        protocol: Protocol::default(),
-        id: input.ambient.new_id(),
-        packet_type: "request".into(),
-        created_at: input.ambient.now_iso8601(),
-        conversation: ConversationRef {
+    let packet = RequestPacket::from_agent(
+        input.ambient.new_id(),
+        input.ambient.now_iso8601(),
+        ConversationRef {
             id: input.conversation_id.clone(),
             turn: input.turn,
         },
-        sender: Sender {
-            role: "agent".into(),
-        },
-        input: Input {
+        Input {
             user_message: UserMessage {
                 id: input.user_message_id.into(),
                 text: user_text.into_owned(),
             },
             task,
         },
-        context: Context {
+        Context {
             documents,
             transcript: Vec::new(),
             conversation,
             plan: None,
         },
-        output: Output {
-            format: "json".into(),
-        },
-    };
+    );
     Packed {
         packet,
         usage: ContextUsage {
