@@ -289,12 +289,19 @@ impl Host {
     /// [`Host::turn`] `id`, "Summarize" with `task`, on the night-trains
     /// article.
     pub fn summarize_article(&mut self, id: &str, task: Value) -> Vec<Value> {
-        self.turn(
+        self.send_summarize_article(id, task);
+        self.until("done", id)
+    }
+
+    /// Sends that turn without waiting for it.
+    pub fn send_summarize_article(&mut self, id: &str, task: Value) {
+        self.send(&turn_msg(
             id,
             task,
             "Summarize",
             observation("article-night-trains.observation.json"),
-        )
+            None,
+        ));
     }
 
     /// Waits for the process to exit and returns its code.
