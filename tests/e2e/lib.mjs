@@ -133,6 +133,14 @@ export async function launch(hostEnv = {}, { installHost = true, config = null, 
   };
 }
 
+/** Opens `url` in a new tab of `context` and waits for it to load. */
+export async function openTab(context, url) {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForLoadState("load");
+  return page;
+}
+
 /** Opens the sidebar page in a tab and waits until the host said hello. */
 export async function openSidebar(context) {
   const sidebar = await context.newPage();
@@ -164,9 +172,7 @@ export async function openSidebar(context) {
  */
 export async function sidebarWithCollection(context, base, pages, { width = null, name = null } = {}) {
   for (const p of Object.keys(pages)) {
-    const tab = await context.newPage();
-    await tab.goto(`${base}${p}`);
-    await tab.waitForLoadState("load");
+    await openTab(context, `${base}${p}`);
   }
   const sidebar = await openSidebar(context);
   if (width) await sidebar.setViewportSize({ width, height: 800 });
