@@ -2953,7 +2953,7 @@ fn a_plan_approval_with_another_digest_or_too_late_runs_nothing() {
                 ..
             } = approve_plan(events, true, None)
             else {
-                unreachable!()
+                panic!("approve_plan answers with an approval")
             };
             vec![Input::Approval {
                 reply_to,
