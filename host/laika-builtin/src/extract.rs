@@ -10,6 +10,7 @@ use super::fields::{
 };
 use super::margins::Margins;
 use super::shape;
+use super::statement;
 use super::structured;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
@@ -930,6 +931,13 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
     None
 }
 
+/// Prepositions that open a complement of the noun before them ("vice
+/// president of …", "head at …"), in the languages the question lexicon
+/// covers.
+const COMPLEMENT_WORDS: &[&str] = &[
+    "of", "at", "for", "von", "bei", "für", "de", "du", "des", "di", "del", "della", "van", "voor",
+];
+
 /// "<Name>, the new <field>" or "<Name> as the company's first <field>".
 fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
     let head = text.get(..start)?;
@@ -955,10 +963,16 @@ fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
     let (cut, gap_start) = punct.into_iter().chain(link).max_by_key(|(i, _)| *i)?;
     let gap = head.get(gap_start..)?;
     let words: Vec<&str> = gap.split_whitespace().collect();
+    // The field's words are the apposition's head, not inside a phrase
+    // that completes another head ("Sherwood, vice president of advanced
+    // development programs" is no program).
     let plain = words.len() <= MAX_APPOSITION_GAP
         && words
             .iter()
-            .all(|w| !w.starts_with(char::is_uppercase) || w.contains('’') || w.contains('\''));
+            .all(|w| !w.starts_with(char::is_uppercase) || w.contains('’') || w.contains('\''))
+        && !words
+            .iter()
+            .any(|w| COMPLEMENT_WORDS.contains(&w.to_lowercase().as_str()));
     if !plain {
         return None;
     }
@@ -1125,14 +1139,16 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
         let value =
             f.value.start.checked_sub(range.start)?..f.value.end.checked_sub(range.start)?;
         let value = shape::widened(sentence, shape::changed_to(index.lang(), sentence, value));
-        shape::fits(
-            page,
-            index.lang(),
-            field.kind,
-            want,
-            sentence,
-            value.clone(),
-        )
+        let stated = statement::states(index.lang(), &name, want, sentence, &value);
+        (stated
+            && shape::fits(
+                page,
+                index.lang(),
+                field.kind,
+                want,
+                sentence,
+                value.clone(),
+            ))
         .then(|| Found {
             value: range.start + value.start..range.start + value.end,
             ..f
@@ -2014,6 +2030,25 @@ mod tests {
         assert_eq!(d["utility"], Value::Null, "{d}");
         assert_eq!(d["country"], Value::Null, "{d}");
         assert_eq!(d["processor"], Value::Null, "{d}");
+    }
+
+    #[test]
+    fn values_the_sentence_does_not_state_as_the_fields_are_not_shown() {
+        // An expectation, one of two listed names, a total beside a rate,
+        // and a name whose role the field's word only completes.
+        let text = "Harbour ferries\n\
+            Brokers had been expecting revenue of $3.4 million for the harbour ferries.\n\
+            The late tries came from Mirela Costa and Paul Ortega in the rain.\n\
+            The ferry line took in $3.1 million in June, or $14.20 per carried passenger.\n\
+            Dana Whit, head of regional transport programs at the port, spoke on Monday.";
+        let (d, _) = extract_data(
+            text,
+            json!(["revenue", "try scorer", "revenue per passenger", "program"]),
+        );
+        assert_eq!(d["revenue"], Value::Null, "{d}");
+        assert_eq!(d["try scorer"], Value::Null, "{d}");
+        assert_eq!(d["revenue per passenger"], json!("$14.20"), "{d}");
+        assert_eq!(d["program"], Value::Null, "{d}");
     }
 
     #[test]
