@@ -1236,7 +1236,16 @@ fn sole_value(lines: &Lines, index: &Index, field: &Field, want: Want, f: &Found
         Want::Any | Want::Name => {
             mine <= MAX_NAME_TIE_BYTES && others().all(|s| gap(&s.range) > mine)
         }
-        _ if at.is_empty() => others().next().is_none(),
+        // With none of the field's words beside it, a place is one the
+        // page writes as a place somewhere, not any capitalized noun
+        // ("regionale Praxen").
+        _ if at.is_empty() => {
+            others().next().is_none()
+                && (want != Want::Place
+                    || sentence
+                        .get(value.clone())
+                        .is_some_and(|v| self::placed(lines.page, v)))
+        }
         _ => others().all(|s| gap(&s.range) > mine),
     }
 }
@@ -2049,6 +2058,22 @@ mod tests {
         assert_eq!(d["try scorer"], Value::Null, "{d}");
         assert_eq!(d["revenue per passenger"], json!("$14.20"), "{d}");
         assert_eq!(d["program"], Value::Null, "{d}");
+    }
+
+    #[test]
+    fn a_capitalized_noun_is_no_place_the_page_never_writes_as_one() {
+        // German capitalizes every noun: "Bäckereien" is no region, and
+        // the page names no place after "in".
+        for line in [
+            "Die Genossenschaft beliefert seit Jahren regionale Bäckereien mit Mehl.",
+            "Die Genossenschaft beliefert regionale Bäckereien und Hotels mit Mehl.",
+        ] {
+            let text = format!(
+                "Brot vom Land\n{line}\nDer Vorstand will im nächsten Jahr mehr Getreide kaufen."
+            );
+            let (d, _) = extract_data(&text, json!(["Region"]));
+            assert_eq!(d["Region"], Value::Null, "{d}");
+        }
     }
 
     #[test]
