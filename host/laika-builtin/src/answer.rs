@@ -7,6 +7,7 @@ use super::entity;
 use super::fields;
 use super::margins::{self, Margins};
 use super::salience;
+use super::statement;
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
@@ -240,6 +241,11 @@ fn may_lead(
         return false;
     };
     let question_lower = question.to_lowercase();
+    // The value its sentence states, not an expectation of it, one of
+    // several listed, or a total for a rate the question asks.
+    if !statement::states(index.lang(), &question_lower, want, text, range) {
+        return false;
+    }
     let of_type = |span: &entity::Span| {
         if !span.answers(want) {
             return false;
@@ -1112,6 +1118,30 @@ mod tests {
         // One count of what is asked, beside the question's words: it leads.
         let text = ask("How many pears can the cider press hold?");
         assert!(text.starts_with("250 pears\n"), "{text}");
+    }
+
+    #[test]
+    fn a_value_its_sentence_does_not_state_does_not_lead() {
+        let page = "H1: Mill news\n\
+            About 300 mill workers are expected to lose their jobs when the line closes.\n\
+            The mill earned $4 million last year, or $2.10 per share, its owners said.\n\
+            The mill sits on the river north of the old bridge.";
+        let ask = |q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Mill news", page),
+                &[],
+            )))
+        };
+        // An expectation is quoted, not led with as the figure.
+        let text = ask("How many mill workers will lose their jobs?");
+        assert!(text.starts_with("The page says:\n“About 300"), "{text}");
+        // A rate leads with the value written per its unit, not the total.
+        let text = ask("How much did the mill earn per share?");
+        assert!(!text.starts_with("$4 million"), "{text}");
+        assert!(text.contains("$2.10 per share"), "{text}");
     }
 
     #[test]

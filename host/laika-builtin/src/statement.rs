@@ -5,7 +5,7 @@
 //! and, for a rate ("earnings per share"), the value written per that unit
 //! ("$2.53 per diluted share", not the $2.8 billion total). A value only
 //! its place in the text ties to its field is shown only when its sentence
-//! states it so.
+//! states it so; an answer's value leads only then (its quotes stay).
 
 use super::entity;
 use laika_core::retrieval::lang::Lang;
@@ -28,6 +28,15 @@ const EXPECTATIONS: &[&str] = &[
     "previst",
     "esperab",
     "verwacht",
+];
+
+/// Forms of "to be" that make an expectation after the value a passive
+/// said of it ("4,000 people are expected to …"), not an adjective of
+/// another noun ("every expecting parent").
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "be", "been", "ist", "sind", "war", "waren", "wird", "werden",
+    "wurde", "wurden", "est", "sont", "était", "étaient", "es", "son", "fue", "fueron", "è",
+    "sono", "é", "são", "zijn", "wordt", "worden",
 ];
 
 /// Words that join values listed together ("A and B", "A or B").
@@ -78,14 +87,32 @@ fn words(s: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| !w.is_empty())
 }
 
-/// An expectation opens the value's clause before it, unless the field
-/// asks for one ("expected revenue").
+/// The end of the clause that holds byte `at`: the next comma, semicolon,
+/// colon, bracket or dash after it.
+fn clause_end(sentence: &str, at: usize) -> usize {
+    sentence
+        .get(at..)
+        .and_then(|tail| tail.find([',', ';', ':', '(', ')', '—', '–']))
+        .map_or(sentence.len(), |i| at + i)
+}
+
+/// An expectation stands in the value's clause ("were expecting $27.5
+/// billion", "4,000 people are expected to …"), unless the field or the
+/// question asks for one ("expected revenue").
 fn expected(sentence: &str, value: &Range<usize>, field_name: &str) -> bool {
-    let asks_expected = words(field_name).any(|w| EXPECTATIONS.iter().any(|e| w.starts_with(e)));
-    let clause = sentence
+    let is_expectation = |w: &str| EXPECTATIONS.iter().any(|e| w.starts_with(e));
+    let asks_expected = words(field_name).any(|w| is_expectation(&w));
+    let before = sentence
         .get(clause_start(sentence, value.start)..value.start)
         .unwrap_or("");
-    !asks_expected && words(clause).any(|w| EXPECTATIONS.iter().any(|e| w.starts_with(e)))
+    let after = sentence
+        .get(value.end..clause_end(sentence, value.end))
+        .unwrap_or("");
+    let after: Vec<String> = words(after).collect();
+    let passive = after
+        .windows(2)
+        .any(|p| AUXILIARIES.contains(&p[0].as_str()) && is_expectation(&p[1]));
+    !asks_expected && (passive || words(before).any(|w| is_expectation(&w)))
 }
 
 /// Another value of the value's kind joined to it by a listing word:
@@ -129,7 +156,8 @@ fn per_unit(sentence: &str, value: &Range<usize>, unit: &str, per: &[&str]) -> b
 }
 
 /// Whether `sentence` states `value` (a byte range in it) as the value of
-/// the field named `field_name` (normalized, lower case) asking for `want`.
+/// the field named `field_name` (normalized, lower case; or the question)
+/// asking for `want`.
 pub(super) fn states(
     lang: &Lang,
     field_name: &str,
@@ -163,6 +191,11 @@ mod tests {
     fn an_expected_figure_is_not_the_figure() {
         let s = "Brokers had been expecting profit of €410 million for the bakery chain.";
         assert!(!stated("profit", Want::Money, s, "€410 million"));
+        let s = "About 300 staff are expected to leave the plant by May.";
+        assert!(!stated("staff", Want::Amount, s, "About 300 staff"));
+        // An adjective after the value says nothing of it.
+        let s = "My sister Ana and I met every expecting family in the ward.";
+        assert!(stated("sister", Want::Any, s, "Ana and I"));
         // The clause after a comma is the statement itself.
         let s = "Brokers had predicted a loss, but the chain made €380 million in profit.";
         assert!(stated("profit", Want::Money, s, "€380 million"));
