@@ -1019,7 +1019,11 @@ fn counted(
     // Stable: among equal coverage, the better ranked first.
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
     for &heads_only in passes {
-        for &(_, unit) in &candidates {
+        // A number counting another of the field's words than its head is
+        // tied only in a sentence that holds every field word: "a chain of
+        // 30 newspapers" is no count for "newspapers in the merged chain".
+        let whole = |c: f64| heads_only || c >= 1.0;
+        for &(_, unit) in candidates.iter().filter(|(c, _)| whole(*c)) {
             let text = page.unit_text(unit);
             let terms = index.terms_at(text);
             let term_at = |start: usize| terms.iter().find(|(r, _)| r.start == start);
@@ -2074,6 +2078,24 @@ mod tests {
             let (d, _) = extract_data(&text, json!(["Region"]));
             assert_eq!(d["Region"], Value::Null, "{d}");
         }
+    }
+
+    #[test]
+    fn a_count_of_a_word_that_is_not_the_fields_head_needs_every_field_word() {
+        let text = "Bakery deal\n\
+            Hofmann, a chain of 14 bakeries in the north, is buying its rival.\n\
+            The merged company will be run from Kassel.";
+        let (d, _) = extract_data(text, json!(["bakeries in the merged chain"]));
+        assert_eq!(d["bakeries in the merged chain"], Value::Null, "{d}");
+        let text = "Bakery deal\n\
+            The merged chain will run 31 bakeries across the north.\n\
+            The merged company will be run from Kassel.";
+        let (d, _) = extract_data(text, json!(["bakeries in the merged chain"]));
+        assert_eq!(
+            d["bakeries in the merged chain"],
+            json!("31 bakeries"),
+            "{d}"
+        );
     }
 
     #[test]
