@@ -147,18 +147,7 @@ fn a_full_turn_is_answered_by_the_plugin_with_a_verified_citation() {
         observation(NIGHT_TRAINS),
     );
     let kinds = kinds(&events);
-    assert_eq!(
-        kinds,
-        [
-            "session",
-            "turn.started",
-            "context_usage",
-            "agent_state",
-            "render_delta",
-            "assistant",
-            "done"
-        ]
-    );
+    assert_eq!(kinds, ANSWERED_TURN);
     assert_quotes_first_sentence(&events);
     let text = laika_core::render::plain_text(&one(&events, "assistant")["render"]);
     assert!(text.contains("You asked: When did it leave?"), "{text}");

@@ -13,32 +13,11 @@
 //! `<CARGO_MANIFEST_DIR>/../../../shared/corpora`; when missing the test skips
 //! unless `LAIKA_REQUIRE_CORPORA=1`.
 
+use laika_core::render::html::EXPORT_TAGS;
 use laika_core::render::{plain_text, sanitize, to_html, RenderLimits};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-const ALLOWED_TAGS: &[&str] = &[
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "li",
-    "blockquote",
-    "pre",
-    "code",
-    "a",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "th",
-    "td",
-];
 const BANNED_TAGS: &[&str] = &[
     "script", "iframe", "object", "embed", "svg", "math", "style", "img", "form", "input", "base",
     "meta", "link",
@@ -593,7 +572,7 @@ fn check_html(html: &str) -> Result<(), String> {
         return Err(format!("comment or doctype in {html:?}"));
     }
     for tag in scan_tags(html)? {
-        if !ALLOWED_TAGS.contains(&tag.name.as_str()) {
+        if !EXPORT_TAGS.contains(&tag.name.as_str()) {
             return Err(format!("tag <{}> in {html:?}", tag.name));
         }
         if tag.closing && !tag.attrs.is_empty() {
