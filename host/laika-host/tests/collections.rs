@@ -2,6 +2,7 @@
 //! host tools as the turn driver runs them, transforms with the builtin
 //! runtime and with runtimes that fail, stall or count calls in flight, and
 //! a whole turn over a collection.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;

@@ -1,6 +1,7 @@
 //! The `command` runtime end to end: the built `laika-host` over pipes, with
 //! `scripts/mock-plugin.py` as the plugin; plus the runtime's library API
 //! (tool-loop step, environment, stdout cap) against the same mock.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

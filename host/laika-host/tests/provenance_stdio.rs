@@ -5,6 +5,7 @@
 //! earlier answer, short page data for a search engine) and the user's
 //! personal data typed into a field not asking for it are never sent
 //! without a question; the user's own words go without one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -12,6 +12,7 @@
 //! Corpora are found at `$LAIKA_CORPORA`, else
 //! `<CARGO_MANIFEST_DIR>/../../../shared/corpora`; when missing the test skips
 //! unless `LAIKA_REQUIRE_CORPORA=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_core::render::html::EXPORT_TAGS;
 use laika_core::render::{plain_text, sanitize, to_html, RenderLimits};
