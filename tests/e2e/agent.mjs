@@ -22,6 +22,7 @@ import {
   norm,
   observeTab,
   openSidebar,
+  openTab,
   serveRoutes,
   waitForDone,
   waitForStep,
@@ -119,9 +120,7 @@ try {
     ]),
   );
 
-  const tab = await context.newPage();
-  await tab.goto(searchUrl);
-  await tab.waitForLoadState("load");
+  const tab = await openTab(context, searchUrl);
   // The turn's own tab gives the same handles as the helper did.
   const own = await observeTab(worker, searchUrl);
   assert(element(own, "Search products").handle_id === box.handle_id, "handles are per document and repeatable");

@@ -5,7 +5,7 @@
 // and 800 px, light and dark; axe clean.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, launch, norm, openSidebar, screenMatrix, serve } from "./lib.mjs";
+import { assert, launch, norm, openSidebar, openTab, screenMatrix, serve } from "./lib.mjs";
 
 const pages = await serve();
 const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-bad-output-"));
@@ -16,9 +16,7 @@ const browser = await launch({ LAIKA_RUNTIME: "scripted", LAIKA_SCRIPT: scriptPa
 
 try {
   const { context } = browser;
-  const page = await context.newPage();
-  await page.goto(`${pages.base}/article.html`);
-  await page.waitForLoadState("load");
+  await openTab(context, `${pages.base}/article.html`);
   const sidebar = await openSidebar(context);
   await sidebar.setViewportSize({ width: 420, height: 800 });
   const welcome = await sidebar.$("#welcome button:text('Got it')");

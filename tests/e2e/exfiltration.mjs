@@ -9,7 +9,7 @@
 // loopback port) counts every request: zero for the whole test.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, serveRoutes, waitForDone, waitForStep } from "./lib.mjs";
+import { artifacts, assert, eventTrace, hostEvents, launch, modelOutput, norm, openSidebar, openTab, serveRoutes, waitForDone, waitForStep } from "./lib.mjs";
 
 const EMAIL = "jane.doe@example.com";
 
@@ -40,10 +40,8 @@ fs.writeFileSync(scriptPath, JSON.stringify([obey, obey]));
 const browser = await launch({ LAIKA_RUNTIME: "scripted", LAIKA_SCRIPT: scriptPath });
 try {
   const { context } = browser;
-  const tab = await context.newPage();
   const accountUrl = `${site.base}/account.html`;
-  await tab.goto(accountUrl);
-  await tab.waitForLoadState("load");
+  const tab = await openTab(context, accountUrl);
 
   const sidebar = await openSidebar(context);
   await tab.bringToFront();

@@ -34,11 +34,7 @@ const plan = {
 };
 
 /** The proposal: a short text and the plan. */
-function proposal() {
-  const packet = JSON.parse(modelOutput({ title: "Plan", text: "Here is my plan." }).replace("{{turn}}", "1"));
-  packet.plan = plan;
-  return JSON.stringify(packet).replace('"turn":1', '"turn":{{turn}}');
-}
+const proposal = () => modelOutput({ title: "Plan", text: "Here is my plan.", plan });
 
 let firefox;
 const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-ff-plan-"));

@@ -133,6 +133,14 @@ export async function launch(hostEnv = {}, { installHost = true, config = null, 
   };
 }
 
+/** Opens `url` in a new tab of `context` and waits for it to load. */
+export async function openTab(context, url) {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForLoadState("load");
+  return page;
+}
+
 /** Opens the sidebar page in a tab and waits until the host said hello. */
 export async function openSidebar(context) {
   const sidebar = await context.newPage();
@@ -164,9 +172,7 @@ export async function openSidebar(context) {
  */
 export async function sidebarWithCollection(context, base, pages, { width = null, name = null } = {}) {
   for (const p of Object.keys(pages)) {
-    const tab = await context.newPage();
-    await tab.goto(`${base}${p}`);
-    await tab.waitForLoadState("load");
+    await openTab(context, `${base}${p}`);
   }
   const sidebar = await openSidebar(context);
   if (width) await sidebar.setViewportSize({ width, height: 800 });
@@ -202,9 +208,10 @@ export async function citationText(button) {
  * One scripted model output: a `laika.llmcp` response packet (as its raw
  * JSON text) with the scripted runtime's placeholders, answering `text` and
  * proposing `toolCalls` (none: the answer ends the loop), stating `mode`
- * (`clarify` with `choices`: a clarifying question) when given.
+ * (`clarify` with `choices`: a clarifying question) when given, and
+ * proposing `plan` instead of calls when given.
  */
-export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [], mode = null, choices = [] }) {
+export function modelOutput({ title = "Answer", text, citations = [], toolCalls = [], mode = null, choices = [], plan = null }) {
   const packet = {
     protocol: { name: "laika.llmcp", version: 1 },
     id: "{{new_id}}",
@@ -222,6 +229,7 @@ export function modelOutput({ title = "Answer", text, citations = [], toolCalls 
   if (toolCalls.length) packet.tool_calls = toolCalls;
   if (mode) packet.mode = mode;
   if (choices.length) packet.assistant.choices = choices;
+  if (plan) packet.plan = plan;
   return JSON.stringify(packet).replace("999999", "{{turn}}");
 }
 

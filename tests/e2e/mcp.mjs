@@ -7,7 +7,7 @@
 // and the loop answers.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, checkA11y, hostBinary, launch, modelOutput, norm, openSidebar, serve, shot, waitForDone } from "./lib.mjs";
+import { assert, checkA11y, hostBinary, launch, modelOutput, norm, openSidebar, openTab, serve, shot, waitForDone } from "./lib.mjs";
 
 const fixture = path.join(path.dirname(hostBinary), "laika-mcp-fixture");
 assert(fs.existsSync(fixture), `laika-mcp-fixture not built at ${fixture} (cargo build -p laika-host)`);
@@ -38,9 +38,7 @@ const config = [
 const browser = await launch({ LAIKA_RUNTIME: "scripted", LAIKA_SCRIPT: scriptPath }, { config });
 try {
   const { context } = browser;
-  const page = await context.newPage();
-  await page.goto(`${server.base}/article.html`);
-  await page.waitForLoadState("load");
+  await openTab(context, `${server.base}/article.html`);
   const sidebar = await openSidebar(context);
 
   await sidebar.click("#nav-settings");

@@ -56,11 +56,7 @@ const plan = {
 };
 
 /** The proposal: a short text and the plan (no calls: none would run before the decision). */
-function proposal() {
-  const packet = JSON.parse(modelOutput({ title: "Plan", text: "Here is my plan." }).replace("{{turn}}", "1"));
-  packet.plan = plan;
-  return JSON.stringify(packet).replace('"turn":1', '"turn":{{turn}}');
-}
+const proposal = () => modelOutput({ title: "Plan", text: "Here is my plan.", plan });
 
 const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-plan-"));
 const scriptPath = path.join(tmp, "script.json");

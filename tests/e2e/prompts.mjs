@@ -9,15 +9,13 @@
 // tab's window (side panels only open on a real gesture, so the call is
 // recorded), and the prompt of that slot runs on the current page: in the
 // open sidebar, and, with none open, in the sidebar that opens next.
-import { assert, checkA11y, launch, norm, openSidebar, serve, shot } from "./lib.mjs";
+import { assert, checkA11y, launch, norm, openSidebar, openTab, serve, shot } from "./lib.mjs";
 
 const server = await serve();
 const browser = await launch();
 try {
   const { context } = browser;
-  const page = await context.newPage();
-  await page.goto(`${server.base}/article.html`);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, `${server.base}/article.html`);
   const sidebar = await openSidebar(context);
 
   await sidebar.click("#nav-settings");

@@ -10,7 +10,7 @@
 //   settings, history, collections (a page added, its transforms offered).
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, element, hostBinary, launch, modelOutput, norm, observeTab, openSidebar, SCREEN_SCHEMES, SCREEN_WIDTHS, screenMatrix, serve } from "./lib.mjs";
+import { artifacts, assert, element, hostBinary, launch, modelOutput, norm, observeTab, openSidebar, openTab, SCREEN_SCHEMES, SCREEN_WIDTHS, screenMatrix, serve } from "./lib.mjs";
 
 const started = Date.now();
 const pages = await serve();
@@ -32,10 +32,8 @@ async function matrix(sidebar, screen, focus = null) {
 try {
   fs.mkdirSync(artifacts, { recursive: true });
   const { context, worker } = browser;
-  const page = await context.newPage();
   const url = `${pages.base}/shop.html`;
-  await page.goto(url);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, url);
   const buy = element(await observeTab(worker, url), "Buy now");
   const slow = { output: modelOutput({ text: Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ") }), chunk_bytes: 16, chunk_delay_ms: 150 };
   fs.writeFileSync(

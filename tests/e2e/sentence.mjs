@@ -5,7 +5,7 @@
 // outlines the whole block. Screens at 360, 420 and 800 px, light and dark.
 import fs from "node:fs";
 import path from "node:path";
-import { assert, esc, launch, modelOutput, norm, openSidebar, screenMatrix, serveRoutes } from "./lib.mjs";
+import { assert, esc, launch, modelOutput, norm, openSidebar, openTab, screenMatrix, serveRoutes } from "./lib.mjs";
 
 const QUOTE = "The harbour tunnel will open in March 2031 at a cost of 812 million kroner.";
 const filler = (n) => Array.from({ length: n }, (_, i) => `Line ${i}: the council discussed the schools, the roads and the parks at length.`).join(" ");
@@ -22,9 +22,7 @@ const browser = await launch({ LAIKA_RUNTIME: "scripted", LAIKA_SCRIPT: scriptPa
 
 try {
   const { context } = browser;
-  const page = await context.newPage();
-  await page.goto(`${site.base}/block.html`);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, `${site.base}/block.html`);
   const sidebar = await openSidebar(context);
   await sidebar.setViewportSize({ width: 420, height: 800 });
   const welcome = await sidebar.$("#welcome button:text('Got it')");

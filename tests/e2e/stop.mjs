@@ -7,7 +7,7 @@
 //           Approve is gone, `done.stop_reason` is `cancelled`, nothing ran.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, eventTrace, hostEvents, element, launch, modelOutput, norm, observeTab, openSidebar, serve, waitForStep } from "./lib.mjs";
+import { artifacts, assert, eventTrace, hostEvents, element, launch, modelOutput, norm, observeTab, openSidebar, openTab, serve, waitForStep } from "./lib.mjs";
 
 const server = await serve();
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
@@ -18,10 +18,8 @@ const browser = await launch(
 );
 try {
   const { context, worker } = browser;
-  const page = await context.newPage();
   const url = `${server.base}/shop.html`;
-  await page.goto(url);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, url);
   const buy = element(await observeTab(worker, url), "Buy now");
   const askToBuy = modelOutput({
     title: "Buying",

@@ -4,15 +4,13 @@
 // quote, and that the turn is in the host's SQLite history.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, launch, norm, openSidebar, serve } from "./lib.mjs";
+import { artifacts, assert, launch, norm, openSidebar, openTab, serve } from "./lib.mjs";
 
 const server = await serve();
 const browser = await launch();
 try {
   const { context } = browser;
-  const page = await context.newPage();
-  await page.goto(`${server.base}/article.html`);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, `${server.base}/article.html`);
   const sidebar = await openSidebar(context);
   const runtime = await sidebar.textContent("#runtime");
   assert(/offline|builtin|extractive/i.test(runtime ?? ""), `runtime label shown (got ${runtime})`);

@@ -5,7 +5,7 @@
 // the loop then ends with the answer.
 import fs from "node:fs";
 import path from "node:path";
-import { artifacts, assert, element, launch, modelOutput, norm, observeTab, openSidebar, serve, waitForDone, waitForStep } from "./lib.mjs";
+import { artifacts, assert, element, launch, modelOutput, norm, observeTab, openSidebar, openTab, serve, waitForDone, waitForStep } from "./lib.mjs";
 
 const server = await serve();
 const scriptDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? "/tmp", "laika-script-"));
@@ -13,10 +13,8 @@ const scriptPath = path.join(scriptDir, "script.json");
 const browser = await launch({ LAIKA_RUNTIME: "scripted", LAIKA_SCRIPT: scriptPath });
 try {
   const { context, worker } = browser;
-  const page = await context.newPage();
   const url = `${server.base}/shop.html`;
-  await page.goto(url);
-  await page.waitForLoadState("load");
+  const page = await openTab(context, url);
 
   // Learn the handles the content script gives this page (they are stable per
   // element for the document's lifetime), so the scripted model can use them.

@@ -7,6 +7,7 @@ use super::entity;
 use super::fields;
 use super::margins::{self, Margins};
 use super::salience;
+use super::statement;
 use super::{
     cite, gate_notice, gate_reasons, list, paragraph, quoted, visible_bytes, Reply, MAX_JACCARD,
 };
@@ -200,6 +201,7 @@ pub(super) fn answer(packet: &RequestPacket, cancel: &CancelToken) -> Result<Rep
         &question_lower,
     ));
     prefer_the_value_sentence(&index, &query, asked.want, &mut scored);
+    prefer_a_stated_value(&page, &index, question, asked.want, &mut scored);
     if want == Want::Person && asks_identity(question) {
         prefer_a_description(&page, question, &mut scored);
     }
@@ -240,6 +242,11 @@ fn may_lead(
         return false;
     };
     let question_lower = question.to_lowercase();
+    // The value its sentence states, not an expectation of it, one of
+    // several listed, or a total for a rate the question asks.
+    if !statement::states(index.lang(), &question_lower, want, text, range) {
+        return false;
+    }
     let of_type = |span: &entity::Span| {
         if !span.answers(want) {
             return false;
@@ -305,6 +312,42 @@ fn prefer_the_value_sentence(index: &Index, query: &Query, want: Want, scored: &
         }
     }
     scored[..=best].rotate_right(1);
+}
+
+/// For a typed question, a close passage whose value its sentence states
+/// comes before a best one that holds no value of the asked type or only
+/// an expectation of it ("4,000 people are expected to …").
+fn prefer_a_stated_value(
+    page: &Page,
+    index: &Index,
+    question: &str,
+    want: Want,
+    scored: &mut [Candidate],
+) {
+    if want == Want::Any {
+        return;
+    }
+    let Some(top) = scored.first().map(|c| c.score) else {
+        return;
+    };
+    let question = question.to_lowercase();
+    let stated = |c: &Candidate| {
+        c.span.as_ref().is_some_and(|r| {
+            let text = page.unit_text(c.extra.unwrap_or(c.unit));
+            statement::states(index.lang(), &question, want, text, r)
+        })
+    };
+    if scored.first().is_none_or(stated) {
+        return;
+    }
+    let close = scored
+        .iter()
+        .skip(1)
+        .take_while(|c| c.score >= top - CLOSE_SCORE)
+        .position(stated);
+    if let Some(at) = close {
+        scored[..=at + 1].rotate_right(1);
+    }
 }
 
 /// "Who is Dana Whitfield?": the passage that describes the person named
@@ -1112,6 +1155,48 @@ mod tests {
         // One count of what is asked, beside the question's words: it leads.
         let text = ask("How many pears can the cider press hold?");
         assert!(text.starts_with("250 pears\n"), "{text}");
+    }
+
+    #[test]
+    fn a_value_its_sentence_does_not_state_does_not_lead() {
+        let page = "H1: Mill news\n\
+            About 300 mill workers are expected to lose their jobs when the line closes.\n\
+            The mill earned $4 million last year, or $2.10 per share, its owners said.\n\
+            The mill sits on the river north of the old bridge.";
+        let ask = |q: &str| {
+            render_text(&run(&packet(
+                "web.answer",
+                json!({}),
+                q,
+                summary("Mill news", page),
+                &[],
+            )))
+        };
+        // An expectation is quoted, not led with as the figure.
+        let text = ask("How many mill workers will lose their jobs?");
+        assert!(text.starts_with("The page says:\n“About 300"), "{text}");
+        // A rate leads with the value written per its unit, not the total.
+        let text = ask("How much did the mill earn per share?");
+        assert!(!text.starts_with("$4 million"), "{text}");
+        assert!(text.contains("$2.10 per share"), "{text}");
+    }
+
+    #[test]
+    fn a_passage_that_states_its_value_comes_before_an_expectation() {
+        let page = "H1: Ferry news\n\
+            Some 2,000 ferry passengers a day are expected to use the new harbour line.\n\
+            By its owners' count, 1,400 ferry passengers a day used the old harbour line this spring.\n\
+            Tickets are sold at the quay.";
+        let text = render_text(&run(&packet(
+            "web.answer",
+            json!({}),
+            "How many ferry passengers a day use the harbour line?",
+            summary("Ferry news", page),
+            &[],
+        )));
+        let first = text.find("1,400").expect("the stated figure is quoted");
+        let expected = text.find("2,000").unwrap_or(usize::MAX);
+        assert!(first < expected, "{text}");
     }
 
     #[test]

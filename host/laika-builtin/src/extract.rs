@@ -10,6 +10,7 @@ use super::fields::{
 };
 use super::margins::Margins;
 use super::shape;
+use super::statement;
 use super::structured;
 use super::{gate_notice, gate_reasons, paragraph, table, visible_bytes, Reply, SPARSE_BYTES};
 use laika_core::cancel::CancelToken;
@@ -930,6 +931,13 @@ fn after_phrase(text: &str, end: usize) -> Option<Range<usize>> {
     None
 }
 
+/// Prepositions that open a complement of the noun before them ("vice
+/// president of …", "head at …"), in the languages the question lexicon
+/// covers.
+const COMPLEMENT_WORDS: &[&str] = &[
+    "of", "at", "for", "von", "bei", "für", "de", "du", "des", "di", "del", "della", "van", "voor",
+];
+
 /// "<Name>, the new <field>" or "<Name> as the company's first <field>".
 fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
     let head = text.get(..start)?;
@@ -955,10 +963,16 @@ fn before_phrase(text: &str, start: usize) -> Option<Range<usize>> {
     let (cut, gap_start) = punct.into_iter().chain(link).max_by_key(|(i, _)| *i)?;
     let gap = head.get(gap_start..)?;
     let words: Vec<&str> = gap.split_whitespace().collect();
+    // The field's words are the apposition's head, not inside a phrase
+    // that completes another head ("Sherwood, vice president of advanced
+    // development programs" is no program).
     let plain = words.len() <= MAX_APPOSITION_GAP
         && words
             .iter()
-            .all(|w| !w.starts_with(char::is_uppercase) || w.contains('’') || w.contains('\''));
+            .all(|w| !w.starts_with(char::is_uppercase) || w.contains('’') || w.contains('\''))
+        && !words
+            .iter()
+            .any(|w| COMPLEMENT_WORDS.contains(&w.to_lowercase().as_str()));
     if !plain {
         return None;
     }
@@ -1005,7 +1019,11 @@ fn counted(
     // Stable: among equal coverage, the better ranked first.
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
     for &heads_only in passes {
-        for &(_, unit) in &candidates {
+        // A number counting another of the field's words than its head is
+        // tied only in a sentence that holds every field word: "a chain of
+        // 30 newspapers" is no count for "newspapers in the merged chain".
+        let whole = |c: f64| heads_only || c >= 1.0;
+        for &(_, unit) in candidates.iter().filter(|(c, _)| whole(*c)) {
             let text = page.unit_text(unit);
             let terms = index.terms_at(text);
             let term_at = |start: usize| terms.iter().find(|(r, _)| r.start == start);
@@ -1125,14 +1143,16 @@ fn find_field(lines: &Lines, index: &Index, field: &Field, margins: &Margins) ->
         let value =
             f.value.start.checked_sub(range.start)?..f.value.end.checked_sub(range.start)?;
         let value = shape::widened(sentence, shape::changed_to(index.lang(), sentence, value));
-        shape::fits(
-            page,
-            index.lang(),
-            field.kind,
-            want,
-            sentence,
-            value.clone(),
-        )
+        let stated = statement::states(index.lang(), &name, want, sentence, &value);
+        (stated
+            && shape::fits(
+                page,
+                index.lang(),
+                field.kind,
+                want,
+                sentence,
+                value.clone(),
+            ))
         .then(|| Found {
             value: range.start + value.start..range.start + value.end,
             ..f
@@ -1220,7 +1240,16 @@ fn sole_value(lines: &Lines, index: &Index, field: &Field, want: Want, f: &Found
         Want::Any | Want::Name => {
             mine <= MAX_NAME_TIE_BYTES && others().all(|s| gap(&s.range) > mine)
         }
-        _ if at.is_empty() => others().next().is_none(),
+        // With none of the field's words beside it, a place is one the
+        // page writes as a place somewhere, not any capitalized noun
+        // ("regionale Praxen").
+        _ if at.is_empty() => {
+            others().next().is_none()
+                && (want != Want::Place
+                    || sentence
+                        .get(value.clone())
+                        .is_some_and(|v| self::placed(lines.page, v)))
+        }
         _ => others().all(|s| gap(&s.range) > mine),
     }
 }
@@ -2014,6 +2043,59 @@ mod tests {
         assert_eq!(d["utility"], Value::Null, "{d}");
         assert_eq!(d["country"], Value::Null, "{d}");
         assert_eq!(d["processor"], Value::Null, "{d}");
+    }
+
+    #[test]
+    fn values_the_sentence_does_not_state_as_the_fields_are_not_shown() {
+        // An expectation, one of two listed names, a total beside a rate,
+        // and a name whose role the field's word only completes.
+        let text = "Harbour ferries\n\
+            Brokers had been expecting revenue of $3.4 million for the harbour ferries.\n\
+            The late tries came from Mirela Costa and Paul Ortega in the rain.\n\
+            The ferry line took in $3.1 million in June, or $14.20 per carried passenger.\n\
+            Dana Whit, head of regional transport programs at the port, spoke on Monday.";
+        let (d, _) = extract_data(
+            text,
+            json!(["revenue", "try scorer", "revenue per passenger", "program"]),
+        );
+        assert_eq!(d["revenue"], Value::Null, "{d}");
+        assert_eq!(d["try scorer"], Value::Null, "{d}");
+        assert_eq!(d["revenue per passenger"], json!("$14.20"), "{d}");
+        assert_eq!(d["program"], Value::Null, "{d}");
+    }
+
+    #[test]
+    fn a_capitalized_noun_is_no_place_the_page_never_writes_as_one() {
+        // German capitalizes every noun: "Bäckereien" is no region, and
+        // the page names no place after "in".
+        for line in [
+            "Die Genossenschaft beliefert seit Jahren regionale Bäckereien mit Mehl.",
+            "Die Genossenschaft beliefert regionale Bäckereien und Hotels mit Mehl.",
+        ] {
+            let text = format!(
+                "Brot vom Land\n{line}\nDer Vorstand will im nächsten Jahr mehr Getreide kaufen."
+            );
+            let (d, _) = extract_data(&text, json!(["Region"]));
+            assert_eq!(d["Region"], Value::Null, "{d}");
+        }
+    }
+
+    #[test]
+    fn a_count_of_a_word_that_is_not_the_fields_head_needs_every_field_word() {
+        let text = "Bakery deal\n\
+            Hofmann, a chain of 14 bakeries in the north, is buying its rival.\n\
+            The merged company will be run from Kassel.";
+        let (d, _) = extract_data(text, json!(["bakeries in the merged chain"]));
+        assert_eq!(d["bakeries in the merged chain"], Value::Null, "{d}");
+        let text = "Bakery deal\n\
+            The merged chain will run 31 bakeries across the north.\n\
+            The merged company will be run from Kassel.";
+        let (d, _) = extract_data(text, json!(["bakeries in the merged chain"]));
+        assert_eq!(
+            d["bakeries in the merged chain"],
+            json!("31 bakeries"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod margins;
 mod runtime;
 mod salience;
 mod shape;
+mod statement;
 mod structured;
 mod summarize;
 

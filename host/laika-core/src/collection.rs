@@ -26,7 +26,7 @@ use laika_protocol::collection::{
 };
 use laika_protocol::error::{Error, Result};
 use laika_protocol::ids::CollectionId;
-use laika_protocol::llmcp::{Document, DocumentSource};
+use laika_protocol::llmcp::Document;
 use laika_protocol::tool_call::{CollectionAddSources, SourceItem};
 use laika_protocol::usage::{Cut, Used};
 use serde_json::{json, Value};
@@ -384,20 +384,6 @@ pub fn packing_order(chunks: &[Chunk<'_>], question: Option<&str>) -> Vec<usize>
     order
 }
 
-/// A context document for the request packet.
-pub fn document(doc_id: String, kind: &str, browser: &str, content: Value) -> Document {
-    Document {
-        doc_id,
-        kind: kind.into(),
-        trust: "untrusted".into(),
-        source: DocumentSource {
-            browser: browser.into(),
-            tab_id: None,
-        },
-        content,
-    }
-}
-
 /// Replaces a packed request's page documents with the collection: its
 /// index first, then source chunks in [`packing_order`] while they fit the
 /// budget (a chunk that does not fit is left out and the next tried, so one
@@ -432,10 +418,11 @@ pub fn pack_into(
         true,
         false,
     ));
-    documents.push(document(
+    documents.push(pack::document(
         INDEX_DOC_ID.into(),
         INDEX_DOC_TYPE,
         &browser,
+        None,
         index,
     ));
     let all = chunks(&pack.sources, CHUNK_CHARS);
@@ -454,7 +441,13 @@ pub fn pack_into(
         ));
         if fits {
             used += size;
-            documents.push(document(chunk.doc_id(), SOURCE_DOC_TYPE, &browser, content));
+            documents.push(pack::document(
+                chunk.doc_id(),
+                SOURCE_DOC_TYPE,
+                &browser,
+                None,
+                content,
+            ));
         } else {
             cut.push(Cut {
                 doc_id: chunk.doc_id(),

@@ -18,8 +18,7 @@ use crate::json_size::{json_chars, json_str_chars};
 use laika_protocol::conversation::History;
 use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{
-    Context, ConversationRef, Document, DocumentSource, Input, Output, Protocol, RequestPacket,
-    Sender, Task, UserMessage,
+    Context, ConversationRef, Document, DocumentSource, Input, RequestPacket, Task, UserMessage,
 };
 use laika_protocol::observation::{
     Observation, CHUNK_DOC_TYPE, SELECTION_DOC_TYPE, SUMMARY_DOC_TYPE, TAB_DOC_TYPE,
@@ -257,11 +256,12 @@ fn digits(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-fn document(
+/// A context document for the request packet: untrusted, whatever it holds.
+pub fn document(
     doc_id: String,
     kind: &str,
     browser: &str,
-    tab_id: &Option<String>,
+    tab_id: Option<String>,
     content: Value,
 ) -> Document {
     Document {
@@ -270,7 +270,7 @@ fn document(
         trust: "untrusted".into(),
         source: DocumentSource {
             browser: browser.into(),
-            tab_id: tab_id.clone(),
+            tab_id,
         },
         content,
     }
@@ -500,7 +500,7 @@ fn pack_contents(
                 SELECTION_DOC_ID.into(),
                 SELECTION_DOC_TYPE,
                 input.browser,
-                &tab_id,
+                tab_id.clone(),
                 content,
             ));
         }
@@ -590,7 +590,7 @@ fn pack_contents(
             SUMMARY_DOC_ID.into(),
             SUMMARY_DOC_TYPE,
             input.browser,
-            &tab_id,
+            tab_id.clone(),
             content,
         ));
 
@@ -629,7 +629,7 @@ fn pack_contents(
                 doc_id,
                 TAB_DOC_TYPE,
                 input.browser,
-                &Some(id),
+                Some(id),
                 content,
             ));
         }
@@ -730,7 +730,7 @@ fn pack_contents(
                 doc_id,
                 CHUNK_DOC_TYPE,
                 input.browser,
-                &tab_id,
+                tab_id.clone(),
                 content,
             ));
         }
@@ -752,7 +752,7 @@ fn pack_contents(
                     ELEMENTS_DOC_ID.into(),
                     ELEMENTS_DOC_TYPE,
                     input.browser,
-                    &tab_id,
+                    tab_id.clone(),
                     content,
                 ));
             } else {
@@ -776,35 +776,27 @@ fn pack_contents(
         task.args = a;
     }
 
-    let packet = RequestPacket {
-        protocol: Protocol::default(),
-        id: input.ambient.new_id(),
-        packet_type: "request".into(),
-        created_at: input.ambient.now_iso8601(),
-        conversation: ConversationRef {
+    let packet = RequestPacket::from_agent(
+        input.ambient.new_id(),
+        input.ambient.now_iso8601(),
+        ConversationRef {
             id: input.conversation_id.clone(),
             turn: input.turn,
         },
-        sender: Sender {
-            role: "agent".into(),
-        },
-        input: Input {
+        Input {
             user_message: UserMessage {
                 id: input.user_message_id.into(),
                 text: user_text.into_owned(),
             },
             task,
         },
-        context: Context {
+        Context {
             documents,
             transcript: Vec::new(),
             conversation,
             plan: None,
         },
-        output: Output {
-            format: "json".into(),
-        },
-    };
+    );
     Packed {
         packet,
         usage: ContextUsage {

@@ -454,33 +454,55 @@ fn walk_userinfo(
     edits: &mut Vec<(Range<usize>, String)>,
 ) -> usize {
     let mut next_span = spans.partition_point(|span| span.end <= start);
-    let mut token_start = start;
-    let mut colon: Option<usize> = None;
+    let mut token = UserinfoToken::at(start);
     for (offset, c) in text.get(start..).unwrap_or("").char_indices() {
         let i = start + offset;
         while spans.get(next_span).is_some_and(|span| span.end <= i) {
             next_span += 1;
         }
-        let in_span = spans.get(next_span).is_some_and(|span| span.start <= i);
-        if is_userinfo_stop(c, in_span) {
-            if i >= at {
-                return i + c.len_utf8();
-            }
-            token_start = i + c.len_utf8();
-            colon = None;
-            continue;
+        let stop = is_userinfo_stop(c, spans.get(next_span).is_some_and(|span| span.start <= i));
+        if stop && i >= at {
+            return i + c.len_utf8();
         }
-        match (c, colon) {
-            (':', None) => colon = Some(i),
-            ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
-                edits.push((token_start..i + 1, String::new()));
-                token_start = i + 1;
-                colon = None;
+        token.read(text, i, c, stop, edits);
+    }
+    text.len()
+}
+
+/// The userinfo pass inside one token: where it starts and its first `:`.
+struct UserinfoToken {
+    start: usize,
+    colon: Option<usize>,
+}
+
+impl UserinfoToken {
+    fn at(start: usize) -> Self {
+        UserinfoToken { start, colon: None }
+    }
+
+    /// Reads the char `c` at `i` (`stop`: it ends the token); an `@` that
+    /// completes `user:password@` becomes an edit and starts a new token.
+    fn read(
+        &mut self,
+        text: &str,
+        i: usize,
+        c: char,
+        stop: bool,
+        edits: &mut Vec<(Range<usize>, String)>,
+    ) {
+        if stop {
+            *self = UserinfoToken::at(i + c.len_utf8());
+            return;
+        }
+        match (c, self.colon) {
+            (':', None) => self.colon = Some(i),
+            ('@', Some(colon)) if is_userinfo(text, self.start, colon, i) => {
+                edits.push((self.start..i + 1, String::new()));
+                *self = UserinfoToken::at(i + 1);
             }
             _ => {}
         }
     }
-    text.len()
 }
 
 /// Whether `text[token_start..at]`, with its first `:` at `colon` and an
@@ -954,23 +976,15 @@ mod tests {
         spans: &[Range<usize>],
     ) -> Vec<(Range<usize>, String)> {
         let mut edits = Vec::new();
-        let mut token_start = 0;
-        let mut colon: Option<usize> = None;
+        let mut token = UserinfoToken::at(0);
         for (i, c) in text.char_indices() {
-            if is_userinfo_stop(c, in_span(spans, i)) {
-                token_start = i + c.len_utf8();
-                colon = None;
-                continue;
-            }
-            match (c, colon) {
-                (':', None) => colon = Some(i),
-                ('@', Some(col)) if is_userinfo(text, token_start, col, i) => {
-                    edits.push((token_start..i + 1, String::new()));
-                    token_start = i + 1;
-                    colon = None;
-                }
-                _ => {}
-            }
+            token.read(
+                text,
+                i,
+                c,
+                is_userinfo_stop(c, in_span(spans, i)),
+                &mut edits,
+            );
         }
         edits
     }

@@ -360,9 +360,7 @@ fn child_path(parent: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use laika_protocol::llmcp::{
-        Context, ConversationRef, Input, Output, Protocol, Sender, Task, TaskName, UserMessage,
-    };
+    use laika_protocol::llmcp::{Context, ConversationRef, Input, Task, TaskName, UserMessage};
 
     /// The reference example response (docs/llmcp.md#response-packet), verbatim.
     fn seed_response() -> Value {
@@ -389,19 +387,14 @@ mod tests {
     }
 
     fn request() -> RequestPacket {
-        RequestPacket {
-            protocol: Protocol::default(),
-            id: "req-1".into(),
-            packet_type: "request".into(),
-            created_at: "2026-01-24T12:34:56.789Z".into(),
-            conversation: ConversationRef {
+        RequestPacket::from_agent(
+            "req-1".into(),
+            "2026-01-24T12:34:56.789Z".into(),
+            ConversationRef {
                 id: "c-1".into(),
                 turn: 1,
             },
-            sender: Sender {
-                role: "agent".into(),
-            },
-            input: Input {
+            Input {
                 user_message: UserMessage {
                     id: "u-1".into(),
                     text: "summarize this page".into(),
@@ -411,16 +404,13 @@ mod tests {
                     args: Default::default(),
                 },
             },
-            context: Context {
+            Context {
                 documents: vec![],
                 transcript: vec![],
                 conversation: None,
                 plan: None,
             },
-            output: Output {
-                format: "json".into(),
-            },
-        }
+        )
     }
 
     /// The schema turns use: the base plus the standard interceptors'

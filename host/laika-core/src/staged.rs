@@ -27,7 +27,7 @@ use crate::text::prefix_chars;
 use laika_protocol::error::{ErrorCode, Result};
 use laika_protocol::ids::ConversationId;
 use laika_protocol::limits::Limits;
-use laika_protocol::llmcp::{ConversationRef, Document, DocumentSource, RequestPacket};
+use laika_protocol::llmcp::{ConversationRef, Document, RequestPacket};
 use laika_protocol::observation::{Observation, CHUNK_DOC_TYPE, SUMMARY_DOC_TYPE};
 use laika_protocol::usage::{ContextUsage, Cut, DocumentUsage, PageSelection, Used};
 use serde_json::{json, Value};
@@ -123,6 +123,18 @@ pub struct Plan {
     pub chunk_count: usize,
 }
 
+impl Plan {
+    /// A part (or combining) call's decoding: the part answer's tokens, the
+    /// turn's caps.
+    fn decoding(&self, enforced: bool) -> Decoding {
+        Decoding {
+            enforced,
+            max_tokens: self.output_tokens,
+            regime: self.regime,
+        }
+    }
+}
+
 /// Whether a document of a packed request holds the page's text (its
 /// summary or a chunk), which a staged turn sends in parts instead.
 pub fn is_page_text(doc_id: &str) -> bool {
@@ -183,17 +195,10 @@ fn piece_document(obs: &Observation, piece: &Piece) -> Document {
     document(doc_id, kind, content)
 }
 
+/// A document the host made of the page (a part, the page to verify
+/// against): its source is Laika, not a tab.
 fn document(doc_id: String, kind: &str, content: Value) -> Document {
-    Document {
-        doc_id,
-        kind: kind.into(),
-        trust: "untrusted".into(),
-        source: DocumentSource {
-            browser: "laika".into(),
-            tab_id: None,
-        },
-        content,
-    }
+    pack::document(doc_id, kind, "laika", None, content)
 }
 
 /// Chars a document adds to a request's prompt (and its comma).
@@ -360,11 +365,7 @@ pub fn part_request(
         conversation,
         &instruction(part.number, plan.parts.len(), &part.label()),
         plan.max_points,
-        Decoding {
-            enforced,
-            max_tokens: plan.output_tokens,
-            regime: plan.regime,
-        },
+        plan.decoding(enforced),
         ambient,
     )
 }
@@ -466,11 +467,7 @@ pub fn merge_request(
             merged.label()
         ),
         plan.max_points,
-        Decoding {
-            enforced,
-            max_tokens: plan.output_tokens,
-            regime: plan.regime,
-        },
+        plan.decoding(enforced),
         ambient,
     )
 }

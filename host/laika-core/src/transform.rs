@@ -29,8 +29,7 @@ use laika_protocol::collection::Source;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use laika_protocol::ids::ConversationId;
 use laika_protocol::llmcp::{
-    Context, ConversationRef, Input, Output, Protocol, RequestPacket, Sender, Task, TaskName,
-    UserMessage,
+    Context, ConversationRef, Input, RequestPacket, Task, TaskName, UserMessage,
 };
 use laika_protocol::render::ast::{Block, Doc, Inline, Link, ListItem, TableCell, TableRow, Text};
 use serde::Serialize;
@@ -196,7 +195,7 @@ pub fn map_request(
     bounded.text = prefix_chars(&source.text, MAP_SOURCE_CHARS).to_owned();
     let documents = collection::chunks(std::slice::from_ref(&bounded), CHUNK_CHARS)
         .iter()
-        .map(|c| collection::document(c.doc_id(), SOURCE_DOC_TYPE, "laika", c.content()))
+        .map(|c| crate::pack::document(c.doc_id(), SOURCE_DOC_TYPE, "laika", None, c.content()))
         .collect();
     points_request(
         documents,
@@ -225,16 +224,11 @@ pub fn points_request(
 ) -> Result<ModelRequest> {
     let mut args = serde_json::Map::new();
     args.insert("max_points".into(), json!(max_points));
-    let packet = RequestPacket {
-        protocol: Protocol::default(),
-        id: ambient.new_id(),
-        packet_type: "request".into(),
-        created_at: ambient.now_iso8601(),
+    let packet = RequestPacket::from_agent(
+        ambient.new_id(),
+        ambient.now_iso8601(),
         conversation,
-        sender: Sender {
-            role: "agent".into(),
-        },
-        input: Input {
+        Input {
             user_message: UserMessage {
                 id: ambient.new_id(),
                 text: instruction.into(),
@@ -244,16 +238,13 @@ pub fn points_request(
                 args,
             },
         },
-        context: Context {
+        Context {
             documents,
             transcript: Vec::new(),
             conversation: None,
             plan: None,
         },
-        output: Output {
-            format: "json".into(),
-        },
-    };
+    );
     let pipeline = Pipeline::standard();
     let composed = pipeline.schema(TaskName::Summarize, ambient)?;
     Ok(pipeline.model_request(packet, &composed, decoding, crate::tools::McpTools::none()))

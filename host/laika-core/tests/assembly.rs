@@ -4,6 +4,10 @@
 //! for speed (`examples/memory_bench.rs`); these pins fail if a change to
 //! it changes what a model is sent.
 
+// Its helpers build fixtures and may unwrap like its tests (clippy exempts
+// only `#[test]` functions and `#[cfg(test)]` modules).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use laika_core::ambient::Fixed;
 use laika_core::pack::{self, Budget, PackInput, Packed};
 use laika_core::select::{PageIndex, PageIndexes};

@@ -8,6 +8,7 @@
 //! 4. the agent loop: host time per step (model time excluded: the scripted
 //!    runtime answers at once), from the extension's `tool_result` to the
 //!    next call's `agent_state executing`, with a re-observed 200 KiB page.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_builtin::BuiltinRuntime;
 use laika_core::pack::{self, Budget, PackInput};

@@ -15,6 +15,7 @@
 //! article body as `primary.text`, the same text with site chrome as
 //! `text`), goes through `pack` like a real turn, and is answered by
 //! `laika_builtin::respond`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_core::ambient::Fixed;
 use laika_core::cancel::CancelToken;

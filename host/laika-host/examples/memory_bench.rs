@@ -12,6 +12,7 @@
 //!
 //! `memory_bench follow-up [runs]` times only the follow-up (8,192 window),
 //! with its stages, for a profiler (`perf record`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 #![allow(clippy::disallowed_methods)]
 
 #[path = "support/settings.rs"]

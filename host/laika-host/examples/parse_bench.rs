@@ -1,6 +1,7 @@
 //! Peak memory and time of parsing hostile frames (the limits of
 //! `laika_core::json_bounded` enforced while parsing), as multiples of the
 //! frame: `cargo run --release -p laika-host --example parse_bench`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -7,6 +7,7 @@
 //! Pings go out every 2 ms from the moment the large frame is written until
 //! its result arrives; each latency is ping written → its `pong` read. Peak
 //! RSS is the host's `VmHWM` from /proc (Linux), against its RSS when idle.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 #[path = "support/stats.rs"]
 mod stats;

@@ -11,6 +11,7 @@
 //! budget, and the prompt (system + user message, in characters) is set
 //! against the page's text (the observation's `text` and chunks). Goal:
 //! median prompt ≤ 1.3 × page text + 2,000.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_core::decoding::Decoding;
 use laika_core::interceptor::Pipeline;

@@ -5,6 +5,7 @@
 //! A history of 60 pages on 12 sites (seeded through `replay`), the builtin
 //! runtime, loopback only: one ask at a time (warm), then 200 asks sent at
 //! once (200 connections), each timed from connect to the last byte.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 #[path = "../tests/nlweb/mod.rs"]
 mod nlweb;

@@ -11,6 +11,7 @@
 //! Then the same turn against a model that takes 50 ms a call, with its
 //! parts read one at a time and four at a time (`transform_concurrency`),
 //! through the host's driver of parallel calls (`turn::ask_parts`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 #![allow(clippy::disallowed_methods)]
 
 #[path = "support/stats.rs"]

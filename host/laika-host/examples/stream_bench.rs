@@ -23,6 +23,7 @@
 //!    request to the model's request, and fed the same pieces from the
 //!    first to the first block, each event put in its envelope and framed
 //!    as the writer does; neither the stub's sleeps nor threads count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_core::ambient::Fixed;
 use laika_core::engine::{Action, Input as EngineInput, Reservation, Turn};

@@ -9,6 +9,7 @@
 //! 2. the same transform with a stub model that answers the builtin's text
 //!    at a fixed token rate (a first-token latency plus 4 chars per token):
 //!    wall time with `transform_concurrency` 1 and 4.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;

@@ -72,7 +72,8 @@ fn tighten(path: &Path, _mode: u32) -> io::Result<()> {
     std::fs::metadata(path).map(drop)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

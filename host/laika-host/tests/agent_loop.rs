@@ -2,6 +2,7 @@
 //! scripted runtime as the model and the test as the extension: it runs the
 //! browser calls the host hands it, answers `ask` calls, and checks what the
 //! host stores.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

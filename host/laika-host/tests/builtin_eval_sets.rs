@@ -8,6 +8,7 @@
 //! The corpus is found at `$LAIKA_CORPORA`, else
 //! `<CARGO_MANIFEST_DIR>/../../../shared/corpora`; when missing the corpus
 //! test skips unless `LAIKA_REQUIRE_CORPORA=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;

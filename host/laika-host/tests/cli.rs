@@ -1,4 +1,5 @@
 //! The command line a person uses: `history …`, `--help`, `--version`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

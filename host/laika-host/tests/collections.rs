@@ -2,6 +2,7 @@
 //! host tools as the turn driver runs them, transforms with the builtin
 //! runtime and with runtimes that fail, stall or count calls in flight, and
 //! a whole turn over a collection.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_builtin::BuiltinRuntime;
 use laika_core::cancel::CancelToken;
@@ -169,6 +170,14 @@ fn collection(f: &Fixture, title: &str) -> String {
         .to_owned()
 }
 
+/// A saved artifact's id.
+fn saved_artifact(f: &Fixture, args: Value) -> String {
+    ok(f, "artifact.save", args)["artifactId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// A collection of `n` notes, each `text(i)`.
 fn numbered(f: &Fixture, title: &str, n: usize, text: impl Fn(usize) -> String) -> String {
     let id = collection(f, title);
@@ -257,12 +266,10 @@ fn collections_and_artifacts_persist_and_unknown_ids_are_coded() {
         "NOT_FOUND"
     );
 
-    let saved = ok(
+    let artifact = saved_artifact(
         &f,
-        "artifact.save",
         json!({"title": "Notes", "text": "see https://u:pw@a.example/ for more"}),
     );
-    let artifact = saved["artifactId"].as_str().unwrap().to_owned();
     let doc = ok(
         &f,
         "artifact.save",
@@ -749,12 +756,10 @@ fn a_refresh_replaces_the_document_keeps_the_id_and_records_when() {
 #[test]
 fn a_share_renders_the_export_the_extension_writes() {
     let f = fixture();
-    let saved = ok(
+    let artifact = saved_artifact(
         &f,
-        "artifact.save",
         json!({"title": "Trains: a comparison", "text": "Night trains are back.\n\nFares = rising."}),
     );
-    let artifact = saved["artifactId"].as_str().unwrap().to_owned();
     let md = ok(
         &f,
         "artifact.share",

@@ -1,6 +1,7 @@
 //! Collections through the built binary: the sidebar's requests
 //! (`collection.add_page`, `collections.list`, `artifact.export`) and a turn
 //! over a collection with the builtin runtime.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Follow-ups that remember: the built binary, a real SQLite file, and a
 //! model (a loopback stub) that knows only what the host sends it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 mod stub;

@@ -3,6 +3,7 @@
 //! host with: for a fresh data directory, and for one an older version
 //! left 0755 with 0644 files. Checked over the built binary while it runs
 //! (the WAL and shared-memory files exist only then).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 #![cfg(unix)]
 
 mod common;

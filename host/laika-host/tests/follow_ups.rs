@@ -4,6 +4,7 @@
 //! sends the plain questions in the `assistant` event, keeps them with the
 //! turn in SQLite, and asking one is an ordinary question. The offline
 //! runtime suggests none.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 mod stub;

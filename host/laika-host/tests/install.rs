@@ -1,5 +1,6 @@
 //! `laika-host install` / `uninstall` / `doctor`, run as the built binary with
 //! HOME (and PATH, config, data dir) pointing into a temp dir.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

@@ -2,6 +2,7 @@
 //! (`scripts/mock-integration.py`) answers, fails, hangs, floods or talks
 //! nonsense, and each ends as a coded tool result; the config names its key
 //! when an integration is written wrong.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use laika_core::cancel::CancelToken;
 use laika_host::config::Config;

@@ -3,6 +3,7 @@
 //! turn never reaches the extension, the model is told why, and history
 //! keeps the mode; a clarifying question's choices reach the sidebar and are
 //! stored; the user's own mode outranks the model's.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

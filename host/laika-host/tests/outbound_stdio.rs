@@ -3,6 +3,7 @@
 //! email) added to a collection and read again, local services reached
 //! through a collection, a tab or a capture. Nothing opens without the user;
 //! what the user added themselves still works.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! committed fixtures (`tests/data/pdf`, made by its `make.py`) read by the
 //! built binary over stdio, as the extension sends them; hostile files and
 //! a misbehaving reader end in coded errors while the session goes on.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! edit, or cancel), runs the browser calls, and reads the checklist back
 //! from history on SQLite on disk. A parallel stage's model calls in
 //! flight together are seen at a loopback model server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 mod stub;

@@ -1,6 +1,7 @@
 //! Saved prompts through the built binary: `prompts.save`, `prompts.list`,
 //! `prompts.delete` with their coded refusals, the library surviving a
 //! restart, and a conversation's export carrying it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -5,6 +5,7 @@
 //! earlier answer, short page data for a search engine) and the user's
 //! personal data typed into a field not asking for it are never sent
 //! without a question; the user's own words go without one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 
@@ -30,52 +31,7 @@ fn answer(text: &str, calls: Value) -> String {
 /// host starts gets `ok` and the next of `pages` as its observation; asks
 /// are declined. Returns the turn's events.
 fn drive(host: &mut Host, msg: &Value, mut pages: VecDeque<Value>) -> Vec<Value> {
-    let id = msg["id"].as_str().unwrap().to_owned();
-    host.send(msg);
-    let mut events: Vec<Value> = Vec::new();
-    loop {
-        let m = host
-            .recv()
-            .unwrap_or_else(|| panic!("no done; got {events:#?}"));
-        if m["reply_to"] != id {
-            continue;
-        }
-        events.push(m.clone());
-        match m["type"].as_str().unwrap_or_default() {
-            "done" => return events,
-            "agent_state" => {
-                let call = of_type(&events, "tool_call")
-                    .into_iter()
-                    .find(|c| c["call_id"] == m["call_id"])
-                    .cloned();
-                let Some(call) = call else { continue };
-                match m["state"].as_str() {
-                    Some("executing") if call["executor"] != "host" => {
-                        let mut result = json!({
-                            "type": "tool_result",
-                            "id": format!("res-{}", call["call_id"].as_str().unwrap()),
-                            "call_id": call["call_id"],
-                            "status": "ok",
-                            "result": {"message": "Done"},
-                        });
-                        if let Some(p) = pages.pop_front() {
-                            result["observation"] = p;
-                        }
-                        host.send(&result);
-                    }
-                    Some("waiting_for_approval") => host.send(&json!({
-                        "type": "approval",
-                        "id": format!("ap-{}", call["call_id"].as_str().unwrap()),
-                        "call_id": call["call_id"],
-                        "digest": call["digest"],
-                        "approved": false,
-                    })),
-                    _ => {}
-                }
-            }
-            _ => {}
-        }
-    }
+    drive_turn_through(host, msg, User::Denies, &mut || pages.pop_front()).0
 }
 
 /// The decision on the chain's last call, after its steps ran.

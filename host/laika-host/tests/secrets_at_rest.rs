@@ -5,6 +5,7 @@
 //! full-text rows, log lines) are found nowhere in the data directory: not
 //! in the database, its WAL, nor the log. Harmless control strings planted
 //! beside them are found, so the scan can fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

@@ -4,6 +4,7 @@
 //! `config.test` against a loopback stub that answers like llama.cpp, and
 //! against ones that fail; `config.discover` finds the stub on a port added
 //! through `LAIKA_DISCOVER_PORTS`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 mod stub;

@@ -5,6 +5,7 @@
 //! asked first. The model is a loopback stub advertising an 8,192-token
 //! window (llama.cpp `/props`) that answers each part with sentences it
 //! finds in that part.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 mod stub;

@@ -1,4 +1,5 @@
 //! Framing, launch arguments and shutdown of the built binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

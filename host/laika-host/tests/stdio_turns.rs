@@ -1,4 +1,5 @@
 //! Full turns through the built binary over pipes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 
@@ -50,18 +51,7 @@ fn builtin_summarize_quotes_the_page_with_verified_citations() {
     let kinds = kinds(&events);
     // The builtin runtime hands over its whole answer at once, so every
     // block arrives in one render_delta just before the assistant event.
-    assert_eq!(
-        kinds,
-        [
-            "session",
-            "turn.started",
-            "context_usage",
-            "agent_state",
-            "render_delta",
-            "assistant",
-            "done"
-        ]
-    );
+    assert_eq!(kinds, ANSWERED_TURN);
     let delta = one(&events, "render_delta");
     assert_eq!(delta["start_index"], 0);
     assert_eq!(
@@ -358,13 +348,7 @@ fn a_three_mib_answer_arrives_in_parts_under_one_mib() {
 fn cancel_stops_a_running_turn_and_stores_it_as_cancelled() {
     let packet = response_packet(paragraph("late"), json!([]), json!([]));
     let mut host = Host::scripted(&json!([{"output": raw(&packet), "delay_ms": 20_000}]));
-    host.send(&turn_msg(
-        "slow",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-        None,
-    ));
+    host.send_summarize_article("slow", summarize());
     let first = host.recv().unwrap();
     assert_eq!(first["type"], "session");
     assert_eq!(host.recv().unwrap()["type"], "turn.started");
@@ -419,13 +403,7 @@ fn refused_turns_end_with_done_unless_the_id_is_a_running_turns() {
     assert_eq!(events[1]["conversation_id"], Value::Null);
     // The id of a running turn: an error alone, the running turn goes on
     // and ends with the only `done` of that id.
-    host.send(&turn_msg(
-        "slow",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-        None,
-    ));
+    host.send_summarize_article("slow", summarize());
     host.until("turn.started", "slow");
     host.send(&turn_msg(
         "slow",
@@ -488,13 +466,7 @@ fn turns_started_at_once_in_one_conversation_get_their_own_numbers() {
 fn ping_is_answered_while_a_turn_runs() {
     let packet = response_packet(paragraph("done"), json!([]), json!([]));
     let mut host = Host::scripted(&json!([{"output": raw(&packet), "delay_ms": 1500}]));
-    host.send(&turn_msg(
-        "t",
-        summarize(),
-        "Summarize",
-        observation("article-night-trains.observation.json"),
-        None,
-    ));
+    host.send_summarize_article("t", summarize());
     host.send(&json!({"type": "ping", "id": "p"}));
     let msgs = host.until("pong", "p");
     assert!(

@@ -1,6 +1,7 @@
 //! Streaming previews (`render_delta` / `render_reset`), truncation and the
 //! interceptors' response fields, through the built binary over pipes. Every
 //! message is checked against the wire schema by `common`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 

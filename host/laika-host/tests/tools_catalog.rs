@@ -3,6 +3,7 @@
 //! stale. Rewrite it with
 //!
 //!     LAIKA_BLESS=1 cargo test -p laika-host --test tools_catalog
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 use std::path::Path;
 

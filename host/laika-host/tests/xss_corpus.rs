@@ -12,33 +12,13 @@
 //! Corpora are found at `$LAIKA_CORPORA`, else
 //! `<CARGO_MANIFEST_DIR>/../../../shared/corpora`; when missing the test skips
 //! unless `LAIKA_REQUIRE_CORPORA=1`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
+use laika_core::render::html::EXPORT_TAGS;
 use laika_core::render::{plain_text, sanitize, to_html, RenderLimits};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-const ALLOWED_TAGS: &[&str] = &[
-    "p",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "li",
-    "blockquote",
-    "pre",
-    "code",
-    "a",
-    "table",
-    "thead",
-    "tbody",
-    "tr",
-    "th",
-    "td",
-];
 const BANNED_TAGS: &[&str] = &[
     "script", "iframe", "object", "embed", "svg", "math", "style", "img", "form", "input", "base",
     "meta", "link",
@@ -593,7 +573,7 @@ fn check_html(html: &str) -> Result<(), String> {
         return Err(format!("comment or doctype in {html:?}"));
     }
     for tag in scan_tags(html)? {
-        if !ALLOWED_TAGS.contains(&tag.name.as_str()) {
+        if !EXPORT_TAGS.contains(&tag.name.as_str()) {
             return Err(format!("tag <{}> in {html:?}", tag.name));
         }
         if tag.closing && !tag.attrs.is_empty() {

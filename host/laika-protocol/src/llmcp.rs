@@ -200,6 +200,34 @@ pub struct RequestPacket {
     pub output: Output,
 }
 
+impl RequestPacket {
+    /// A request of the agent (the host) for a JSON answer: the `type`,
+    /// `sender` and `output` every such request has around its own parts.
+    pub fn from_agent(
+        id: String,
+        created_at: String,
+        conversation: ConversationRef,
+        input: Input,
+        context: Context,
+    ) -> RequestPacket {
+        RequestPacket {
+            protocol: Protocol::default(),
+            id,
+            packet_type: "request".into(),
+            created_at,
+            conversation,
+            sender: Sender {
+                role: "agent".into(),
+            },
+            input,
+            context,
+            output: Output {
+                format: "json".into(),
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InReplyTo {
     pub request_id: String,

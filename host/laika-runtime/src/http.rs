@@ -21,7 +21,7 @@
 //! Every call runs on the process-wide runtime of [`crate::executor`], from
 //! whatever thread calls it.
 
-use super::{config_error, CancelToken};
+use super::{config_error, CancelToken, ModelRequest};
 use laika_core::runtime::TextSink;
 use laika_protocol::error::{Error, ErrorCode, Result};
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
@@ -214,6 +214,15 @@ pub trait Decoder {
 /// Picks the decoder for a response's content type. `Sync`: the call may run
 /// on another thread than its caller's (see [`crate::executor::run`]).
 pub type DecoderFor<'a> = dyn Fn(&str) -> Box<dyn Decoder> + Sync + 'a;
+
+/// The `messages` of a chat request (OpenAI-compatible and Ollama's native
+/// API share the shape): the system prompt, then the user prompt.
+pub fn chat_messages(request: &ModelRequest) -> serde_json::Value {
+    serde_json::json!([
+        {"role": "system", "content": request.system_prompt},
+        {"role": "user", "content": request.user_prompt},
+    ])
+}
 
 pub fn runtime_error(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::RuntimeError, message)

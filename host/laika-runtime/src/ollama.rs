@@ -9,7 +9,8 @@
 //! the answer.
 
 use super::http::{
-    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter, StreamEvent,
+    chat_messages, chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, LineSplitter,
+    StreamEvent,
 };
 use super::profile::{ThinkingOff, THINKING_MODES};
 use super::{
@@ -139,13 +140,7 @@ impl OllamaRuntime {
     pub fn request_body(&self, request: &ModelRequest) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
-        body.insert(
-            "messages".into(),
-            json!([
-                {"role": "system", "content": request.system_prompt},
-                {"role": "user", "content": request.user_prompt},
-            ]),
-        );
+        body.insert("messages".into(), chat_messages(request));
         body.insert("stream".into(), json!(true));
         body.insert("format".into(), request.response_schema.clone());
         if self.think_off {

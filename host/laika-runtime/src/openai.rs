@@ -10,8 +10,8 @@
 //! read as well.
 
 use super::http::{
-    chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder, SseEvents, StreamEvent,
-    MAX_ANSWER_BYTES,
+    chat_messages, chunk_head, runtime_error, Decoder, HttpClient, HttpConfig, SseDecoder,
+    SseEvents, StreamEvent, MAX_ANSWER_BYTES,
 };
 use super::profile::{
     Capability, Profile, SchemaMode, ThinkingOff, PROFILE_NAMES, SCHEMA_MODES, THINKING_MODES,
@@ -145,13 +145,7 @@ impl OpenAiRuntime {
         if let Some(model) = &self.model {
             body.insert("model".into(), json!(model));
         }
-        body.insert(
-            "messages".into(),
-            json!([
-                {"role": "system", "content": request.system_prompt},
-                {"role": "user", "content": request.user_prompt},
-            ]),
-        );
+        body.insert("messages".into(), chat_messages(request));
         body.insert("stream".into(), json!(true));
         // The engine's limit keeps prompt + answer inside the server's
         // context window; it already respects a configured one.

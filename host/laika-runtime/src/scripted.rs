@@ -297,19 +297,14 @@ mod tests {
     fn request() -> ModelRequest {
         ModelRequest {
             response_schema: serde_json::Value::Null,
-            packet: RequestPacket {
-                protocol: Protocol::default(),
-                id: "req-9".into(),
-                packet_type: "request".into(),
-                created_at: "2026-01-01T00:00:00.000Z".into(),
-                conversation: ConversationRef {
+            packet: RequestPacket::from_agent(
+                "req-9".into(),
+                "2026-01-01T00:00:00.000Z".into(),
+                ConversationRef {
                     id: "c-9".into(),
                     turn: 4,
                 },
-                sender: Sender {
-                    role: "agent".into(),
-                },
-                input: Input {
+                Input {
                     user_message: UserMessage {
                         id: "u".into(),
                         text: "q".into(),
@@ -319,16 +314,13 @@ mod tests {
                         args: Default::default(),
                     },
                 },
-                context: Context {
+                Context {
                     documents: vec![],
                     transcript: vec![],
                     conversation: None,
                     plan: None,
                 },
-                output: Output {
-                    format: "json".into(),
-                },
-            },
+            ),
             system_prompt: String::new(),
             user_prompt: String::new(),
             attempt: 0,

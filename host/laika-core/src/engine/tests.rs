@@ -2732,6 +2732,22 @@ fn statuses(plan: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The extension that approves the plan as proposed and answers nothing
+/// else.
+fn approves_the_plan(events: &[Event]) -> Vec<Input> {
+    match latest_call(events) {
+        Some(_) => Vec::new(),
+        None => vec![approve_plan(events, true, None)],
+    }
+}
+
+/// The model output `output` stating `mode`.
+fn in_mode(output: &str, mode: &str) -> Step {
+    let mut v: Value = serde_json::from_str(output).unwrap();
+    v["mode"] = json!(mode);
+    Step::answer(v.to_string())
+}
+
 fn approve_plan(events: &[Event], approved: bool, edit: Option<Value>) -> Input {
     let p = plan_proposal(events).unwrap();
     Input::Approval {
@@ -2937,7 +2953,7 @@ fn a_plan_approval_with_another_digest_or_too_late_runs_nothing() {
                 ..
             } = approve_plan(events, true, None)
             else {
-                unreachable!()
+                panic!("approve_plan answers with an approval")
             };
             vec![Input::Approval {
                 reply_to,
@@ -3033,7 +3049,7 @@ fn an_approved_plan_does_not_let_an_inform_turn_act() {
     let run = agent_turn(
         Limits::default(),
         |n, r| {
-            let mut v: Value = serde_json::from_str(&match n {
+            let output = match n {
                 0 => plan_answer(r, three_step_plan(), json!([])),
                 3 => answer(
                     r,
@@ -3041,15 +3057,10 @@ fn an_approved_plan_does_not_let_an_inform_turn_act() {
                     json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
                 ),
                 _ => ok_answer(r),
-            })
-            .unwrap();
-            v["mode"] = json!("inform");
-            Step::answer(v.to_string())
+            };
+            in_mode(&output, "inform")
         },
-        |events| match latest_call(events) {
-            Some(_) => Vec::new(),
-            None => vec![approve_plan(events, true, None)],
-        },
+        approves_the_plan,
     );
     let calls = tool_calls(&run);
     assert_eq!(calls.len(), 1);
@@ -3100,10 +3111,7 @@ fn a_parallel_round_keeps_the_plan_order_whatever_order_its_calls_answer_in() {
             )),
             _ => Step::answer(ok_answer(r)),
         },
-        |events| match latest_call(events) {
-            Some(_) => Vec::new(),
-            None => vec![approve_plan(events, true, None)],
-        },
+        approves_the_plan,
     );
     let calls = tool_calls(&run);
     let by_step: Vec<(String, String)> = calls
@@ -3293,7 +3301,7 @@ fn a_research_step_is_offered_reads_only_and_its_action_is_refused_out_of_scope(
     let run = agent_turn(
         Limits::default(),
         |n, r| {
-            let mut v: Value = serde_json::from_str(&match n {
+            let output = match n {
                 0 => plan_answer(r, plan.clone(), json!([])),
                 1 => answer(
                     r,
@@ -3301,15 +3309,10 @@ fn a_research_step_is_offered_reads_only_and_its_action_is_refused_out_of_scope(
                     json!([{"name": "browser.click", "arguments": {"handleId": "laika-2"}}]),
                 ),
                 _ => ok_answer(r),
-            })
-            .unwrap();
-            v["mode"] = json!("act");
-            Step::answer(v.to_string())
+            };
+            in_mode(&output, "act")
         },
-        |events| match latest_call(events) {
-            Some(_) => Vec::new(),
-            None => vec![approve_plan(events, true, None)],
-        },
+        approves_the_plan,
     );
     // What each step's model call is offered follows its executor.
     let tools_line = |r: &ModelRequest| {

@@ -136,36 +136,39 @@ fn inline_html(nodes: &[Inline], out: &mut String) {
     }
 }
 
+/// The tags export HTML may hold: the render grammar's block and inline
+/// nodes, nothing else.
+pub const EXPORT_TAGS: &[&str] = &[
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "pre",
+    "code",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+];
+
 /// The export policy: exactly the subset's tags, `href` on `a` only, absolute
 /// http/https/mailto URLs, and a fixed `rel` on every link.
 fn html_policy() -> &'static ammonia::Builder<'static> {
     static POLICY: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
     POLICY.get_or_init(|| {
-        let tags = [
-            "p",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "ul",
-            "ol",
-            "li",
-            "blockquote",
-            "pre",
-            "code",
-            "a",
-            "table",
-            "thead",
-            "tbody",
-            "tr",
-            "th",
-            "td",
-        ];
         let mut builder = ammonia::Builder::empty();
         builder
-            .tags(tags.into_iter().collect())
+            .tags(EXPORT_TAGS.iter().copied().collect())
             .generic_attributes(Default::default())
             .tag_attributes(
                 [("a", ["href"].into_iter().collect())]

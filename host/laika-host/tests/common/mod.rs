@@ -289,12 +289,19 @@ impl Host {
     /// [`Host::turn`] `id`, "Summarize" with `task`, on the night-trains
     /// article.
     pub fn summarize_article(&mut self, id: &str, task: Value) -> Vec<Value> {
-        self.turn(
+        self.send_summarize_article(id, task);
+        self.until("done", id)
+    }
+
+    /// Sends that turn without waiting for it.
+    pub fn send_summarize_article(&mut self, id: &str, task: Value) {
+        self.send(&turn_msg(
             id,
             task,
             "Summarize",
             observation("article-night-trains.observation.json"),
-        )
+            None,
+        ));
     }
 
     /// Waits for the process to exit and returns its code.
@@ -344,6 +351,17 @@ pub fn turn_msg(
     }
     m
 }
+
+/// The events' types of a turn answered in one model call, in order.
+pub const ANSWERED_TURN: [&str; 7] = [
+    "session",
+    "turn.started",
+    "context_usage",
+    "agent_state",
+    "render_delta",
+    "assistant",
+    "done",
+];
 
 /// Each event's `type`, in order.
 pub fn kinds(events: &[Value]) -> Vec<&str> {
@@ -436,6 +454,17 @@ pub fn drive_turn(
     user: User,
     page: Option<Value>,
 ) -> (Vec<Value>, Vec<Value>) {
+    drive_turn_through(host, msg, user, &mut || page.clone())
+}
+
+/// [`drive_turn`], each browser call's new observation the next of
+/// `next_page` (none when it answers `None`).
+pub fn drive_turn_through(
+    host: &mut Host,
+    msg: &Value,
+    user: User,
+    next_page: &mut dyn FnMut() -> Option<Value>,
+) -> (Vec<Value>, Vec<Value>) {
     let id = msg["id"].as_str().unwrap_or_default().to_owned();
     host.send(msg);
     let mut events: Vec<Value> = Vec::new();
@@ -465,8 +494,8 @@ pub fn drive_turn(
                             "status": "ok",
                             "result": {"message": format!("Ran {}", call["name"].as_str().unwrap())},
                         });
-                        if let Some(p) = &page {
-                            result["observation"] = p.clone();
+                        if let Some(p) = next_page() {
+                            result["observation"] = p;
                         }
                         host.send(&result);
                     }
