@@ -1,6 +1,7 @@
 //! Turns on the session's kept worker threads, through the built binary:
 //! one turn after another on the same threads, a cancel in the middle of
 //! one, a turn beside a running one, and what the store keeps of each.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test or a bench may panic: a failed check is a panic
 
 mod common;
 
